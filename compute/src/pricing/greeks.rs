@@ -1,0 +1,149 @@
+//! Closed-form Greeks of the generalised Black–Scholes model with cost of carry b
+//! (b = r − q for Black–Scholes–Merton on a spot, b = 0 for Black-76 on a forward).
+//!
+//! Formula reference for every Greek: E. G. Haug, *The Complete Guide to Option Pricing
+//! Formulas*, 2nd ed. (McGraw-Hill, 2007), §2.2–2.3 (generalised BSM sensitivities). The
+//! committed reference vectors (compute/tests/data/) check each one against high-precision
+//! numerical differentiation of the price, independently of these formulas.
+
+use super::special::norm_cdf;
+use super::{InvalidInput, OptionInputs, PricingModel, black};
+use crate::time::DAYS_PER_YEAR;
+
+/// Price and the full Greek set of one contract, per share.
+///
+/// "Per day" means per calendar day of time passing (1/365 year), with the sign of the value
+/// change as the day passes; "per vol point" means per 0.01 of annualised volatility; "per
+/// point" of rate or yield means per 0.01. S is the spot (BSM) or the forward (Black-76).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Greeks {
+    /// Option value, dollars.
+    pub price: f64,
+    /// ∂V/∂S.
+    pub delta: f64,
+    /// ∂²V/∂S², per $1.
+    pub gamma: f64,
+    /// −∂V/∂T / 365: dollars per calendar day.
+    pub theta: f64,
+    /// ∂V/∂σ / 100: dollars per vol point.
+    pub vega: f64,
+    /// ∂V/∂r / 100: dollars per point of rate (BSM holds S and q fixed; Black-76 holds F fixed).
+    pub rho: f64,
+    /// ∂V/∂q / 100: dollars per point of dividend yield (zero for Black-76).
+    pub epsilon: f64,
+    /// ∂²V/∂S∂σ / 100: change of delta per vol point.
+    pub vanna: f64,
+    /// −∂²V/∂S∂T / 365: change of delta per calendar day.
+    pub charm: f64,
+    /// ∂²V/∂σ² / 100²: change of vega (per vol point) per vol point.
+    pub vomma: f64,
+    /// −∂²V/∂σ∂T / (100·365): change of vega (per vol point) per calendar day.
+    pub veta: f64,
+    /// ∂³V/∂S³: change of gamma per $1.
+    pub speed: f64,
+    /// ∂³V/∂S²∂σ / 100: change of gamma per vol point.
+    pub zomma: f64,
+    /// −∂³V/∂S²∂T / 365: change of gamma per calendar day.
+    pub color: f64,
+    /// ∂³V/∂σ³ / 100³: change of vomma per vol point.
+    pub ultima: f64,
+    /// ∂V/∂K: change of value per $1 of strike.
+    pub dual_delta: f64,
+}
+
+const PER_VOL_POINT: f64 = 0.01;
+const PER_RATE_POINT: f64 = 0.01;
+
+/// Price and every Greek at volatility `vol` (decimal).
+pub fn greeks(inputs: &OptionInputs, vol: f64) -> Result<Greeks, InvalidInput> {
+    inputs.validate()?;
+    if !(vol.is_finite() && vol > 0.0) {
+        return Err(InvalidInput {
+            field: "vol",
+            reason: "must be a finite number > 0",
+        });
+    }
+    Ok(greeks_unchecked(inputs, vol))
+}
+
+/// [`greeks`] without validation, for batch kernels that validated up front.
+#[inline]
+pub fn greeks_unchecked(inputs: &OptionInputs, vol: f64) -> Greeks {
+    let theta_sign = inputs.option_type.sign();
+    let t = inputs.years;
+    let r = inputs.rate;
+    let s_price = inputs.underlying;
+    let k = inputs.strike;
+    let sqrt_t = t.sqrt();
+    let total_vol = vol * sqrt_t;
+    let discount = (-r * t).exp();
+    // Cost of carry and the forward.
+    let (carry, forward) = match inputs.model {
+        PricingModel::BlackScholesMerton => {
+            let b = r - inputs.dividend_yield;
+            (b, s_price * (b * t).exp())
+        }
+        PricingModel::Black76 => (0.0, s_price),
+    };
+    // e^{(b−r)T}: e^{−qT} for BSM, e^{−rT} for Black-76; equals F·D/S.
+    let carry_discount = forward * discount / s_price;
+    let x = inputs.log_moneyness();
+    let d1 = x / total_vol + 0.5 * total_vol;
+    let d2 = d1 - total_vol;
+    // S·e^{(b−r)T}·φ(d1) = D·√(FK)·exp(−(h²+t²)/2)/√(2π): no overflow of φ's argument.
+    let spot_pdf = discount * (forward.sqrt() * k.sqrt()) * black::normalised_vega(x, total_vol);
+    let cdf_d1 = norm_cdf(theta_sign * d1);
+    let cdf_d2 = norm_cdf(theta_sign * d2);
+
+    let price = discount
+        * black::undiscounted_black_from_log_moneyness(forward, k, x, total_vol, theta_sign);
+
+    let delta = theta_sign * carry_discount * cdf_d1;
+    let gamma = spot_pdf / (s_price * s_price * total_vol);
+    let vega_per_unit = spot_pdf * sqrt_t;
+    let theta_per_year = -spot_pdf * vol / (2.0 * sqrt_t)
+        - theta_sign * (carry - r) * s_price * carry_discount * cdf_d1
+        - theta_sign * r * k * discount * cdf_d2;
+    let (rho_per_unit, epsilon_per_unit) = match inputs.model {
+        PricingModel::BlackScholesMerton => (
+            theta_sign * k * t * discount * cdf_d2,
+            -theta_sign * s_price * t * carry_discount * cdf_d1,
+        ),
+        PricingModel::Black76 => (-t * price, 0.0),
+    };
+    // e^{(b−r)T}·φ(d1), the density part shared by the delta-type Greeks.
+    let delta_pdf = spot_pdf / s_price;
+    let vanna_per_unit = -delta_pdf * d2 / vol;
+    let d1_time_slope = carry / total_vol - d2 / (2.0 * t);
+    let charm_per_year =
+        -delta_pdf * d1_time_slope - theta_sign * (carry - r) * carry_discount * cdf_d1;
+    let vomma_per_unit = vega_per_unit * d1 * d2 / vol;
+    let veta_per_year =
+        vega_per_unit * ((r - carry) + carry * d1 / total_vol - (1.0 + d1 * d2) / (2.0 * t));
+    let speed = -gamma / s_price * (1.0 + d1 / total_vol);
+    let zomma_per_unit = gamma * (d1 * d2 - 1.0) / vol;
+    let color_per_year =
+        gamma * ((r - carry) + carry * d1 / total_vol + (1.0 - d1 * d2) / (2.0 * t));
+    let ultima_per_unit =
+        -vega_per_unit / (vol * vol) * (d1 * d2 * (1.0 - d1 * d2) + d1 * d1 + d2 * d2);
+    let dual_delta = -theta_sign * discount * cdf_d2;
+
+    Greeks {
+        price,
+        delta,
+        gamma,
+        theta: theta_per_year / DAYS_PER_YEAR,
+        vega: vega_per_unit * PER_VOL_POINT,
+        rho: rho_per_unit * PER_RATE_POINT,
+        epsilon: epsilon_per_unit * PER_RATE_POINT,
+        vanna: vanna_per_unit * PER_VOL_POINT,
+        charm: charm_per_year / DAYS_PER_YEAR,
+        vomma: vomma_per_unit * PER_VOL_POINT * PER_VOL_POINT,
+        veta: veta_per_year * PER_VOL_POINT / DAYS_PER_YEAR,
+        speed,
+        zomma: zomma_per_unit * PER_VOL_POINT,
+        color: color_per_year / DAYS_PER_YEAR,
+        ultima: ultima_per_unit * PER_VOL_POINT * PER_VOL_POINT * PER_VOL_POINT,
+        dual_delta,
+    }
+}

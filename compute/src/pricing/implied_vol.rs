@@ -1,0 +1,101 @@
+//! Implied volatility of one contract from its price, with a typed reason when none exists.
+
+use super::black::normalised_intrinsic;
+use super::lbr::{NormalisedFailure, lets_be_rational};
+use super::{InvalidInput, OptionInputs};
+
+/// Why a price has no implied volatility. Never a NaN or a made-up number.
+#[derive(Debug, Clone, Copy, PartialEq, thiserror::Error)]
+pub enum ImpliedVolError {
+    /// The contract description itself is invalid (non-positive strike, expired, …).
+    #[error(transparent)]
+    InvalidInput(#[from] InvalidInput),
+    /// The price is below the discounted intrinsic value: an arbitrage no volatility explains.
+    #[error("price {price} is below the intrinsic value {intrinsic}; no volatility reproduces it")]
+    BelowIntrinsic {
+        /// The price given.
+        price: f64,
+        /// Discounted intrinsic value on the forward.
+        intrinsic: f64,
+    },
+    /// The price equals the intrinsic value: there is no time value to imply a volatility from.
+    #[error(
+        "price {price} equals the intrinsic value; no time value is left to imply a volatility"
+    )]
+    NoTimeValue {
+        /// The price given.
+        price: f64,
+    },
+    /// The price reaches the no-arbitrage maximum (discounted forward for a call, discounted
+    /// strike for a put), which only an infinite volatility attains.
+    #[error("price {price} is at or above the no-arbitrage maximum {maximum}")]
+    AboveMaximum {
+        /// The price given.
+        price: f64,
+        /// The supremum of prices over all volatilities.
+        maximum: f64,
+    },
+}
+
+impl ImpliedVolError {
+    /// A stable machine-readable code for payloads and Arrow columns.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::InvalidInput(_) => "invalid_input",
+            Self::BelowIntrinsic { .. } => "below_intrinsic",
+            Self::NoTimeValue { .. } => "no_time_value",
+            Self::AboveMaximum { .. } => "above_maximum",
+        }
+    }
+}
+
+/// Implied volatility (decimal, annualised) of `inputs` priced at `price` dollars.
+pub fn implied_vol(inputs: &OptionInputs, price: f64) -> Result<f64, ImpliedVolError> {
+    inputs.validate()?;
+    if !price.is_finite() {
+        return Err(InvalidInput {
+            field: "price",
+            reason: "must be a finite number",
+        }
+        .into());
+    }
+    implied_vol_unchecked(inputs, price)
+}
+
+/// [`implied_vol`] for inputs already validated (batch kernels validate once per row).
+#[inline]
+pub(crate) fn implied_vol_unchecked(
+    inputs: &OptionInputs,
+    price: f64,
+) -> Result<f64, ImpliedVolError> {
+    let discount = inputs.discount();
+    let forward = inputs.forward();
+    let strike = inputs.strike;
+    let theta = inputs.option_type.sign();
+    let x = inputs.log_moneyness();
+    let undiscounted = price / discount;
+    let sqrt_fk = forward.sqrt() * strike.sqrt();
+    let maximum = if theta < 0.0 { strike } else { forward };
+    if undiscounted >= maximum {
+        return Err(ImpliedVolError::AboveMaximum {
+            price,
+            maximum: maximum * discount,
+        });
+    }
+    // Normalised out-of-the-money price; the intrinsic part is taken from x itself so that it is
+    // consistent with the log-moneyness the solver sees.
+    let normalised_intrinsic_value = normalised_intrinsic(theta * x);
+    let beta = undiscounted / sqrt_fk - normalised_intrinsic_value;
+    match lets_be_rational(beta, -x.abs()) {
+        Ok(total_vol) => Ok(total_vol / inputs.years.sqrt()),
+        Err(NormalisedFailure::BelowIntrinsic) => Err(ImpliedVolError::BelowIntrinsic {
+            price,
+            intrinsic: normalised_intrinsic_value * sqrt_fk * discount,
+        }),
+        Err(NormalisedFailure::NoTimeValue) => Err(ImpliedVolError::NoTimeValue { price }),
+        Err(NormalisedFailure::AboveMaximum) => Err(ImpliedVolError::AboveMaximum {
+            price,
+            maximum: maximum * discount,
+        }),
+    }
+}

@@ -1,0 +1,218 @@
+//! Option pricing: Black–Scholes–Merton and Black-76 prices, the closed-form Greek set, and
+//! implied volatility, for one contract or for whole arrays of them.
+//!
+//! # Conventions (the service's contract, see ARCHITECTURE.md)
+//! - Time `years` is calendar time to expiry / 365 ([`crate::time`] computes it).
+//! - `rate` and `dividend_yield` are continuously compounded decimals (0.05 = 5 %).
+//! - [`PricingModel::BlackScholesMerton`] takes the spot S and a dividend yield q; the forward is
+//!   F = S·e^{(r−q)T}. [`PricingModel::Black76`] takes the forward F directly (index options are
+//!   priced on the forward); its Greeks are with respect to F and hold F fixed when T or r move.
+//! - Greek units are per share and listed on [`Greeks`].
+//!
+//! Prices are computed through Jäckel's normalised Black function, so far out-of-the-money
+//! values keep full relative precision instead of suffering the cancellation of the textbook
+//! formula; implied volatility is "Let's Be Rational".
+
+mod batch;
+mod black;
+mod greeks;
+mod implied_vol;
+mod lbr;
+pub mod special;
+
+pub use batch::{
+    ArrowBatchError, ArrowChain, ChainColumns, GreekColumns, IvStatus, greeks_arrow,
+    implied_vol_and_greeks_batch, implied_vol_arrow, implied_vols_batch,
+};
+pub use black::normalised_black;
+pub use greeks::{Greeks, greeks, greeks_unchecked};
+pub use implied_vol::{ImpliedVolError, implied_vol};
+
+use std::fmt;
+
+/// Call or put.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum OptionType {
+    /// Right to buy at the strike.
+    Call,
+    /// Right to sell at the strike.
+    Put,
+}
+
+impl OptionType {
+    /// θ = +1 for calls, −1 for puts.
+    #[inline]
+    pub fn sign(self) -> f64 {
+        match self {
+            Self::Call => 1.0,
+            Self::Put => -1.0,
+        }
+    }
+}
+
+impl fmt::Display for OptionType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Call => "call",
+            Self::Put => "put",
+        })
+    }
+}
+
+/// Which model the underlying price is quoted in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum PricingModel {
+    /// Spot with continuous dividend yield (equities, ETFs).
+    #[default]
+    BlackScholesMerton,
+    /// Forward (cash-settled index options).
+    Black76,
+}
+
+/// One contract and its market, in the service's units.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OptionInputs {
+    /// Call or put.
+    pub option_type: OptionType,
+    /// Spot (BSM) or forward (Black-76).
+    pub model: PricingModel,
+    /// Spot price for BSM, forward price for Black-76; dollars, > 0.
+    pub underlying: f64,
+    /// Strike; dollars, > 0.
+    pub strike: f64,
+    /// Time to expiry in years (calendar days / 365), > 0.
+    pub years: f64,
+    /// Continuously compounded risk-free rate, decimal.
+    pub rate: f64,
+    /// Continuously compounded dividend yield, decimal (BSM only; must be 0 for Black-76).
+    pub dividend_yield: f64,
+}
+
+/// A rejected input, naming the field and why.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("invalid {field}: {reason}")]
+pub struct InvalidInput {
+    /// The offending field.
+    pub field: &'static str,
+    /// What is wrong with it.
+    pub reason: &'static str,
+}
+
+impl OptionInputs {
+    /// Checks every field is finite and in its domain.
+    pub fn validate(&self) -> Result<(), InvalidInput> {
+        let positive = |value: f64, field: &'static str| {
+            if !value.is_finite() {
+                Err(InvalidInput {
+                    field,
+                    reason: "must be a finite number",
+                })
+            } else if value <= 0.0 {
+                Err(InvalidInput {
+                    field,
+                    reason: "must be greater than zero",
+                })
+            } else {
+                Ok(())
+            }
+        };
+        positive(self.underlying, "underlying")?;
+        positive(self.strike, "strike")?;
+        if self.years.is_nan() || self.years.is_infinite() {
+            return Err(InvalidInput {
+                field: "years",
+                reason: "must be a finite number",
+            });
+        }
+        if self.years <= 0.0 {
+            return Err(InvalidInput {
+                field: "years",
+                reason: "the option has expired",
+            });
+        }
+        if !self.rate.is_finite() {
+            return Err(InvalidInput {
+                field: "rate",
+                reason: "must be a finite number",
+            });
+        }
+        if !self.dividend_yield.is_finite() {
+            return Err(InvalidInput {
+                field: "dividend_yield",
+                reason: "must be a finite number",
+            });
+        }
+        if self.model == PricingModel::Black76 && self.dividend_yield != 0.0 {
+            return Err(InvalidInput {
+                field: "dividend_yield",
+                reason: "does not apply to Black-76; the forward already carries it",
+            });
+        }
+        Ok(())
+    }
+
+    /// ln(F/K), computed from spot, rate and yield without rounding F first.
+    #[inline]
+    pub fn log_moneyness(&self) -> f64 {
+        let x = (self.underlying / self.strike).ln();
+        match self.model {
+            PricingModel::BlackScholesMerton => x + (self.rate - self.dividend_yield) * self.years,
+            PricingModel::Black76 => x,
+        }
+    }
+
+    /// The forward F.
+    #[inline]
+    pub fn forward(&self) -> f64 {
+        match self.model {
+            PricingModel::BlackScholesMerton => {
+                self.underlying * ((self.rate - self.dividend_yield) * self.years).exp()
+            }
+            PricingModel::Black76 => self.underlying,
+        }
+    }
+
+    /// The discount factor e^{−rT}.
+    #[inline]
+    pub fn discount(&self) -> f64 {
+        (-self.rate * self.years).exp()
+    }
+
+    /// Discounted intrinsic value on the forward: D·max(θ(F − K), 0).
+    #[inline]
+    pub fn intrinsic_value(&self) -> f64 {
+        let forward = self.forward();
+        let undiscounted = match self.option_type {
+            OptionType::Call => (forward - self.strike).max(0.0),
+            OptionType::Put => (self.strike - forward).max(0.0),
+        };
+        self.discount() * undiscounted
+    }
+}
+
+/// Option value at volatility `vol` (decimal, annualised).
+pub fn price(inputs: &OptionInputs, vol: f64) -> Result<f64, InvalidInput> {
+    inputs.validate()?;
+    if !(vol.is_finite() && vol >= 0.0) {
+        return Err(InvalidInput {
+            field: "vol",
+            reason: "must be a finite number ≥ 0",
+        });
+    }
+    Ok(price_unchecked(inputs, vol))
+}
+
+/// [`price`] without validation, for batch kernels that validated up front.
+#[inline]
+pub fn price_unchecked(inputs: &OptionInputs, vol: f64) -> f64 {
+    let forward = inputs.forward();
+    let x = inputs.log_moneyness();
+    inputs.discount()
+        * black::undiscounted_black_from_log_moneyness(
+            forward,
+            inputs.strike,
+            x,
+            vol * inputs.years.sqrt(),
+            inputs.option_type.sign(),
+        )
+}

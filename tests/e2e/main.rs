@@ -1,0 +1,3 @@
+//! End-to-end tests: start the real `optics` binary.
+
+mod price_cli;
