@@ -1,6 +1,5 @@
 //! Implied volatility of one contract from its price, with a typed reason when none exists.
 
-use super::black::normalised_intrinsic;
 use super::lbr::{NormalisedFailure, lets_be_rational};
 use super::{InvalidInput, OptionInputs};
 
@@ -82,15 +81,20 @@ pub(crate) fn implied_vol_unchecked(
             maximum: maximum * discount,
         });
     }
-    // Normalised out-of-the-money price; the intrinsic part is taken from x itself so that it is
-    // consistent with the log-moneyness the solver sees.
-    let normalised_intrinsic_value = normalised_intrinsic(theta * x);
-    let beta = undiscounted / sqrt_fk - normalised_intrinsic_value;
+    // Reduce to the out-of-the-money option by put–call symmetry. The intrinsic part is removed
+    // in price space, where F − K is exact for nearby values (Sterbenz), so deep in-the-money
+    // time values keep every digit the price carries.
+    let intrinsic = if theta < 0.0 {
+        (strike - forward).max(0.0)
+    } else {
+        (forward - strike).max(0.0)
+    };
+    let beta = (undiscounted - intrinsic) / sqrt_fk;
     match lets_be_rational(beta, -x.abs()) {
         Ok(total_vol) => Ok(total_vol / inputs.years.sqrt()),
         Err(NormalisedFailure::BelowIntrinsic) => Err(ImpliedVolError::BelowIntrinsic {
             price,
-            intrinsic: normalised_intrinsic_value * sqrt_fk * discount,
+            intrinsic: intrinsic * discount,
         }),
         Err(NormalisedFailure::NoTimeValue) => Err(ImpliedVolError::NoTimeValue { price }),
         Err(NormalisedFailure::AboveMaximum) => Err(ImpliedVolError::AboveMaximum {
