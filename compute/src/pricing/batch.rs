@@ -2,18 +2,25 @@
 //! parallel with rayon, writing straight into column vectors (and Arrow arrays).
 //!
 //! Rows are independent, so the arrays are cut into fixed-size chunks and each chunk is solved
-//! on whichever core is free; within a chunk the loop is plain scalar code over contiguous
-//! memory. Results are identical to the single-contract functions, row for row.
+//! on whichever core is free; within a chunk, implied volatilities are solved in blocks stage by
+//! stage (see `BLOCK_ROWS`). Results are identical to the single-contract functions, row for
+//! row: every row goes through exactly the same operations.
 
 use arrow_array::{Array, BooleanArray, Float64Array, StringArray};
 use rayon::prelude::*;
 
 use super::greeks::greeks_unchecked;
-use super::implied_vol::{ImpliedVolError, implied_vol_unchecked};
+use super::implied_vol::{ImpliedVolError, finish, householder_step, prepare};
+use super::lbr::Solve;
 use super::{OptionInputs, OptionType, PricingModel};
 
 /// Rows per parallel task: large enough to amortise scheduling, small enough to balance.
 const CHUNK_ROWS: usize = 4096;
+/// Rows solved stage by stage (all initial guesses, then all first iterations, then the
+/// second iterations still needed): each stage's loop body is short and its rows are
+/// independent, so the out-of-order core overlaps consecutive rows instead of waiting on one
+/// row's long dependency chain. Small enough that the scratch state stays in L1.
+const BLOCK_ROWS: usize = 64;
 
 /// A chain (or any set of contracts) as borrowed columns, one entry per contract.
 #[derive(Debug, Clone, Copy)]
@@ -210,26 +217,76 @@ pub fn implied_vols_batch(
         .enumerate()
         .for_each(|(chunk_index, (out, status))| {
             let offset = chunk_index * CHUNK_ROWS;
-            for (j, (vol, state)) in out.iter_mut().zip(status.iter_mut()).enumerate() {
-                let i = offset + j;
-                (*vol, *state) = solve_row(&chain.row(i), prices[i]);
+            for (block_index, (out, status)) in out
+                .chunks_mut(BLOCK_ROWS)
+                .zip(status.chunks_mut(BLOCK_ROWS))
+                .enumerate()
+            {
+                solve_block(
+                    chain,
+                    prices,
+                    offset + block_index * BLOCK_ROWS,
+                    out,
+                    status,
+                );
             }
         });
 }
 
+/// Solves rows `offset..offset + out.len()` (at most [`BLOCK_ROWS`]) stage by stage; every row
+/// gets exactly the operations `implied_vol` would apply to it, so the bits agree.
+#[inline]
+fn solve_block(
+    chain: &ChainColumns<'_>,
+    prices: &[f64],
+    offset: usize,
+    out: &mut [f64],
+    status: &mut [IvStatus],
+) {
+    let n = out.len();
+    debug_assert!(n <= BLOCK_ROWS && status.len() == n);
+    let mut solves = [Solve::default(); BLOCK_ROWS];
+    let mut solved = [false; BLOCK_ROWS];
+    let mut pending = [false; BLOCK_ROWS];
+    for j in 0..n {
+        match prepare_row(&chain.row(offset + j), prices[offset + j]) {
+            Ok(solve) => {
+                solves[j] = solve;
+                solved[j] = true;
+            }
+            Err(e) => {
+                out[j] = f64::NAN;
+                status[j] = IvStatus::from_error(&e);
+            }
+        }
+    }
+    for j in 0..n {
+        if solved[j] {
+            pending[j] = !householder_step(&mut solves[j]);
+        }
+    }
+    for j in 0..n {
+        if pending[j] {
+            householder_step(&mut solves[j]);
+        }
+    }
+    for j in 0..n {
+        if solved[j] {
+            out[j] = finish(&chain.row(offset + j), &solves[j]);
+            status[j] = IvStatus::Solved;
+        }
+    }
+}
+
 #[inline(always)]
-fn solve_row(inputs: &OptionInputs, price: f64) -> (f64, IvStatus) {
-    let result = match inputs.validate() {
+fn prepare_row(inputs: &OptionInputs, price: f64) -> Result<Solve, ImpliedVolError> {
+    match inputs.validate() {
         Err(e) => Err(ImpliedVolError::from(e)),
         Ok(()) if !price.is_finite() => Err(ImpliedVolError::InvalidInput(super::InvalidInput {
             field: "price",
             reason: "must be a finite number",
         })),
-        Ok(()) => implied_vol_unchecked(inputs, price),
-    };
-    match result {
-        Ok(vol) => (vol, IvStatus::Solved),
-        Err(e) => (f64::NAN, IvStatus::from_error(&e)),
+        Ok(()) => prepare(inputs, price),
     }
 }
 
@@ -246,12 +303,21 @@ pub fn implied_vol_and_greeks_batch(chain: &ChainColumns<'_>, prices: &[f64]) ->
         .enumerate()
         .for_each(|(chunk_index, mut chunk)| {
             let offset = chunk_index * CHUNK_ROWS;
-            for j in 0..chunk.iv.len() {
-                let inputs = chain.row(offset + j);
-                let (vol, state) = solve_row(&inputs, prices[offset + j]);
-                chunk.iv_status[j] = state;
-                if state == IvStatus::Solved {
-                    chunk.write(j, vol, &greeks_unchecked(&inputs, vol));
+            let rows = chunk.iv.len();
+            for start in (0..rows).step_by(BLOCK_ROWS) {
+                let end = (start + BLOCK_ROWS).min(rows);
+                solve_block(
+                    chain,
+                    prices,
+                    offset + start,
+                    &mut chunk.iv[start..end],
+                    &mut chunk.iv_status[start..end],
+                );
+            }
+            for j in 0..rows {
+                if chunk.iv_status[j] == IvStatus::Solved {
+                    let vol = chunk.iv[j];
+                    chunk.write(j, vol, &greeks_unchecked(&chain.row(offset + j), vol));
                 }
             }
         });

@@ -42,7 +42,7 @@ fn is_region_i(theta_x: f64, s: f64) -> bool {
 #[inline(always)]
 fn is_region_ii(theta_x: f64, s: f64) -> bool {
     // t < τ + (½/|η|)·|h|
-    s * (s - 2.0 * TAU) - theta_x / ETA < 0.0
+    s * (s - 2.0 * TAU) - theta_x * (1.0 / ETA) < 0.0
 }
 
 /// Normalised intrinsic value: 2·sinh(θx/2) when θx > 0, else 0.
@@ -151,52 +151,113 @@ fn y_prime(h: f64) -> f64 {
 }
 
 /// Region II: expansion of the scaled normalised Black function to twelfth order in t.
+/// The series in t² is summed by Estrin's scheme (three levels after the coefficients instead
+/// of Horner's six: the coefficients wait for the rational function Y'(h), so this shortens
+/// the critical path; the terms decrease, so the rounding error is the same as Horner's).
+#[inline]
 fn small_t_expansion_of_scaled_normalised_black(h: f64, t: f64) -> f64 {
     let a = y_prime(h);
     let h2 = h * h;
     let t2 = t * t;
     let b0 = 2.0 * a;
-    let b1 = (-1.0 + a * (3.0 + h2)) / 3.0;
-    let b2 = (-7.0 - h2 + a * (15.0 + h2 * (10.0 + h2))) / 60.0;
-    let b3 = (-57.0 + (-18.0 - h2) * h2 + a * (105.0 + h2 * (105.0 + h2 * (21.0 + h2)))) / 2520.0;
+    let b1 = (-1.0 + a * (3.0 + h2)) * (1.0 / 3.0);
+    let b2 = (-7.0 - h2 + a * (15.0 + h2 * (10.0 + h2))) * (1.0 / 60.0);
+    let b3 = (-57.0 + (-18.0 - h2) * h2 + a * (105.0 + h2 * (105.0 + h2 * (21.0 + h2))))
+        * (1.0 / 2520.0);
     let b4 = (-561.0
         + h2 * (-285.0 + (-33.0 - h2) * h2)
         + a * (945.0 + h2 * (1260.0 + h2 * (378.0 + h2 * (36.0 + h2)))))
-        / 181440.0;
+        * (1.0 / 181440.0);
     let b5 = (-6555.0
         + h2 * (-4680.0 + h2 * (-840.0 + (-52.0 - h2) * h2))
         + a * (10395.0 + h2 * (17325.0 + h2 * (6930.0 + h2 * (990.0 + h2 * (55.0 + h2))))))
-        / 19958400.0;
+        * (1.0 / 19958400.0);
     let b6 = (-89055.0
         + h2 * (-82845.0 + h2 * (-20370.0 + h2 * (-1926.0 + (-75.0 - h2) * h2)))
         + a * (135135.0
             + h2 * (270270.0
                 + h2 * (135135.0 + h2 * (25740.0 + h2 * (2145.0 + h2 * (78.0 + h2)))))))
-        / 3113510400.0;
-    t * (b0 + t2 * (b1 + t2 * (b2 + t2 * (b3 + t2 * (b4 + t2 * (b5 + b6 * t2))))))
+        * (1.0 / 3113510400.0);
+    let t4 = t2 * t2;
+    let t8 = t4 * t4;
+    let b01 = b0 + t2 * b1;
+    let b23 = b2 + t2 * b3;
+    let b45 = b4 + t2 * b5;
+    let b0123 = b01 + t4 * b23;
+    let b456 = b45 + t4 * b6;
+    t * (b0123 + t8 * b456)
 }
 
 /// Regions III/IV: Cody's erfc and erfcx combined so that as few `exp` calls as possible are
-/// made (introduced in the reference code on 2017-02-18).
-#[inline]
-fn normalised_black_with_optimal_use_of_codys_functions(theta_x: f64, s: f64) -> f64 {
+/// made (introduced in the reference code on 2017-02-18). `e` = exp(−(h² + t²)/2), shared
+/// with the vega by the caller.
+#[inline(always)]
+fn codys_two_b(theta_x: f64, h: f64, t: f64, e: impl Fn() -> f64) -> f64 {
     const CODYS_THRESHOLD: f64 = 0.46875;
-    let h = theta_x / s;
-    let t = 0.5 * s;
     let q1 = -ONE_OVER_SQRT_TWO * (h + t);
     let q2 = -ONE_OVER_SQRT_TWO * (h - t);
-    let two_b = if q1 < CODYS_THRESHOLD {
+    if q1 < CODYS_THRESHOLD {
         if q2 < CODYS_THRESHOLD {
             (0.5 * theta_x).exp() * erfc(q1) - (-0.5 * theta_x).exp() * erfc(q2)
         } else {
-            (0.5 * theta_x).exp() * erfc(q1) - (-0.5 * (h * h + t * t)).exp() * erfcx(q2)
+            (0.5 * theta_x).exp() * erfc(q1) - e() * erfcx(q2)
         }
     } else if q2 < CODYS_THRESHOLD {
-        (-0.5 * (h * h + t * t)).exp() * erfcx(q1) - (-0.5 * theta_x).exp() * erfc(q2)
+        e() * erfcx(q1) - (-0.5 * theta_x).exp() * erfc(q2)
     } else {
-        (-0.5 * (h * h + t * t)).exp() * (erfcx(q1) - erfcx(q2))
-    };
+        e() * (erfcx(q1) - erfcx(q2))
+    }
+}
+
+#[inline]
+fn normalised_black_with_optimal_use_of_codys_functions(theta_x: f64, s: f64) -> f64 {
+    let h = theta_x / s;
+    let t = 0.5 * s;
+    let two_b = codys_two_b(theta_x, h, t, || (-0.5 * (h * h + t * t)).exp());
     (0.5 * two_b).max(0.0)
+}
+
+/// (b(θx, s), 1/(∂b/∂s)) for θx < 0 and s > 0, with one exponential for both where the region
+/// allows (the vega's exp(−(h² + t²)/2) is the factor the expansions and Cody's form need).
+#[inline]
+pub(crate) fn normalised_black_and_inv_vega(theta_x: f64, s: f64) -> (f64, f64) {
+    debug_assert!(theta_x < 0.0 && s > 0.0);
+    let h = theta_x / s;
+    let t = 0.5 * s;
+    let e = (-0.5 * (h * h + t * t)).exp();
+    let inv_vega = if e >= f64::MIN_POSITIVE {
+        SQRT_TWO_PI / e
+    } else {
+        SQRT_TWO_PI * (0.5 * (h * h + t * t)).exp()
+    };
+    let vega = ONE_OVER_SQRT_TWO_PI * e;
+    let b = if is_region_i(theta_x, s) {
+        asymptotic_expansion_of_scaled_normalised_black(h, t) * vega
+    } else if is_region_ii(theta_x, s) {
+        small_t_expansion_of_scaled_normalised_black(h, t) * vega
+    } else {
+        (0.5 * codys_two_b(theta_x, h, t, || e)).max(0.0)
+    };
+    (b, inv_vega)
+}
+
+/// (b(θx, s), ∂b/∂s) for θx < 0 and s > 0 with one exponential for both where the region
+/// allows; b is bit for bit [`normalised_black_otm`].
+#[inline]
+pub(crate) fn normalised_black_and_vega(theta_x: f64, s: f64) -> (f64, f64) {
+    debug_assert!(theta_x < 0.0 && s > 0.0);
+    let h = theta_x / s;
+    let t = 0.5 * s;
+    let e = (-0.5 * (h * h + t * t)).exp();
+    let vega = ONE_OVER_SQRT_TWO_PI * e;
+    let b = if is_region_i(theta_x, s) {
+        asymptotic_expansion_of_scaled_normalised_black(h, t) * vega
+    } else if is_region_ii(theta_x, s) {
+        small_t_expansion_of_scaled_normalised_black(h, t) * vega
+    } else {
+        (0.5 * codys_two_b(theta_x, h, t, || e)).max(0.0)
+    };
+    (b, vega)
 }
 
 /// b(θx, s) for θx < 0 and s > 0: the out-of-the-money normalised Black price.

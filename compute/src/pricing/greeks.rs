@@ -88,20 +88,41 @@ pub fn greeks_unchecked(inputs: &OptionInputs, vol: f64) -> Greeks {
     // e^{(b−r)T}: e^{−qT} for BSM, e^{−rT} for Black-76; equals F·D/S.
     let carry_discount = forward * discount / s_price;
     let x = inputs.log_moneyness();
+    let inv_total_vol = 1.0 / total_vol;
+    let inv_vol = 1.0 / vol;
+    let half_inv_t = 0.5 / t;
+    // Divided, not multiplied by the reciprocal: Φ(d1) amplifies d1's rounding by d1².
     let d1 = x / total_vol + 0.5 * total_vol;
     let d2 = d1 - total_vol;
+    let sqrt_fk = forward.sqrt() * k.sqrt();
+    // The normalised price b and vega ∂b/∂s = exp(−(h²+t²)/2)/√(2π) share one exponential
+    // (h² is the same for x and −|x|); the price is exactly what `price_unchecked` returns.
+    let (undiscounted, normalised_vega) = if x != 0.0 && total_vol > 0.0 {
+        let (b, vega) = black::normalised_black_and_vega(-x.abs(), total_vol);
+        let intrinsic = if theta_sign < 0.0 {
+            (k - forward).max(0.0)
+        } else {
+            (forward - k).max(0.0)
+        };
+        (intrinsic + sqrt_fk * b, vega)
+    } else {
+        (
+            black::undiscounted_black_from_log_moneyness(forward, k, x, total_vol, theta_sign),
+            black::normalised_vega(x, total_vol),
+        )
+    };
     // S·e^{(b−r)T}·φ(d1) = D·√(FK)·exp(−(h²+t²)/2)/√(2π): no overflow of φ's argument.
-    let spot_pdf = discount * (forward.sqrt() * k.sqrt()) * black::normalised_vega(x, total_vol);
+    let spot_pdf = discount * sqrt_fk * normalised_vega;
     let cdf_d1 = norm_cdf(theta_sign * d1);
     let cdf_d2 = norm_cdf(theta_sign * d2);
 
-    let price = discount
-        * black::undiscounted_black_from_log_moneyness(forward, k, x, total_vol, theta_sign);
+    let price = discount * undiscounted;
 
+    let inv_s_price = 1.0 / s_price;
     let delta = theta_sign * carry_discount * cdf_d1;
-    let gamma = spot_pdf / (s_price * s_price * total_vol);
+    let gamma = spot_pdf * (inv_s_price * inv_s_price * inv_total_vol);
     let vega_per_unit = spot_pdf * sqrt_t;
-    let theta_per_year = -spot_pdf * vol / (2.0 * sqrt_t)
+    let theta_per_year = -spot_pdf * vol * (0.5 / sqrt_t)
         - theta_sign * (carry - r) * s_price * carry_discount * cdf_d1
         - theta_sign * r * k * discount * cdf_d2;
     let (rho_per_unit, epsilon_per_unit) = match inputs.model {
@@ -112,20 +133,20 @@ pub fn greeks_unchecked(inputs: &OptionInputs, vol: f64) -> Greeks {
         PricingModel::Black76 => (-t * price, 0.0),
     };
     // e^{(b−r)T}·φ(d1), the density part shared by the delta-type Greeks.
-    let delta_pdf = spot_pdf / s_price;
-    let vanna_per_unit = -delta_pdf * d2 / vol;
-    let d1_time_slope = carry / total_vol - d2 / (2.0 * t);
+    let delta_pdf = spot_pdf * inv_s_price;
+    let vanna_per_unit = -delta_pdf * d2 * inv_vol;
+    let d1_time_slope = carry * inv_total_vol - d2 * half_inv_t;
     let charm_per_year =
         -delta_pdf * d1_time_slope - theta_sign * (carry - r) * carry_discount * cdf_d1;
-    let vomma_per_unit = vega_per_unit * d1 * d2 / vol;
-    let veta_per_year =
-        vega_per_unit * ((r - carry) + carry * d1 / total_vol - (1.0 + d1 * d2) / (2.0 * t));
-    let speed = -gamma / s_price * (1.0 + d1 / total_vol);
-    let zomma_per_unit = gamma * (d1 * d2 - 1.0) / vol;
-    let color_per_year =
-        gamma * ((r - carry) + carry * d1 / total_vol + (1.0 - d1 * d2) / (2.0 * t));
+    let d1d2 = d1 * d2;
+    let vomma_per_unit = vega_per_unit * d1d2 * inv_vol;
+    let carry_term = carry * d1 * inv_total_vol;
+    let veta_per_year = vega_per_unit * ((r - carry) + carry_term - (1.0 + d1d2) * half_inv_t);
+    let speed = -gamma * inv_s_price * (1.0 + d1 * inv_total_vol);
+    let zomma_per_unit = gamma * (d1d2 - 1.0) * inv_vol;
+    let color_per_year = gamma * ((r - carry) + carry_term + (1.0 - d1d2) * half_inv_t);
     let ultima_per_unit =
-        -vega_per_unit / (vol * vol) * (d1 * d2 * (1.0 - d1 * d2) + d1 * d1 + d2 * d2);
+        -vega_per_unit * (inv_vol * inv_vol) * (d1d2 * (1.0 - d1d2) + d1 * d1 + d2 * d2);
     let dual_delta = -theta_sign * discount * cdf_d2;
 
     Greeks {

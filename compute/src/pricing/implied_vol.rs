@@ -1,6 +1,7 @@
 //! Implied volatility of one contract from its price, with a typed reason when none exists.
 
-use super::lbr::{NormalisedFailure, lets_be_rational};
+pub(crate) use super::lbr::householder_step;
+use super::lbr::{NormalisedFailure, Solve, initial_guess};
 use super::{InvalidInput, OptionInputs};
 
 /// Why a price has no implied volatility. Never a NaN or a made-up number.
@@ -67,6 +68,19 @@ pub(crate) fn implied_vol_unchecked(
     inputs: &OptionInputs,
     price: f64,
 ) -> Result<f64, ImpliedVolError> {
+    let mut solve = prepare(inputs, price)?;
+    if !householder_step(&mut solve) {
+        householder_step(&mut solve);
+    }
+    Ok(finish(inputs, &solve))
+}
+
+/// Normalises the price and computes the initial guess: the first stage of a solve. Batch
+/// kernels run [`prepare`], [`householder_step`] (once, then again where it returns false)
+/// and [`finish`] over many rows at a time; [`implied_vol_unchecked`] runs the same stages
+/// for one row, so both give identical bits.
+#[inline]
+pub(crate) fn prepare(inputs: &OptionInputs, price: f64) -> Result<Solve, ImpliedVolError> {
     let discount = inputs.discount();
     let forward = inputs.forward();
     let strike = inputs.strike;
@@ -90,16 +104,21 @@ pub(crate) fn implied_vol_unchecked(
         (forward - strike).max(0.0)
     };
     let beta = (undiscounted - intrinsic) / sqrt_fk;
-    match lets_be_rational(beta, -x.abs()) {
-        Ok(total_vol) => Ok(total_vol / inputs.years.sqrt()),
-        Err(NormalisedFailure::BelowIntrinsic) => Err(ImpliedVolError::BelowIntrinsic {
+    initial_guess(beta, -x.abs()).map_err(|failure| match failure {
+        NormalisedFailure::BelowIntrinsic => ImpliedVolError::BelowIntrinsic {
             price,
             intrinsic: intrinsic * discount,
-        }),
-        Err(NormalisedFailure::NoTimeValue) => Err(ImpliedVolError::NoTimeValue { price }),
-        Err(NormalisedFailure::AboveMaximum) => Err(ImpliedVolError::AboveMaximum {
+        },
+        NormalisedFailure::NoTimeValue => ImpliedVolError::NoTimeValue { price },
+        NormalisedFailure::AboveMaximum => ImpliedVolError::AboveMaximum {
             price,
             maximum: maximum * discount,
-        }),
-    }
+        },
+    })
+}
+
+/// The annualised volatility of a finished solve.
+#[inline]
+pub(crate) fn finish(inputs: &OptionInputs, solve: &Solve) -> f64 {
+    solve.s / inputs.years.sqrt()
 }

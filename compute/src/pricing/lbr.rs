@@ -13,12 +13,13 @@
 #![allow(clippy::excessive_precision, clippy::unreadable_literal)]
 
 use super::black::{
-    inv_normalised_vega, normalised_black_otm, normalised_vega, rational_cubic,
+    inv_normalised_vega, normalised_black_and_inv_vega, normalised_vega, rational_cubic,
     scaled_normalised_black_and_ln_vega, vega_over_complementary_normalised_black,
 };
 use super::special::{
-    ONE_OVER_SQRT_TWO, SQRT_PI_OVER_TWO, SQRT_TWO, SQRT_TWO_PI, erfc, erfcx, erfinv,
-    inverse_norm_cdf, norm_pdf,
+    ONE_OVER_SQRT_TWO, SQRT_PI_OVER_TWO, SQRT_TWO, SQRT_TWO_PI, cbrt_positive, erfc, erfcx,
+    erfcx_above_threshold, erfinv, exp_of_negative_square, inverse_norm_cdf,
+    inverse_norm_cdf_for_low_probabilities_from_ln, norm_pdf,
 };
 
 const TWO_PI: f64 = std::f64::consts::TAU;
@@ -29,8 +30,7 @@ const SQRT_THREE_OVER_THIRD_ROOT_TWO_PI: f64 = 0.9386434874273835660750513561150
 const PI_OVER_SIX: f64 = std::f64::consts::FRAC_PI_6;
 const SQRT_DBL_MAX: f64 = 1.3407807929942596e154;
 
-/// Number of Householder iterations; the initial guess makes two always sufficient.
-pub(crate) const MAXIMUM_ITERATIONS: u32 = 2;
+// At most two Householder iterations: the initial guess makes two always sufficient.
 
 /// A step smaller than this (relative to s) leaves an error of order (step)⁴ ≈ 1e-20 after a
 /// fourth-order Householder iteration, so the second iteration is skipped. The reference code
@@ -95,31 +95,60 @@ fn b_u_over_b_max(s_c: f64) -> f64 {
 }
 
 /// f_lower(s) = 2π/√27·|x|·Φ(−|x|/(√3·s))³ and its first two derivatives with respect to β.
+/// Two `exp` calls: Φ(−z) and Φ(−z)/φ(z) share exp(−z²/2) (Φ(−z) = ½·erfcx(z/√2)·exp(−z²/2)
+/// beyond Cody's threshold), and exp(2y + s²/4) = exp(y + s²/8)².
 #[inline]
 fn f_lower_map_and_first_two_derivatives(x: f64, s: f64) -> (f64, f64, f64) {
+    const CODYS_THRESHOLD: f64 = 0.46875;
     let ax = x.abs();
     let z = SQRT_ONE_OVER_THREE * ax / s;
     let y = z * z;
     let s2 = s * s;
-    let phi_cdf = 0.5 * erfc(ONE_OVER_SQRT_TWO * z);
-    let phi_pdf = norm_pdf(z);
+    let q = ONE_OVER_SQRT_TWO * z;
+    let (phi_cdf, cdf_over_pdf) = if q > CODYS_THRESHOLD {
+        let scaled = erfcx_above_threshold(q);
+        (
+            0.5 * scaled * exp_of_negative_square(q),
+            SQRT_PI_OVER_TWO * scaled,
+        )
+    } else {
+        let phi_cdf = 0.5 * erfc(q);
+        (phi_cdf, phi_cdf / norm_pdf(z))
+    };
+    let g = (y + 0.125 * s2).exp();
     let fpp = PI_OVER_SIX * y / (s2 * s)
         * phi_cdf
-        * (8.0 * SQRT_THREE * s * ax + (3.0 * s2 * (s2 - 8.0) - 8.0 * x * x) * phi_cdf / phi_pdf)
-        * (2.0 * y + 0.25 * s2).exp();
+        * (8.0 * SQRT_THREE * s * ax + (3.0 * s2 * (s2 - 8.0) - 8.0 * x * x) * cdf_over_pdf)
+        * (g * g);
     let phi2 = phi_cdf * phi_cdf;
-    let fp = TWO_PI * y * phi2 * (y + 0.125 * s * s).exp();
+    let fp = TWO_PI * y * phi2 * g;
     let f = TWO_PI_OVER_SQRT_TWENTY_SEVEN * ax * (phi2 * phi_cdf);
     (f, fp, fpp)
 }
 
-/// Inverse of the lower map, formula (4.38). The two cube roots are deliberately not merged:
-/// that would underflow for f near f64::MIN_POSITIVE and |x| > 1.
+/// Inverse of the lower map, formula (4.38): |x|/(√3·|Φ⁻¹(c·∛(f/|x|))|), c = √3/∛(2π).
+/// In the tail branch of Φ⁻¹ (p ≤ ½ − U_MAX) only ln p is needed, so no cube root is taken;
+/// ln(f/|x|) is split into ln f − ln|x| where f/|x| would be subnormal (f near
+/// f64::MIN_POSITIVE and |x| > 1, the underflow Jäckel's two separate cube roots avoid).
 #[inline]
 fn inverse_f_lower_map(x: f64, f: f64) -> f64 {
-    (x / (SQRT_THREE
-        * inverse_norm_cdf(SQRT_THREE_OVER_THIRD_ROOT_TWO_PI * f.cbrt() / x.abs().cbrt())))
-    .abs()
+    /// ln c.
+    const LN_C: f64 = -0.063_319_544_469_060_315;
+    /// (½ − U_MAX)³/c³: below it p = c·∛(f/|x|) is in the tail branch of Φ⁻¹.
+    const RATIO_TAIL: f64 = 0.004_829_046_216_021_381;
+    let ax = x.abs();
+    let ratio = f / ax;
+    let z = if ratio < RATIO_TAIL {
+        let ln_ratio = if ratio >= f64::MIN_POSITIVE {
+            ratio.ln()
+        } else {
+            f.ln() - ax.ln()
+        };
+        inverse_norm_cdf_for_low_probabilities_from_ln(LN_C + ln_ratio * (1.0 / 3.0))
+    } else {
+        inverse_norm_cdf(SQRT_THREE_OVER_THIRD_ROOT_TWO_PI * cbrt_positive(ratio))
+    };
+    (x / (SQRT_THREE * z)).abs()
 }
 
 /// f_upper(s) = Φ(−s/2) and its first two derivatives with respect to β.
@@ -148,8 +177,56 @@ pub(crate) enum NormalisedFailure {
     AboveMaximum,
 }
 
-/// Total implied volatility s = σ√T from the out-of-the-money normalised price β and θx ≤ 0.
-pub(crate) fn lets_be_rational(beta: f64, theta_x: f64) -> Result<f64, NormalisedFailure> {
+/// Which objective function the Householder iterations of a solve use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Objective {
+    /// Exact (θx = 0): no iteration.
+    Exact,
+    /// Lowest branch: g(s) = 1/ln(b(s)) − 1/ln(β).
+    Lowest,
+    /// Middle branches: g(s) = b(s) − β.
+    Middle,
+    /// Highest branch with β > b_max/2: g(s) = ln(b_max − β) − ln(b_max − b(s)).
+    Highest,
+}
+
+/// A solve in progress: the current total volatility and what the iterations need. Splitting
+/// the solve into [`initial_guess`] and [`householder_step`] lets batch kernels run each stage
+/// over many rows at a time (independent rows overlap in the out-of-order core); the single
+/// solve (`implied_vol_unchecked`) runs the same functions, so both give identical bits.
+/// A solve is: `initial_guess`, `householder_step`, and a second step where the first
+/// returned false.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Solve {
+    /// Current total volatility s.
+    pub(crate) s: f64,
+    theta_x: f64,
+    beta: f64,
+    /// ln β (lowest branch) or b_max − β (highest branch).
+    aux: f64,
+    /// 1/ln β (lowest branch).
+    aux2: f64,
+    objective: Objective,
+}
+
+impl Default for Solve {
+    /// A finished placeholder (batch kernels' scratch arrays).
+    fn default() -> Self {
+        Self {
+            s: f64::NAN,
+            theta_x: 0.0,
+            beta: 0.0,
+            aux: 0.0,
+            aux2: 0.0,
+            objective: Objective::Exact,
+        }
+    }
+}
+
+/// Rejects prices without a volatility and computes the initial guess (Jäckel's four
+/// rational-cubic branches).
+#[inline]
+pub(crate) fn initial_guess(beta: f64, theta_x: f64) -> Result<Solve, NormalisedFailure> {
     debug_assert!(theta_x <= 0.0);
     if beta.is_nan() {
         return Err(NormalisedFailure::BelowIntrinsic);
@@ -165,13 +242,20 @@ pub(crate) fn lets_be_rational(beta: f64, theta_x: f64) -> Result<f64, Normalise
     if beta >= b_max {
         return Err(NormalisedFailure::AboveMaximum);
     }
+    let mut solve = Solve {
+        s: 0.0,
+        theta_x,
+        beta,
+        aux: 0.0,
+        aux2: 0.0,
+        objective: Objective::Middle,
+    };
     if theta_x == 0.0 {
         // b_atm(s) = erf(s/√8)
-        return Ok((2.0 * SQRT_TWO) * erfinv(beta));
+        solve.s = (2.0 * SQRT_TWO) * erfinv(beta);
+        solve.objective = Objective::Exact;
+        return Ok(solve);
     }
-    let mut iterations = 0;
-    let mut ds = -f64::MAX;
-    let s;
     // b_c = b(θx, s_c) with s_c = √(2|x|) reduces to exp(−|x|/2)/2·[1 − erfcx(√|x|)].
     let sqrt_ax = (-theta_x).sqrt();
     let s_c = SQRT_TWO * sqrt_ax;
@@ -211,43 +295,12 @@ pub(crate) fn lets_be_rational(beta: f64, theta_x: f64) -> Result<f64, Normalise
                 let t = beta / b_l;
                 f = (f_lower_map_l * t + b_l * (1.0 - t)) * t;
             }
-            let mut s_iter = inverse_f_lower_map(theta_x, f);
             let ln_beta = beta.ln();
-            while iterations < MAXIMUM_ITERATIONS && ds.abs() > f64::EPSILON * s_iter {
-                let (bx, ln_vega) = scaled_normalised_black_and_ln_vega(theta_x, s_iter);
-                let ln_b = bx.ln() + ln_vega;
-                let bpob = 1.0 / bx;
-                let h = theta_x / s_iter;
-                let x2_over_s3 = h * h / s_iter;
-                let b_h2 = x2_over_s3 - s_iter / 4.0;
-                let nu = (ln_beta - ln_b) * ln_b / ln_beta / bpob;
-                let lambda = 1.0 / ln_b;
-                let otl = 1.0 + 2.0 * lambda;
-                let h2 = b_h2 - bpob * otl;
-                let c = 3.0 * (x2_over_s3 / s_iter);
-                let b_h3 = b_h2 * b_h2 - c - 0.25;
-                let sq_bpob = bpob * bpob;
-                let bppob = b_h2 * bpob;
-                let mu = 6.0 * lambda * (1.0 + lambda);
-                let h3 = b_h3 + sq_bpob * (2.0 + mu) - bppob * 3.0 * otl;
-                ds = if theta_x < -190.0 {
-                    let h4 = (b_h2 * (b_h3 - 0.5) - (b_h2 - 2.0 / s_iter) * 2.0 * c)
-                        - bpob
-                            * (sq_bpob * (6.0 + lambda * (22.0 + lambda * (36.0 + lambda * 24.0)))
-                                - bppob * (12.0 + 6.0 * mu))
-                        - bppob * b_h2 * 3.0 * otl
-                        - b_h3 * bpob * 4.0 * otl;
-                    nu * householder4_factor(nu, h2, h3, h4)
-                } else {
-                    nu * householder3_factor(nu, h2, h3)
-                };
-                s_iter += ds;
-                iterations += 1;
-                if ds.abs() <= CONVERGED_STEP * s_iter {
-                    break;
-                }
-            }
-            return Ok(s_iter);
+            solve.s = inverse_f_lower_map(theta_x, f);
+            solve.aux = ln_beta;
+            solve.aux2 = 1.0 / ln_beta;
+            solve.objective = Objective::Lowest;
+            return Ok(solve);
         }
         // Lower middle: s_l ≤ s < s_c.
         let inv_v_c = SQRT_TWO_PI / b_max;
@@ -255,7 +308,7 @@ pub(crate) fn lets_be_rational(beta: f64, theta_x: f64) -> Result<f64, Normalise
         let r_lm = rational_cubic::convex_control_parameter_to_fit_second_derivative_at_right_side(
             b_l, b_c, s_l, s_c, inv_v_l, inv_v_c, 0.0, false,
         );
-        s = rational_cubic::interpolation(beta, b_l, b_c, s_l, s_c, inv_v_l, inv_v_c, r_lm);
+        solve.s = rational_cubic::interpolation(beta, b_l, b_c, s_l, s_c, inv_v_l, inv_v_c, r_lm);
     } else {
         // Upper half: s_c ≤ s.
         let s_u = s_c + SQRT_PI_OVER_TWO * (2.0 - ome);
@@ -268,7 +321,8 @@ pub(crate) fn lets_be_rational(beta: f64, theta_x: f64) -> Result<f64, Normalise
                 rational_cubic::convex_control_parameter_to_fit_second_derivative_at_left_side(
                     b_c, b_u, s_c, s_u, inv_v_c, inv_v_u, 0.0, false,
                 );
-            s = rational_cubic::interpolation(beta, b_c, b_u, s_c, s_u, inv_v_c, inv_v_u, r_um);
+            solve.s =
+                rational_cubic::interpolation(beta, b_c, b_u, s_c, s_u, inv_v_c, inv_v_u, r_um);
         } else {
             // Highest branch: s_u < s, β ∈ (b_u, b_max).
             let (f_upper_map_h, d_f_upper_map_h_d_beta, d2_f_upper_map_h_d_beta2) =
@@ -303,57 +357,90 @@ pub(crate) fn lets_be_rational(beta: f64, theta_x: f64) -> Result<f64, Normalise
                 let t = (beta - b_u) / h;
                 f = (f_upper_map_h * (1.0 - t) + 0.5 * h * t) * (1.0 - t);
             }
-            let mut s_iter = inverse_f_upper_map(f);
+            solve.s = inverse_f_upper_map(f);
             if beta > 0.5 * b_max {
-                // Objective g(s) = ln(b_max − β) − ln(b_max − b(s)), with b̄ = b_max − b computed
-                // directly (no cancellation).
-                let beta_bar = b_max - beta;
-                while iterations < MAXIMUM_ITERATIONS && ds.abs() > f64::EPSILON * s_iter {
-                    let h = theta_x / s_iter;
-                    let gp = vega_over_complementary_normalised_black(theta_x, s_iter);
-                    let b_bar = normalised_vega(theta_x, s_iter) / gp;
-                    let g = (beta_bar / b_bar).ln();
-                    let x2_over_s3 = (h * h) / s_iter;
-                    let b_h2 = x2_over_s3 - s_iter / 4.0;
-                    let c = 3.0 * (x2_over_s3 / s_iter);
-                    let b_h3 = b_h2 * b_h2 - c - 0.25;
-                    let nu = -g / gp;
-                    let h2 = b_h2 + gp;
-                    let h3 = b_h3 + gp * (2.0 * gp + 3.0 * b_h2);
-                    ds = if theta_x < -580.0 {
-                        let h4 = (b_h2 * (b_h3 - 0.5) - (b_h2 - 2.0 / s_iter) * 2.0 * c)
-                            + gp * (6.0 * gp * (gp + 2.0 * b_h2) + 3.0 * b_h2 * b_h2 + 4.0 * b_h3);
-                        nu * householder4_factor(nu, h2, h3, h4)
-                    } else {
-                        nu * householder3_factor(nu, h2, h3)
-                    };
-                    s_iter += ds;
-                    iterations += 1;
-                    if ds.abs() <= CONVERGED_STEP * s_iter {
-                        break;
-                    }
-                }
-                return Ok(s_iter);
+                solve.aux = b_max - beta;
+                solve.objective = Objective::Highest;
             }
-            s = s_iter;
         }
     }
-    // Middle branches: objective g(s) = b(s) − β.
-    let mut s_iter = s;
-    while iterations < MAXIMUM_ITERATIONS && ds.abs() > f64::EPSILON * s_iter {
-        let b = normalised_black_otm(theta_x, s_iter);
-        let inv_bp = inv_normalised_vega(theta_x, s_iter);
-        let nu = (beta - b) * inv_bp;
-        let h = theta_x / s_iter;
-        let x2_over_s3 = (h * h) / s_iter;
-        let h2 = x2_over_s3 - s_iter * 0.25;
-        let h3 = h2 * h2 - 3.0 * (x2_over_s3 / s_iter) - 0.25;
-        ds = nu * householder3_factor(nu, h2, h3);
-        s_iter += ds;
-        iterations += 1;
-        if ds.abs() <= CONVERGED_STEP * s_iter {
-            break;
+    Ok(solve)
+}
+
+/// One Householder iteration on the solve's objective. Returns true when the step was below
+/// CONVERGED_STEP·s, i.e. no further iteration is needed.
+#[inline]
+pub(crate) fn householder_step(solve: &mut Solve) -> bool {
+    let theta_x = solve.theta_x;
+    let s_iter = solve.s;
+    let ds = match solve.objective {
+        Objective::Exact => return true,
+        Objective::Lowest => {
+            let ln_beta = solve.aux;
+            let inv_ln_beta = solve.aux2;
+            let (bx, ln_vega) = scaled_normalised_black_and_ln_vega(theta_x, s_iter);
+            let ln_b = bx.ln() + ln_vega;
+            let bpob = 1.0 / bx;
+            let inv_s = 1.0 / s_iter;
+            let h = theta_x * inv_s;
+            let x2_over_s3 = h * h * inv_s;
+            let b_h2 = x2_over_s3 - s_iter * 0.25;
+            let nu = (ln_beta - ln_b) * ln_b * inv_ln_beta * bx;
+            let lambda = 1.0 / ln_b;
+            let otl = 1.0 + 2.0 * lambda;
+            let h2 = b_h2 - bpob * otl;
+            let c = 3.0 * (x2_over_s3 * inv_s);
+            let b_h3 = b_h2 * b_h2 - c - 0.25;
+            let sq_bpob = bpob * bpob;
+            let bppob = b_h2 * bpob;
+            let mu = 6.0 * lambda * (1.0 + lambda);
+            let h3 = b_h3 + sq_bpob * (2.0 + mu) - bppob * 3.0 * otl;
+            if theta_x < -190.0 {
+                let h4 = (b_h2 * (b_h3 - 0.5) - (b_h2 - 2.0 * inv_s) * 2.0 * c)
+                    - bpob
+                        * (sq_bpob * (6.0 + lambda * (22.0 + lambda * (36.0 + lambda * 24.0)))
+                            - bppob * (12.0 + 6.0 * mu))
+                    - bppob * b_h2 * 3.0 * otl
+                    - b_h3 * bpob * 4.0 * otl;
+                nu * householder4_factor(nu, h2, h3, h4)
+            } else {
+                nu * householder3_factor(nu, h2, h3)
+            }
         }
-    }
-    Ok(s_iter)
+        Objective::Highest => {
+            let beta_bar = solve.aux;
+            let h = theta_x / s_iter;
+            let gp = vega_over_complementary_normalised_black(theta_x, s_iter);
+            let b_bar = normalised_vega(theta_x, s_iter) / gp;
+            let g = (beta_bar / b_bar).ln();
+            let x2_over_s3 = (h * h) / s_iter;
+            let b_h2 = x2_over_s3 - s_iter / 4.0;
+            let c = 3.0 * (x2_over_s3 / s_iter);
+            let b_h3 = b_h2 * b_h2 - c - 0.25;
+            let nu = -g / gp;
+            let h2 = b_h2 + gp;
+            let h3 = b_h3 + gp * (2.0 * gp + 3.0 * b_h2);
+            if theta_x < -580.0 {
+                let h4 = (b_h2 * (b_h3 - 0.5) - (b_h2 - 2.0 / s_iter) * 2.0 * c)
+                    + gp * (6.0 * gp * (gp + 2.0 * b_h2) + 3.0 * b_h2 * b_h2 + 4.0 * b_h3);
+                nu * householder4_factor(nu, h2, h3, h4)
+            } else {
+                nu * householder3_factor(nu, h2, h3)
+            }
+        }
+        Objective::Middle => {
+            let beta = solve.beta;
+            let (b, inv_bp) = normalised_black_and_inv_vega(theta_x, s_iter);
+            let nu = (beta - b) * inv_bp;
+            let inv_s = 1.0 / s_iter;
+            let h = theta_x * inv_s;
+            let x2_over_s3 = (h * h) * inv_s;
+            let h2 = x2_over_s3 - s_iter * 0.25;
+            let h3 = h2 * h2 - 3.0 * (x2_over_s3 * inv_s) - 0.25;
+            nu * householder3_factor(nu, h2, h3)
+        }
+    };
+    let s_new = s_iter + ds;
+    solve.s = s_new;
+    ds.abs() <= CONVERGED_STEP * s_new
 }

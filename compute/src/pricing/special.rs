@@ -101,18 +101,34 @@ fn cody_pq(z: f64) -> f64 {
         / (((((z + Q[0]) * z + Q[1]) * z + Q[2]) * z + Q[3]) * z + Q[4])
 }
 
-/// exp(−y²) evaluated as exp(−ỹ²)·exp(−(y−ỹ)(y+ỹ)) with ỹ = y rounded down to 1/16, so that the
-/// rounding error of y² is not amplified (Cody's trick).
+/// y² as the exact sum hi + lo (Dekker's product with a Veltkamp split; no FMA needed).
 #[inline(always)]
-fn exp_of_negative_square(y: f64) -> f64 {
-    let y_tilde = (y * 16.0).trunc() / 16.0;
-    (-y_tilde * y_tilde).exp() * (-(y - y_tilde) * (y + y_tilde)).exp()
+fn exact_square(y: f64) -> (f64, f64) {
+    const SPLITTER: f64 = 134_217_729.0; // 2^27 + 1
+    let hi = y * y;
+    let c = SPLITTER * y;
+    let y_hi = c - (c - y);
+    let y_lo = y - y_hi;
+    let lo = ((y_hi * y_hi - hi) + 2.0 * y_hi * y_lo) + y_lo * y_lo;
+    (hi, lo)
 }
 
+/// exp(−y²) with the rounding error of y² not amplified: y² = hi + lo exactly, and
+/// exp(−lo) = 1 − lo to far below an ulp (|lo| ≤ ½ ulp(y²)). One `exp` call instead of the two
+/// of Cody's split at 1/16, with the same accuracy.
+#[inline(always)]
+pub(crate) fn exp_of_negative_square(y: f64) -> f64 {
+    let (hi, lo) = exact_square(y);
+    let e = (-hi).exp();
+    e - e * lo
+}
+
+/// exp(y²), see [`exp_of_negative_square`].
 #[inline(always)]
 fn exp_of_positive_square(x: f64) -> f64 {
-    let x_tilde = (x * 16.0).trunc() / 16.0;
-    (x_tilde * x_tilde).exp() * ((x - x_tilde) * (x + x_tilde)).exp()
+    let (hi, lo) = exact_square(x);
+    let e = hi.exp();
+    e + e * lo
 }
 
 /// erfcx(y) = exp(y²)·erfc(y) for y > 0.46875.
@@ -123,6 +139,34 @@ pub(crate) fn erfcx_above_threshold(y: f64) -> f64 {
     } else {
         (ONE_OVER_SQRT_PI - cody_pq(1.0 / (y * y))) / y
     }
+}
+
+/// Cube root of a positive normal number, < 0.67 ulp (the FreeBSD msun `s_cbrt.c` algorithm: a
+/// bit-level first guess, a polynomial to 23 bits, one Newton step to 53 bits). Pure arithmetic,
+/// so it inlines; `f64::cbrt` here is a correctly rounded but several times slower software
+/// routine. Notice of the original: "Copyright (C) 1993 by Sun Microsystems, Inc. All rights
+/// reserved. Developed at SunPro, a Sun Microsystems, Inc. business. Permission to use, copy,
+/// modify, and distribute this software is freely granted, provided that this notice is
+/// preserved." Optimized by Bruce D. Evans.
+#[inline]
+pub(crate) fn cbrt_positive(x: f64) -> f64 {
+    debug_assert!(x >= f64::MIN_POSITIVE && x.is_finite());
+    const B1: u64 = 715_094_163; // (1023 − 1023/3 − 0.03306235651)·2²⁰
+    const P0: f64 = 1.875_951_824_271_770_1;
+    const P1: f64 = -1.884_979_795_433_771_7;
+    const P2: f64 = 1.621_429_720_105_354_5;
+    const P3: f64 = -0.758_397_934_778_766;
+    const P4: f64 = 0.145_996_192_886_612_45;
+    let hx = (x.to_bits() >> 32) & 0x7fff_ffff;
+    let mut t = f64::from_bits((hx / 3 + B1) << 32);
+    let r = (t * t) * (t / x);
+    t *= (P0 + r * (P1 + r * P2)) + ((r * r) * r) * (P3 + r * P4);
+    t = f64::from_bits((t.to_bits() + 0x8000_0000) & 0xffff_ffff_c000_0000);
+    let s = t * t;
+    let r = x / s;
+    let w = t + t;
+    let r = (r - t) / (w + r);
+    t + t * r
 }
 
 /// Complementary error function.
@@ -194,7 +238,7 @@ pub fn norm_cdf(z: f64) -> f64 {
 /// Inverse of Φ(x) − ½ on |u| < Φ(1) − ½ (Jäckel, PJ-2024-Inverse-Normal, innermost branch).
 #[inline]
 #[rustfmt::skip] // generated coefficient expressions, kept as published
-fn inverse_norm_cdfmhalf_for_midrange_probabilities(u: f64) -> f64 {
+pub(crate) fn inverse_norm_cdfmhalf_for_midrange_probabilities(u: f64) -> f64 {
     const U_MAX: f64 = 0.341_344_746_068_542_9;
     let s = U_MAX * U_MAX - u * u;
     u * ((2.92958954698308805 + s * (5.0260572167303103E1 + s * (3.01870541922933937E2 + s * (7.4997781456657924E2 + s * (6.90489242061408612E2 + s * (1.34233243502653864E2 - 7.58939881401259242 * s)))))) / (1.0 + s * (1.8918538074574598E1 + s * (1.29404120448755281E2 + s * (3.86821208540417453E2 + s * (4.79123914509756757E2 + 1.79227008508102628E2 * s))))))
@@ -204,7 +248,15 @@ fn inverse_norm_cdfmhalf_for_midrange_probabilities(u: f64) -> f64 {
 #[inline]
 #[rustfmt::skip] // generated coefficient expressions, kept as published
 pub(crate) fn inverse_norm_cdf_for_low_probabilities(p: f64) -> f64 {
-    let r = (-p.ln()).sqrt();
+    inverse_norm_cdf_for_low_probabilities_from_ln(p.ln())
+}
+
+/// [`inverse_norm_cdf_for_low_probabilities`] given ln(p) instead of p, for callers that know
+/// the logarithm without forming p (no underflow, no cube root).
+#[inline]
+#[rustfmt::skip] // generated coefficient expressions, kept as published
+pub(crate) fn inverse_norm_cdf_for_low_probabilities_from_ln(ln_p: f64) -> f64 {
+    let r = (-ln_p).sqrt();
     if r < 6.7 {
         if r < 3.41 {
             if r < 2.05 {
