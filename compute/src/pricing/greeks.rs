@@ -15,39 +15,51 @@ use crate::time::DAYS_PER_YEAR;
 /// "Per day" means per calendar day of time passing (1/365 year), with the sign of the value
 /// change as the day passes; "per vol point" means per 0.01 of annualised volatility; "per
 /// point" of rate or yield means per 0.01. S is the spot (BSM) or the forward (Black-76).
+/// Notation: θ = ±1 for calls/puts, b the cost of carry, d1 = (ln(S/K) + (b + σ²/2)T)/(σ√T),
+/// d2 = d1 − σ√T, n and N the standard normal density and distribution. References are to
+/// Haug (2007) §2.2
+/// and his names for the Greeks; the "per unit" forms are his, scaled here to the service's units.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Greeks {
     /// Option value, dollars.
     pub price: f64,
-    /// ∂V/∂S.
+    /// ∂V/∂S = θ·e^{(b−r)T}·N(θ·d1) (Haug §2.2).
     pub delta: f64,
-    /// ∂²V/∂S², per $1.
+    /// ∂²V/∂S², per $1: e^{(b−r)T}·n(d1)/(S·σ√T) (Haug §2.2).
     pub gamma: f64,
-    /// −∂V/∂T / 365: dollars per calendar day.
+    /// −∂V/∂T / 365, dollars per calendar day:
+    /// [−S·e^{(b−r)T}·n(d1)·σ/(2√T) − θ(b−r)·S·e^{(b−r)T}·N(θd1) − θ·r·K·e^{−rT}·N(θd2)]/365
+    /// (Haug §2.2).
     pub theta: f64,
-    /// ∂V/∂σ / 100: dollars per vol point.
+    /// ∂V/∂σ / 100, dollars per vol point: S·e^{(b−r)T}·n(d1)·√T/100 (Haug §2.2).
     pub vega: f64,
-    /// ∂V/∂r / 100: dollars per point of rate (BSM holds S and q fixed; Black-76 holds F fixed).
+    /// ∂V/∂r / 100, dollars per point of rate: θ·K·T·e^{−rT}·N(θd2)/100 for BSM (S and q
+    /// fixed), −T·V/100 for Black-76 (F fixed) (Haug §2.2).
     pub rho: f64,
-    /// ∂V/∂q / 100: dollars per point of dividend yield (zero for Black-76).
+    /// ∂V/∂q / 100, dollars per point of dividend yield: −θ·S·T·e^{−qT}·N(θd1)/100 (BSM;
+    /// zero for Black-76, whose forward already carries the yield) (Haug §2.2).
     pub epsilon: f64,
-    /// ∂²V/∂S∂σ / 100: change of delta per vol point.
+    /// ∂²V/∂S∂σ / 100, delta per vol point: −e^{(b−r)T}·n(d1)·d2/σ/100 (Haug §2.2, DdeltaDvol).
     pub vanna: f64,
-    /// −∂²V/∂S∂T / 365: change of delta per calendar day.
+    /// −∂²V/∂S∂T / 365, delta per calendar day:
+    /// −e^{(b−r)T}·[n(d1)·(b/(σ√T) − d2/(2T)) + θ(b−r)·N(θd1)]/365 (Haug §2.2, DdeltaDtime).
     pub charm: f64,
-    /// ∂²V/∂σ² / 100²: change of vega (per vol point) per vol point.
+    /// ∂²V/∂σ² / 100², vega per vol point: vega·d1·d2/σ (per unit²) /10⁴ (Haug §2.2, DvegaDvol).
     pub vomma: f64,
-    /// −∂²V/∂σ∂T / (100·365): change of vega (per vol point) per calendar day.
+    /// −∂²V/∂σ∂T / (100·365), vega per calendar day:
+    /// vega·[r − b + b·d1/(σ√T) − (1 + d1·d2)/(2T)] (per unit) /(100·365) (Haug §2.2, DvegaDtime).
     pub veta: f64,
-    /// ∂³V/∂S³: change of gamma per $1.
+    /// ∂³V/∂S³, gamma per $1: −Γ/S·(1 + d1/(σ√T)) (Haug §2.2, DgammaDspot).
     pub speed: f64,
-    /// ∂³V/∂S²∂σ / 100: change of gamma per vol point.
+    /// ∂³V/∂S²∂σ / 100, gamma per vol point: Γ·(d1·d2 − 1)/σ/100 (Haug §2.2, DgammaDvol).
     pub zomma: f64,
-    /// −∂³V/∂S²∂T / 365: change of gamma per calendar day.
+    /// −∂³V/∂S²∂T / 365, gamma per calendar day:
+    /// Γ·[r − b + b·d1/(σ√T) + (1 − d1·d2)/(2T)]/365 (Haug §2.2, DgammaDtime).
     pub color: f64,
-    /// ∂³V/∂σ³ / 100³: change of vomma per vol point.
+    /// ∂³V/∂σ³ / 100³, vomma per vol point: −vega/σ²·[d1·d2·(1 − d1·d2) + d1² + d2²] (per
+    /// unit³) /10⁶ (Haug §2.2, DvommaDvol, rearranged to avoid dividing by d1 or d2).
     pub ultima: f64,
-    /// ∂V/∂K: change of value per $1 of strike.
+    /// ∂V/∂K, dollars per $1 of strike: −θ·e^{−rT}·N(θd2) (Haug §2.2).
     pub dual_delta: f64,
 }
 
