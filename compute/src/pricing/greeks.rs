@@ -17,8 +17,8 @@ use crate::time::DAYS_PER_YEAR;
 /// point" of rate or yield means per 0.01. S is the spot (BSM) or the forward (Black-76).
 /// Notation: θ = ±1 for calls/puts, b the cost of carry, d1 = (ln(S/K) + (b + σ²/2)T)/(σ√T),
 /// d2 = d1 − σ√T, n and N the standard normal density and distribution. References are to
-/// Haug (2007) §2.2
-/// and his names for the Greeks; the "per unit" forms are his, scaled here to the service's units.
+/// Haug (2007) §2.2 and his names for the Greeks; the "per unit" forms are his, scaled here to
+/// the service's units.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Greeks {
     /// Option value, dollars.
