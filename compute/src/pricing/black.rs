@@ -25,7 +25,7 @@
 
 use super::special::{
     LN_TWO_PI, ONE_OVER_SQRT_TWO, ONE_OVER_SQRT_TWO_PI, SQRT_PI_OVER_TWO, SQRT_TWO_PI, erf, erfc,
-    erfcx,
+    erfcx, erfcx_above_threshold,
 };
 
 /// η of the region partition.
@@ -241,23 +241,73 @@ pub(crate) fn normalised_black_and_inv_vega(theta_x: f64, s: f64) -> (f64, f64) 
     (b, inv_vega)
 }
 
-/// (b(θx, s), ∂b/∂s) for θx < 0 and s > 0 with one exponential for both where the region
-/// allows; b is bit for bit [`normalised_black_otm`].
+/// What the Greek kernel needs from one out-of-the-money evaluation, sharing two exponentials.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct OtmBlackTerms {
+    /// b(θx, s), the out-of-the-money normalised price.
+    pub(crate) b: f64,
+    /// ∂b/∂s = exp(−(h² + t²)/2)/√(2π).
+    pub(crate) vega: f64,
+    /// Φ(h + t) with h = θx/s, t = s/2.
+    pub(crate) cdf_plus: f64,
+    /// Φ(h − t).
+    pub(crate) cdf_minus: f64,
+}
+
+/// Φ(z) given g = exp(−z²/2), on Cody's branches: erfc(q) = erfcx(q)·exp(−q²) with q = −z/√2,
+/// so only the rational part is evaluated here (no exp of its own).
+#[inline(always)]
+fn cdf_from_gaussian(z: f64, gaussian: f64) -> f64 {
+    let q = -ONE_OVER_SQRT_TWO * z;
+    if q.abs() <= 0.46875 {
+        0.5 * erfc(q) // rational branch, no exponential
+    } else if q > 0.0 {
+        0.5 * erfcx_above_threshold(q) * gaussian
+    } else {
+        1.0 - 0.5 * erfcx_above_threshold(-q) * gaussian
+    }
+}
+
+/// b, ∂b/∂s and Φ(h ± t) for θx < 0, s > 0 with two exponentials in all: E = exp(−(h²+t²)/2)
+/// and e^{θx/2}. Because h·t = θx/2, exp(−(h ± t)²/2) = E·e^{∓θx/2}, so both normal
+/// probabilities come from E without further `exp` calls. The price is Jäckel's: his expansions
+/// in regions I and II, his two-term form with Cody's functions elsewhere.
 #[inline]
-pub(crate) fn normalised_black_and_vega(theta_x: f64, s: f64) -> (f64, f64) {
+pub(crate) fn otm_black_terms(theta_x: f64, s: f64) -> OtmBlackTerms {
     debug_assert!(theta_x < 0.0 && s > 0.0);
     let h = theta_x / s;
     let t = 0.5 * s;
-    let e = (-0.5 * (h * h + t * t)).exp();
+    let half_exponent = 0.5 * (h * h + t * t);
+    if half_exponent > 690.0 || theta_x < -1400.0 {
+        // E would underflow while exp(−(h ± t)²/2) need not: evaluate term by term.
+        return OtmBlackTerms {
+            b: normalised_black_otm(theta_x, s),
+            vega: normalised_vega(theta_x, s),
+            cdf_plus: super::special::norm_cdf(h + t),
+            cdf_minus: super::special::norm_cdf(h - t),
+        };
+    }
+    let e = (-half_exponent).exp();
     let vega = ONE_OVER_SQRT_TWO_PI * e;
+    let e_half_x = (0.5 * theta_x).exp(); // e^{θx/2} ≤ 1
+    let inv_e_half_x = 1.0 / e_half_x;
+    // exp(−(h+t)²/2) = E·e^{−θx/2} and exp(−(h−t)²/2) = E·e^{θx/2}.
+    let cdf_plus = cdf_from_gaussian(h + t, e * inv_e_half_x);
+    let cdf_minus = cdf_from_gaussian(h - t, e * e_half_x);
     let b = if is_region_i(theta_x, s) {
         asymptotic_expansion_of_scaled_normalised_black(h, t) * vega
     } else if is_region_ii(theta_x, s) {
         small_t_expansion_of_scaled_normalised_black(h, t) * vega
     } else {
-        (0.5 * codys_two_b(theta_x, h, t, || e)).max(0.0)
+        // b = e^{θx/2}·Φ(h+t) − e^{−θx/2}·Φ(h−t), the form Jäckel evaluates in these regions.
+        (e_half_x * cdf_plus - inv_e_half_x * cdf_minus).max(0.0)
     };
-    (b, vega)
+    OtmBlackTerms {
+        b,
+        vega,
+        cdf_plus,
+        cdf_minus,
+    }
 }
 
 /// b(θx, s) for θx < 0 and s > 0: the out-of-the-money normalised Black price.
@@ -345,7 +395,7 @@ pub(crate) fn undiscounted_black_from_log_moneyness(
         return intrinsic;
     }
     intrinsic
-        + (forward.sqrt() * strike.sqrt()) * normalised_black_otm(-log_moneyness.abs(), total_vol)
+        + (forward.sqrt() * strike.sqrt()) * otm_black_terms(-log_moneyness.abs(), total_vol).b
 }
 
 /// Rational cubic interpolation after Delbourgo & Gregory, "Shape preserving piecewise rational

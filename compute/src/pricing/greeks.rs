@@ -107,26 +107,33 @@ pub fn greeks_unchecked(inputs: &OptionInputs, vol: f64) -> Greeks {
     let d1 = x / total_vol + 0.5 * total_vol;
     let d2 = d1 - total_vol;
     let sqrt_fk = forward.sqrt() * k.sqrt();
-    // The normalised price b and vega ∂b/∂s = exp(−(h²+t²)/2)/√(2π) share one exponential
-    // (h² is the same for x and −|x|); the price is exactly what `price_unchecked` returns.
-    let (undiscounted, normalised_vega) = if x != 0.0 && total_vol > 0.0 {
-        let (b, vega) = black::normalised_black_and_vega(-x.abs(), total_vol);
+    // One out-of-the-money evaluation gives b, the vega and Φ(h ± t) (h = −|x|/s, t = s/2);
+    // N(θ·d1) and N(θ·d2) are those probabilities or their complements (put–call symmetry).
+    let (undiscounted, normalised_vega, cdf_d1, cdf_d2) = if x != 0.0 && total_vol > 0.0 {
+        let terms = black::otm_black_terms(-x.abs(), total_vol);
         let intrinsic = if theta_sign < 0.0 {
             (k - forward).max(0.0)
         } else {
             (forward - k).max(0.0)
         };
-        (intrinsic + sqrt_fk * b, vega)
+        let out_of_the_money = theta_sign * x < 0.0;
+        let (cdf_d1, cdf_d2) = match (theta_sign > 0.0, out_of_the_money) {
+            (true, true) => (terms.cdf_plus, terms.cdf_minus),
+            (true, false) => (1.0 - terms.cdf_minus, 1.0 - terms.cdf_plus),
+            (false, true) => (terms.cdf_minus, terms.cdf_plus),
+            (false, false) => (1.0 - terms.cdf_plus, 1.0 - terms.cdf_minus),
+        };
+        (intrinsic + sqrt_fk * terms.b, terms.vega, cdf_d1, cdf_d2)
     } else {
         (
             black::undiscounted_black_from_log_moneyness(forward, k, x, total_vol, theta_sign),
             black::normalised_vega(x, total_vol),
+            norm_cdf(theta_sign * d1),
+            norm_cdf(theta_sign * d2),
         )
     };
     // S·e^{(b−r)T}·φ(d1) = D·√(FK)·exp(−(h²+t²)/2)/√(2π): no overflow of φ's argument.
     let spot_pdf = discount * sqrt_fk * normalised_vega;
-    let cdf_d1 = norm_cdf(theta_sign * d1);
-    let cdf_d2 = norm_cdf(theta_sign * d2);
 
     let price = discount * undiscounted;
 
