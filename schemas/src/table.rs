@@ -1,0 +1,784 @@
+//! What every dataset shares: the [`Dataset`] list, the [`Record`] trait of the typed rows, and
+//! the column access, conformance and validation helpers behind them.
+
+use std::fmt;
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{
+    Date32Type, Float64Type, Time32SecondType, TimestampMicrosecondType, UInt32Type, UInt64Type,
+};
+use arrow_array::{
+    Array, ArrayRef, BooleanArray, Date32Array, Float64Array, RecordBatch, StringArray,
+    Time32SecondArray, TimestampMicrosecondArray, UInt32Array, UInt64Array, new_null_array,
+};
+use arrow_schema::{DataType, Field, SchemaRef, TimeUnit};
+use chrono::{DateTime, Datelike, NaiveDate, NaiveTime, Timelike, Utc};
+
+use crate::enums::WireEnum;
+use crate::error::SchemaError;
+
+/// Every inbound dataset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Dataset {
+    /// [`crate::OptionQuote`] rows.
+    OptionQuotes,
+    /// [`crate::UnderlyingTick`] rows.
+    UnderlyingTicks,
+    /// [`crate::DailyBar`] rows.
+    DailyBars,
+    /// [`crate::EarningsEvent`] rows.
+    Earnings,
+    /// [`crate::Dividend`] rows.
+    Dividends,
+    /// [`crate::BorrowRate`] rows.
+    BorrowRates,
+    /// [`crate::EconomicEvent`] rows.
+    EconomicCalendar,
+    /// [`crate::Company`] rows.
+    Companies,
+}
+
+impl Dataset {
+    /// Every dataset.
+    pub const ALL: [Dataset; 8] = [
+        Self::OptionQuotes,
+        Self::UnderlyingTicks,
+        Self::DailyBars,
+        Self::Earnings,
+        Self::Dividends,
+        Self::BorrowRates,
+        Self::EconomicCalendar,
+        Self::Companies,
+    ];
+
+    /// The dataset's name (snake case), as used in storage paths and messages.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::OptionQuotes => "option_quotes",
+            Self::UnderlyingTicks => "underlying_ticks",
+            Self::DailyBars => "daily_bars",
+            Self::Earnings => "earnings",
+            Self::Dividends => "dividends",
+            Self::BorrowRates => "borrow_rates",
+            Self::EconomicCalendar => "economic_calendar",
+            Self::Companies => "companies",
+        }
+    }
+
+    /// The dataset whose [`name`](Self::name) is `name`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|d| d.name() == name)
+    }
+
+    /// The Arrow schema (shared, built once).
+    pub fn schema(self) -> SchemaRef {
+        use crate::{
+            BorrowRate, Company, DailyBar, Dividend, EarningsEvent, EconomicEvent, OptionQuote,
+            UnderlyingTick,
+        };
+        match self {
+            Self::OptionQuotes => OptionQuote::schema(),
+            Self::UnderlyingTicks => UnderlyingTick::schema(),
+            Self::DailyBars => DailyBar::schema(),
+            Self::Earnings => EarningsEvent::schema(),
+            Self::Dividends => Dividend::schema(),
+            Self::BorrowRates => BorrowRate::schema(),
+            Self::EconomicCalendar => EconomicEvent::schema(),
+            Self::Companies => Company::schema(),
+        }
+    }
+
+    /// The column names in schema order (the `ALL` of its [`crate::columns`] module).
+    pub fn columns(self) -> &'static [&'static str] {
+        use crate::columns::*;
+        match self {
+            Self::OptionQuotes => option_quotes::ALL,
+            Self::UnderlyingTicks => underlying_ticks::ALL,
+            Self::DailyBars => daily_bars::ALL,
+            Self::Earnings => earnings::ALL,
+            Self::Dividends => dividends::ALL,
+            Self::BorrowRates => borrow_rates::ALL,
+            Self::EconomicCalendar => economic_calendar::ALL,
+            Self::Companies => companies::ALL,
+        }
+    }
+
+    /// The column holding the symbol a bus message is keyed by; `None` for the economic
+    /// calendar, which is market-wide.
+    pub fn key_column(self) -> Option<&'static str> {
+        use crate::columns::*;
+        match self {
+            Self::OptionQuotes => Some(option_quotes::UNDERLYING),
+            Self::UnderlyingTicks => Some(underlying_ticks::SYMBOL),
+            Self::DailyBars => Some(daily_bars::SYMBOL),
+            Self::Earnings => Some(earnings::SYMBOL),
+            Self::Dividends => Some(dividends::SYMBOL),
+            Self::BorrowRates => Some(borrow_rates::SYMBOL),
+            Self::EconomicCalendar => None,
+            Self::Companies => Some(companies::SYMBOL),
+        }
+    }
+
+    /// Whether this is reference data (slowly changing, may be published for the whole
+    /// universe in one message).
+    pub fn is_reference(self) -> bool {
+        !matches!(
+            self,
+            Self::OptionQuotes | Self::UnderlyingTicks | Self::DailyBars
+        )
+    }
+
+    /// Checks a batch against this dataset: columns found by name (unknown extra columns are
+    /// dropped, missing nullable columns become nulls), types, nullability and every value
+    /// rule. Returns the batch in the canonical schema.
+    pub fn validate_batch(self, batch: &RecordBatch) -> Result<RecordBatch, SchemaError> {
+        use crate::{
+            BorrowRate, Company, DailyBar, Dividend, EarningsEvent, EconomicEvent, OptionQuote,
+            UnderlyingTick,
+        };
+        match self {
+            Self::OptionQuotes => OptionQuote::validate_batch(batch),
+            Self::UnderlyingTicks => UnderlyingTick::validate_batch(batch),
+            Self::DailyBars => DailyBar::validate_batch(batch),
+            Self::Earnings => EarningsEvent::validate_batch(batch),
+            Self::Dividends => Dividend::validate_batch(batch),
+            Self::BorrowRates => BorrowRate::validate_batch(batch),
+            Self::EconomicCalendar => EconomicEvent::validate_batch(batch),
+            Self::Companies => Company::validate_batch(batch),
+        }
+    }
+}
+
+impl fmt::Display for Dataset {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+pub(crate) mod sealed {
+    use arrow_array::{ArrayRef, RecordBatch};
+
+    use crate::error::SchemaError;
+
+    /// The per-dataset code behind [`super::Record`]; not implementable outside the crate.
+    pub trait RecordImpl: Sized {
+        /// The columns of `rows`, in schema order (no checks).
+        fn columns(rows: &[Self]) -> Vec<ArrayRef>;
+        /// Every value rule, on a batch already in the canonical schema.
+        fn check(batch: &RecordBatch) -> Result<(), SchemaError>;
+        /// The rows of a checked batch in the canonical schema.
+        fn read(batch: &RecordBatch) -> Result<Vec<Self>, SchemaError>;
+    }
+}
+
+/// A typed row of a dataset, convertible to and from Arrow record batches. Both directions
+/// validate: a batch made by [`to_batch`](Record::to_batch) or accepted by
+/// [`from_batch`](Record::from_batch) satisfies every rule of the dataset.
+pub trait Record: sealed::RecordImpl {
+    /// Which dataset this row belongs to.
+    const DATASET: Dataset;
+
+    /// The dataset's Arrow schema.
+    fn schema() -> SchemaRef;
+
+    /// Validates the rows and builds a batch in the canonical schema.
+    fn to_batch(rows: &[Self]) -> Result<RecordBatch, SchemaError> {
+        let batch = RecordBatch::try_new(Self::schema(), Self::columns(rows))?;
+        Self::check(&batch)?;
+        Ok(batch)
+    }
+
+    /// Validates a batch (see [`Dataset::validate_batch`]) and reads its rows.
+    fn from_batch(batch: &RecordBatch) -> Result<Vec<Self>, SchemaError> {
+        let batch = Self::validate_batch(batch)?;
+        Self::read(&batch)
+    }
+
+    /// See [`Dataset::validate_batch`].
+    fn validate_batch(batch: &RecordBatch) -> Result<RecordBatch, SchemaError> {
+        let batch = conform(Self::DATASET, &Self::schema(), batch)?;
+        Self::check(&batch)?;
+        Ok(batch)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Arrow types and schema building.
+
+/// The Arrow type of every timestamp column: microseconds, UTC.
+pub fn timestamp_type() -> DataType {
+    DataType::Timestamp(TimeUnit::Microsecond, Some(Arc::from("UTC")))
+}
+
+pub(crate) fn field(name: &str, data_type: DataType, nullable: bool) -> Field {
+    Field::new(name, data_type, nullable)
+}
+
+/// Selects the schema's columns from `batch` by name, in schema order: extra columns (from a
+/// newer producer) are dropped, a missing nullable column becomes all nulls (an older
+/// producer), a missing required column, a wrong type or a null in a non-nullable column is an
+/// error.
+fn conform(
+    dataset: Dataset,
+    schema: &SchemaRef,
+    batch: &RecordBatch,
+) -> Result<RecordBatch, SchemaError> {
+    if batch.schema_ref() == schema {
+        for (field, name) in schema.fields().iter().zip(dataset.columns()) {
+            check_nulls(dataset, field, name, batch.column_by_name(name))?;
+        }
+        return Ok(batch.clone());
+    }
+    let mut columns = Vec::with_capacity(schema.fields().len());
+    for (field, &name) in schema.fields().iter().zip(dataset.columns()) {
+        match batch.column_by_name(name) {
+            Some(column) => {
+                if column.data_type() != field.data_type() {
+                    return Err(SchemaError::ColumnType {
+                        dataset,
+                        column: name,
+                        expected: field.data_type().clone(),
+                        found: column.data_type().clone(),
+                    });
+                }
+                check_nulls(dataset, field, name, Some(column))?;
+                columns.push(Arc::clone(column));
+            }
+            None if field.is_nullable() => {
+                columns.push(new_null_array(field.data_type(), batch.num_rows()));
+            }
+            None => {
+                return Err(SchemaError::MissingColumn {
+                    dataset,
+                    column: name,
+                });
+            }
+        }
+    }
+    Ok(RecordBatch::try_new(Arc::clone(schema), columns)?)
+}
+
+fn check_nulls(
+    dataset: Dataset,
+    field: &Field,
+    name: &'static str,
+    column: Option<&ArrayRef>,
+) -> Result<(), SchemaError> {
+    if let Some(column) = column
+        && !field.is_nullable()
+        && column.null_count() > 0
+    {
+        let row = (0..column.len()).find(|&i| column.is_null(i)).unwrap_or(0);
+        return Err(SchemaError::UnexpectedNull {
+            dataset,
+            column: name,
+            row,
+        });
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Typed column access on a conformed batch.
+
+/// Typed access to the columns of a batch in the canonical schema of `dataset`.
+pub(crate) struct Columns<'a> {
+    pub(crate) dataset: Dataset,
+    batch: &'a RecordBatch,
+}
+
+impl<'a> Columns<'a> {
+    pub(crate) fn new(dataset: Dataset, batch: &'a RecordBatch) -> Self {
+        Self { dataset, batch }
+    }
+
+    fn get(&self, name: &'static str) -> Result<&'a ArrayRef, SchemaError> {
+        self.batch
+            .column_by_name(name)
+            .ok_or(SchemaError::MissingColumn {
+                dataset: self.dataset,
+                column: name,
+            })
+    }
+
+    fn wrong_type(&self, name: &'static str, expected: DataType) -> SchemaError {
+        let found = self
+            .batch
+            .column_by_name(name)
+            .map_or(DataType::Null, |c| c.data_type().clone());
+        SchemaError::ColumnType {
+            dataset: self.dataset,
+            column: name,
+            expected,
+            found,
+        }
+    }
+
+    pub(crate) fn f64(&self, name: &'static str) -> Result<&'a Float64Array, SchemaError> {
+        self.get(name)?
+            .as_primitive_opt::<Float64Type>()
+            .ok_or_else(|| self.wrong_type(name, DataType::Float64))
+    }
+
+    pub(crate) fn u32(&self, name: &'static str) -> Result<&'a UInt32Array, SchemaError> {
+        self.get(name)?
+            .as_primitive_opt::<UInt32Type>()
+            .ok_or_else(|| self.wrong_type(name, DataType::UInt32))
+    }
+
+    pub(crate) fn u64(&self, name: &'static str) -> Result<&'a UInt64Array, SchemaError> {
+        self.get(name)?
+            .as_primitive_opt::<UInt64Type>()
+            .ok_or_else(|| self.wrong_type(name, DataType::UInt64))
+    }
+
+    pub(crate) fn date(&self, name: &'static str) -> Result<&'a Date32Array, SchemaError> {
+        self.get(name)?
+            .as_primitive_opt::<Date32Type>()
+            .ok_or_else(|| self.wrong_type(name, DataType::Date32))
+    }
+
+    pub(crate) fn timestamp(
+        &self,
+        name: &'static str,
+    ) -> Result<&'a TimestampMicrosecondArray, SchemaError> {
+        self.get(name)?
+            .as_primitive_opt::<TimestampMicrosecondType>()
+            .ok_or_else(|| self.wrong_type(name, timestamp_type()))
+    }
+
+    pub(crate) fn time(&self, name: &'static str) -> Result<&'a Time32SecondArray, SchemaError> {
+        self.get(name)?
+            .as_primitive_opt::<Time32SecondType>()
+            .ok_or_else(|| self.wrong_type(name, DataType::Time32(TimeUnit::Second)))
+    }
+
+    pub(crate) fn str(&self, name: &'static str) -> Result<&'a StringArray, SchemaError> {
+        self.get(name)?
+            .as_string_opt::<i32>()
+            .ok_or_else(|| self.wrong_type(name, DataType::Utf8))
+    }
+
+    pub(crate) fn bool(&self, name: &'static str) -> Result<&'a BooleanArray, SchemaError> {
+        self.get(name)?
+            .as_boolean_opt()
+            .ok_or_else(|| self.wrong_type(name, DataType::Boolean))
+    }
+
+    pub(crate) fn invalid(
+        &self,
+        column: &'static str,
+        row: usize,
+        reason: impl Into<String>,
+    ) -> SchemaError {
+        SchemaError::InvalidValue {
+            dataset: self.dataset,
+            column,
+            row,
+            reason: reason.into(),
+        }
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Value rules. Each checks every non-null value of one column and reports the first
+    // offender. `!(x >= 0.0)` is true for NaN too, so NaN never passes.
+
+    /// Finite and ≥ 0 (prices where 0 means "none", such as a bid).
+    pub(crate) fn non_negative(&self, name: &'static str) -> Result<(), SchemaError> {
+        let column = self.f64(name)?;
+        for (row, value) in column.iter().enumerate() {
+            if let Some(v) = value
+                && !(v >= 0.0 && v.is_finite())
+            {
+                return Err(self.invalid(name, row, format!("{v} is not a finite value ≥ 0")));
+            }
+        }
+        Ok(())
+    }
+
+    /// Finite and > 0 (prices that must exist).
+    pub(crate) fn positive(&self, name: &'static str) -> Result<(), SchemaError> {
+        let column = self.f64(name)?;
+        for (row, value) in column.iter().enumerate() {
+            if let Some(v) = value
+                && !(v > 0.0 && v.is_finite())
+            {
+                return Err(self.invalid(name, row, format!("{v} is not a finite value > 0")));
+            }
+        }
+        Ok(())
+    }
+
+    /// Finite (values that may be negative, such as EPS).
+    pub(crate) fn finite(&self, name: &'static str) -> Result<(), SchemaError> {
+        let column = self.f64(name)?;
+        for (row, value) in column.iter().enumerate() {
+            if let Some(v) = value
+                && !v.is_finite()
+            {
+                return Err(self.invalid(name, row, format!("{v} is not finite")));
+            }
+        }
+        Ok(())
+    }
+
+    /// Within `[low, high]`.
+    pub(crate) fn within(
+        &self,
+        name: &'static str,
+        low: f64,
+        high: f64,
+    ) -> Result<(), SchemaError> {
+        let column = self.f64(name)?;
+        for (row, value) in column.iter().enumerate() {
+            if let Some(v) = value
+                && !(v >= low && v <= high)
+            {
+                return Err(self.invalid(name, row, format!("{v} is not in [{low}, {high}]")));
+            }
+        }
+        Ok(())
+    }
+
+    /// `low ≤ high` on every row where both are present; the error names `low`'s column.
+    pub(crate) fn not_above(
+        &self,
+        low_name: &'static str,
+        high_name: &'static str,
+    ) -> Result<(), SchemaError> {
+        let low = self.f64(low_name)?;
+        let high = self.f64(high_name)?;
+        for (row, (l, h)) in low.iter().zip(high.iter()).enumerate() {
+            if let (Some(l), Some(h)) = (l, h)
+                && l > h
+            {
+                return Err(self.invalid(
+                    low_name,
+                    row,
+                    format!("{low_name} {l} is above {high_name} {h}"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// A symbol: 1–32 printable ASCII characters, no spaces.
+    pub(crate) fn symbol(&self, name: &'static str) -> Result<(), SchemaError> {
+        let column = self.str(name)?;
+        for (row, value) in column.iter().enumerate() {
+            if let Some(s) = value
+                && let Err(reason) = check_symbol(s)
+            {
+                return Err(self.invalid(name, row, reason));
+            }
+        }
+        Ok(())
+    }
+
+    /// Non-empty text without leading or trailing whitespace.
+    pub(crate) fn text(&self, name: &'static str) -> Result<(), SchemaError> {
+        let column = self.str(name)?;
+        for (row, value) in column.iter().enumerate() {
+            if let Some(s) = value
+                && (s.is_empty() || s.trim() != s)
+            {
+                return Err(self.invalid(
+                    name,
+                    row,
+                    format!("{s:?} is empty or has surrounding whitespace"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// One of the codes of `E`.
+    pub(crate) fn code<E: WireEnum>(&self, name: &'static str) -> Result<(), SchemaError> {
+        let column = self.str(name)?;
+        for (row, value) in column.iter().enumerate() {
+            if let Some(s) = value
+                && E::from_code(s).is_none()
+            {
+                return Err(self.invalid(name, row, unknown_code::<E>(s)));
+            }
+        }
+        Ok(())
+    }
+
+    /// A date in 1900-01-01 ..= 2199-12-31.
+    pub(crate) fn date_in_range(&self, name: &'static str) -> Result<(), SchemaError> {
+        let column = self.date(name)?;
+        let range = date_range_days();
+        for (row, value) in column.iter().enumerate() {
+            if let Some(days) = value
+                && !range.contains(&days)
+            {
+                return Err(self.invalid(
+                    name,
+                    row,
+                    format!("{days} days since 1970-01-01 is outside {MIN_YEAR}–{MAX_YEAR}"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// A timestamp in 1900 ..= 2199.
+    pub(crate) fn timestamp_in_range(&self, name: &'static str) -> Result<(), SchemaError> {
+        let column = self.timestamp(name)?;
+        let range = timestamp_range_micros();
+        for (row, value) in column.iter().enumerate() {
+            if let Some(micros) = value
+                && !range.contains(&micros)
+            {
+                return Err(self.invalid(
+                    name,
+                    row,
+                    format!("{micros} µs since the epoch is outside {MIN_YEAR}–{MAX_YEAR}"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// `earlier ≤ later` for two date columns; the error names `later`'s column.
+    pub(crate) fn date_not_before(
+        &self,
+        later_name: &'static str,
+        earlier_name: &'static str,
+    ) -> Result<(), SchemaError> {
+        let later = self.date(later_name)?;
+        let earlier = self.date(earlier_name)?;
+        for (row, (l, e)) in later.iter().zip(earlier.iter()).enumerate() {
+            if let (Some(l), Some(e)) = (l, e)
+                && l < e
+            {
+                return Err(self.invalid(
+                    later_name,
+                    row,
+                    format!(
+                        "{later_name} {} is before {earlier_name} {}",
+                        show_date(l),
+                        show_date(e)
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// A time of day: 0 ≤ seconds < 86 400.
+    pub(crate) fn time_of_day(&self, name: &'static str) -> Result<(), SchemaError> {
+        let column = self.time(name)?;
+        for (row, value) in column.iter().enumerate() {
+            if let Some(secs) = value
+                && !(0..86_400).contains(&secs)
+            {
+                return Err(self.invalid(name, row, format!("{secs} s is not a time of day")));
+            }
+        }
+        Ok(())
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Value readers for `read`, on checked batches (the errors are a second line of defence).
+
+    pub(crate) fn read_date(
+        &self,
+        name: &'static str,
+        column: &Date32Array,
+        row: usize,
+    ) -> Result<NaiveDate, SchemaError> {
+        days_to_date(column.value(row)).ok_or_else(|| self.invalid(name, row, "date out of range"))
+    }
+
+    pub(crate) fn read_timestamp(
+        &self,
+        name: &'static str,
+        column: &TimestampMicrosecondArray,
+        row: usize,
+    ) -> Result<DateTime<Utc>, SchemaError> {
+        DateTime::from_timestamp_micros(column.value(row))
+            .ok_or_else(|| self.invalid(name, row, "timestamp out of range"))
+    }
+
+    pub(crate) fn read_code<E: WireEnum>(
+        &self,
+        name: &'static str,
+        column: &StringArray,
+        row: usize,
+    ) -> Result<E, SchemaError> {
+        let s = column.value(row);
+        E::from_code(s).ok_or_else(|| self.invalid(name, row, unknown_code::<E>(s)))
+    }
+}
+
+fn unknown_code<E: WireEnum>(s: &str) -> String {
+    let codes: Vec<&str> = E::ALL.iter().map(|e| e.as_str()).collect();
+    format!("unknown {} {s:?} (expected one of {codes:?})", E::WHAT)
+}
+
+/// The symbol rule shared by every symbol column and every bus key: 1–32 printable ASCII
+/// characters without spaces (`BRK.B` and `^VIX` pass, normalisation is the source's job).
+pub(crate) fn check_symbol(s: &str) -> Result<(), String> {
+    if s.is_empty() {
+        return Err("empty symbol".to_owned());
+    }
+    if s.len() > 32 || !s.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(format!(
+            "{s:?} is not a symbol (1–32 printable ASCII characters, no spaces)"
+        ));
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Dates and times.
+
+const MIN_YEAR: i32 = 1900;
+const MAX_YEAR: i32 = 2199;
+/// Days from 0001-01-01 (day 1 of the common era) to 1970-01-01.
+const UNIX_EPOCH_FROM_CE: i32 = 719_163;
+
+/// Days since 1970-01-01 (Arrow `Date32`).
+pub fn date_to_days(date: NaiveDate) -> i32 {
+    date.num_days_from_ce() - UNIX_EPOCH_FROM_CE
+}
+
+/// The date `days` after 1970-01-01 (Arrow `Date32`); `None` outside chrono's range.
+pub fn days_to_date(days: i32) -> Option<NaiveDate> {
+    NaiveDate::from_num_days_from_ce_opt(days.checked_add(UNIX_EPOCH_FROM_CE)?)
+}
+
+fn year_start(year: i32) -> NaiveDate {
+    NaiveDate::from_ymd_opt(year, 1, 1).unwrap_or_default()
+}
+
+fn date_range_days() -> std::ops::Range<i32> {
+    date_to_days(year_start(MIN_YEAR))..date_to_days(year_start(MAX_YEAR + 1))
+}
+
+fn timestamp_range_micros() -> std::ops::Range<i64> {
+    let micros = |year| {
+        year_start(year)
+            .and_time(NaiveTime::MIN)
+            .and_utc()
+            .timestamp_micros()
+    };
+    micros(MIN_YEAR)..micros(MAX_YEAR + 1)
+}
+
+fn show_date(days: i32) -> String {
+    days_to_date(days).map_or_else(|| format!("day {days}"), |d| d.to_string())
+}
+
+/// Seconds since midnight (Arrow `Time32(Second)`).
+pub(crate) fn time_to_seconds(time: NaiveTime) -> i32 {
+    // < 86 400, fits.
+    time.num_seconds_from_midnight() as i32
+}
+
+pub(crate) fn seconds_to_time(seconds: i32) -> Option<NaiveTime> {
+    NaiveTime::from_num_seconds_from_midnight_opt(u32::try_from(seconds).ok()?, 0)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Array builders for `columns`.
+
+pub(crate) fn utf8<'r, I: IntoIterator<Item = &'r str>>(values: I) -> ArrayRef {
+    Arc::new(StringArray::from_iter_values(values))
+}
+
+pub(crate) fn utf8_opt<'r, I: IntoIterator<Item = Option<&'r str>>>(values: I) -> ArrayRef {
+    Arc::new(values.into_iter().collect::<StringArray>())
+}
+
+pub(crate) fn f64s<I: IntoIterator<Item = f64>>(values: I) -> ArrayRef {
+    Arc::new(Float64Array::from_iter_values(values))
+}
+
+pub(crate) fn f64s_opt<I: IntoIterator<Item = Option<f64>>>(values: I) -> ArrayRef {
+    Arc::new(values.into_iter().collect::<Float64Array>())
+}
+
+pub(crate) fn u32s<I: IntoIterator<Item = u32>>(values: I) -> ArrayRef {
+    Arc::new(UInt32Array::from_iter_values(values))
+}
+
+pub(crate) fn u64s<I: IntoIterator<Item = u64>>(values: I) -> ArrayRef {
+    Arc::new(UInt64Array::from_iter_values(values))
+}
+
+pub(crate) fn dates<I: IntoIterator<Item = NaiveDate>>(values: I) -> ArrayRef {
+    Arc::new(Date32Array::from_iter_values(
+        values.into_iter().map(date_to_days),
+    ))
+}
+
+pub(crate) fn timestamps<I: IntoIterator<Item = DateTime<Utc>>>(values: I) -> ArrayRef {
+    Arc::new(
+        TimestampMicrosecondArray::from_iter_values(
+            values.into_iter().map(|t| t.timestamp_micros()),
+        )
+        .with_timezone("UTC"),
+    )
+}
+
+pub(crate) fn times_opt<I: IntoIterator<Item = Option<NaiveTime>>>(values: I) -> ArrayRef {
+    Arc::new(
+        values
+            .into_iter()
+            .map(|t| t.map(time_to_seconds))
+            .collect::<Time32SecondArray>(),
+    )
+}
+
+pub(crate) fn bools<I: IntoIterator<Item = bool>>(values: I) -> ArrayRef {
+    Arc::new(values.into_iter().map(Some).collect::<BooleanArray>())
+}
+
+/// The value of a nullable column as an `Option`.
+pub(crate) fn opt<T>(column: &impl Array, row: usize, value: impl FnOnce() -> T) -> Option<T> {
+    column.is_valid(row).then(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_match_arrow_day_numbers() {
+        let epoch = NaiveDate::from_ymd_opt(1970, 1, 1).unwrap();
+        assert_eq!(date_to_days(epoch), 0);
+        let d = NaiveDate::from_ymd_opt(2026, 11, 20).unwrap();
+        assert_eq!(date_to_days(d), (d - epoch).num_days() as i32);
+        assert_eq!(days_to_date(date_to_days(d)), Some(d));
+        assert_eq!(days_to_date(i32::MAX), None);
+        assert_eq!(days_to_date(i32::MIN), None);
+    }
+
+    #[test]
+    fn dataset_names_round_trip() {
+        for d in Dataset::ALL {
+            assert_eq!(Dataset::from_name(d.name()), Some(d));
+        }
+    }
+
+    #[test]
+    fn schemas_follow_the_column_constants() {
+        for d in Dataset::ALL {
+            let schema = d.schema();
+            let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+            assert_eq!(names, d.columns(), "{d}");
+        }
+    }
+
+    #[test]
+    fn symbols() {
+        assert!(check_symbol("BRK.B").is_ok());
+        assert!(check_symbol("").is_err());
+        assert!(check_symbol("SP Y").is_err());
+        assert!(check_symbol(&"X".repeat(33)).is_err());
+    }
+}
