@@ -6,9 +6,13 @@
 //!   stocks, and synthetic names for benchmarks) and the real listing structure
 //!   ([`expirations`](simulator::listing::expirations) and
 //!   [`strike_grid`](simulator::listing::strike_grid)). Price paths and quotes build on them.
+//! - [`vendor`]: vendor-file importers (ORATS strikes, Cboe EOD summary, daily bars): streaming,
+//!   validated, all-or-nothing into an import sink.
 //! - [`IngestError`]: the crate's one error type.
 
+pub mod bus;
 pub mod error;
 pub mod simulator;
+pub mod vendor;
 
 pub use error::IngestError;

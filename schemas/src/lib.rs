@@ -61,6 +61,7 @@
 //! ```
 
 pub mod bus;
+mod bus_trait;
 pub mod columns;
 pub mod enums;
 mod error;
@@ -74,6 +75,7 @@ pub use bus::{
     DataBatch, FORMAT_VERSION, Header, MARKET_WIDE_KEY, Message, MessageKind, SnapshotEvent,
     decode, decode_header, encode,
 };
+pub use bus_trait::{Bus, BusError, BusFuture, Delivery, Pressure, Subscription};
 pub use enums::{
     AssetClass, DividendFrequency, EarningsTiming, ExerciseStyle, Importance, OptionType,
     SettlementStyle, WireEnum,
