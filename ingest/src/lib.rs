@@ -10,6 +10,7 @@
 //!   validated, all-or-nothing into an import sink.
 //! - [`IngestError`]: the crate's one error type.
 
+pub mod archive;
 pub mod bus;
 pub mod error;
 pub mod simulator;

@@ -11,7 +11,14 @@
 //!   which expirations exist (daily, weekly, monthly, quarterly, LEAPS; holiday moves; AM/PM
 //!   settlement) and which strikes each one lists.
 //! - [`rng`]: the small seeded generator (SplitMix64) the simulator draws from.
+//! - [`market`]: the underlying paths (stochastic vol, jumps, a market factor, earnings gaps).
+//! - [`surface`]: the arbitrage-free (SSVI) implied-vol surface of an underlying.
+//! - [`quotes`]: a chain snapshot, bid/ask around model value with sizes, open interest and
+//!   session volume.
 
 pub mod listing;
+pub mod market;
+pub mod quotes;
 pub mod rng;
+pub mod surface;
 pub mod universe;

@@ -1,0 +1,27 @@
+//! The quote archive's error type.
+
+/// Everything that can go wrong in the quote archive.
+#[derive(Debug, thiserror::Error)]
+pub enum ArchiveError {
+    /// The object store failed.
+    #[error("object store: {0}")]
+    Store(#[from] object_store::Error),
+    /// Parquet encoding or decoding failed.
+    #[error("parquet: {0}")]
+    Parquet(#[from] parquet::errors::ParquetError),
+    /// Rows did not pass the `option_quotes` schema (on write or on read).
+    #[error("schema: {0}")]
+    Schema(#[from] optics_schemas::SchemaError),
+    /// A local I/O failure (creating the archive directory, starting the sink's runtime).
+    #[error("i/o: {0}")]
+    Io(String),
+    /// A staging id that is not one plain path segment.
+    #[error("invalid staging id {0:?}: use 1–64 characters of [A-Za-z0-9._-]")]
+    InvalidStagingId(String),
+    /// The archive holds option quotes only; bars belong to the daily-bars dataset.
+    #[error("the quote archive takes option quotes only, not {0}")]
+    NotQuotes(&'static str),
+    /// A session already has part number `u32::MAX`.
+    #[error("a session's part sequence numbers are exhausted")]
+    SequenceExhausted,
+}
