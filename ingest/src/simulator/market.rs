@@ -16,7 +16,7 @@
 //!   |ρ| ≥ 0.99 (SPY, SPX) have neither own variance nor own jumps: they move with the market.
 //! - **Calibration**: realised volatility runs below implied (the variance risk premium), so
 //!   the total annual variance targets `(0.9 σ)²`; the diffusive `σ_d²` is that target less the
-//!   expected annual variance of market jumps (β²·λ·E[J²]), idiosyncratic jumps and the four
+//!   expected annual variance of market jumps (β²·λ·E(J²)), idiosyncratic jumps and the four
 //!   earnings gaps, floored at a quarter of the target.
 //! - **Volatility indices** (VIX): not a random walk but the market's vol level,
 //!   `100 · 1.1 · σ_SPY,d · √x_t` (implied above realised), with a little independent noise.
