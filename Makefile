@@ -34,8 +34,11 @@ fmt-check:
 lint: ## clippy on every target, warnings are errors
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 
-bench: ## benchmarks that print figures (ns/option, ratios, accuracies)
+bench: ## benchmarks that print figures (ns/option, ratios, accuracies, throughput)
 	$(CARGO) bench -p optics-compute --bench pricing
+	$(CARGO) bench -p optics-schemas --bench bus_codec
+	$(CARGO) bench -p optics-ingest --bench bus_throughput
+	$(CARGO) bench -p optics-ingest --bench archive_write
 
 reference: ## regenerate the reference vectors with QuantLib + mpmath (Python venv)
 	test -x $(REFERENCE_VENV)/bin/python || $(PYTHON) -m venv $(REFERENCE_VENV)
