@@ -1,5 +1,6 @@
 //! The `optics` binary: argument parsing and wiring only; the logic lives in the crates.
 
+mod import_command;
 mod price_command;
 
 use clap::{Parser, Subcommand};
@@ -17,12 +18,16 @@ enum Command {
     /// Price one contract and print its value and every Greek as JSON; with --price instead of
     /// --iv, solve the implied volatility first.
     Price(price_command::PriceArgs),
+    /// Import vendor end-of-day option files (ORATS strikes, Cboe EOD) into the quote archive;
+    /// a file with any bad row is rejected whole, with its line and reason.
+    Import(import_command::ImportArgs),
 }
 
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Price(args) => price_command::run(&args),
+        Command::Import(args) => import_command::run(&args),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,

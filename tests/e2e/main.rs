@@ -1,3 +1,4 @@
 //! End-to-end tests: start the real `optics` binary.
 
+mod import_cli;
 mod price_cli;
