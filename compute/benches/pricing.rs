@@ -5,7 +5,9 @@
 //! pricing`). It prints figures; it asserts nothing about time.
 
 use std::hint::black_box;
-use std::time::{Duration, Instant};
+use std::time::Instant;
+
+use optics_tests::bench::{XorShift, median, time_median};
 
 use implied_vol::{DefaultSpecialFn, ImpliedBlackVolatility};
 use optics_compute::pricing::{
@@ -20,26 +22,12 @@ const UNIVERSE: usize = 1_500_000;
 /// Timed repetitions; the median is reported.
 const REPEATS: usize = 9;
 
-/// A deterministic xorshift generator, so every run measures the same options.
-struct Rng(u64);
-impl Rng {
-    fn next_f64(&mut self) -> f64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 >> 11) as f64 / (1u64 << 53) as f64
-    }
-    fn uniform(&mut self, lo: f64, hi: f64) -> f64 {
-        lo + (hi - lo) * self.next_f64()
-    }
-}
-
 /// A listed-market-like mix: undiscounted Black options on F = 100 (r = 0 so the peer, which
 /// takes undiscounted prices, solves exactly the same problem), expiries from one hour to three
 /// years (weighted towards the front), vols 5 %–150 % with a few to 500 %, strikes within
 /// ±4 standard deviations, calls and puts. Returns inputs, true vols and prices.
 fn market_like(n: usize, seed: u64) -> (Vec<OptionInputs>, Vec<f64>, Vec<f64>) {
-    let mut rng = Rng(seed);
+    let mut rng = XorShift(seed);
     let mut inputs = Vec::with_capacity(n);
     let mut vols = Vec::with_capacity(n);
     let mut prices = Vec::with_capacity(n);
@@ -82,21 +70,8 @@ fn market_like(n: usize, seed: u64) -> (Vec<OptionInputs>, Vec<f64>, Vec<f64>) {
     (inputs, vols, prices)
 }
 
-fn median(mut samples: Vec<Duration>) -> Duration {
-    samples.sort();
-    samples[samples.len() / 2]
-}
-
-fn time_per_item(items: usize, mut run: impl FnMut()) -> f64 {
-    run(); // warm-up
-    let samples = (0..REPEATS)
-        .map(|_| {
-            let start = Instant::now();
-            run();
-            start.elapsed()
-        })
-        .collect();
-    median(samples).as_nanos() as f64 / items as f64
+fn time_per_item(items: usize, run: impl FnMut()) -> f64 {
+    time_median(REPEATS, run).as_nanos() as f64 / items as f64
 }
 
 /// Accuracy summary: worst and 99.9th-percentile relative errors.

@@ -11,12 +11,10 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use chrono::{DateTime, NaiveDate};
 use optics_ingest::bus::{EmbeddedBus, EmbeddedBusConfig};
-use optics_schemas::{
-    Bus, DataBatch, ExerciseStyle, Message, OptionQuote, OptionType, SettlementStyle, decode,
-    encode, occ_symbol,
-};
+use optics_schemas::{Bus, DataBatch, Message, OptionQuote, decode, encode};
+use optics_tests::bench::median;
+use optics_tests::fixtures::synthetic_chain;
 
 /// Quotes per message.
 const ROWS_PER_BATCH: usize = 1_000;
@@ -29,60 +27,10 @@ const MAX_BATCH: usize = 64;
 /// Timed repetitions; the median is reported.
 const REPEATS: usize = 7;
 
-/// A deterministic xorshift generator, so every run measures the same batches.
-struct Rng(u64);
-impl Rng {
-    fn next_f64(&mut self) -> f64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
-
 /// A chain slice of `underlying`: 5 expirations × 100 strikes × call/put.
-fn quotes(underlying: &str, seed: u64) -> Vec<OptionQuote> {
-    let mut rng = Rng(0x5eed_0fc0_ffee ^ seed);
-    let first = NaiveDate::from_ymd_opt(2026, 11, 20).unwrap();
-    let quote_time = DateTime::from_timestamp_micros(1_795_188_600_000_000).unwrap();
+fn chain_slice(underlying: &str, seed: u64) -> Vec<OptionQuote> {
     let spot = 100.0 + 10.0 * seed as f64;
-    let mut rows = Vec::with_capacity(ROWS_PER_BATCH);
-    for e in 0..5 {
-        let expiration = first + chrono::Days::new(7 * e);
-        for k in 0..100 {
-            let strike = spot - 50.0 + k as f64;
-            for option_type in [OptionType::Call, OptionType::Put] {
-                let moneyness = match option_type {
-                    OptionType::Call => spot - strike,
-                    OptionType::Put => strike - spot,
-                };
-                let value = moneyness.max(0.0) + 4.0 * (-(moneyness / 20.0).powi(2)).exp();
-                let half_width = 0.01 + 0.02 * value.sqrt() * rng.next_f64();
-                let bid = ((value - half_width).max(0.0) * 100.0).round() / 100.0;
-                let ask = ((value + half_width) * 100.0).round() / 100.0;
-                rows.push(OptionQuote {
-                    underlying: underlying.to_owned(),
-                    option_symbol: occ_symbol(underlying, expiration, option_type, strike).unwrap(),
-                    expiration,
-                    strike,
-                    option_type,
-                    settlement: SettlementStyle::Pm,
-                    exercise_style: ExerciseStyle::American,
-                    bid,
-                    ask,
-                    bid_size: (rng.next_f64() * 500.0) as u32,
-                    ask_size: (rng.next_f64() * 500.0) as u32,
-                    last: (rng.next_f64() < 0.9).then_some(0.5 * (bid + ask)),
-                    volume: (rng.next_f64() * 20_000.0) as u64,
-                    open_interest: (rng.next_f64() * 100_000.0) as u64,
-                    oi_date: first.pred_opt().unwrap(),
-                    quote_time,
-                    underlying_price: spot,
-                });
-            }
-        }
-    }
-    rows
+    synthetic_chain(underlying, spot, 5, 100, spot - 50.0, seed, ROWS_PER_BATCH)
 }
 
 #[derive(Clone, Copy)]
@@ -147,7 +95,7 @@ fn main() {
     let templates: Vec<Message> = (0..UNDERLYINGS)
         .map(|i| {
             let key = format!("U{i:02}");
-            Message::Data(DataBatch::from_rows(key.clone(), &quotes(&key, i as u64)).unwrap())
+            Message::Data(DataBatch::from_rows(key.clone(), &chain_slice(&key, i as u64)).unwrap())
         })
         .collect();
     let templates = Arc::new(templates);
@@ -170,11 +118,11 @@ fn main() {
                 round_trip,
             };
             runtime.block_on(run(Arc::clone(&templates), s)); // warm-up
-            let mut samples: Vec<Duration> = (0..REPEATS)
-                .map(|_| runtime.block_on(run(Arc::clone(&templates), s)))
-                .collect();
-            samples.sort();
-            let median = samples[REPEATS / 2];
+            let median = median(
+                (0..REPEATS)
+                    .map(|_| runtime.block_on(run(Arc::clone(&templates), s)))
+                    .collect(),
+            );
             let quotes = (MESSAGES * ROWS_PER_BATCH) as f64;
             println!(
                 "{:<24} {publishers} publisher(s), {consumers} member(s)  {:>9.3} ms  {:>9.2} M quotes/s  {:>9.0} messages/s",

@@ -5,94 +5,19 @@
 //! It prints figures; it asserts nothing about time.
 
 use std::hint::black_box;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use chrono::{DateTime, NaiveDate};
-use optics_schemas::{
-    DataBatch, ExerciseStyle, Message, OptionQuote, OptionType, Record, SettlementStyle, decode,
-    encode, occ_symbol,
-};
+use optics_schemas::{DataBatch, Message, OptionQuote, Record, decode, encode};
+use optics_tests::bench::time_median;
+use optics_tests::fixtures::synthetic_chain;
 
 /// Quotes in the batch.
 const QUOTES: usize = 10_000;
 /// Timed repetitions; the median is reported.
 const REPEATS: usize = 15;
 
-/// A deterministic xorshift generator, so every run measures the same batch.
-struct Rng(u64);
-impl Rng {
-    fn next_f64(&mut self) -> f64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
-
-/// A SPY-like chain: 25 expirations × 200 strikes × call/put, realistic widths and sizes.
-fn chain(n: usize) -> Vec<OptionQuote> {
-    let mut rng = Rng(0x5eed_0fc0_ffee);
-    let first = NaiveDate::from_ymd_opt(2026, 11, 20).unwrap();
-    let quote_time = DateTime::from_timestamp_micros(1_795_188_600_000_000).unwrap();
-    let spot = 587.12;
-    let mut rows = Vec::with_capacity(n);
-    'outer: for e in 0..25 {
-        let expiration = first + chrono::Days::new(7 * e);
-        for k in 0..200 {
-            let strike = 490.0 + k as f64;
-            for option_type in [OptionType::Call, OptionType::Put] {
-                if rows.len() == n {
-                    break 'outer;
-                }
-                let moneyness = match option_type {
-                    OptionType::Call => spot - strike,
-                    OptionType::Put => strike - spot,
-                };
-                let value = moneyness.max(0.0) + 8.0 * (-(moneyness / 40.0).powi(2)).exp();
-                let half_width = 0.01 + 0.02 * value.sqrt() * rng.next_f64();
-                let bid = ((value - half_width).max(0.0) * 100.0).round() / 100.0;
-                let ask = ((value + half_width) * 100.0).round() / 100.0;
-                rows.push(OptionQuote {
-                    underlying: "SPY".to_owned(),
-                    option_symbol: occ_symbol("SPY", expiration, option_type, strike).unwrap(),
-                    expiration,
-                    strike,
-                    option_type,
-                    settlement: SettlementStyle::Pm,
-                    exercise_style: ExerciseStyle::American,
-                    bid,
-                    ask,
-                    bid_size: (rng.next_f64() * 500.0) as u32,
-                    ask_size: (rng.next_f64() * 500.0) as u32,
-                    last: (rng.next_f64() < 0.9).then_some(0.5 * (bid + ask)),
-                    volume: (rng.next_f64() * 20_000.0) as u64,
-                    open_interest: (rng.next_f64() * 100_000.0) as u64,
-                    oi_date: first.pred_opt().unwrap(),
-                    quote_time,
-                    underlying_price: spot,
-                });
-            }
-        }
-    }
-    rows
-}
-
-fn median(mut samples: Vec<Duration>) -> Duration {
-    samples.sort();
-    samples[samples.len() / 2]
-}
-
-fn time(mut run: impl FnMut()) -> Duration {
-    run(); // warm-up
-    median(
-        (0..REPEATS)
-            .map(|_| {
-                let start = Instant::now();
-                run();
-                start.elapsed()
-            })
-            .collect(),
-    )
+fn time(run: impl FnMut()) -> Duration {
+    time_median(REPEATS, run)
 }
 
 fn report(step: &str, elapsed: Duration, bytes: usize) {
@@ -106,7 +31,8 @@ fn report(step: &str, elapsed: Duration, bytes: usize) {
 }
 
 fn main() {
-    let rows = chain(QUOTES);
+    // A SPY-like chain: 25 expirations × 200 strikes × call/put.
+    let rows = synthetic_chain("SPY", 587.12, 25, 200, 490.0, 0, QUOTES);
     assert_eq!(rows.len(), QUOTES);
     let message = Message::Data(DataBatch::from_rows("SPY", &rows).unwrap());
     let bytes = encode(&message).unwrap();

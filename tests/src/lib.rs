@@ -1,6 +1,9 @@
 //! optics-tests: helpers shared by the end-to-end tests in `tests/e2e/` (which run under the
 //! root `optics` package so they can start the real binary).
 
+pub mod bench;
+pub mod fixtures;
+
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
