@@ -39,6 +39,7 @@ bench: ## benchmarks that print figures (ns/option, ratios, accuracies, throughp
 	$(CARGO) bench -p optics-schemas --bench bus_codec
 	$(CARGO) bench -p optics-ingest --bench bus_throughput
 	$(CARGO) bench -p optics-ingest --bench archive_write
+	$(CARGO) bench -p optics-ingest --bench simulator_rate
 
 reference: ## regenerate the reference vectors with QuantLib + mpmath (Python venv)
 	test -x $(REFERENCE_VENV)/bin/python || $(PYTHON) -m venv $(REFERENCE_VENV)
