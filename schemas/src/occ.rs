@@ -154,9 +154,13 @@ impl<'a> OccSymbol<'a> {
 
     /// OCC's 21-character form, the root padded with spaces to six characters.
     pub fn to_padded(&self) -> String {
+        format!("{:<6}{}", self.root, self.contract_part())
+    }
+
+    /// Everything after the root: YYMMDD, C/P and the strike in thousandths over eight digits.
+    fn contract_part(&self) -> String {
         format!(
-            "{:<6}{:02}{:02}{:02}{}{:08}",
-            self.root,
+            "{:02}{:02}{:02}{}{:08}",
             self.expiration.year() % 100,
             self.expiration.month(),
             self.expiration.day(),
@@ -169,16 +173,7 @@ impl<'a> OccSymbol<'a> {
 impl fmt::Display for OccSymbol<'_> {
     /// The compact form, `SPXW261120C05000000`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{}{:02}{:02}{:02}{}{:08}",
-            self.root,
-            self.expiration.year() % 100,
-            self.expiration.month(),
-            self.expiration.day(),
-            self.option_type.as_str(),
-            self.strike_thousandths
-        )
+        write!(f, "{}{}", self.root, self.contract_part())
     }
 }
 

@@ -369,7 +369,8 @@ pub fn normalised_black(x: f64, s: f64, theta: f64) -> f64 {
     if s <= 0.0 {
         return intrinsic;
     }
-    intrinsic + normalised_black_otm(-x.abs(), s)
+    // The same evaluation the prices and Greeks use.
+    intrinsic + otm_black_terms(-x.abs(), s).b
 }
 
 /// Undiscounted Black price of a call (θ = +1) or put (θ = −1) on a forward F with total
