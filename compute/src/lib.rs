@@ -1,14 +1,41 @@
-//! optics-compute: the pure quantitative core of optics.
+//! optics-compute: the quantitative core of optics, and the snapshot store it publishes to.
 //!
-//! Everything here is plain functions over plain data and slices: no I/O, no async runtime,
-//! no logging. Tests and benchmarks call it directly.
+//! The math modules are plain functions over plain data and slices: no I/O, no async runtime,
+//! no logging; tests and benchmarks call them directly. Only [`store`] touches storage.
 //!
 //! - [`pricing`]: Black–Scholes–Merton and Black-76 prices, the full closed-form Greek set,
 //!   implied volatility (after Jäckel's "Let's Be Rational") and batch kernels over slices and
 //!   Arrow arrays.
+//! - [`chain`]: chain snapshots from quotes — the per-expiration forward (put–call parity or
+//!   carry), and every contract's mid, implied volatility and Greeks, call and put per strike.
+//! - [`expected_move`]: the expected move to an expiration from its at-the-money straddle.
+//! - [`exposure`]: dealer exposures (GEX, delta, vanna, charm, vega, theta and higher orders)
+//!   per contract, strike and expiration; the re-priced gamma flip level, walls, key levels,
+//!   max pain and the regime read.
+//! - [`flow`]: session volume and premium per contract, unusual activity, flow aggregates,
+//!   volume profile and smart-money filters.
 //! - [`probability`]: lognormal probabilities at expiration (probability of profit).
+//! - [`risk`]: portfolio risk — Greeks totals in share-equivalents and dollars, the risk
+//!   level, first-order scenario and stress estimates, and delta hedges.
+//! - [`strategy`]: option strategies — exact expiration payoffs, probability of profit,
+//!   builders by delta and width, the credit-spread / iron-condor optimizer, simulate-chain.
+//! - [`store`]: the snapshot store (Parquet over object_store), the one module here that does
+//!   I/O; the math modules never call it.
+//! - [`worker`]: the compute worker (bus in, snapshots out) and its pure per-cycle build.
+//! - [`vol`]: volatility statistics once per session close — close-to-close HV at 5–252
+//!   sessions (and ex-earnings), ATM IV, 25-delta skew and constant-maturity IV from a chain,
+//!   IV rank and percentile, VRP, correlation and beta, earnings-move statistics.
 //! - [`time`]: year fractions to the 16:00 America/New_York close and the NYSE calendar.
 
+pub mod chain;
+pub mod expected_move;
+pub mod exposure;
+pub mod flow;
 pub mod pricing;
 pub mod probability;
+pub mod risk;
+pub mod store;
+pub mod strategy;
 pub mod time;
+pub mod vol;
+pub mod worker;

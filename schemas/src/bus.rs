@@ -81,6 +81,8 @@ pub mod snapshot_datasets {
     pub const CHAIN: &str = "chain";
     /// Dealer exposures.
     pub const EXPOSURES: &str = "exposures";
+    /// Dealer exposure summaries (per expiration and aggregate: totals, flips, levels).
+    pub const EXPOSURE_SUMMARY: &str = "exposure_summary";
     /// Flow (volume, premium, open interest per contract).
     pub const FLOW: &str = "flow";
     /// Daily volatility statistics.

@@ -101,6 +101,10 @@ pub trait Subscription: Send + fmt::Debug {
     /// those available (each partition's in order). `None` once the bus is closed and this
     /// member has received every message of its partitions.
     ///
+    /// **Cancel-safe:** dropping the future before it resolves (a `select!` that took another
+    /// branch, a timeout) loses nothing; the messages it would have returned come with the
+    /// next call. Workers rely on this to wait for messages and for their cycle tick at once.
+    ///
     /// # Errors
     /// [`BusError::Backend`] when the transport fails.
     fn next_batch(

@@ -251,3 +251,512 @@ pub mod companies {
         PRICED_ON_FORWARD,
     ];
 }
+
+/// Chain snapshots: one row per underlying × expiration × settlement × strike, the call and
+/// the put of that strike side by side (the `chain` dataset that compute publishes).
+///
+/// The settlement is part of the grain because a cash index can list an AM-settled standard
+/// series and a PM-settled weekly series on the same date (SPX and SPXW on the third Friday);
+/// everywhere else each expiration has one settlement and the grain is expiration × strike.
+/// The shared columns come first, then [`chain::CALL`]'s columns, then [`chain::PUT`]'s (the
+/// same names with the prefix `call_` / `put_`). A side that is not listed at the strike is
+/// null in every one of its columns.
+pub mod chain {
+    /// Underlying symbol (`SPX`, `SPY`, `AAPL`). Utf8, non-empty.
+    pub const UNDERLYING: &str = "underlying";
+    /// The session the snapshot belongs to (ISO date, New York).
+    pub const TRADE_DATE: &str = "trade_date";
+    /// The instant the snapshot prices: UTC timestamp, microseconds. Time to expiry runs from
+    /// here.
+    pub const AS_OF: &str = "as_of";
+    /// Expiration date (ISO date).
+    pub const EXPIRATION: &str = "expiration";
+    /// `AM` or `PM` settlement of the series (see the module documentation).
+    pub const SETTLEMENT: &str = "settlement";
+    /// Calendar days from `trade_date` to `expiration` (Int32); 0 on expiration day.
+    pub const DTE: &str = "dte";
+    /// Years from `as_of` to 16:00 New York on `expiration`, calendar time / 365 (ACT/365
+    /// fixed). Zero or negative once that instant has passed.
+    pub const YEARS_TO_EXPIRY: &str = "years_to_expiry";
+    /// Strike price, dollars per share; positive.
+    pub const STRIKE: &str = "strike";
+    /// The underlying price the snapshot used, dollars: the traded price for stocks and ETFs,
+    /// the cash index level for indices.
+    pub const SPOT: &str = "spot";
+    /// The forward price of the expiration, dollars: the price every contract of the
+    /// expiration is valued on (see `forward_source`).
+    pub const FORWARD: &str = "forward";
+    /// How `forward` was obtained: `parity` (implied from call and put mids by put–call
+    /// parity) or `carry` (spot × e^{(rate − dividend yield)·T} with the dividend yield the
+    /// caller gave, when the quotes do not allow parity).
+    pub const FORWARD_SOURCE: &str = "forward_source";
+    /// Number of strikes whose call–put pair the parity forward combines (UInt32); 0 for a
+    /// `carry` forward.
+    pub const FORWARD_STRIKE_COUNT: &str = "forward_strike_count";
+    /// Continuously compounded risk-free rate, decimal.
+    pub const RATE: &str = "rate";
+    /// The continuous yield q the forward implies, decimal: q = rate − ln(forward / spot) / T
+    /// (dividends plus the stock-borrow cost, as the options price them). Equals the caller's
+    /// dividend yield for a `carry` forward and for an expiration with T ≤ 0.
+    pub const CARRY_YIELD: &str = "carry_yield";
+    /// The pricing model: `bsm` (Black–Scholes–Merton on `spot` with yield `carry_yield`) or
+    /// `black76` (Black-76 on `forward`, for cash indices; Greeks with respect to the
+    /// forward). Both value a contract identically; they differ in what delta, gamma and rho
+    /// hold fixed.
+    pub const MODEL: &str = "model";
+
+    macro_rules! side_columns {
+        ($($field:ident: $doc:literal,)*) => {
+            /// The column names of one side of the chain row: [`CALL`] (`call_…`) or [`PUT`]
+            /// (`put_…`). Each field is a column name; its documentation gives the meaning and
+            /// unit.
+            #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+            pub struct SideColumns {
+                $(#[doc = $doc] pub $field: &'static str,)*
+            }
+
+            /// The call side's column names (`call_bid`, …).
+            pub const CALL: SideColumns = SideColumns {
+                $($field: concat!("call_", stringify!($field)),)*
+            };
+
+            /// The put side's column names (`put_bid`, …).
+            pub const PUT: SideColumns = SideColumns {
+                $($field: concat!("put_", stringify!($field)),)*
+            };
+
+            /// The names in schema order.
+            pub const ALL: &[&str] = &[
+                UNDERLYING,
+                TRADE_DATE,
+                AS_OF,
+                EXPIRATION,
+                SETTLEMENT,
+                DTE,
+                YEARS_TO_EXPIRY,
+                STRIKE,
+                SPOT,
+                FORWARD,
+                FORWARD_SOURCE,
+                FORWARD_STRIKE_COUNT,
+                RATE,
+                CARRY_YIELD,
+                MODEL,
+                $(concat!("call_", stringify!($field)),)*
+                $(concat!("put_", stringify!($field)),)*
+            ];
+        };
+    }
+
+    side_columns! {
+        option_symbol: "OCC option symbol of the contract (compact form); null when the side is not listed.",
+        quote_time: "When the quote used was observed: UTC timestamp, microseconds (the latest quote of the contract wins).",
+        bid: "Best bid, dollars per share; 0 when there is no bid.",
+        ask: "Best ask, dollars per share.",
+        mid: "(bid + ask) / 2, dollars per share; null unless the quote is two-sided (bid > 0 and ask ≥ bid).",
+        last: "Price of the last trade, dollars per share; null when the contract has not traded.",
+        bid_size: "Contracts at the bid (UInt32).",
+        ask_size: "Contracts at the ask (UInt32).",
+        volume: "Contracts traded in the session up to the quote (UInt64).",
+        open_interest: "Open interest, contracts (UInt64), at the close of `oi_date`; null when the quote's open interest is dated after `trade_date` (never attached).",
+        oi_date: "The trade date (ISO date) the open interest applies to; never after `trade_date`.",
+        iv: "Implied volatility of the mid, decimal annualised (0.25 = 25 %); null when there is none (see `iv_status`).",
+        iv_status: "Null when `iv` is solved (or the side is not listed); otherwise why there is no IV: `no_two_sided_quote`, `expired` (T ≤ 0), `below_intrinsic`, `no_time_value`, `above_maximum` or `invalid_input`.",
+        delta: "∂V/∂S per share (S = spot for `bsm`, forward for `black76`); null without an IV, like every Greek.",
+        gamma: "∂²V/∂S², delta per $1 of the underlying.",
+        theta: "Value change per calendar day of time passing, dollars per share.",
+        vega: "Value change per vol point (0.01 of volatility), dollars per share.",
+        rho: "Value change per point (0.01) of the rate, dollars per share.",
+        epsilon: "Value change per point (0.01) of the yield, dollars per share (0 for `black76`).",
+        vanna: "Delta change per vol point.",
+        charm: "Delta change per calendar day.",
+        vomma: "Vega change per vol point.",
+        veta: "Vega change per calendar day.",
+        speed: "Gamma change per $1 of the underlying.",
+        zomma: "Gamma change per vol point.",
+        color: "Gamma change per calendar day.",
+        ultima: "Vomma change per vol point.",
+        extrinsic: "Time value of the mid, dollars per share: mid − e^{−rT}·max(±(forward − strike), 0); a shortfall within half the bid–ask spread (quote rounding) reads as 0, a larger one (the mid is below intrinsic) as null.",
+    }
+}
+
+/// Dealer exposures by strike: one row per underlying × expiration × strike (the `exposures`
+/// dataset that compute publishes), with the call, put and net exposure of every measure, and
+/// the per-expiration / aggregate summary rows ([`exposures::summary`]).
+///
+/// Dealer convention: dealers are long calls and short puts, so call exposures carry the sign
+/// of the Greek and put exposures the opposite sign (put GEX ≤ 0); `net_… = call_… + put_…`.
+/// Each exposure is `±Greek × open interest × 100 × a dollar scale`; the scale of each measure
+/// is on the field of [`exposures::MeasureColumns`] (the full table, with formulas, is in
+/// `optics_compute::exposure`). The measures come in the same order as
+/// `optics_compute::exposure::ExposureKind::ALL`.
+pub mod exposures {
+    /// Underlying symbol. Utf8, non-empty.
+    pub const UNDERLYING: &str = "underlying";
+    /// The session the snapshot belongs to (ISO date, New York).
+    pub const TRADE_DATE: &str = "trade_date";
+    /// The instant the snapshot prices: UTC timestamp, microseconds.
+    pub const AS_OF: &str = "as_of";
+    /// Expiration date (ISO date).
+    pub const EXPIRATION: &str = "expiration";
+    /// Calendar days from `trade_date` to `expiration` (Int32).
+    pub const DTE: &str = "dte";
+    /// Strike price, dollars per share; positive.
+    pub const STRIKE: &str = "strike";
+    /// The spot the exposures are scaled with, dollars; positive.
+    pub const SPOT: &str = "spot";
+    /// Open interest of the call at this strike, contracts (UInt64); 0 when not listed.
+    pub const CALL_OPEN_INTEREST: &str = "call_open_interest";
+    /// Open interest of the put at this strike, contracts (UInt64); 0 when not listed.
+    pub const PUT_OPEN_INTEREST: &str = "put_open_interest";
+
+    macro_rules! exposure_measure_columns {
+        ($($field:ident: $suffix:literal, $doc:literal;)*) => {
+            /// The column names of one side's measures: [`CALL`] (`call_…`), [`PUT`]
+            /// (`put_…`) or [`NET`] (`net_…`). Each field is a column name (Float64, finite);
+            /// its documentation gives the unit.
+            #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+            pub struct MeasureColumns {
+                $(#[doc = $doc] pub $field: &'static str,)*
+            }
+
+            /// Number of measures per side.
+            pub const MEASURE_COUNT: usize = [$(stringify!($field)),*].len();
+
+            /// The call side's measure columns.
+            pub const CALL: MeasureColumns = MeasureColumns {
+                $($field: concat!("call_", $suffix),)*
+            };
+            /// The put side's measure columns (dealer-signed: short puts).
+            pub const PUT: MeasureColumns = MeasureColumns {
+                $($field: concat!("put_", $suffix),)*
+            };
+            /// call + put.
+            pub const NET: MeasureColumns = MeasureColumns {
+                $($field: concat!("net_", $suffix),)*
+            };
+
+            impl MeasureColumns {
+                /// The names in schema order.
+                pub const fn names(&self) -> [&'static str; MEASURE_COUNT] {
+                    [$(self.$field),*]
+                }
+            }
+
+            /// The names in schema order.
+            pub const ALL: &[&str] = &[
+                UNDERLYING,
+                TRADE_DATE,
+                AS_OF,
+                EXPIRATION,
+                DTE,
+                STRIKE,
+                SPOT,
+                CALL_OPEN_INTEREST,
+                PUT_OPEN_INTEREST,
+                $(concat!("call_", $suffix),)*
+                $(concat!("put_", $suffix),)*
+                $(concat!("net_", $suffix),)*
+            ];
+
+            /// Exposure summaries: one row per underlying × expiration, plus one aggregate row
+            /// per underlying with `expiration` null (the `exposure_summary` dataset). The
+            /// measure columns hold totals over the expiration (or over all of them), with the
+            /// names and units of [`CALL`], [`PUT`] and [`NET`]; the levels are defined in
+            /// `optics_compute::exposure`.
+            pub mod summary {
+                pub use super::{AS_OF, SPOT, TRADE_DATE, UNDERLYING};
+                /// Expiration date (ISO date); null on the aggregate row.
+                pub const EXPIRATION: &str = "expiration";
+                /// Calendar days from `trade_date` to `expiration` (Int32); null on the
+                /// aggregate row.
+                pub const DTE: &str = "dte";
+                /// Contracts whose exposures are included (UInt64).
+                pub const CONTRACTS: &str = "contracts";
+                /// Σ call open interest, contracts (UInt64).
+                pub const CALL_OPEN_INTEREST: &str = "call_open_interest";
+                /// Σ put open interest, contracts (UInt64).
+                pub const PUT_OPEN_INTEREST: &str = "put_open_interest";
+                /// The spot at which total GEX, re-priced over hypothetical spots (each
+                /// contract at its own IV and time, forwards moved in proportion), crosses zero
+                /// — the crossing nearest spot; dollars, null when it never does over the grid.
+                pub const FLIP_LEVEL: &str = "flip_level";
+                /// Whether there is no flip level (Boolean; true exactly when `flip_level` is
+                /// null).
+                pub const FLIP_DEGENERATE: &str = "flip_degenerate";
+                /// Why there is no flip level: `no_exposure`, `always_positive` or
+                /// `always_negative`; null when there is one.
+                pub const FLIP_DEGENERACY: &str = "flip_degeneracy";
+                /// The same search on delta-adjusted GEX (GEX × |spot delta|), dollars;
+                /// nullable.
+                pub const DELTA_ADJUSTED_FLIP_LEVEL: &str = "delta_adjusted_flip_level";
+                /// Where cumulative net GEX by strike (summed from the lowest strike up) changes
+                /// sign, interpolated between strikes, dollars; nullable.
+                pub const GAMMA_FLIP: &str = "gamma_flip";
+                /// Strike of the largest call GEX, dollars; nullable.
+                pub const CALL_WALL: &str = "call_wall";
+                /// Call GEX at `call_wall`, dollars per 1 % move; nullable.
+                pub const CALL_WALL_GEX: &str = "call_wall_gex_usd_per_pct";
+                /// Strike of the largest |put GEX|, dollars; nullable.
+                pub const PUT_WALL: &str = "put_wall";
+                /// Put GEX (≤ 0) at `put_wall`, dollars per 1 % move; nullable.
+                pub const PUT_WALL_GEX: &str = "put_wall_gex_usd_per_pct";
+                /// Strike of the largest |net GEX|, dollars; nullable.
+                pub const KEY_GAMMA_STRIKE: &str = "key_gamma_strike";
+                /// Net GEX at `key_gamma_strike`, dollars per 1 % move; nullable.
+                pub const KEY_GAMMA_GEX: &str = "key_gamma_gex_usd_per_pct";
+                /// Strike of the most positive net GEX, dollars; nullable.
+                pub const MAX_GAMMA_STRIKE: &str = "max_gamma_strike";
+                /// Strike of the most negative net GEX, dollars; nullable.
+                pub const MIN_GAMMA_STRIKE: &str = "min_gamma_strike";
+                /// The listed strike nearest `flip_level`, dollars; nullable.
+                pub const VOL_TRIGGER: &str = "vol_trigger";
+                /// Strike of the largest |net charm exposure|, dollars; nullable.
+                pub const CHARM_PRESSURE_STRIKE: &str = "charm_pressure_strike";
+                /// Strike at or above spot of the largest |net vanna exposure|, dollars;
+                /// nullable.
+                pub const VANNA_RESISTANCE_STRIKE: &str = "vanna_resistance_strike";
+                /// Strike below spot of the largest |net vanna exposure|, dollars; nullable.
+                pub const VANNA_SUPPORT_STRIKE: &str = "vanna_support_strike";
+                /// The listed strike minimising the intrinsic value paid to holders at
+                /// expiration over open interest, dollars; nullable.
+                pub const MAX_PAIN_STRIKE: &str = "max_pain_strike";
+                /// That payout at `max_pain_strike`, dollars; nullable.
+                pub const MAX_PAIN_USD: &str = "max_pain_usd";
+                /// Call GEX / |put GEX| (unitless); null when put GEX is 0.
+                pub const GEX_RATIO: &str = "gex_ratio";
+                /// `SUPPRESSED` (net GEX > 0), `AMPLIFIED` (< 0) or `NEUTRAL`.
+                pub const VOLATILITY_REGIME: &str = "volatility_regime";
+                /// `CALL_DOMINATED`, `PUT_DOMINATED` or `BALANCED` (from `gex_ratio`).
+                pub const POSITIONING: &str = "positioning";
+                /// `BULLISH`, `BEARISH` or `NEUTRAL`.
+                pub const DIRECTIONAL_BIAS: &str = "directional_bias";
+
+                /// The names in schema order.
+                pub const ALL: &[&str] = &[
+                    UNDERLYING,
+                    TRADE_DATE,
+                    AS_OF,
+                    EXPIRATION,
+                    DTE,
+                    SPOT,
+                    CONTRACTS,
+                    CALL_OPEN_INTEREST,
+                    PUT_OPEN_INTEREST,
+                    $(concat!("call_", $suffix),)*
+                    $(concat!("put_", $suffix),)*
+                    $(concat!("net_", $suffix),)*
+                    FLIP_LEVEL,
+                    FLIP_DEGENERATE,
+                    FLIP_DEGENERACY,
+                    DELTA_ADJUSTED_FLIP_LEVEL,
+                    GAMMA_FLIP,
+                    CALL_WALL,
+                    CALL_WALL_GEX,
+                    PUT_WALL,
+                    PUT_WALL_GEX,
+                    KEY_GAMMA_STRIKE,
+                    KEY_GAMMA_GEX,
+                    MAX_GAMMA_STRIKE,
+                    MIN_GAMMA_STRIKE,
+                    VOL_TRIGGER,
+                    CHARM_PRESSURE_STRIKE,
+                    VANNA_RESISTANCE_STRIKE,
+                    VANNA_SUPPORT_STRIKE,
+                    MAX_PAIN_STRIKE,
+                    MAX_PAIN_USD,
+                    GEX_RATIO,
+                    VOLATILITY_REGIME,
+                    POSITIONING,
+                    DIRECTIONAL_BIAS,
+                ];
+            }
+        };
+    }
+
+    exposure_measure_columns! {
+        delta: "delta_shares", "Dealer delta, shares of the underlying: Δ·OI·100 (× spot for dollars).";
+        gamma: "gamma_usd_per_pct", "GEX, dollars per 1 % move: γ·OI·100·S²·0.01.";
+        delta_adjusted_gamma: "delta_adjusted_gamma_usd_per_pct", "GEX × |spot delta|, dollars per 1 % move.";
+        vanna: "vanna_shares_per_vol_pt", "Delta shares per vol point: vanna·OI·100.";
+        charm: "charm_shares_per_day", "Delta shares per calendar day: charm·OI·100 (positive: dealers get longer delta as time passes).";
+        vega: "vega_usd_per_vol_pt", "Dollars per vol point: vega·OI·100.";
+        theta: "theta_usd_per_day", "Dollars per calendar day: θ·OI·100.";
+        speed: "speed_usd_per_pct_per_pct", "Change of GEX for a 1 % rise of spot, dollars per 1 % move per 1 % move: speed·OI·100·S³·10⁻⁴.";
+        color: "color_usd_per_pct_per_day", "Change of GEX per calendar day, dollars per 1 % move per day: color·OI·100·S²·0.01.";
+        zomma: "zomma_usd_per_pct_per_vol_pt", "Change of GEX per vol point, dollars per 1 % move per vol point: zomma·OI·100·S²·0.01.";
+        vomma: "vomma_usd_per_vol_pt_per_vol_pt", "Change of vega exposure per vol point, dollars per vol point per vol point: vomma·OI·100.";
+        ultima: "ultima_usd_per_vol_pt_cubed", "Change of vomma exposure per vol point, dollars per vol point³: ultima·OI·100.";
+    }
+}
+
+/// Options flow: one row per contract that traded in the session (the `flow` dataset that
+/// compute publishes): cumulative session volume, its premium and open interest. Individual
+/// prints are not labelled.
+pub mod flow {
+    /// Underlying symbol. Utf8, non-empty.
+    pub const UNDERLYING: &str = "underlying";
+    /// The session (ISO date, New York).
+    pub const TRADE_DATE: &str = "trade_date";
+    /// The instant the snapshot describes: UTC timestamp, microseconds.
+    pub const AS_OF: &str = "as_of";
+    /// Expiration date (ISO date).
+    pub const EXPIRATION: &str = "expiration";
+    /// Calendar days from `trade_date` to `expiration` (Int32).
+    pub const DTE: &str = "dte";
+    /// Strike price, dollars per share; positive.
+    pub const STRIKE: &str = "strike";
+    /// `C` (call) or `P` (put).
+    pub const OPTION_TYPE: &str = "option_type";
+    /// Best bid, dollars per share; nullable.
+    pub const BID: &str = "bid";
+    /// Best ask, dollars per share; nullable.
+    pub const ASK: &str = "ask";
+    /// Mid, dollars per share; null unless the quote is two-sided.
+    pub const MID: &str = "mid";
+    /// Per-share delta from the chain; null without an IV.
+    pub const DELTA: &str = "delta";
+    /// Contracts traded in the session so far (UInt64); > 0.
+    pub const VOLUME: &str = "volume";
+    /// Open interest, contracts (UInt64).
+    pub const OPEN_INTEREST: &str = "open_interest";
+    /// volume × price × 100, dollars; the price is the mid, or (bid + ask)/2 for a one-sided
+    /// quote with both fields present; null without a price.
+    pub const PREMIUM_USD: &str = "premium_usd";
+    /// volume / open interest (unitless); null when open interest is 0.
+    pub const VOLUME_OI_RATIO: &str = "volume_oi_ratio";
+    /// The unusual-activity flag (Boolean): volume ≥ a multiple of open interest (default 2×)
+    /// and ≥ a minimum volume (default 100 contracts); see `optics_compute::flow`.
+    pub const IS_UNUSUAL: &str = "is_unusual";
+    /// `ITM` or `OTM` against spot (at the money counts as `OTM`).
+    pub const MONEYNESS: &str = "moneyness";
+
+    /// The names in schema order.
+    pub const ALL: &[&str] = &[
+        UNDERLYING,
+        TRADE_DATE,
+        AS_OF,
+        EXPIRATION,
+        DTE,
+        STRIKE,
+        OPTION_TYPE,
+        BID,
+        ASK,
+        MID,
+        DELTA,
+        VOLUME,
+        OPEN_INTEREST,
+        PREMIUM_USD,
+        VOLUME_OI_RATIO,
+        IS_UNUSUAL,
+        MONEYNESS,
+    ];
+}
+
+/// Daily volatility statistics: one row per underlying × session (the `vol_daily` dataset that
+/// compute publishes once per session close). Every volatility is **annualised percentage
+/// points** (25.0 = 25 %); every statistic column is nullable (null when the history or the
+/// chain does not allow it). Formulas: `optics_compute::vol`.
+pub mod vol_daily {
+    /// Underlying symbol. Utf8, non-empty.
+    pub const UNDERLYING: &str = "underlying";
+    /// The session (ISO date, New York).
+    pub const TRADE_DATE: &str = "trade_date";
+    /// The instant the statistics describe (the session close): UTC timestamp, microseconds.
+    pub const AS_OF: &str = "as_of";
+    /// The session's closing price of the underlying, dollars; > 0.
+    pub const CLOSE: &str = "close";
+    /// Close-to-close realized vol over exactly 5 sessions (`hv_basis`: sample standard
+    /// deviation of daily log returns × √252 × 100), percentage points; ≥ 0.
+    pub const HV_5D_PCT: &str = "hv_5d_pct";
+    /// The same over 10 sessions.
+    pub const HV_10D_PCT: &str = "hv_10d_pct";
+    /// The same over 20 sessions.
+    pub const HV_20D_PCT: &str = "hv_20d_pct";
+    /// The same over 30 sessions.
+    pub const HV_30D_PCT: &str = "hv_30d_pct";
+    /// The same over 60 sessions.
+    pub const HV_60D_PCT: &str = "hv_60d_pct";
+    /// The same over 90 sessions.
+    pub const HV_90D_PCT: &str = "hv_90d_pct";
+    /// The same over 120 sessions.
+    pub const HV_120D_PCT: &str = "hv_120d_pct";
+    /// The same over 180 sessions.
+    pub const HV_180D_PCT: &str = "hv_180d_pct";
+    /// The same over 252 sessions.
+    pub const HV_252D_PCT: &str = "hv_252d_pct";
+    /// 30-session HV with the earnings reaction sessions in the window dropped, percentage
+    /// points; ≥ 0.
+    pub const HV_30D_EX_EARNINGS_PCT: &str = "hv_30d_ex_earnings_pct";
+    /// Whether an earnings reaction session falls in the 30-session window (Boolean).
+    pub const EARNINGS_IN_HV_30D_WINDOW: &str = "earnings_in_hv_30d_window";
+    /// ATM implied vol interpolated to 10 calendar days (linear in total variance across
+    /// expirations, flat outside them; `iv_basis`), percentage points; > 0.
+    pub const IV10D_PCT: &str = "iv10d_pct";
+    /// The same at 20 days.
+    pub const IV20D_PCT: &str = "iv20d_pct";
+    /// The same at 30 days (`iv30d`, the VRP basis).
+    pub const IV30D_PCT: &str = "iv30d_pct";
+    /// The same at 60 days.
+    pub const IV60D_PCT: &str = "iv60d_pct";
+    /// The same at 90 days.
+    pub const IV90D_PCT: &str = "iv90d_pct";
+    /// The same at 180 days.
+    pub const IV6M_PCT: &str = "iv6m_pct";
+    /// The same at 365 days.
+    pub const IV1YR_PCT: &str = "iv1yr_pct";
+    /// The nearest expiration after the trade date with an ATM IV (Date32).
+    pub const FRONT_EXPIRATION: &str = "front_expiration";
+    /// ATM IV of `front_expiration` at its forward, percentage points; > 0.
+    pub const FRONT_ATM_IV_PCT: &str = "front_atm_iv_pct";
+    /// 25-delta skew at 30 days: put IV at |Δ| = 0.25 minus call IV at Δ = 0.25, each wing
+    /// interpolated to 30 days in total variance, percentage points (positive: puts richer).
+    pub const SKEW25_30D_PCT: &str = "skew25_30d_pct";
+    /// Where `iv30d_pct` sits between its one-year (252-session) low (0) and high (100).
+    pub const IV_RANK: &str = "iv_rank";
+    /// Share of the one-year sessions with `iv30d_pct` strictly below today's, 0–100.
+    pub const IV_PERCENTILE: &str = "iv_percentile";
+    /// `iv30d_pct − hv_30d_pct`, percentage points.
+    pub const VRP_30D_PCT: &str = "vrp_30d_pct";
+    /// `iv30d_pct / hv_30d_pct` (unitless); ≥ 0.
+    pub const VRP_RATIO: &str = "vrp_ratio";
+    /// Beta of daily log returns to SPY over 252 sessions (unitless).
+    pub const BETA_SPY_1Y: &str = "beta_spy_1y";
+    /// Correlation of daily log returns with SPY over 252 sessions, −1 to 1.
+    pub const CORRELATION_SPY_1Y: &str = "correlation_spy_1y";
+
+    /// The names in schema order.
+    pub const ALL: &[&str] = &[
+        UNDERLYING,
+        TRADE_DATE,
+        AS_OF,
+        CLOSE,
+        HV_5D_PCT,
+        HV_10D_PCT,
+        HV_20D_PCT,
+        HV_30D_PCT,
+        HV_60D_PCT,
+        HV_90D_PCT,
+        HV_120D_PCT,
+        HV_180D_PCT,
+        HV_252D_PCT,
+        HV_30D_EX_EARNINGS_PCT,
+        EARNINGS_IN_HV_30D_WINDOW,
+        IV10D_PCT,
+        IV20D_PCT,
+        IV30D_PCT,
+        IV60D_PCT,
+        IV90D_PCT,
+        IV6M_PCT,
+        IV1YR_PCT,
+        FRONT_EXPIRATION,
+        FRONT_ATM_IV_PCT,
+        SKEW25_30D_PCT,
+        IV_RANK,
+        IV_PERCENTILE,
+        VRP_30D_PCT,
+        VRP_RATIO,
+        BETA_SPY_1Y,
+        CORRELATION_SPY_1Y,
+    ];
+}

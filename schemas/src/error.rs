@@ -89,7 +89,22 @@ pub enum SchemaError {
     /// The body of a message could not be read (bad Arrow IPC, bad JSON, non-UTF-8 key …).
     #[error("invalid {kind} message body: {reason}")]
     InvalidPayload { kind: MessageKind, reason: String },
+    /// A batch of a snapshot dataset that compute publishes (`chain`, …) breaks its schema: a
+    /// required column is missing, a column has another type, a null sits in a non-nullable
+    /// column, or a value breaks its column's rule. `row` is `None` for whole-column problems.
+    #[error("{dataset} snapshot: column `{column}`{}: {reason}", row_suffix(*.row))]
+    InvalidSnapshot {
+        dataset: &'static str,
+        column: &'static str,
+        row: Option<usize>,
+        reason: String,
+    },
     /// An Arrow error while assembling or writing a batch.
     #[error("arrow: {0}")]
     Arrow(#[from] ArrowError),
+}
+
+/// `", row N"` for row-level problems, nothing for whole-column ones.
+fn row_suffix(row: Option<usize>) -> String {
+    row.map(|r| format!(", row {r}")).unwrap_or_default()
 }

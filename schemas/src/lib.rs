@@ -62,25 +62,37 @@
 
 pub mod bus;
 mod bus_trait;
+pub mod chain_snapshot;
 pub mod columns;
 pub mod enums;
 mod error;
+pub mod exposure_snapshot;
+pub mod flow_snapshot;
 pub mod occ;
 mod option_quotes;
 mod reference;
 mod table;
 mod underlying;
+pub mod vol_snapshot;
 
 pub use bus::{
     DataBatch, FORMAT_VERSION, Header, MARKET_WIDE_KEY, Message, MessageKind, SnapshotEvent,
     decode, decode_header, encode,
 };
 pub use bus_trait::{Bus, BusError, BusFuture, Delivery, Pressure, Subscription};
+pub use chain_snapshot::{
+    ChainGreeks, ChainRow, ChainSide, ForwardSource, NoIvReason, PricingModelCode, chain_schema,
+};
 pub use enums::{
     AssetClass, DividendFrequency, EarningsTiming, ExerciseStyle, Importance, OptionType,
     SettlementStyle, WireEnum,
 };
 pub use error::SchemaError;
+pub use exposure_snapshot::{
+    DirectionalBiasCode, ExposureMeasures, ExposureRow, ExposureSummaryRow, FlipDegeneracyCode,
+    PositioningCode, VolatilityRegimeCode, exposure_summary_schema, exposures_schema,
+};
+pub use flow_snapshot::{FlowSnapshotRow, MoneynessCode, flow_schema};
 pub use occ::{OccSymbol, occ_symbol};
 pub use option_quotes::{OptionQuote, option_quotes_schema};
 pub use reference::{
@@ -89,3 +101,4 @@ pub use reference::{
 };
 pub use table::{Dataset, Record, date_to_days, days_to_date, timestamp_type};
 pub use underlying::{DailyBar, UnderlyingTick, daily_bars_schema, underlying_ticks_schema};
+pub use vol_snapshot::{VOL_DAILY_DATASET, VolDailyRow, vol_daily_schema};

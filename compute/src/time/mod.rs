@@ -21,14 +21,18 @@
 //!   a table of unscheduled closures, 13:00 early closes and 09:30–16:00 sessions. It is checked
 //!   against the published calendar for 1990–2100 ([`VALIDATED_YEARS`]) and extrapolates the
 //!   same rules, without panicking, outside it.
+//! - **Now.** Services take an `Arc<dyn` [`Clock`]`>`: [`SystemClock`] in production,
+//!   [`ManualClock`] in tests, [`AcceleratedClock`] for `--speed` and past-date sessions.
 
 mod calendar;
+mod clock;
 mod year_fraction;
 
 pub use calendar::{
     EARLY_CLOSE, MarketState, NEW_YORK, NyseCalendar, REGULAR_CLOSE, REGULAR_OPEN, Session,
     VALIDATED_YEARS, new_york_date, new_york_datetime,
 };
+pub use clock::{AcceleratedClock, Clock, InvalidSpeed, ManualClock, SystemClock};
 pub use year_fraction::{
     DAYS_PER_YEAR, EXPIRY_CLOSE, SECONDS_PER_DAY, SECONDS_PER_YEAR, days_to_expiry,
     expiration_close_utc, year_fraction, years_to_expiry,

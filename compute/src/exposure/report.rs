@@ -1,0 +1,459 @@
+//! Per-contract exposures and their aggregation by strike, by expiration and over everything.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, NaiveDate, Utc};
+
+use super::flip::{CurveContract, FlipConfig, FlipLevel, GammaCurve};
+use super::input::{ContractAnalytics, UnderlyingContext};
+use super::levels::{
+    GammaLevels, GreekLevels, Implications, ImplicationsConfig, KeyLevels, MaxPain,
+    OpenInterestAtStrike, cumulative_crossing, gex_ratio, max_pain,
+};
+use super::{CONTRACT_MULTIPLIER, ExposureError, ExposureKind, ExposureVector, ONE_PERCENT};
+use crate::pricing::{Greeks, OptionType, PricingModel, greeks};
+
+/// Settings of [`compute_exposures`].
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct ExposureConfig {
+    /// Flip-level grid and tolerance.
+    pub flip: FlipConfig,
+    /// Implications rules.
+    pub implications: ImplicationsConfig,
+}
+
+/// One contract's dealer exposures.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ContractExposure {
+    /// Expiration date.
+    pub expiration: NaiveDate,
+    /// Strike, dollars.
+    pub strike: f64,
+    /// Call or put.
+    pub option_type: OptionType,
+    /// Open interest, contracts.
+    pub open_interest: u64,
+    /// Calendar days to expiration.
+    pub dte: i64,
+    /// Implied volatility, decimal.
+    pub iv: Option<f64>,
+    /// The per-share Greeks the exposures come from (the input's, or computed from `iv`).
+    pub greeks: Greeks,
+    /// Dealer-signed exposures (units: module table).
+    pub exposure: ExposureVector,
+}
+
+/// Both sides of one strike.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StrikeExposure {
+    /// Strike, dollars.
+    pub strike: f64,
+    /// Call open interest, contracts (every listed call, with or without Greeks).
+    pub call_open_interest: u64,
+    /// Put open interest, contracts.
+    pub put_open_interest: u64,
+    /// Dealer-signed call exposures.
+    pub call: ExposureVector,
+    /// Dealer-signed put exposures (put GEX ≤ 0).
+    pub put: ExposureVector,
+}
+
+impl StrikeExposure {
+    fn empty(strike: f64) -> Self {
+        Self {
+            strike,
+            call_open_interest: 0,
+            put_open_interest: 0,
+            call: ExposureVector::ZERO,
+            put: ExposureVector::ZERO,
+        }
+    }
+
+    /// call + put.
+    #[inline]
+    pub fn net(&self) -> ExposureVector {
+        self.call + self.put
+    }
+
+    fn merge(&mut self, other: &Self) {
+        self.call_open_interest += other.call_open_interest;
+        self.put_open_interest += other.put_open_interest;
+        self.call += other.call;
+        self.put += other.put;
+    }
+}
+
+/// Exposures of one expiration, or of every expiration together (`expiration` = `None`), with
+/// their levels.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExposureSummary {
+    /// The expiration; `None` for the aggregate.
+    pub expiration: Option<NaiveDate>,
+    /// Its calendar days to expiry; `None` for the aggregate.
+    pub dte: Option<i64>,
+    /// Contracts whose exposures are included.
+    pub contracts: usize,
+    /// The strike profile, ascending strikes.
+    pub strikes: Vec<StrikeExposure>,
+    /// Running sum of the net exposures from the lowest strike up (aligned with `strikes`).
+    pub cumulative_net: Vec<ExposureVector>,
+    /// Σ call exposures.
+    pub call_totals: ExposureVector,
+    /// Σ put exposures (dealer-signed).
+    pub put_totals: ExposureVector,
+    /// Σ call open interest, contracts.
+    pub call_open_interest: u64,
+    /// Σ put open interest, contracts.
+    pub put_open_interest: u64,
+    /// Re-priced gamma flip level ([`super::flip`]).
+    pub flip: FlipLevel,
+    /// Re-priced flip level of delta-adjusted gamma.
+    pub delta_adjusted_flip: FlipLevel,
+    /// Where cumulative net GEX by strike changes sign ([`super::levels`]).
+    pub gamma_flip: Option<f64>,
+    /// Walls and gamma strikes.
+    pub gamma_levels: GammaLevels,
+    /// Levels of every kind, in [`ExposureKind::ALL`] order.
+    pub greek_levels: Vec<GreekLevels>,
+    /// The named key levels.
+    pub key_levels: KeyLevels,
+    /// Call GEX / |put GEX|.
+    pub gex_ratio: Option<f64>,
+    /// Max pain over this summary's open interest.
+    pub max_pain: Option<MaxPain>,
+    /// The regime read.
+    pub implications: Implications,
+}
+
+impl ExposureSummary {
+    /// call + put totals.
+    pub fn net_totals(&self) -> ExposureVector {
+        self.call_totals + self.put_totals
+    }
+
+    /// The levels of `kind`.
+    pub fn greek_levels(&self, kind: ExposureKind) -> &GreekLevels {
+        &self.greek_levels[kind.index()]
+    }
+}
+
+/// Everything [`compute_exposures`] derives from one underlying's chain.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExposureReport {
+    /// Underlying symbol.
+    pub underlying: String,
+    /// Spot, dollars.
+    pub spot: f64,
+    /// Snapshot instant.
+    pub as_of: DateTime<Utc>,
+    /// Per-contract exposures, sorted by expiration, strike, call before put.
+    pub contracts: Vec<ContractExposure>,
+    /// Contracts left out of the exposures: no Greeks and no IV to compute them from, or
+    /// expired. Their open interest still counts towards strike OI and max pain.
+    pub contracts_without_greeks: usize,
+    /// One summary per expiration, ascending.
+    pub expirations: Vec<ExposureSummary>,
+    /// Every expiration together.
+    pub aggregate: ExposureSummary,
+}
+
+/// The dealer exposures of one contract, using its Greeks or, when it has none, Greeks computed
+/// from its IV; `None` when neither is available or it has expired.
+pub fn contract_exposure(
+    contract: &ContractAnalytics,
+    context: &UnderlyingContext,
+) -> Option<ContractExposure> {
+    let forward = context.forward(contract.expiration, contract.years_to_expiry);
+    exposure_with_forward(contract, context, forward)
+}
+
+fn exposure_with_forward(
+    contract: &ContractAnalytics,
+    context: &UnderlyingContext,
+    forward: f64,
+) -> Option<ContractExposure> {
+    let per_share = match contract.greeks {
+        Some(g) => g,
+        None => {
+            let iv = contract.iv?;
+            let inputs = contract.pricing_inputs(context, forward, context.spot)?;
+            greeks(&inputs, iv).ok()?
+        }
+    };
+    let x = match context.model {
+        PricingModel::BlackScholesMerton => context.spot,
+        PricingModel::Black76 => forward,
+    };
+    Some(ContractExposure {
+        expiration: contract.expiration,
+        strike: contract.strike,
+        option_type: contract.option_type,
+        open_interest: contract.open_interest,
+        dte: contract.dte,
+        iv: contract.iv,
+        greeks: per_share,
+        exposure: exposure_vector(
+            &per_share,
+            contract.option_type,
+            contract.open_interest,
+            x,
+            context.spot,
+        ),
+    })
+}
+
+/// The dealer-signed exposures of `open_interest` contracts with per-share Greeks `g` taken
+/// against price `x`, spot `spot` (formulas: the module table).
+fn exposure_vector(
+    g: &Greeks,
+    option_type: OptionType,
+    open_interest: u64,
+    x: f64,
+    spot: f64,
+) -> ExposureVector {
+    use ExposureKind as K;
+    let n = option_type.sign() * open_interest as f64 * CONTRACT_MULTIPLIER;
+    let k = x / spot;
+    let per_pct = x * x * ONE_PERCENT;
+    let gex = g.gamma * per_pct * n;
+    let spot_delta = g.delta * k;
+    let mut v = ExposureVector::ZERO;
+    v[K::Delta] = spot_delta * n;
+    v[K::Gamma] = gex;
+    v[K::DeltaAdjustedGamma] = gex * spot_delta.abs();
+    v[K::Vanna] = g.vanna * k * n;
+    v[K::Charm] = g.charm * k * n;
+    v[K::Vega] = g.vega * n;
+    v[K::Theta] = g.theta * n;
+    v[K::Speed] = g.speed * x * per_pct * ONE_PERCENT * n;
+    v[K::Color] = g.color * per_pct * n;
+    v[K::Zomma] = g.zomma * per_pct * n;
+    v[K::Vomma] = g.vomma * n;
+    v[K::Ultima] = g.ultima * n;
+    v
+}
+
+/// Strikes are listed in multiples of 0.001, so thousandths identify a strike exactly.
+fn strike_key(strike: f64) -> i64 {
+    (strike * 1000.0).round() as i64
+}
+
+/// Per-contract, per-strike, per-expiration and aggregate dealer exposures of `contracts`, with
+/// flip levels, walls, key levels, max pain and implications for each expiration and for all
+/// of them together.
+///
+/// Contracts may come in any order. Every numeric input is validated first; a bad value is an
+/// [`ExposureError`] naming the contract and field. An empty slice gives an empty report.
+pub fn compute_exposures(
+    contracts: &[ContractAnalytics],
+    context: &UnderlyingContext,
+    config: &ExposureConfig,
+) -> Result<ExposureReport, ExposureError> {
+    context.validate()?;
+    config.flip.validate()?;
+    if !(config.implications.balance_band >= 0.0 && config.implications.balance_band.is_finite()) {
+        return Err(ExposureError::Config {
+            field: "implications.balance_band",
+            reason: "must be a finite number ≥ 0".to_owned(),
+        });
+    }
+    for (index, contract) in contracts.iter().enumerate() {
+        contract.validate(index)?;
+    }
+    let spot = context.spot;
+    let mut order: Vec<&ContractAnalytics> = contracts.iter().collect();
+    order.sort_by(|a, b| {
+        a.expiration
+            .cmp(&b.expiration)
+            .then(a.strike.total_cmp(&b.strike))
+            .then((a.option_type == OptionType::Put).cmp(&(b.option_type == OptionType::Put)))
+    });
+
+    struct Group {
+        expiration: NaiveDate,
+        dte: i64,
+        contracts: usize,
+        strikes: Vec<StrikeExposure>,
+    }
+    let mut groups: Vec<Group> = Vec::new();
+    let mut curve = GammaCurve::default();
+    let mut detailed = Vec::with_capacity(contracts.len());
+    let mut contracts_without_greeks = 0;
+    for contract in order {
+        if groups
+            .last()
+            .is_none_or(|g| g.expiration != contract.expiration)
+        {
+            groups.push(Group {
+                expiration: contract.expiration,
+                dte: contract.dte,
+                contracts: 0,
+                strikes: Vec::new(),
+            });
+            curve.start_group();
+        }
+        let Some(group) = groups.last_mut() else {
+            continue;
+        };
+        if group
+            .strikes
+            .last()
+            .is_none_or(|r| strike_key(r.strike) != strike_key(contract.strike))
+        {
+            group.strikes.push(StrikeExposure::empty(contract.strike));
+        }
+        let Some(row) = group.strikes.last_mut() else {
+            continue;
+        };
+        match contract.option_type {
+            OptionType::Call => row.call_open_interest += contract.open_interest,
+            OptionType::Put => row.put_open_interest += contract.open_interest,
+        }
+        let forward = context.forward(contract.expiration, contract.years_to_expiry);
+        match exposure_with_forward(contract, context, forward) {
+            Some(e) => {
+                match contract.option_type {
+                    OptionType::Call => row.call += e.exposure,
+                    OptionType::Put => row.put += e.exposure,
+                }
+                group.contracts += 1;
+                detailed.push(e);
+            }
+            None => contracts_without_greeks += 1,
+        }
+        if let Some(iv) = contract.iv
+            && let Some(entry) = CurveContract::new(
+                contract.option_type.sign(),
+                contract.open_interest,
+                contract.strike,
+                forward,
+                spot,
+                iv,
+                contract.years_to_expiry,
+                context.rate,
+            )
+        {
+            curve.push(entry);
+        }
+    }
+
+    let flips = curve.flips(spot, &config.flip);
+    let mut all_strikes: BTreeMap<i64, StrikeExposure> = BTreeMap::new();
+    for group in &groups {
+        for row in &group.strikes {
+            all_strikes
+                .entry(strike_key(row.strike))
+                .or_insert_with(|| StrikeExposure::empty(row.strike))
+                .merge(row);
+        }
+    }
+    let total_contracts = groups.iter().map(|g| g.contracts).sum();
+    let aggregate = summarize(
+        None,
+        None,
+        total_contracts,
+        all_strikes.into_values().collect(),
+        flips.aggregate,
+        spot,
+        config,
+    );
+    let expirations = groups
+        .into_iter()
+        .zip(flips.groups)
+        .map(|(g, flip)| {
+            summarize(
+                Some(g.expiration),
+                Some(g.dte),
+                g.contracts,
+                g.strikes,
+                flip,
+                spot,
+                config,
+            )
+        })
+        .collect();
+    Ok(ExposureReport {
+        underlying: context.underlying.clone(),
+        spot,
+        as_of: context.as_of,
+        contracts: detailed,
+        contracts_without_greeks,
+        expirations,
+        aggregate,
+    })
+}
+
+fn summarize(
+    expiration: Option<NaiveDate>,
+    dte: Option<i64>,
+    contracts: usize,
+    strikes: Vec<StrikeExposure>,
+    (flip, delta_adjusted_flip): (FlipLevel, FlipLevel),
+    spot: f64,
+    config: &ExposureConfig,
+) -> ExposureSummary {
+    let mut call_totals = ExposureVector::ZERO;
+    let mut put_totals = ExposureVector::ZERO;
+    let mut call_open_interest = 0;
+    let mut put_open_interest = 0;
+    let mut running = ExposureVector::ZERO;
+    let mut cumulative_net = Vec::with_capacity(strikes.len());
+    for row in &strikes {
+        call_totals += row.call;
+        put_totals += row.put;
+        call_open_interest += row.call_open_interest;
+        put_open_interest += row.put_open_interest;
+        running += row.net();
+        cumulative_net.push(running);
+    }
+    let strike_values: Vec<f64> = strikes.iter().map(|r| r.strike).collect();
+    let cumulative_gex: Vec<f64> = cumulative_net
+        .iter()
+        .map(|v| v[ExposureKind::Gamma])
+        .collect();
+    let gamma_levels = GammaLevels::from_profile(&strikes, spot);
+    let greek_levels = ExposureKind::ALL
+        .into_iter()
+        .map(|kind| {
+            GreekLevels::from_profile(
+                kind,
+                &strikes,
+                &cumulative_net,
+                call_totals[kind],
+                put_totals[kind],
+                spot,
+            )
+        })
+        .collect();
+    let key_levels = KeyLevels::from_profile(&strikes, &gamma_levels, flip.level, spot);
+    let open_interest: Vec<OpenInterestAtStrike> = strikes
+        .iter()
+        .map(|r| OpenInterestAtStrike {
+            strike: r.strike,
+            call: r.call_open_interest,
+            put: r.put_open_interest,
+        })
+        .collect();
+    let call_gex = call_totals[ExposureKind::Gamma];
+    let put_gex = put_totals[ExposureKind::Gamma];
+    ExposureSummary {
+        expiration,
+        dte,
+        contracts,
+        gamma_flip: cumulative_crossing(&strike_values, &cumulative_gex, spot),
+        max_pain: max_pain(&open_interest, spot),
+        gex_ratio: gex_ratio(call_gex, put_gex),
+        implications: Implications::from_gex(call_gex, put_gex, &config.implications),
+        strikes,
+        cumulative_net,
+        call_totals,
+        put_totals,
+        call_open_interest,
+        put_open_interest,
+        flip,
+        delta_adjusted_flip,
+        gamma_levels,
+        greek_levels,
+        key_levels,
+    }
+}

@@ -1,0 +1,211 @@
+//! Between the chain / exposure snapshot datasets of `optics-schemas` and this module's plain
+//! types: chain rows in ([`contracts_from_chain`]), exposure and summary rows out
+//! ([`exposure_rows`], [`exposure_summary_rows`]). Pure mappings; the worker calls them.
+
+use std::collections::BTreeMap;
+
+use chrono::NaiveDate;
+use optics_schemas::{
+    ChainRow, ChainSide, DirectionalBiasCode, ExposureMeasures, ExposureRow, ExposureSummaryRow,
+    FlipDegeneracyCode, PositioningCode, PricingModelCode, VolatilityRegimeCode,
+};
+
+use super::flip::FlipDegeneracy;
+use super::levels::{DirectionalBias, Positioning, VolatilityRegime};
+use super::{
+    ContractAnalytics, ExposureError, ExposureReport, ExposureSummary, ExposureVector,
+    UnderlyingContext,
+};
+use crate::pricing::{OptionType, PricingModel, greeks};
+
+/// The exposure inputs of one underlying's chain snapshot (every row the same underlying, as
+/// the chain dataset is partitioned).
+///
+/// - Context: spot, rate, model and `as_of` of the first row; every expiration's forward
+///   (when an expiration lists an AM and a PM series, the later row's forward is kept: they
+///   differ by the carry of a few hours); `dividend_yield` is the first row's carry yield,
+///   used only for an expiration without a forward (none here).
+/// - Contracts: every listed side. Missing open interest or volume reads as 0. The Greeks are
+///   recomputed from the side's IV with [`crate::pricing::greeks`] on the expiration's forward
+///   — the closed forms the chain used, so the values agree to rounding — because the chain
+///   does not store the price and dual delta of a full [`crate::pricing::Greeks`]; this costs
+///   about 0.1 µs per contract. A side without an IV has no Greeks.
+pub fn contracts_from_chain(
+    rows: &[ChainRow],
+) -> Result<(Vec<ContractAnalytics>, UnderlyingContext), ExposureError> {
+    let first = rows.first().ok_or_else(|| ExposureError::Context {
+        field: "chain",
+        reason: "has no rows".to_owned(),
+    })?;
+    if let Some(other) = rows.iter().find(|r| r.underlying != first.underlying) {
+        return Err(ExposureError::Context {
+            field: "underlying",
+            reason: format!(
+                "the chain mixes {} and {}; pass one underlying",
+                first.underlying, other.underlying
+            ),
+        });
+    }
+    let forwards: BTreeMap<NaiveDate, f64> =
+        rows.iter().map(|r| (r.expiration, r.forward)).collect();
+    let context = UnderlyingContext {
+        underlying: first.underlying.clone(),
+        spot: first.spot,
+        rate: first.rate,
+        dividend_yield: first.carry_yield,
+        model: match first.model {
+            PricingModelCode::Bsm => PricingModel::BlackScholesMerton,
+            PricingModelCode::Black76 => PricingModel::Black76,
+        },
+        forwards,
+        as_of: first.as_of,
+    };
+    context.validate()?;
+    let mut contracts = Vec::with_capacity(2 * rows.len());
+    for row in rows {
+        for (side, option_type) in [(&row.call, OptionType::Call), (&row.put, OptionType::Put)] {
+            if side.is_listed() {
+                contracts.push(contract_of(row, side, option_type, &context));
+            }
+        }
+    }
+    Ok((contracts, context))
+}
+
+fn contract_of(
+    row: &ChainRow,
+    side: &ChainSide,
+    option_type: OptionType,
+    context: &UnderlyingContext,
+) -> ContractAnalytics {
+    let mut contract = ContractAnalytics {
+        expiration: row.expiration,
+        strike: row.strike,
+        option_type,
+        open_interest: side.open_interest.unwrap_or(0),
+        volume: side.volume.unwrap_or(0),
+        bid: side.bid,
+        ask: side.ask,
+        mid: side.mid,
+        iv: side.iv,
+        greeks: None,
+        years_to_expiry: row.years_to_expiry,
+        dte: i64::from(row.dte),
+    };
+    contract.greeks = side.iv.and_then(|iv| {
+        let forward = context.forward(row.expiration, row.years_to_expiry);
+        let inputs = contract.pricing_inputs(context, forward, context.spot)?;
+        greeks(&inputs, iv).ok()
+    });
+    contract
+}
+
+/// Calendar days from `trade_date` to `expiration`, as the schemas store them.
+fn dte(trade_date: NaiveDate, expiration: NaiveDate) -> i32 {
+    let days = expiration.signed_duration_since(trade_date).num_days();
+    i32::try_from(days).unwrap_or(if days < 0 { i32::MIN } else { i32::MAX })
+}
+
+fn measures(v: &ExposureVector) -> ExposureMeasures {
+    // ExposureKind::ALL order is the schema's measure order (checked in the tests).
+    ExposureMeasures::from_array(v.0)
+}
+
+/// The `exposures` rows of a report: one per expiration × strike, sorted by expiration then
+/// strike.
+pub fn exposure_rows(report: &ExposureReport, trade_date: NaiveDate) -> Vec<ExposureRow> {
+    report
+        .expirations
+        .iter()
+        .filter_map(|summary| summary.expiration.map(|e| (e, summary)))
+        .flat_map(|(expiration, summary)| {
+            summary.strikes.iter().map(move |s| ExposureRow {
+                underlying: report.underlying.clone(),
+                trade_date,
+                as_of: report.as_of,
+                expiration,
+                dte: dte(trade_date, expiration),
+                strike: s.strike,
+                spot: report.spot,
+                call_open_interest: s.call_open_interest,
+                put_open_interest: s.put_open_interest,
+                call: measures(&s.call),
+                put: measures(&s.put),
+                net: measures(&s.net()),
+            })
+        })
+        .collect()
+}
+
+/// The `exposure_summary` rows of a report: the aggregate (expiration null) first, then one per
+/// expiration.
+pub fn exposure_summary_rows(
+    report: &ExposureReport,
+    trade_date: NaiveDate,
+) -> Vec<ExposureSummaryRow> {
+    std::iter::once(&report.aggregate)
+        .chain(&report.expirations)
+        .map(|s| summary_row(report, s, trade_date))
+        .collect()
+}
+
+fn summary_row(
+    report: &ExposureReport,
+    s: &ExposureSummary,
+    trade_date: NaiveDate,
+) -> ExposureSummaryRow {
+    let g = &s.gamma_levels;
+    let k = &s.key_levels;
+    ExposureSummaryRow {
+        underlying: report.underlying.clone(),
+        trade_date,
+        as_of: report.as_of,
+        expiration: s.expiration,
+        dte: s.expiration.map(|e| dte(trade_date, e)),
+        spot: report.spot,
+        contracts: s.contracts as u64,
+        call_open_interest: s.call_open_interest,
+        put_open_interest: s.put_open_interest,
+        call: measures(&s.call_totals),
+        put: measures(&s.put_totals),
+        net: measures(&s.net_totals()),
+        flip_level: s.flip.level,
+        flip_degeneracy: s.flip.degeneracy.map(|d| match d {
+            FlipDegeneracy::NoExposure => FlipDegeneracyCode::NoExposure,
+            FlipDegeneracy::AlwaysPositive => FlipDegeneracyCode::AlwaysPositive,
+            FlipDegeneracy::AlwaysNegative => FlipDegeneracyCode::AlwaysNegative,
+        }),
+        delta_adjusted_flip_level: s.delta_adjusted_flip.level,
+        gamma_flip: s.gamma_flip,
+        call_wall: g.call_wall.map(|l| l.strike),
+        call_wall_gex: g.call_wall.map(|l| l.exposure),
+        put_wall: g.put_wall.map(|l| l.strike),
+        put_wall_gex: g.put_wall.map(|l| l.exposure),
+        key_gamma_strike: g.key_gamma_strike.map(|l| l.strike),
+        key_gamma_gex: g.key_gamma_strike.map(|l| l.exposure),
+        max_gamma_strike: g.max_gamma_strike.map(|l| l.strike),
+        min_gamma_strike: g.min_gamma_strike.map(|l| l.strike),
+        vol_trigger: k.vol_trigger.map(|l| l.price),
+        charm_pressure_strike: k.charm_pressure.map(|l| l.strike),
+        vanna_resistance_strike: k.vanna_resistance.map(|l| l.strike),
+        vanna_support_strike: k.vanna_support.map(|l| l.strike),
+        max_pain_strike: s.max_pain.as_ref().map(|m| m.strike),
+        max_pain_usd: s.max_pain.as_ref().map(|m| m.total_pain_usd),
+        gex_ratio: s.gex_ratio,
+        volatility_regime: match s.implications.volatility_regime {
+            VolatilityRegime::Suppressed => VolatilityRegimeCode::Suppressed,
+            VolatilityRegime::Amplified => VolatilityRegimeCode::Amplified,
+            VolatilityRegime::Neutral => VolatilityRegimeCode::Neutral,
+        },
+        positioning: match s.implications.positioning {
+            Positioning::CallDominated => PositioningCode::CallDominated,
+            Positioning::PutDominated => PositioningCode::PutDominated,
+            Positioning::Balanced => PositioningCode::Balanced,
+        },
+        directional_bias: match s.implications.directional_bias {
+            DirectionalBias::Bullish => DirectionalBiasCode::Bullish,
+            DirectionalBias::Bearish => DirectionalBiasCode::Bearish,
+            DirectionalBias::Neutral => DirectionalBiasCode::Neutral,
+        },
+    }
+}

@@ -1,0 +1,549 @@
+//! The snapshot store: every precomputed dataset (chains, exposures, flow, volatility,
+//! reference) as Parquet through [`object_store`] — a local directory by default, any object
+//! store (S3, …) by configuration. Compute workers publish; the API and replay read.
+//!
+//! # Layout
+//!
+//! ```text
+//! <prefix>/chain/trade_date=2026-11-20/underlying=SPY/v-00000000000000000041.parquet
+//! <prefix>/chain/trade_date=2026-11-20/underlying=SPY/v-00000000000000000042.parquet
+//! <prefix>/exposures/trade_date=2026-11-20/underlying=SPY/v-00000000000000000042.parquet
+//! <prefix>/vol_daily/trade_date=2026-11-20/underlying=_all/v-00000000000000000001.parquet
+//! ```
+//!
+//! - Hive partitions by dataset, trade date (New York) and underlying ([`SnapshotKey`]);
+//!   market-wide datasets use the partition [`MARKET_WIDE`] (`underlying=_all`). Symbols with characters object stores reserve are percent-encoded in the
+//!   path and decoded when listed ([`layout`]).
+//! - Each publication of a partition is a new, immutable file `v-<version>.parquet` with a
+//!   20-digit version, one higher than the partition's latest. **The partition's snapshot is
+//!   its highest version.** For a past trade date that is the session's last cycle: the
+//!   end-of-day snapshot chain-at-time reads — one file.
+//! - Rows are written in the order the caller gives, which must be the order named by the
+//!   `sort_columns` argument of [`SnapshotStore::publish`]; the file declares it in its
+//!   `sorting_columns` metadata and carries min/max statistics per row group and page, so a
+//!   single-expiration read prunes row groups. Snappy compression. The Arrow schema travels in
+//!   the file (Date32, unsigned and UTC-timestamp columns read back exactly).
+//!
+//! # Visibility and crashes
+//!
+//! A file is written with **one `PUT` of the complete bytes in create-only mode**. A single
+//! PUT is atomic on every object store (object_store's local backend writes a hidden staging
+//! file and renames it into place), so a reader sees a version complete or not at all, and a
+//! crash mid-write leaves the previous version untouched and current. Create-only mode means
+//! two workers racing for a version cannot overwrite each other: the loser takes the next
+//! number. After publishing, versions older than the newest [`DEFAULT_KEEP_VERSIONS`] are
+//! deleted, so a reader that listed a moment ago still finds the file it chose; a reader that
+//! loses that race re-lists ([`SnapshotStore::read`] does so once).
+//!
+//! Each publication returns the [`SnapshotEvent`] the worker puts on the bus so API replicas
+//! reload their cache.
+//!
+//! # Schema evolution
+//!
+//! Files are self-describing: a reader maps columns by name, so a file written before a
+//! nullable column was added reads with that column null (the typed row readers in
+//! `optics-schemas` do this), and extra columns in newer files are ignored by older readers.
+
+pub mod layout;
+
+mod error;
+
+use std::fmt;
+use std::sync::Arc;
+
+use arrow_array::RecordBatch;
+use chrono::{DateTime, NaiveDate, Utc};
+use object_store::path::Path;
+use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload};
+use optics_schemas::SnapshotEvent;
+use parquet::arrow::ArrowWriter;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::basic::Compression;
+use parquet::file::metadata::SortingColumn;
+use parquet::file::properties::{EnabledStatistics, WriterProperties};
+
+pub use error::StoreError;
+
+/// The `underlying` partition of market-wide datasets (the company map, the economic
+/// calendar, and reference tables written for the whole universe at once).
+pub const MARKET_WIDE: &str = "_all";
+
+/// Versions of a partition kept after a publication (the newest ones).
+pub const DEFAULT_KEEP_VERSIONS: usize = 2;
+/// Default cap on rows per Parquet row group.
+pub const DEFAULT_ROW_GROUP_ROWS: usize = 16 * 1024;
+
+/// One partition of the store: a dataset's snapshot of one underlying on one trade date.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SnapshotKey {
+    /// Dataset name (`chain`, `exposures`, …): lower-case ASCII letters, digits and `_`.
+    pub dataset: String,
+    /// The New York trade date the snapshot belongs to.
+    pub trade_date: NaiveDate,
+    /// The underlying symbol, or a market-wide key.
+    pub underlying: String,
+}
+
+impl SnapshotKey {
+    /// A key from its parts.
+    pub fn new(
+        dataset: impl Into<String>,
+        trade_date: NaiveDate,
+        underlying: impl Into<String>,
+    ) -> Self {
+        Self {
+            dataset: dataset.into(),
+            trade_date,
+            underlying: underlying.into(),
+        }
+    }
+
+    /// Checks the parts can form a path: a dataset of `[a-z0-9_]+`, a non-empty symbol
+    /// without `/`, control characters or leading dots.
+    pub fn validate(&self) -> Result<(), StoreError> {
+        let ds = &self.dataset;
+        if ds.is_empty()
+            || !ds
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+        {
+            return Err(StoreError::InvalidKey {
+                field: "dataset",
+                reason: format!("{ds:?} must be non-empty lower-case ASCII letters, digits, `_`"),
+            });
+        }
+        let sym = &self.underlying;
+        if sym.is_empty()
+            || sym.len() > 32
+            || sym.starts_with('.')
+            || sym.chars().any(|c| c == '/' || c == '\\' || c.is_control())
+        {
+            return Err(StoreError::InvalidKey {
+                field: "underlying",
+                reason: format!("{sym:?} must be 1–32 characters without `/`, `\\` or controls"),
+            });
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for SnapshotKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} {} {}",
+            self.dataset, self.trade_date, self.underlying
+        )
+    }
+}
+
+/// One published version of a partition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SnapshotFile {
+    /// Its partition.
+    pub key: SnapshotKey,
+    /// Its version (the partition's snapshot is the highest).
+    pub version: u64,
+    /// Its object path (relative to the store root, including the store's prefix).
+    pub path: Path,
+    /// Its size in bytes.
+    pub bytes: u64,
+}
+
+/// A snapshot read back: the file and its rows.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    /// The version read.
+    pub file: SnapshotFile,
+    /// Its rows, in file order (normally one batch).
+    pub batches: Vec<RecordBatch>,
+}
+
+impl Snapshot {
+    /// Rows across the batches.
+    pub fn num_rows(&self) -> usize {
+        self.batches.iter().map(RecordBatch::num_rows).sum()
+    }
+}
+
+/// The snapshot store over an object store and a prefix. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct SnapshotStore {
+    store: Arc<dyn ObjectStore>,
+    prefix: Path,
+    row_group_rows: usize,
+    keep_versions: usize,
+}
+
+impl SnapshotStore {
+    /// The store under `prefix` of `store` (`Path::default()` for the root).
+    pub fn new(store: Arc<dyn ObjectStore>, prefix: Path) -> Self {
+        Self {
+            store,
+            prefix,
+            row_group_rows: DEFAULT_ROW_GROUP_ROWS,
+            keep_versions: DEFAULT_KEEP_VERSIONS,
+        }
+    }
+
+    /// The store in the local directory `dir` (created if missing): the embedded default.
+    pub fn local(dir: &std::path::Path) -> Result<Self, StoreError> {
+        std::fs::create_dir_all(dir).map_err(|e| StoreError::Io(e.to_string()))?;
+        let store = object_store::local::LocalFileSystem::new_with_prefix(dir)?;
+        Ok(Self::new(Arc::new(store), Path::default()))
+    }
+
+    /// The store a `--store` setting names: a plain directory path or `file:///dir` (local,
+    /// created if missing), `memory://` (this process only: tests and throwaway runs), or an
+    /// object-store URL (`s3://bucket/prefix`, configured from the usual `AWS_*` environment
+    /// variables: credentials, `AWS_REGION`, `AWS_ENDPOINT` for S3-compatible stores such as
+    /// MinIO, `AWS_ALLOW_HTTP=true` for a plain-HTTP endpoint).
+    pub fn from_url(location: &str) -> Result<Self, StoreError> {
+        let invalid = |reason: String| StoreError::InvalidUrl {
+            url: location.to_owned(),
+            reason,
+        };
+        let location = location.trim();
+        if location.is_empty() {
+            return Err(invalid("empty".into()));
+        }
+        let Some((scheme, rest)) = location.split_once("://") else {
+            return Self::local(std::path::Path::new(location));
+        };
+        match scheme {
+            "file" => {
+                if rest.is_empty() || !rest.starts_with('/') {
+                    return Err(invalid(
+                        "a file URL needs an absolute path: file:///dir".into(),
+                    ));
+                }
+                Self::local(std::path::Path::new(rest))
+            }
+            "memory" => Ok(Self::new(
+                Arc::new(object_store::memory::InMemory::new()),
+                Path::default(),
+            )),
+            "s3" | "s3a" => Self::s3(location, rest).map_err(invalid),
+            other => Err(invalid(format!(
+                "unsupported scheme {other:?}; use a directory, file://, memory:// or s3://"
+            ))),
+        }
+    }
+
+    /// `s3://bucket/prefix`, configured from the environment.
+    fn s3(url: &str, rest: &str) -> Result<Self, String> {
+        let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
+        if bucket.is_empty() {
+            return Err("no bucket: use s3://bucket/prefix".into());
+        }
+        let store = object_store::aws::AmazonS3Builder::from_env()
+            .with_url(url)
+            .build()
+            .map_err(|e| e.to_string())?;
+        let prefix = Path::parse(prefix.trim_end_matches('/')).map_err(|e| e.to_string())?;
+        Ok(Self::new(Arc::new(store), prefix))
+    }
+
+    /// Caps rows per row group (0 is taken as 1).
+    pub fn with_row_group_rows(mut self, rows: usize) -> Self {
+        self.row_group_rows = rows.max(1);
+        self
+    }
+
+    /// How many newest versions of a partition survive a publication (at least 1).
+    pub fn with_keep_versions(mut self, keep: usize) -> Self {
+        self.keep_versions = keep.max(1);
+        self
+    }
+
+    /// The object store.
+    pub fn object_store(&self) -> &Arc<dyn ObjectStore> {
+        &self.store
+    }
+
+    /// The store's prefix.
+    pub fn prefix(&self) -> &Path {
+        &self.prefix
+    }
+
+    /// `<prefix>/<dataset>`.
+    pub fn dataset_root(&self, dataset: &str) -> Path {
+        self.prefix.clone().join(dataset)
+    }
+
+    /// `<prefix>/<dataset>/trade_date=…`.
+    pub fn trade_date_root(&self, dataset: &str, trade_date: NaiveDate) -> Path {
+        self.dataset_root(dataset)
+            .join(layout::trade_date_dir(trade_date))
+    }
+
+    /// The partition directory of `key`.
+    pub fn partition_dir(&self, key: &SnapshotKey) -> Path {
+        self.trade_date_root(&key.dataset, key.trade_date)
+            .join(layout::underlying_dir(&key.underlying))
+    }
+
+    /// The path of version `version` of `key`.
+    pub fn version_path(&self, key: &SnapshotKey, version: u64) -> Path {
+        self.partition_dir(key).join(version_file_name(version))
+    }
+
+    /// Publishes `batch` as the next version of `key` and returns the event announcing it.
+    ///
+    /// `batch` must already be sorted by `sort_columns` (ascending, nulls last); they are
+    /// declared in the file so readers can prune. `published_at` is the caller's clock
+    /// (it goes into the event, not into the file, so a replay writes identical files).
+    pub async fn publish(
+        &self,
+        key: &SnapshotKey,
+        batch: &RecordBatch,
+        sort_columns: &[&str],
+        published_at: DateTime<Utc>,
+    ) -> Result<SnapshotEvent, StoreError> {
+        key.validate()?;
+        let bytes = encode_parquet(batch, sort_columns, self.row_group_rows)?;
+        let file = self.put_next_version(key, bytes).await?;
+        self.prune_versions(key).await?;
+        Ok(SnapshotEvent {
+            dataset: key.dataset.clone(),
+            trade_date: key.trade_date,
+            underlying: key.underlying.clone(),
+            path: file.path.to_string(),
+            version: file.version,
+            row_count: batch.num_rows() as u64,
+            published_at,
+        })
+    }
+
+    async fn put_next_version(
+        &self,
+        key: &SnapshotKey,
+        bytes: Vec<u8>,
+    ) -> Result<SnapshotFile, StoreError> {
+        let len = bytes.len() as u64;
+        let payload = PutPayload::from(bytes);
+        let mut version = match self.versions(key).await?.last() {
+            None => 1,
+            Some(f) => f
+                .version
+                .checked_add(1)
+                .ok_or(StoreError::VersionsExhausted)?,
+        };
+        loop {
+            let path = self.version_path(key, version);
+            let options = PutOptions::from(PutMode::Create);
+            match self.store.put_opts(&path, payload.clone(), options).await {
+                Ok(_) => {
+                    return Ok(SnapshotFile {
+                        key: key.clone(),
+                        version,
+                        path,
+                        bytes: len,
+                    });
+                }
+                Err(object_store::Error::AlreadyExists { .. }) => {
+                    version = version
+                        .checked_add(1)
+                        .ok_or(StoreError::VersionsExhausted)?;
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+
+    /// Deletes all but the newest `keep_versions` versions of `key`.
+    async fn prune_versions(&self, key: &SnapshotKey) -> Result<(), StoreError> {
+        let versions = self.versions(key).await?;
+        let excess = versions.len().saturating_sub(self.keep_versions);
+        for old in &versions[..excess] {
+            layout::delete_if_present(&*self.store, &old.path).await?;
+        }
+        Ok(())
+    }
+
+    /// The published versions of `key`, oldest first. Objects that do not follow the naming
+    /// (a store's own temporary files, anything else) are ignored.
+    pub async fn versions(&self, key: &SnapshotKey) -> Result<Vec<SnapshotFile>, StoreError> {
+        let mut files: Vec<SnapshotFile> =
+            layout::list_files(&*self.store, &self.partition_dir(key))
+                .await?
+                .into_iter()
+                .filter_map(|meta| {
+                    let version = meta.location.filename().and_then(parse_version_file_name)?;
+                    Some(SnapshotFile {
+                        key: key.clone(),
+                        version,
+                        path: meta.location,
+                        bytes: meta.size,
+                    })
+                })
+                .collect();
+        files.sort_by_key(|f| f.version);
+        Ok(files)
+    }
+
+    /// The current (highest) version of `key`, if any.
+    pub async fn latest(&self, key: &SnapshotKey) -> Result<Option<SnapshotFile>, StoreError> {
+        Ok(self.versions(key).await?.pop())
+    }
+
+    /// The current snapshot of `key`, read whole; `None` if nothing was published.
+    pub async fn read(&self, key: &SnapshotKey) -> Result<Option<Snapshot>, StoreError> {
+        key.validate()?;
+        // A publication may prune the version we listed between the listing and the read:
+        // list again once and read the newer one.
+        for attempt in 0..2 {
+            let Some(file) = self.latest(key).await? else {
+                return Ok(None);
+            };
+            match self.read_file(&file).await {
+                Ok(batches) => return Ok(Some(Snapshot { file, batches })),
+                Err(StoreError::ObjectStore(object_store::Error::NotFound { .. }))
+                    if attempt == 0 => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Err(StoreError::Io(format!(
+            "snapshot {key} kept changing while being read"
+        )))
+    }
+
+    /// The rows of one published version.
+    pub async fn read_file(&self, file: &SnapshotFile) -> Result<Vec<RecordBatch>, StoreError> {
+        let bytes = self.store.get(&file.path).await?.bytes().await?;
+        decode_parquet(bytes)
+    }
+
+    /// The trade dates that hold `dataset` partitions, ascending.
+    pub async fn trade_dates(&self, dataset: &str) -> Result<Vec<NaiveDate>, StoreError> {
+        let mut dates: Vec<NaiveDate> =
+            layout::list_dirs(&*self.store, &self.dataset_root(dataset))
+                .await?
+                .iter()
+                .filter_map(layout::parse_trade_date_dir)
+                .collect();
+        dates.sort();
+        Ok(dates)
+    }
+
+    /// The underlyings with a `dataset` partition on `trade_date`, sorted.
+    pub async fn underlyings(
+        &self,
+        dataset: &str,
+        trade_date: NaiveDate,
+    ) -> Result<Vec<String>, StoreError> {
+        let mut symbols: Vec<String> =
+            layout::list_dirs(&*self.store, &self.trade_date_root(dataset, trade_date))
+                .await?
+                .iter()
+                .filter_map(layout::parse_underlying_dir)
+                .collect();
+        symbols.sort();
+        Ok(symbols)
+    }
+
+    /// The current file of every `dataset` partition whose trade date is within
+    /// `from..=to` (both inclusive; `None` = unbounded), ordered by trade date then
+    /// underlying: the input of a history query over the dataset.
+    pub async fn current_files(
+        &self,
+        dataset: &str,
+        from: Option<NaiveDate>,
+        to: Option<NaiveDate>,
+    ) -> Result<Vec<SnapshotFile>, StoreError> {
+        let mut files = Vec::new();
+        for date in self.trade_dates(dataset).await? {
+            if from.is_some_and(|f| date < f) || to.is_some_and(|t| date > t) {
+                continue;
+            }
+            for underlying in self.underlyings(dataset, date).await? {
+                let key = SnapshotKey::new(dataset, date, underlying);
+                if let Some(file) = self.latest(&key).await? {
+                    files.push(file);
+                }
+            }
+        }
+        Ok(files)
+    }
+
+    /// The most recent trade date (not after `on_or_before`, when given) with a published
+    /// `dataset` snapshot of `underlying`.
+    pub async fn latest_trade_date(
+        &self,
+        dataset: &str,
+        underlying: &str,
+        on_or_before: Option<NaiveDate>,
+    ) -> Result<Option<NaiveDate>, StoreError> {
+        for date in self.trade_dates(dataset).await?.into_iter().rev() {
+            if on_or_before.is_some_and(|limit| date > limit) {
+                continue;
+            }
+            let key = SnapshotKey::new(dataset, date, underlying);
+            if self.latest(&key).await?.is_some() {
+                return Ok(Some(date));
+            }
+        }
+        Ok(None)
+    }
+}
+
+/// `v-00000000000000000042.parquet`.
+fn version_file_name(version: u64) -> String {
+    format!("v-{version:020}.parquet")
+}
+
+fn parse_version_file_name(name: &str) -> Option<u64> {
+    let digits = name.strip_prefix("v-")?.strip_suffix(".parquet")?;
+    (digits.len() == 20 && digits.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| digits.parse().ok())
+        .flatten()
+}
+
+/// Encodes `batch` as one Parquet file declaring `sort_columns` (which must exist) as its
+/// order, with statistics per page, Snappy, row groups of at most `row_group_rows`.
+pub fn encode_parquet(
+    batch: &RecordBatch,
+    sort_columns: &[&str],
+    row_group_rows: usize,
+) -> Result<Vec<u8>, StoreError> {
+    let schema = batch.schema();
+    let sorting = sort_columns
+        .iter()
+        .map(|name| {
+            let idx = schema
+                .index_of(name)
+                .map_err(|_| StoreError::UnknownSortColumn((*name).to_owned()))?;
+            Ok(SortingColumn {
+                column_idx: i32::try_from(idx).unwrap_or(i32::MAX),
+                descending: false,
+                nulls_first: false,
+            })
+        })
+        .collect::<Result<Vec<_>, StoreError>>()?;
+    let props = WriterProperties::builder()
+        .set_compression(Compression::SNAPPY)
+        .set_statistics_enabled(EnabledStatistics::Page)
+        .set_max_row_group_row_count(Some(row_group_rows.max(1)))
+        .set_sorting_columns((!sorting.is_empty()).then_some(sorting))
+        .build();
+    let mut out = Vec::with_capacity(batch.get_array_memory_size() / 2 + 4096);
+    let mut writer = ArrowWriter::try_new(&mut out, schema, Some(props))?;
+    writer.write(batch)?;
+    writer.close()?;
+    Ok(out)
+}
+
+/// Decodes a whole Parquet file into record batches (one batch unless it is very large).
+pub fn decode_parquet(bytes: bytes::Bytes) -> Result<Vec<RecordBatch>, StoreError> {
+    let builder = ParquetRecordBatchReaderBuilder::try_new(bytes)?;
+    let rows = usize::try_from(builder.metadata().file_metadata().num_rows()).unwrap_or(0);
+    let reader = builder.with_batch_size(rows.clamp(1, 1 << 20)).build()?;
+    let mut batches = Vec::new();
+    for batch in reader {
+        batches.push(batch.map_err(parquet::errors::ParquetError::from)?);
+    }
+    Ok(batches)
+}
+
+#[cfg(test)]
+mod tests;

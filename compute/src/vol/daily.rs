@@ -1,0 +1,152 @@
+//! One underlying's `vol_daily` row at a session close, assembled from plain inputs with the
+//! functions of [`super::realized`], [`super::implied`] and [`super::stats`].
+
+use chrono::{DateTime, NaiveDate, Utc};
+use optics_schemas::{ChainRow, VolDailyRow};
+
+use super::implied::{ConstantMaturityIv, expiration_vols, front_atm, skew25_constant_maturity};
+use super::realized::{HvSet, earnings_in_window, hv_ex_earnings};
+use super::stats::{CORRELATION_WINDOW_1Y, correlation_beta, iv_rank_percentile, vrp};
+use super::{VolError, check_positive};
+
+/// Sessions in the IV rank and percentile lookback (one year, today included).
+pub const IV_RANK_LOOKBACK_SESSIONS: usize = 252;
+/// Fewest sessions (today included) for an IV rank and percentile; below it both are null.
+pub const IV_RANK_MIN_SESSIONS: usize = 20;
+/// The HV window the VRP and the ex-earnings figure use.
+const VRP_HV_WINDOW: usize = 30;
+
+/// What one underlying's daily volatility row is computed from.
+#[derive(Debug, Clone, Copy)]
+pub struct DailyVolInputs<'a> {
+    /// Underlying symbol.
+    pub underlying: &'a str,
+    /// The session.
+    pub trade_date: NaiveDate,
+    /// The session close instant.
+    pub as_of: DateTime<Utc>,
+    /// Daily closes, oldest first, the last one the trade date's; dollars.
+    pub closes: &'a [f64],
+    /// Earnings reaction sessions as indices into `closes` (see
+    /// [`super::realized::earnings_in_window`]).
+    pub reaction_sessions: &'a [usize],
+    /// The underlying's closing chain snapshot of the trade date (may be empty).
+    pub chain: &'a [ChainRow],
+    /// `iv30d_pct` of the previous sessions, oldest first (only the last 251 are used).
+    pub prior_iv30d_pct: &'a [f64],
+    /// SPY closes on the same dates as `closes` (same length), when available.
+    pub spy_closes: Option<&'a [f64]>,
+}
+
+/// The `vol_daily` row of one underlying and session.
+///
+/// IV rank and percentile rank today's `iv30d` within the last [`IV_RANK_LOOKBACK_SESSIONS`]
+/// sessions including today (null below [`IV_RANK_MIN_SESSIONS`]); VRP is `iv30d − hv30`;
+/// beta and correlation use the last 252 returns against SPY (null with a shorter history).
+///
+/// Errors when `closes` is empty or holds a bad last close, the chain belongs to another
+/// underlying or session, the SPY series is not aligned with the closes, or an input value is
+/// not a usable number.
+pub fn vol_daily_row(inputs: &DailyVolInputs<'_>) -> Result<VolDailyRow, VolError> {
+    let closes = inputs.closes;
+    let Some(&close) = closes.last() else {
+        return Err(VolError::TooFewObservations {
+            what: "daily closes",
+            needed: 1,
+            got: 0,
+        });
+    };
+    check_positive("closes", &[close]).map_err(|_| VolError::BadValue {
+        what: "closes",
+        index: closes.len() - 1,
+        value: close,
+        rule: "a finite number > 0",
+    })?;
+    if let Some(row) = inputs.chain.first() {
+        for (what, ours, theirs) in [
+            (
+                "underlyings",
+                inputs.underlying.to_owned(),
+                row.underlying.clone(),
+            ),
+            (
+                "trade dates",
+                inputs.trade_date.to_string(),
+                row.trade_date.to_string(),
+            ),
+        ] {
+            if ours != theirs {
+                return Err(VolError::MixedChain {
+                    what,
+                    first: ours,
+                    other: theirs,
+                });
+            }
+        }
+    }
+
+    let hv = HvSet::from_closes(closes);
+    let vols = expiration_vols(inputs.chain)?;
+    let cm = ConstantMaturityIv::from_expirations(&vols);
+    let front = front_atm(&vols);
+
+    let (iv_rank, iv_percentile) = match cm.iv30d_pct {
+        Some(today) => {
+            let prior = inputs.prior_iv30d_pct;
+            let keep = prior.len().min(IV_RANK_LOOKBACK_SESSIONS - 1);
+            let mut lookback = prior[prior.len() - keep..].to_vec();
+            lookback.push(today);
+            if lookback.len() >= IV_RANK_MIN_SESSIONS {
+                let r = iv_rank_percentile(&lookback, today)?;
+                (r.iv_rank, Some(r.iv_percentile))
+            } else {
+                (None, None)
+            }
+        }
+        None => (None, None),
+    };
+    let premium = match (cm.iv30d_pct, hv.hv_30d_pct) {
+        (Some(iv), Some(realized)) => Some(vrp(iv, realized)?),
+        _ => None,
+    };
+    let spy = match inputs.spy_closes {
+        Some(spy) => match correlation_beta(closes, spy, CORRELATION_WINDOW_1Y) {
+            Ok(fit) => Some(fit),
+            Err(VolError::TooFewObservations { .. }) => None,
+            Err(other) => return Err(other),
+        },
+        None => None,
+    };
+
+    let mut row = VolDailyRow::new(inputs.underlying, inputs.trade_date, inputs.as_of, close);
+    row.hv_5d_pct = hv.hv_5d_pct;
+    row.hv_10d_pct = hv.hv_10d_pct;
+    row.hv_20d_pct = hv.hv_20d_pct;
+    row.hv_30d_pct = hv.hv_30d_pct;
+    row.hv_60d_pct = hv.hv_60d_pct;
+    row.hv_90d_pct = hv.hv_90d_pct;
+    row.hv_120d_pct = hv.hv_120d_pct;
+    row.hv_180d_pct = hv.hv_180d_pct;
+    row.hv_252d_pct = hv.hv_252d_pct;
+    row.hv_30d_ex_earnings_pct = hv_ex_earnings(closes, VRP_HV_WINDOW, inputs.reaction_sessions);
+    row.earnings_in_hv_30d_window = hv
+        .hv_30d_pct
+        .map(|_| earnings_in_window(closes.len(), VRP_HV_WINDOW, inputs.reaction_sessions));
+    row.iv10d_pct = cm.iv10d_pct;
+    row.iv20d_pct = cm.iv20d_pct;
+    row.iv30d_pct = cm.iv30d_pct;
+    row.iv60d_pct = cm.iv60d_pct;
+    row.iv90d_pct = cm.iv90d_pct;
+    row.iv6m_pct = cm.iv6m_pct;
+    row.iv1yr_pct = cm.iv1yr_pct;
+    row.front_expiration = front.map(|e| e.expiration);
+    row.front_atm_iv_pct = front.and_then(|e| e.atm_iv_pct);
+    row.skew25_30d_pct = skew25_constant_maturity(&vols, 30.0);
+    row.iv_rank = iv_rank;
+    row.iv_percentile = iv_percentile;
+    row.vrp_30d_pct = premium.map(|p| p.premium_pct);
+    row.vrp_ratio = premium.and_then(|p| p.ratio);
+    row.beta_spy_1y = spy.and_then(|s| s.beta);
+    row.correlation_spy_1y = spy.and_then(|s| s.correlation);
+    Ok(row)
+}

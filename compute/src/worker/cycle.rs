@@ -1,0 +1,175 @@
+//! One cycle's CPU work: every dirty underlying's books turned into the batches of the
+//! datasets the API serves, in parallel across underlyings (rayon; the chain build is itself
+//! parallel across contracts). Pure: no I/O, so replay and tests call it directly.
+
+use std::sync::Arc;
+
+use arrow_array::RecordBatch;
+use chrono::{DateTime, NaiveDate, Utc};
+use optics_schemas::bus::snapshot_datasets;
+use optics_schemas::columns::chain as chain_col;
+use optics_schemas::columns::exposures as exposure_col;
+use optics_schemas::columns::flow as flow_col;
+use optics_schemas::{ChainRow, ExposureRow, ExposureSummaryRow, FlowSnapshotRow};
+use rayon::prelude::*;
+
+use super::{UnderlyingBook, WorkerError};
+use crate::chain::{ChainMarket, ChainSnapshot, build_chain};
+use crate::exposure::{
+    ExposureConfig, compute_exposures, contracts_from_chain, exposure_rows, exposure_summary_rows,
+};
+use crate::flow::{FlowConfig, flow_rows, flow_snapshot_rows};
+use crate::pricing::PricingModel;
+
+/// What a cycle prices with.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CycleContext {
+    /// The instant priced (time to expiry runs from it).
+    pub as_of: DateTime<Utc>,
+    /// Continuously compounded risk-free rate, decimal.
+    pub rate: f64,
+    /// Build the chain only (see [`super::WorkerConfig::chain_only`]).
+    pub chain_only: bool,
+}
+
+/// One dataset's snapshot of one underlying, ready to publish.
+#[derive(Debug, Clone)]
+pub struct DatasetSnapshot {
+    /// Dataset name ([`snapshot_datasets`]).
+    pub dataset: &'static str,
+    /// The session it belongs to.
+    pub trade_date: NaiveDate,
+    /// The rows, sorted by `sort_columns`.
+    pub batch: RecordBatch,
+    /// The row order, declared in the file.
+    pub sort_columns: &'static [&'static str],
+}
+
+/// The `chain` dataset's row order.
+pub const CHAIN_SORT: &[&str] = &[
+    chain_col::EXPIRATION,
+    chain_col::SETTLEMENT,
+    chain_col::STRIKE,
+];
+
+/// The `exposures` dataset's row order (strikes ascend within an expiration).
+pub const EXPOSURES_SORT: &[&str] = &[exposure_col::EXPIRATION];
+/// The `exposure_summary` dataset: the aggregate row first, then expirations in order (a
+/// handful of rows; no declared order, nothing to prune).
+pub const EXPOSURE_SUMMARY_SORT: &[&str] = &[];
+/// The `flow` dataset's row order.
+pub const FLOW_SORT: &[&str] = &[
+    flow_col::EXPIRATION,
+    flow_col::STRIKE,
+    flow_col::OPTION_TYPE,
+];
+
+/// Builds every underlying's snapshots; the result keeps the input order.
+pub fn build_all(
+    books: &[(String, Arc<UnderlyingBook>)],
+    ctx: &CycleContext,
+) -> Result<Vec<(String, Vec<DatasetSnapshot>)>, WorkerError> {
+    books
+        .par_iter()
+        .map(|(underlying, book)| {
+            build_underlying(underlying, book, ctx).map(|snaps| (underlying.clone(), snaps))
+        })
+        .collect()
+}
+
+/// The chain of one underlying as its book stands at `ctx.as_of`.
+pub fn chain_of(
+    underlying: &str,
+    book: &UnderlyingBook,
+    ctx: &CycleContext,
+) -> Result<Option<ChainSnapshot>, WorkerError> {
+    let Some(trade_date) = book.trade_date() else {
+        return Ok(None);
+    };
+    let spot = book
+        .quotes()
+        .iter()
+        .max_by_key(|q| q.quote_time)
+        .map(|q| q.underlying_price);
+    let market = ChainMarket {
+        underlying: underlying.to_owned(),
+        trade_date,
+        as_of: ctx.as_of,
+        spot,
+        rate: ctx.rate,
+        dividend_yield: book.dividend_yield(spot.unwrap_or(0.0)),
+        model: if book.priced_on_forward() {
+            PricingModel::Black76
+        } else {
+            PricingModel::BlackScholesMerton
+        },
+    };
+    build_chain(book.quotes(), &market)
+        .map(Some)
+        .map_err(|e| WorkerError::Build {
+            underlying: underlying.to_owned(),
+            reason: e.to_string(),
+        })
+}
+
+/// Every dataset of one underlying: its chain, the dealer exposures and their summary (flip
+/// levels, walls, key levels, max pain) computed from that chain, and the session flow.
+pub fn build_underlying(
+    underlying: &str,
+    book: &UnderlyingBook,
+    ctx: &CycleContext,
+) -> Result<Vec<DatasetSnapshot>, WorkerError> {
+    let Some(chain) = chain_of(underlying, book, ctx)? else {
+        return Ok(Vec::new());
+    };
+    if chain.rows.is_empty() {
+        return Ok(Vec::new());
+    }
+    let build_error = |reason: String| WorkerError::Build {
+        underlying: underlying.to_owned(),
+        reason,
+    };
+    let trade_date = chain.trade_date;
+    let schema_error = |e: optics_schemas::SchemaError| build_error(e.to_string());
+    let snapshot = |dataset, batch, sort_columns| DatasetSnapshot {
+        dataset,
+        trade_date,
+        batch,
+        sort_columns,
+    };
+    let chain_snapshot = snapshot(
+        snapshot_datasets::CHAIN,
+        ChainRow::to_batch(&chain.rows).map_err(schema_error)?,
+        CHAIN_SORT,
+    );
+    if ctx.chain_only {
+        return Ok(vec![chain_snapshot]);
+    }
+    let (contracts, context) =
+        contracts_from_chain(&chain.rows).map_err(|e| build_error(e.to_string()))?;
+    let report = compute_exposures(&contracts, &context, &ExposureConfig::default())
+        .map_err(|e| build_error(e.to_string()))?;
+    let flow = flow_rows(&contracts, context.spot, &FlowConfig::default())
+        .map_err(|e| build_error(e.to_string()))?;
+    let flow = flow_snapshot_rows(&flow, underlying, trade_date, chain.as_of);
+
+    Ok(vec![
+        chain_snapshot,
+        snapshot(
+            snapshot_datasets::EXPOSURES,
+            ExposureRow::to_batch(&exposure_rows(&report, trade_date)).map_err(schema_error)?,
+            EXPOSURES_SORT,
+        ),
+        snapshot(
+            snapshot_datasets::EXPOSURE_SUMMARY,
+            ExposureSummaryRow::to_batch(&exposure_summary_rows(&report, trade_date))
+                .map_err(schema_error)?,
+            EXPOSURE_SUMMARY_SORT,
+        ),
+        snapshot(
+            snapshot_datasets::FLOW,
+            FlowSnapshotRow::to_batch(&flow).map_err(schema_error)?,
+            FLOW_SORT,
+        ),
+    ])
+}

@@ -1,0 +1,343 @@
+//! The compute worker: consumes quotes from the bus, keeps per-underlying state, and each
+//! cycle turns what changed into chain, exposure and flow snapshots in the store.
+//!
+//! # Cycle
+//!
+//! 1. Messages are applied as they arrive: option-quote batches update their underlying's
+//!    [`UnderlyingBook`]; reference data (the company map: which symbols are cash indices
+//!    priced on the forward; dividend yields) updates the books' metadata.
+//! 2. Every `interval` (default 1 s), the dirty underlyings are built in parallel (rayon, on a
+//!    blocking thread so the async runtime keeps serving) — see [`cycle`] — and each dataset
+//!    of each underlying is published to the [`SnapshotStore`] (one atomic file per
+//!    partition), then announced with a `snapshot` event on the bus.
+//! 3. Only then are the consumed offsets committed: a worker that dies mid-cycle is replaced
+//!    by one that re-reads everything since the last published cycle (at least once; the
+//!    snapshot files are versioned, so a re-publication is a newer identical version).
+//!
+//! # Scaling out
+//!
+//! Workers sharing a consumer group split the quote topic's partitions, i.e. the underlyings
+//! (the bus keys by underlying). Reference data is small and every worker needs all of it, so
+//! each worker reads the reference topic in a group of its own (`<group>-ref-<worker id>`).
+
+mod book;
+pub mod cycle;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use optics_schemas::bus::topics;
+use optics_schemas::{
+    Bus, BusError, Company, Dataset, Delivery, Dividend, Message, OptionQuote, Record, SchemaError,
+    SnapshotEvent, Subscription,
+};
+
+pub use book::{ApplyStats, UnderlyingBook};
+pub use cycle::{CycleContext, DatasetSnapshot};
+
+use crate::store::{SnapshotKey, SnapshotStore, StoreError};
+use crate::time::Clock;
+
+/// Worker settings.
+#[derive(Debug, Clone)]
+pub struct WorkerConfig {
+    /// Consumer group of the quote topic, shared by the workers that split the underlyings.
+    pub group: String,
+    /// This worker's id, unique within the group (names its reference-topic group).
+    pub worker_id: String,
+    /// Time between cycles.
+    pub interval: Duration,
+    /// Continuously compounded risk-free rate, decimal (the carry fallback and discounting).
+    pub rate: f64,
+    /// Most messages taken from the bus per read.
+    pub max_batch_messages: usize,
+    /// Publish the chain only (no exposures, exposure summary or flow): for past sessions,
+    /// where only the end-of-day chain is kept (chain-at-time) and the live datasets would be
+    /// overwritten by the next session anyway.
+    pub chain_only: bool,
+}
+
+impl Default for WorkerConfig {
+    fn default() -> Self {
+        Self {
+            group: "optics-compute".into(),
+            worker_id: "0".into(),
+            interval: Duration::from_secs(1),
+            rate: 0.04,
+            max_batch_messages: 256,
+            chain_only: false,
+        }
+    }
+}
+
+/// What can stop a worker.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum WorkerError {
+    /// The bus failed.
+    #[error("bus: {0}")]
+    Bus(#[from] BusError),
+    /// The store failed.
+    #[error("snapshot store: {0}")]
+    Store(#[from] StoreError),
+    /// A message did not decode into its rows.
+    #[error("message: {0}")]
+    Schema(#[from] SchemaError),
+    /// Building an underlying's snapshots failed.
+    #[error("building {underlying}: {reason}")]
+    Build {
+        /// The underlying.
+        underlying: String,
+        /// Why.
+        reason: String,
+    },
+    /// [`ComputeWorker::run`] on a worker built without a bus.
+    #[error("an offline worker has no bus to consume")]
+    Offline,
+    /// The blocking build task panicked or was cancelled.
+    #[error("compute task: {0}")]
+    Task(String),
+}
+
+/// Counters of a worker's life, for logs and tests.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WorkerStats {
+    /// Messages applied.
+    pub messages: u64,
+    /// Quotes accepted into books.
+    pub quotes_accepted: u64,
+    /// Quotes ignored as stale or of an earlier session.
+    pub quotes_ignored: u64,
+    /// Cycles that published something.
+    pub cycles: u64,
+    /// Snapshot files published.
+    pub snapshots: u64,
+}
+
+/// A compute worker over a bus, a store and a clock.
+pub struct ComputeWorker {
+    /// `None` for an offline worker (replay, backfill): snapshots only, no events.
+    bus: Option<Arc<dyn Bus>>,
+    store: SnapshotStore,
+    clock: Arc<dyn Clock>,
+    config: WorkerConfig,
+    books: BTreeMap<String, Arc<UnderlyingBook>>,
+    stats: WorkerStats,
+}
+
+impl fmt::Debug for ComputeWorker {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ComputeWorker")
+            .field("config", &self.config)
+            .field("underlyings", &self.books.len())
+            .field("stats", &self.stats)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ComputeWorker {
+    /// A worker with no state yet.
+    pub fn new(
+        bus: Arc<dyn Bus>,
+        store: SnapshotStore,
+        clock: Arc<dyn Clock>,
+        config: WorkerConfig,
+    ) -> Self {
+        Self {
+            bus: Some(bus),
+            store,
+            clock,
+            config,
+            books: BTreeMap::new(),
+            stats: WorkerStats::default(),
+        }
+    }
+
+    /// A worker without a bus, fed by [`apply`](Self::apply) and publishing with
+    /// [`publish_dirty`](Self::publish_dirty): replay and backfill, where nobody listens for
+    /// events. [`run`](Self::run) on it fails.
+    pub fn offline(store: SnapshotStore, clock: Arc<dyn Clock>, config: WorkerConfig) -> Self {
+        Self {
+            bus: None,
+            store,
+            clock,
+            config,
+            books: BTreeMap::new(),
+            stats: WorkerStats::default(),
+        }
+    }
+
+    /// The counters so far.
+    pub fn stats(&self) -> &WorkerStats {
+        &self.stats
+    }
+
+    /// The book of `underlying`, if any quote or reference row arrived for it.
+    pub fn book(&self, underlying: &str) -> Option<&UnderlyingBook> {
+        self.books.get(underlying).map(Arc::as_ref)
+    }
+
+    fn book_mut(&mut self, underlying: &str) -> &mut UnderlyingBook {
+        Arc::make_mut(self.books.entry(underlying.to_owned()).or_default())
+    }
+
+    /// Applies one bus message to the state. Messages the worker does not use (ticks, bars,
+    /// calendars, snapshot events) are accepted and ignored.
+    pub fn apply(&mut self, message: &Message) -> Result<(), WorkerError> {
+        self.stats.messages += 1;
+        let Message::Data(data) = message else {
+            return Ok(());
+        };
+        match data.dataset() {
+            Dataset::OptionQuotes => {
+                let rows = data.rows::<OptionQuote>()?;
+                let applied = self.book_mut(data.key()).apply_quotes(rows);
+                self.stats.quotes_accepted += applied.accepted as u64;
+                self.stats.quotes_ignored += (applied.stale + applied.previous_session) as u64;
+            }
+            Dataset::Companies => {
+                for company in Company::from_batch(data.batch())? {
+                    let symbol = company.symbol.clone();
+                    self.book_mut(&symbol).set_company(company);
+                }
+            }
+            Dataset::Dividends => {
+                for dividend in Dividend::from_batch(data.batch())? {
+                    if let Some(per_year) = annual_dividend(&dividend) {
+                        let symbol = dividend.symbol.clone();
+                        self.book_mut(&symbol).set_annual_dividend(per_year);
+                    }
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Builds and publishes every dirty underlying as of `now`; returns the events published
+    /// (also put on the bus's snapshot topic).
+    pub async fn publish_dirty(
+        &mut self,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<SnapshotEvent>, WorkerError> {
+        let dirty: Vec<(String, Arc<UnderlyingBook>)> = self
+            .books
+            .iter()
+            .filter(|(_, b)| b.is_dirty() && !b.is_empty())
+            .map(|(s, b)| (s.clone(), Arc::clone(b)))
+            .collect();
+        if dirty.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ctx = CycleContext {
+            as_of: now,
+            rate: self.config.rate,
+            chain_only: self.config.chain_only,
+        };
+        // CPU work off the async threads: the API may share this runtime.
+        let built = tokio::task::spawn_blocking(move || cycle::build_all(&dirty, &ctx))
+            .await
+            .map_err(|e| WorkerError::Task(e.to_string()))??;
+        let mut events = Vec::new();
+        for (underlying, snapshots) in built {
+            for snap in snapshots {
+                let key = SnapshotKey::new(snap.dataset, snap.trade_date, underlying.as_str());
+                let event = self
+                    .store
+                    .publish(&key, &snap.batch, snap.sort_columns, self.clock.now())
+                    .await?;
+                // A closed bus (shutdown) has no one left to tell; the file is published.
+                if let Some(bus) = &self.bus {
+                    match bus
+                        .publish(topics::SNAPSHOTS, Message::Snapshot(event.clone()))
+                        .await
+                    {
+                        Ok(()) | Err(BusError::Closed) => {}
+                        Err(e) => return Err(e.into()),
+                    }
+                }
+                events.push(event);
+                self.stats.snapshots += 1;
+            }
+            if let Some(book) = self.books.get_mut(&underlying) {
+                Arc::make_mut(book).mark_published();
+            }
+        }
+        self.stats.cycles += 1;
+        Ok(events)
+    }
+
+    /// Consumes the bus until `shutdown` resolves or the bus closes, publishing every
+    /// `interval` and committing after each publication. A last cycle runs before returning.
+    pub async fn run(
+        mut self,
+        shutdown: impl std::future::Future<Output = ()>,
+    ) -> Result<WorkerStats, WorkerError> {
+        let bus = Arc::clone(self.bus.as_ref().ok_or(WorkerError::Offline)?);
+        let mut quotes = bus
+            .subscribe(topics::OPTION_QUOTES, &self.config.group)
+            .await?;
+        let reference_group = format!("{}-ref-{}", self.config.group, self.config.worker_id);
+        let mut reference = bus.subscribe(topics::REFERENCE, &reference_group).await?;
+        let max = self.config.max_batch_messages.max(1);
+        let mut tick = tokio::time::interval(self.config.interval);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        tokio::pin!(shutdown);
+        let (mut quotes_open, mut reference_open) = (true, true);
+        loop {
+            tokio::select! {
+                biased;
+                () = &mut shutdown => break,
+                batch = reference.next_batch(max), if reference_open => {
+                    reference_open = self.apply_deliveries(batch?)?;
+                }
+                _ = tick.tick() => {
+                    self.cycle(&mut *quotes, &mut *reference).await?;
+                }
+                batch = quotes.next_batch(max), if quotes_open => {
+                    quotes_open = self.apply_deliveries(batch?)?;
+                    if !quotes_open {
+                        break;
+                    }
+                }
+            }
+        }
+        self.cycle(&mut *quotes, &mut *reference).await?;
+        Ok(self.stats)
+    }
+
+    /// Applies a read; `false` when the subscription has ended.
+    fn apply_deliveries(&mut self, batch: Option<Vec<Delivery>>) -> Result<bool, WorkerError> {
+        let Some(deliveries) = batch else {
+            return Ok(false);
+        };
+        for delivery in &deliveries {
+            self.apply(&delivery.message)?;
+        }
+        Ok(true)
+    }
+
+    /// One cycle: publish what changed, then commit what was consumed.
+    async fn cycle(
+        &mut self,
+        quotes: &mut dyn Subscription,
+        reference: &mut dyn Subscription,
+    ) -> Result<(), WorkerError> {
+        let now = self.clock.now();
+        self.publish_dirty(now).await?;
+        quotes.commit().await?;
+        reference.commit().await?;
+        Ok(())
+    }
+}
+
+/// Dollars per share per year a dividend record implies at its schedule (none for a special
+/// or irregular one).
+fn annual_dividend(dividend: &Dividend) -> Option<f64> {
+    let per_year = dividend.frequency.payments_per_year()?;
+    let annual = dividend.amount * f64::from(per_year);
+    (annual.is_finite() && annual >= 0.0).then_some(annual)
+}
