@@ -6,6 +6,8 @@
 //!   stocks, and synthetic names for benchmarks) and the real listing structure
 //!   ([`expirations`](simulator::listing::expirations) and
 //!   [`strike_grid`](simulator::listing::strike_grid)). Price paths and quotes build on them.
+//! - [`source`]: the [`QuoteSource`] trait the ingest loop pulls from (the simulator's session
+//!   and live modes implement it; a vendor's live adapter would too).
 //! - [`vendor`]: vendor-file importers (ORATS strikes, Cboe EOD summary, daily bars): streaming,
 //!   validated, all-or-nothing into an import sink.
 //! - [`IngestError`]: the crate's one error type.
@@ -13,7 +15,10 @@
 pub mod archive;
 pub mod bus;
 pub mod error;
+pub mod replay;
 pub mod simulator;
+pub mod source;
 pub mod vendor;
 
 pub use error::IngestError;
+pub use source::{QuoteSource, SourceError, SourceEvent};

@@ -106,10 +106,10 @@ fn scaled_universe_has_the_requested_size_and_is_deterministic() {
     let a = Universe::scaled(3_000, 42);
     assert_eq!(a, Universe::scaled(3_000, 42));
     assert_ne!(a, Universe::scaled(3_000, 43));
-    // The real names come first, then SYN0001, SYN0002, …
+    // The real names come first, then SY0001, SY0002, …
     assert_eq!(&a.as_slice()[..real], Universe::real().as_slice());
-    assert_eq!(a.as_slice()[real].symbol, "SYN0001");
-    assert_eq!(a.as_slice()[real + 1].symbol, "SYN0002");
+    assert_eq!(a.as_slice()[real].symbol, "SY0001");
+    assert_eq!(a.as_slice()[real + 1].symbol, "SY0002");
     assert!(a.as_slice()[real..].iter().all(|u| u.synthetic));
     // A larger universe extends a smaller one with the same seed.
     let b = Universe::scaled(1_000, 42);

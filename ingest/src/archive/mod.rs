@@ -12,7 +12,7 @@
 //!
 //! - Hive partitions: `trade_date` is the America/New_York date of the quote's `quote_time`
 //!   ([`SessionKey::of`]); `underlying` is the symbol, with the characters object stores
-//!   reserve (`^`, `%`, `#`, …) percent-encoded as object_store's [`PathPart`] does
+//!   reserve (`^`, `%`, `#`, …) percent-encoded as object_store's `PathPart` does
 //!   (`^VIX` → `underlying=%5EVIX`).
 //! - Files are `part-<seq>.parquet` with an 8-digit sequence number per partition. A new part
 //!   takes the number after the highest existing one (0 for the first), so the numbers are
@@ -22,7 +22,7 @@
 //!   groups of at most [`DEFAULT_ROW_GROUP_ROWS`] rows with column statistics, and the sort is
 //!   declared in the file's `sorting_columns` metadata: a chain-at-time or single-expiration read
 //!   prunes row groups by the min/max of those columns. Compression: Snappy. The Arrow schema
-//!   ([`option_quotes_schema`]) travels in the file, so Date32, unsigned and UTC-timestamp
+//!   ([`optics_schemas::option_quotes_schema`]) travels in the file, so Date32, unsigned and UTC-timestamp
 //!   columns read back exactly.
 //! - Staged objects live under `<prefix>/_tmp/`, outside the `quotes/` dataset root: a reader of
 //!   the archive (this module's, or a DataFusion listing table over `quotes/`) never lists them.
@@ -62,15 +62,12 @@ use std::sync::Arc;
 
 use arrow_array::RecordBatch;
 use chrono::NaiveDate;
-use object_store::path::{Path, PathPart};
+use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload};
+use optics_compute::store::{StoreError, layout};
 use optics_schemas::columns::option_quotes as col;
-use optics_schemas::{OptionQuote, Record, option_quotes_schema};
-use parquet::arrow::ArrowWriter;
+use optics_schemas::{OptionQuote, Record};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
-use parquet::basic::Compression;
-use parquet::file::metadata::SortingColumn;
-use parquet::file::properties::WriterProperties;
 
 pub use error::ArchiveError;
 pub use sink::{ArchiveSink, DEFAULT_FLUSH_ROWS};
@@ -174,11 +171,8 @@ impl QuoteArchive {
     /// The directory of `session`: `<prefix>/quotes/trade_date=…/underlying=…`.
     pub fn session_dir(&self, session: &SessionKey) -> Path {
         self.quotes_root()
-            .join(format!(
-                "trade_date={}",
-                session.trade_date.format("%Y-%m-%d")
-            ))
-            .join(format!("underlying={}", session.underlying))
+            .join(layout::trade_date_dir(session.trade_date))
+            .join(layout::underlying_dir(&session.underlying))
     }
 
     /// The path of part `seq` of `session`.
@@ -255,17 +249,12 @@ impl QuoteArchive {
     /// follow the layout (and everything under `_tmp/`) are ignored.
     pub async fn list_sessions(&self) -> Result<Vec<SessionKey>, ArchiveError> {
         let mut sessions = Vec::new();
-        for date_dir in list_dirs(&*self.store, &self.quotes_root()).await? {
-            let Some(trade_date) = last_part(&date_dir)
-                .and_then(|p| hive_value(&p, "trade_date"))
-                .and_then(|v| NaiveDate::parse_from_str(&v, "%Y-%m-%d").ok())
-            else {
+        for date_dir in layout::list_dirs(&*self.store, &self.quotes_root()).await? {
+            let Some(trade_date) = layout::parse_trade_date_dir(&date_dir) else {
                 continue;
             };
-            for sym_dir in list_dirs(&*self.store, &date_dir).await? {
-                let Some(underlying) =
-                    last_part(&sym_dir).and_then(|p| hive_value(&p, "underlying"))
-                else {
+            for sym_dir in layout::list_dirs(&*self.store, &date_dir).await? {
+                let Some(underlying) = layout::parse_underlying_dir(&sym_dir) else {
                     continue;
                 };
                 sessions.push(SessionKey {
@@ -341,7 +330,7 @@ impl QuoteArchive {
 
     /// The staged (unpublished) objects under `_tmp/`, e.g. left by a crashed import.
     pub async fn list_staging(&self) -> Result<Vec<Path>, ArchiveError> {
-        list_objects_recursive(&*self.store, &self.staging_root()).await
+        Ok(layout::list_objects_recursive(&*self.store, &self.staging_root()).await?)
     }
 
     /// Deletes every staged object under `_tmp/` and returns how many. Run it when no import
@@ -395,99 +384,16 @@ pub(crate) fn encode_part(
 ) -> Result<Vec<u8>, ArchiveError> {
     rows.sort_by(archive_order);
     let batch = OptionQuote::to_batch(rows)?;
-    let schema = option_quotes_schema();
     let sorting = [
         col::EXPIRATION,
         col::STRIKE,
         col::OPTION_TYPE,
         col::QUOTE_TIME,
-    ]
-    .iter()
-    .map(|name| {
-        let idx = schema
-            .index_of(name)
-            .map_err(parquet::errors::ParquetError::from)?;
-        Ok(SortingColumn {
-            column_idx: i32::try_from(idx).unwrap_or(i32::MAX),
-            descending: false,
-            nulls_first: false,
-        })
+    ];
+    optics_compute::store::encode_parquet(&batch, &sorting, row_group_rows).map_err(|e| match e {
+        StoreError::Parquet(e) => ArchiveError::Parquet(e),
+        other => ArchiveError::Io(other.to_string()),
     })
-    .collect::<Result<Vec<_>, ArchiveError>>()?;
-    let props = WriterProperties::builder()
-        .set_compression(Compression::SNAPPY)
-        .set_max_row_group_row_count(Some(row_group_rows.max(1)))
-        .set_sorting_columns(Some(sorting))
-        .build();
-    let mut out = Vec::with_capacity(rows.len() * 48 + 4096);
-    let mut writer = ArrowWriter::try_new(&mut out, schema, Some(props))?;
-    writer.write(&batch)?;
-    writer.close()?;
-    Ok(out)
-}
-
-/// The last part of `path`, percent-decoded.
-fn last_part(path: &Path) -> Option<String> {
-    path.parts()
-        .next_back()
-        .map(|p: PathPart<'_>| percent_decode(p.as_ref()))
-}
-
-/// `value` of a `key=value` directory name.
-fn hive_value(part: &str, key: &str) -> Option<String> {
-    let value = part.strip_prefix(key)?.strip_prefix('=')?;
-    (!value.is_empty()).then(|| value.to_owned())
-}
-
-/// Undoes object_store's percent-encoding of reserved characters (`%5E` → `^`).
-fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%'
-            && let Some(b) = s
-                .get(i + 1..i + 3)
-                .and_then(|h| u8::from_str_radix(h, 16).ok())
-        {
-            out.push(b);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).unwrap_or_else(|_| s.to_owned())
-}
-
-/// The immediate "directories" (common prefixes) under `dir`; none if it does not exist.
-async fn list_dirs(store: &dyn ObjectStore, dir: &Path) -> Result<Vec<Path>, ArchiveError> {
-    match store.list_with_delimiter(Some(dir)).await {
-        Ok(listing) => Ok(listing.common_prefixes),
-        Err(object_store::Error::NotFound { .. }) => Ok(Vec::new()),
-        Err(e) => Err(e.into()),
-    }
-}
-
-/// Every object under `dir`, recursively, sorted.
-async fn list_objects_recursive(
-    store: &dyn ObjectStore,
-    dir: &Path,
-) -> Result<Vec<Path>, ArchiveError> {
-    let mut pending = vec![dir.clone()];
-    let mut found = Vec::new();
-    while let Some(next) = pending.pop() {
-        match store.list_with_delimiter(Some(&next)).await {
-            Ok(listing) => {
-                found.extend(listing.objects.into_iter().map(|m| m.location));
-                pending.extend(listing.common_prefixes);
-            }
-            Err(object_store::Error::NotFound { .. }) => {}
-            Err(e) => return Err(e.into()),
-        }
-    }
-    found.sort();
-    Ok(found)
 }
 
 /// Deletes `path`; a missing object is not an error.
@@ -495,10 +401,7 @@ pub(crate) async fn delete_if_present(
     store: &dyn ObjectStore,
     path: &Path,
 ) -> Result<(), ArchiveError> {
-    match store.delete(path).await {
-        Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
-        Err(e) => Err(e.into()),
-    }
+    Ok(layout::delete_if_present(store, path).await?)
 }
 
 #[cfg(test)]
@@ -512,14 +415,5 @@ mod tests {
         assert_eq!(parse_part_file_name("part-42.parquet"), None);
         assert_eq!(parse_part_file_name("part-0000004x.parquet"), None);
         assert_eq!(parse_part_file_name("00000042.parquet"), None);
-    }
-
-    #[test]
-    fn reserved_characters_round_trip_through_paths() {
-        let dir = Path::default().join("underlying=^VIX");
-        let part = last_part(&dir).unwrap();
-        assert_eq!(hive_value(&part, "underlying").as_deref(), Some("^VIX"));
-        assert_eq!(percent_decode("BRK.B"), "BRK.B");
-        assert_eq!(percent_decode("100%"), "100%");
     }
 }

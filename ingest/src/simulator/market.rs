@@ -1,4 +1,4 @@
-//! The underlying paths: daily closes from a seeded model with stochastic volatility, jumps,
+//! The underlying paths: daily opens and closes from a seeded model with stochastic volatility, jumps,
 //! a common market factor and earnings gaps.
 //!
 //! # Model (one step = one trading day, Δ = 1/252)
@@ -19,7 +19,18 @@
 //!   expected annual variance of market jumps (β²·λ·E(J²)), idiosyncratic jumps and the four
 //!   earnings gaps, floored at a quarter of the target.
 //! - **Volatility indices** (VIX): not a random walk but the market's vol level,
-//!   `100 · 1.1 · σ_SPY,d · √x_t` (implied above realised), with a little independent noise.
+//!   `start_price · √x_t · e^{0.03 z}` ([`vix_level`]: the universe's level at `x = 1`).
+//! - **Opens**: the earnings gap lands at the open; of the diffusive move `d` of a day, the
+//!   overnight part is the Brownian bridge at variance time `f` ([`OVERNIGHT_VARIANCE_SHARE`],
+//!   15 %): `f·d + √(f(1−f))·σ_t√Δ·z` (a separate stream, so closes do not depend on it).
+//!   Jumps land intraday ([`super::intraday`]).
+//!
+//! # The tape
+//! A [`MarketTape`] is the factor and every path from a fixed first day ([`EPOCH`], 2010-01-04)
+//! through the date asked for, each path scaled so that its close on [`ANCHOR_DATE`]
+//! (2025-12-31) is the universe's `start_price`. A date's prices therefore depend only on the
+//! seed and the universe, never on how much history was asked for, and the history generator
+//! and the live session read the same tape.
 //!
 //! Earnings dates ([`earnings_events`]) follow the underlying's cadence: the typical day of each
 //! report month jittered by up to ±3 days (seeded per symbol and quarter) and moved to the next
@@ -30,24 +41,25 @@
 //! from the seed alone, an underlying's from the seed and its symbol), so the same seed and
 //! dates give identical paths.
 
-use chrono::{Datelike, NaiveDate};
+use chrono::{Datelike, NaiveDate, TimeDelta};
 use optics_compute::time::NyseCalendar;
 use optics_schemas::EarningsTiming;
+use rayon::prelude::*;
 
 use super::listing::StrikeStyle;
 use super::rng::{SplitMix64, derive_seed};
 use super::surface::EarningsVariance;
-use super::universe::Underlying;
+use super::universe::{Underlying, Universe};
 
 /// Trading days per year of the daily step.
 pub const TRADING_DAYS_PER_YEAR: f64 = 252.0;
 /// Realised over implied: the total variance of a path targets `(REALISED_TO_IMPLIED · σ)²`.
 pub const REALISED_TO_IMPLIED: f64 = 0.9;
 
-const DT: f64 = 1.0 / TRADING_DAYS_PER_YEAR;
+pub(crate) const DT: f64 = 1.0 / TRADING_DAYS_PER_YEAR;
 const MARKET_KAPPA: f64 = 4.0;
-const MARKET_XI: f64 = 1.0;
-const LEVERAGE: f64 = -0.7;
+pub(crate) const MARKET_XI: f64 = 1.0;
+pub(crate) const LEVERAGE: f64 = -0.7;
 const MARKET_JUMPS_PER_YEAR: f64 = 2.0;
 const MARKET_JUMP_MEAN: f64 = -0.025;
 const MARKET_JUMP_SD: f64 = 0.02;
@@ -56,7 +68,7 @@ const OWN_XI: f64 = 0.6;
 const OWN_JUMPS_PER_YEAR: f64 = 1.0;
 const OWN_JUMP_DAILY_SIGMAS: f64 = 3.0;
 const DRIFT: f64 = 0.06;
-const VARIANCE_FLOOR: f64 = 0.05;
+pub(crate) const VARIANCE_FLOOR: f64 = 0.05;
 
 /// The common market factor over a range of trading days.
 #[derive(Debug, Clone, PartialEq)]
@@ -183,7 +195,8 @@ pub fn earnings_events(
     out
 }
 
-/// The daily closes of one underlying.
+/// The daily path of one underlying, with the parts of each day's move that the intraday
+/// simulation ([`super::intraday`]) and the history generator need.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PricePath {
     /// The underlying's symbol.
@@ -192,12 +205,53 @@ pub struct PricePath {
     pub dates: Vec<NaiveDate>,
     /// The close of each day, dollars (index points); `closes[0]` is the start price.
     pub closes: Vec<f64>,
+    /// The open of each day, dollars: the previous close moved by the day's earnings gap and
+    /// the overnight share of the day's diffusive move (see [`OVERNIGHT_VARIANCE_SHARE`]).
+    /// `opens[0]` is the start price.
+    pub opens: Vec<f64>,
     /// The annualised diffusive vol in force on the step into each day, decimal; divided by
     /// the underlying's base IV it is a natural [`super::surface::SurfaceInputs::vol_level`].
     pub vols: Vec<f64>,
+    /// The underlying's own variance ratio `s` on the step into each day (1 for underlyings
+    /// that move with the market only).
+    pub own_ratio: Vec<f64>,
+    /// The diffusive log move of each day (drift included; 0 on day 0).
+    pub diffusive: Vec<f64>,
+    /// The log move of the market jump each day (β·J_m; 0 when none), which lands intraday at
+    /// the market's jump time.
+    pub market_jump: Vec<f64>,
+    /// The log move of the underlying's own jump each day (0 when none).
+    pub own_jump: Vec<f64>,
+    /// The earnings gap of each day (log; non-zero only on reaction days), taken at the open.
+    pub gap: Vec<f64>,
+    /// The gap in units of its standard deviation (0 on days without a gap): how good the
+    /// news was, which the history generator turns into an EPS surprise.
+    pub gap_z: Vec<f64>,
     /// The earnings reports within the range.
     pub earnings: Vec<EarningsEvent>,
 }
+
+impl PricePath {
+    /// The position of `date` in [`dates`](Self::dates).
+    pub fn index_of(&self, date: NaiveDate) -> Option<usize> {
+        self.dates.binary_search(&date).ok()
+    }
+
+    /// Multiplies every price by `factor` (positive and finite; otherwise nothing changes):
+    /// returns, gaps and jumps are unchanged.
+    pub fn rescale(&mut self, factor: f64) {
+        if !(factor.is_finite() && factor > 0.0) {
+            return;
+        }
+        for price in self.closes.iter_mut().chain(self.opens.iter_mut()) {
+            *price *= factor;
+        }
+    }
+}
+
+/// The share of a day's diffusive variance that accrues overnight (between the previous close
+/// and the open); the rest accrues during the session.
+pub const OVERNIGHT_VARIANCE_SHARE: f64 = 0.15;
 
 /// The path of `underlying` over the factor's days, starting from `start_price` (the
 /// underlying's own `start_price` when `None`).
@@ -216,10 +270,10 @@ pub fn simulate_path(
         (Some(&first), Some(&last)) => earnings_events(underlying, seed, first, last, calendar),
         _ => Vec::new(),
     };
-    let mut rng = SplitMix64::new(derive_seed(
-        derive_seed(seed, fnv1a(underlying.symbol.as_bytes())),
-        0x5041_5448, // "PATH"
-    ));
+    let symbol_seed = derive_seed(seed, fnv1a(underlying.symbol.as_bytes()));
+    let mut rng = SplitMix64::new(derive_seed(symbol_seed, 0x5041_5448)); // "PATH"
+    // A separate stream for the overnight split, so the closes do not depend on it.
+    let mut overnight_rng = SplitMix64::new(derive_seed(symbol_seed, 0x4F50_454E)); // "OPEN"
     let sigma = underlying.base_iv;
     let rho = underlying.correlation.clamp(-1.0, 1.0);
     let idio = (1.0 - rho * rho).max(0.0).sqrt();
@@ -245,72 +299,197 @@ pub fn simulate_path(
     let sigma_d = diffusive_var.sqrt();
     let volatility_index = underlying.strike_style == StrikeStyle::Volatility;
 
-    let mut closes = Vec::with_capacity(n);
-    let mut vols = Vec::with_capacity(n);
+    let mut path = PricePath {
+        symbol: underlying.symbol.clone(),
+        dates: factor.dates.clone(),
+        closes: Vec::with_capacity(n),
+        opens: Vec::with_capacity(n),
+        vols: Vec::with_capacity(n),
+        own_ratio: Vec::with_capacity(n),
+        diffusive: Vec::with_capacity(n),
+        market_jump: Vec::with_capacity(n),
+        own_jump: Vec::with_capacity(n),
+        gap: Vec::with_capacity(n),
+        gap_z: Vec::with_capacity(n),
+        earnings,
+    };
     let mut s = 1.0_f64;
     let mut log_price = start.ln();
-    let mut next_earnings = earnings.iter().map(|e| e.reaction_date).peekable();
+    let mut next_earnings = path
+        .earnings
+        .iter()
+        .map(|e| e.reaction_date)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .peekable();
+    let f = OVERNIGHT_VARIANCE_SHARE;
     for i in 0..n {
         let z_i = normal(&mut rng);
         let z_s = normal(&mut rng);
         let own_jump = rng.chance(OWN_JUMPS_PER_YEAR * DT);
         let own_jump_size = own_jump_sd * normal(&mut rng);
-        let gap_draw = earnings_sigma * normal(&mut rng);
+        let gap_normal = normal(&mut rng);
+        let z_overnight = normal(&mut overnight_rng);
         let x = factor.variance_ratio[i];
         let vol = sigma_d * (x * s).sqrt();
-        vols.push(vol);
+        path.vols.push(vol);
+        path.own_ratio.push(s);
         if volatility_index {
             // The VIX level: the market's vol (SPY-like, 15 %) scaled to points, plus noise.
-            let level = 100.0
-                * 1.1
-                * 0.15
-                * REALISED_TO_IMPLIED
-                * factor.close_ratio[i].sqrt()
-                * (0.03 * z_i).exp();
-            let anchor = underlying.start_price / (100.0 * 1.1 * 0.15 * REALISED_TO_IMPLIED);
-            closes.push(if i == 0 { start } else { level * anchor });
+            let level = vix_level(underlying.start_price, factor.close_ratio[i], z_i);
+            let previous = path.closes.last().copied().unwrap_or(start);
+            path.closes.push(if i == 0 { start } else { level });
+            path.opens.push(previous);
+            let r = if i == 0 { 0.0 } else { (level / previous).ln() };
+            path.diffusive.push(r);
+            path.market_jump.push(0.0);
+            path.own_jump.push(0.0);
+            path.gap.push(0.0);
+            path.gap_z.push(0.0);
             continue;
         }
-        if i > 0 {
-            let mut r = (DRIFT - underlying.dividend_yield - 0.5 * vol * vol) * DT
-                + vol * DT.sqrt() * (rho * factor.shock[i] + idio * z_i)
-                + underlying.beta * factor.jump[i];
-            if own_jump && own_variance {
-                r += own_jump_size;
-            }
-            while next_earnings.peek().is_some_and(|&d| d < factor.dates[i]) {
-                next_earnings.next();
-            }
-            if next_earnings.peek() == Some(&factor.dates[i]) {
-                r += gap_draw;
-                next_earnings.next();
-            }
-            log_price += r;
-            if own_variance {
-                s = (s + OWN_KAPPA * (1.0 - s) * DT + OWN_XI * (s.max(0.0) * DT).sqrt() * z_s)
-                    .max(VARIANCE_FLOOR);
-            }
+        if i == 0 {
+            path.closes.push(start);
+            path.opens.push(start);
+            path.diffusive.push(0.0);
+            path.market_jump.push(0.0);
+            path.own_jump.push(0.0);
+            path.gap.push(0.0);
+            path.gap_z.push(0.0);
+            continue;
         }
-        closes.push(log_price.exp());
+        let d = (DRIFT - underlying.dividend_yield - 0.5 * vol * vol) * DT
+            + vol * DT.sqrt() * (rho * factor.shock[i] + idio * z_i);
+        let market_jump = underlying.beta * factor.jump[i];
+        let own = if own_jump && own_variance {
+            own_jump_size
+        } else {
+            0.0
+        };
+        while next_earnings
+            .peek()
+            .is_some_and(|&day| day < factor.dates[i])
+        {
+            next_earnings.next();
+        }
+        let (gap, gap_z) = if next_earnings.peek() == Some(&factor.dates[i]) {
+            next_earnings.next();
+            (earnings_sigma * gap_normal, gap_normal)
+        } else {
+            (0.0, 0.0)
+        };
+        // The overnight part of the diffusive move is the Brownian bridge from 0 to `d` at
+        // variance time f: mean f·d, variance f(1−f)·σ²Δ.
+        let overnight = f * d + (f * (1.0 - f)).sqrt() * vol * DT.sqrt() * z_overnight;
+        path.opens.push((log_price + gap + overnight).exp());
+        log_price += d + market_jump + own + gap;
+        path.closes.push(log_price.exp());
+        path.diffusive.push(d);
+        path.market_jump.push(market_jump);
+        path.own_jump.push(own);
+        path.gap.push(gap);
+        path.gap_z.push(gap_z);
+        if own_variance {
+            s = (s + OWN_KAPPA * (1.0 - s) * DT + OWN_XI * (s.max(0.0) * DT).sqrt() * z_s)
+                .max(VARIANCE_FLOOR);
+        }
     }
-    PricePath {
-        symbol: underlying.symbol.clone(),
-        dates: factor.dates.clone(),
-        closes,
-        vols,
-        earnings,
+    path
+}
+
+/// The VIX level for a market variance ratio `x` and a noise draw: the market's vol
+/// (SPY-like, 15 %) × 1.1 (implied above realised) in points, scaled so that `x = 1` without
+/// noise gives the universe's `start_price`.
+pub fn vix_level(start_price: f64, variance_ratio: f64, noise: f64) -> f64 {
+    start_price * variance_ratio.max(VARIANCE_FLOOR).sqrt() * (0.03 * noise).exp()
+}
+
+/// The first trading day the simulator's paths start from. Paths are simulated from here so
+/// that a date's prices do not depend on how much history was asked for.
+pub const EPOCH: NaiveDate = match NaiveDate::from_ymd_opt(2010, 1, 4) {
+    Some(date) => date,
+    None => NaiveDate::MIN,
+};
+
+/// The date on which every path is anchored to its universe `start_price` (the universe's
+/// levels are roughly late-2025 levels). Dates far from it drift away, as markets do.
+pub const ANCHOR_DATE: NaiveDate = match NaiveDate::from_ymd_opt(2025, 12, 31) {
+    Some(date) => date,
+    None => NaiveDate::MIN,
+};
+
+/// Calendar days a [`MarketTape`] runs past the date asked for.
+pub const TAPE_MARGIN_DAYS: i64 = 10;
+
+/// The market factor and every underlying's path from [`EPOCH`] through a date: the one
+/// source of truth for daily prices, shared by the history generator and the live session, so
+/// that a session continues its history exactly.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MarketTape {
+    /// The simulator seed.
+    pub seed: u64,
+    /// The market factor.
+    pub factor: MarketFactor,
+    /// The path of each underlying, in universe order.
+    pub paths: Vec<PricePath>,
+}
+
+impl MarketTape {
+    /// The tape of `universe` from [`EPOCH`] through `through` (and at least through
+    /// [`ANCHOR_DATE`], where each path's close equals its `start_price`), plus
+    /// [`TAPE_MARGIN_DAYS`] so that the reaction to a report published on the last day is
+    /// known. Paths are simulated in parallel (rayon), each from its own seeded streams.
+    ///
+    /// Deterministic from `(seed, universe)`: the values of a date do not depend on
+    /// `through`. `through` before [`EPOCH`] gives the tape through the anchor date.
+    pub fn simulate(universe: &Universe, seed: u64, through: NaiveDate) -> Self {
+        let calendar = NyseCalendar;
+        let end = through.max(ANCHOR_DATE) + TimeDelta::days(TAPE_MARGIN_DAYS);
+        let factor = MarketFactor::simulate(seed, EPOCH, end, &calendar);
+        let anchor_index = factor
+            .dates
+            .partition_point(|&d| d <= ANCHOR_DATE)
+            .saturating_sub(1);
+        let paths = universe
+            .as_slice()
+            .par_iter()
+            .map(|u| {
+                let mut path = simulate_path(u, &factor, seed, Some(u.start_price), &calendar);
+                if u.strike_style != StrikeStyle::Volatility
+                    && let Some(&close) = path.closes.get(anchor_index)
+                {
+                    path.rescale(u.start_price / close);
+                }
+                path
+            })
+            .collect();
+        Self {
+            seed,
+            factor,
+            paths,
+        }
+    }
+
+    /// The position of `date` among the tape's trading days.
+    pub fn day_index(&self, date: NaiveDate) -> Option<usize> {
+        self.factor.dates.binary_search(&date).ok()
+    }
+
+    /// The last date of the tape.
+    pub fn last_date(&self) -> Option<NaiveDate> {
+        self.factor.dates.last().copied()
     }
 }
 
 /// A standard normal draw (Box–Muller, one of the pair).
-fn normal(rng: &mut SplitMix64) -> f64 {
+pub(crate) fn normal(rng: &mut SplitMix64) -> f64 {
     let u1 = 1.0 - rng.next_f64();
     let u2 = rng.next_f64();
     (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
 }
 
 /// 64-bit FNV-1a of `bytes`.
-fn fnv1a(bytes: &[u8]) -> u64 {
+pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
     let mut hash: u64 = 0xCBF2_9CE4_8422_2325;
     for &b in bytes {
         hash ^= u64::from(b);

@@ -223,6 +223,45 @@ impl Surface {
     pub fn atm_iv(&self, years: f64) -> f64 {
         self.iv(0.0, years)
     }
+
+    /// The smile at `years` (floored at [`MIN_YEARS`]), with θ and φ(θ) evaluated once: the
+    /// same numbers as [`iv`](Self::iv) at that time, for pricing a whole expiration.
+    pub fn slice(&self, years: f64) -> SmileSlice {
+        let t = clamp_years(years);
+        let theta = self.atm_total_variance(t);
+        SmileSlice {
+            years: t,
+            theta,
+            phi: self.phi(theta),
+            rho: self.rho,
+        }
+    }
+}
+
+/// One expiration's smile of a [`Surface`]: `w(k) = θ/2 · (1 + ρφk + √((φk + ρ)² + 1 − ρ²))`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SmileSlice {
+    /// Time to expiry, years (floored at [`MIN_YEARS`]).
+    pub years: f64,
+    /// At-the-money total variance θ.
+    pub theta: f64,
+    /// φ(θ).
+    pub phi: f64,
+    /// Skew correlation ρ.
+    pub rho: f64,
+}
+
+impl SmileSlice {
+    /// Total implied variance at log forward-moneyness `k`.
+    pub fn total_variance(&self, log_moneyness: f64) -> f64 {
+        let (rho, pk) = (self.rho, self.phi * log_moneyness);
+        0.5 * self.theta * (1.0 + rho * pk + ((pk + rho) * (pk + rho) + 1.0 - rho * rho).sqrt())
+    }
+
+    /// Implied vol (decimal, annualised) at log forward-moneyness `k`.
+    pub fn iv(&self, log_moneyness: f64) -> f64 {
+        (self.total_variance(log_moneyness) / self.years).sqrt()
+    }
 }
 
 fn clamp_years(years: f64) -> f64 {

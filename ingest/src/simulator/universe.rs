@@ -11,7 +11,8 @@
 //! forward; the VIX level, whose options are priced on the forward too), 4 index ETFs, the 11
 //! SPDR sector ETFs, 4 other ETFs (SMH, GLD, TLT, EEM) and 64 single stocks in all 11 GICS
 //! sectors. [`Universe::scaled`] is the `--universe N` knob: the real universe followed by
-//! deterministic synthetic stocks `SYN0001`, `SYN0002`, … drawn from a seeded generator.
+//! deterministic synthetic stocks `SY0001`, `SY0002`, … drawn from a seeded generator (six
+//! characters at most, so that they are valid OCC option roots).
 
 use std::collections::HashMap;
 
@@ -123,7 +124,7 @@ impl EarningsCadence {
 /// One underlying of the universe and the static parameters the simulator uses for it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Underlying {
-    /// Ticker, upper case (`SPX`, `AAPL`, `SYN0001`).
+    /// Ticker, upper case (`SPX`, `AAPL`, `SY0001`).
     pub symbol: String,
     /// Company or fund name.
     pub name: String,
@@ -152,7 +153,7 @@ pub struct Underlying {
     /// True when its options are priced on the forward (Black-76): SPX, NDX, RUT and VIX. The
     /// chain's price for these is the forward, not spot.
     pub priced_on_forward: bool,
-    /// True for the generated `SYN…` names of [`Universe::scaled`].
+    /// True for the generated names (`SY0001`, …) of [`Universe::scaled`].
     pub synthetic: bool,
 }
 
@@ -265,7 +266,7 @@ impl Universe {
     }
 
     /// The `--universe N` knob: exactly `n` underlyings. The real universe comes first (its
-    /// first `n` names when `n` is smaller), then synthetic stocks `SYN0001`, `SYN0002`, … up
+    /// first `n` names when `n` is smaller), then synthetic stocks `SY0001`, `SY0002`, … up
     /// to `n`. Synthetic name `i` depends only on `(seed, i)`, so a larger `n` extends a smaller
     /// one and the same `(n, seed)` always gives the same universe.
     pub fn scaled(n: usize, seed: u64) -> Self {
@@ -654,6 +655,25 @@ fn round_to(value: f64, step: f64) -> f64 {
     (value / step).round() * step
 }
 
+/// The ticker of synthetic stock `i`: `SY0001` … `SY9999`, then `Z` and five base-36 digits
+/// (`Z007PS` for 10 000): always six characters or fewer, a valid OCC option root.
+pub fn synthetic_symbol(i: usize) -> String {
+    if i < 10_000 {
+        return format!("SY{i:04}");
+    }
+    const DIGITS: &[u8; 36] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+    let mut code = [b'0'; 5];
+    let mut rest = i;
+    for digit in code.iter_mut().rev() {
+        *digit = DIGITS[rest % 36];
+        rest /= 36;
+    }
+    let mut symbol = String::with_capacity(6);
+    symbol.push('Z');
+    symbol.extend(code.iter().map(|&c| char::from(c)));
+    symbol
+}
+
 /// Synthetic stock number `i` (1-based) of the universe with `seed`: a function of `(seed, i)`
 /// only. Parameters are drawn to look like a broad US stock universe:
 ///
@@ -697,7 +717,7 @@ fn synthetic_underlying(i: usize, seed: u64) -> Underlying {
     let weeklies = cap > 50.0 || rng.chance(0.2);
     let leaps = cap > 10.0;
     Underlying {
-        symbol: format!("SYN{i:04}"),
+        symbol: synthetic_symbol(i),
         name: format!("Synthetic {} Company {i:04}", sector.name()),
         asset_class: AssetClass::Stock,
         sector: Some(sector),
@@ -756,6 +776,21 @@ mod tests {
             Universe::new(vec![bad]),
             Err(IngestError::InvalidUnderlying { .. })
         ));
+    }
+
+    #[test]
+    fn synthetic_symbols_are_unique_occ_roots() {
+        let mut seen = std::collections::HashSet::new();
+        for i in (1..20_000).chain([60_000, 1_000_000]) {
+            let symbol = synthetic_symbol(i);
+            assert!(symbol.len() <= 6, "{symbol}");
+            assert!(seen.insert(symbol.clone()), "{symbol}");
+            let expiration = chrono::NaiveDate::from_ymd_opt(2026, 12, 18).unwrap();
+            optics_schemas::occ_symbol(&symbol, expiration, optics_schemas::OptionType::Call, 10.0)
+                .unwrap();
+        }
+        assert_eq!(synthetic_symbol(1), "SY0001");
+        assert_eq!(synthetic_symbol(10_000), "Z007PS");
     }
 
     #[test]
