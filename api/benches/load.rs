@@ -1,0 +1,321 @@
+//! Load benchmark of the real router over loopback: a Rust load generator (hyper HTTP/1
+//! client, keep-alive connections) against `optics_api::router` served on 127.0.0.1:0, beside
+//! a bare axum route returning a static JSON body of the same bytes, in the same run.
+//!
+//! Two measurements per route:
+//! - **fixed rate** (open loop): requests are scheduled at `RATE` per second spread over
+//!   `CONNECTIONS` connections for `SECS` seconds. Two latencies: from the moment the request
+//!   is sent (the server's answer time, p50/p99), and from its *scheduled* time (p99), which
+//!   also counts time a request waited behind a slow one on its connection, so a server that
+//!   falls behind cannot hide it (no coordinated omission). Tokio's timer wakes with
+//!   millisecond granularity, so the scheduled-time figure carries up to ~1 ms of timer lag;
+//! - **saturation** (closed loop): every connection sends back to back for `SECS` seconds;
+//!   throughput in requests per second, and the ratio to the static route.
+//!
+//! `OPTICS_BENCH_RATE` (default 5000), `OPTICS_BENCH_SECS` (default 3) and
+//! `OPTICS_BENCH_CONNECTIONS` (default 16) override the settings. Only loopback is used; the
+//! run is bounded by those settings. Figures print; nothing asserts on time.
+//!
+//! Routes measured: the index (`/api/mcp/data/`), `/chain/SPY` (default window: the nearest
+//! expiration, 20 strikes per side) and `/expirations/SPY`, over an in-memory reader holding a
+//! SPY chain built by the chain builder from synthetic quotes (8 weekly expirations × 241
+//! one-dollar strikes around 600, calls and puts: 3,856 quotes, about the size of SPY's
+//! near-dated chain). Each data route's throughput is compared with the static route, whose
+//! body is the index's bytes (the chain body is larger: the byte counts are printed).
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::http::header::CONTENT_TYPE;
+use axum::routing::get;
+use chrono::NaiveDate;
+use chrono::TimeZone;
+use http_body_util::{BodyExt, Empty};
+use hyper::Request;
+use hyper_util::rt::TokioIo;
+use optics_api::market::{ChainView, Coverage, ExposureView, FlowView};
+use optics_api::{ApiError, AppState, MarketDataReader, ReadFuture, Ticker, router};
+use optics_compute::chain::{ChainMarket, build_chain};
+use optics_compute::pricing::PricingModel;
+use optics_compute::time::ManualClock;
+use optics_schemas::ChainRow;
+use tokio::net::{TcpListener, TcpStream};
+
+const STATIC_PATH: &str = "/bench/static";
+
+fn setting(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|v| *v > 0)
+        .unwrap_or(default)
+}
+
+type Sender = hyper::client::conn::http1::SendRequest<Empty<Bytes>>;
+
+async fn connect(addr: SocketAddr) -> Sender {
+    let stream = TcpStream::connect(addr).await.expect("connect to loopback");
+    stream.set_nodelay(true).expect("TCP_NODELAY");
+    let (sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+        .await
+        .expect("HTTP/1 handshake");
+    tokio::spawn(connection);
+    sender
+}
+
+/// A reader serving one SPY chain (and nothing else) from memory.
+#[derive(Debug)]
+struct BenchMarket {
+    spy: Arc<ChainView>,
+}
+
+impl BenchMarket {
+    /// SPY on Friday 2026-11-20 at 10:00 New York: synthetic quotes priced by `build_chain`.
+    fn spy(as_of: chrono::DateTime<chrono::Utc>) -> Self {
+        let quotes =
+            optics_tests::fixtures::synthetic_chain("SPY", 600.0, 8, 241, 480.0, 7, usize::MAX);
+        let market = ChainMarket {
+            underlying: "SPY".to_owned(),
+            trade_date: NaiveDate::from_ymd_opt(2026, 11, 20).expect("date"),
+            as_of,
+            spot: None,
+            rate: 0.043,
+            dividend_yield: 0.013,
+            model: PricingModel::BlackScholesMerton,
+        };
+        let snapshot = build_chain(&quotes, &market).expect("synthetic SPY chain builds");
+        Self {
+            spy: Arc::new(ChainView::new(snapshot.rows).expect("non-empty chain")),
+        }
+    }
+}
+
+impl MarketDataReader for BenchMarket {
+    fn covers(&self, ticker: &Ticker) -> bool {
+        ticker.as_str() == "SPY"
+    }
+
+    fn chain(&self, ticker: &Ticker) -> Option<Arc<ChainView>> {
+        self.covers(ticker).then(|| self.spy.clone())
+    }
+
+    fn exposures(&self, _: &Ticker) -> Option<Arc<ExposureView>> {
+        None
+    }
+
+    fn flow(&self, _: &Ticker) -> Option<Arc<FlowView>> {
+        None
+    }
+
+    fn coverage(&self) -> Arc<Coverage> {
+        Arc::default()
+    }
+
+    fn chain_at_time<'a>(
+        &'a self,
+        _: &'a Ticker,
+        _: NaiveDate,
+        _: NaiveDate,
+    ) -> ReadFuture<'a, Result<Option<Vec<ChainRow>>, ApiError>> {
+        Box::pin(async { Ok(None) })
+    }
+}
+
+/// One request; returns the body length (checked by the caller).
+async fn request(sender: &mut Sender, path: &str) -> usize {
+    sender.ready().await.expect("connection ready");
+    let request = Request::get(path)
+        .header("host", "127.0.0.1")
+        .body(Empty::<Bytes>::new())
+        .expect("request");
+    let response = sender.send_request(request).await.expect("response");
+    assert!(
+        response.status().is_success(),
+        "{path}: {}",
+        response.status()
+    );
+    response
+        .into_body()
+        .collect()
+        .await
+        .expect("body")
+        .to_bytes()
+        .len()
+}
+
+struct FixedRate {
+    sent: usize,
+    elapsed: Duration,
+    p50: Duration,
+    p99: Duration,
+    max: Duration,
+    p99_from_schedule: Duration,
+}
+
+fn quantile(sorted: &[Duration], q: f64) -> Duration {
+    sorted[((sorted.len() as f64 * q) as usize).min(sorted.len() - 1)]
+}
+
+async fn fixed_rate(
+    addr: SocketAddr,
+    path: &'static str,
+    rate: u64,
+    secs: u64,
+    conns: u64,
+) -> FixedRate {
+    let total = rate * secs;
+    let interval = Duration::from_secs_f64(1.0 / rate as f64);
+    let start = tokio::time::Instant::now() + Duration::from_millis(50);
+    let mut tasks = Vec::new();
+    for c in 0..conns {
+        tasks.push(tokio::spawn(async move {
+            let mut sender = connect(addr).await;
+            let mut latencies = Vec::new();
+            let mut i = c;
+            while i < total {
+                let scheduled = start + interval * u32::try_from(i).unwrap_or(u32::MAX);
+                tokio::time::sleep_until(scheduled).await;
+                let sent = Instant::now();
+                request(&mut sender, path).await;
+                latencies.push((sent.elapsed(), scheduled.elapsed()));
+                i += conns;
+            }
+            latencies
+        }));
+    }
+    let mut latencies = Vec::new();
+    for task in tasks {
+        latencies.extend(task.await.expect("client task"));
+    }
+    let elapsed = start.elapsed();
+    let mut from_send: Vec<Duration> = latencies.iter().map(|(send, _)| *send).collect();
+    let mut from_schedule: Vec<Duration> = latencies.iter().map(|(_, sched)| *sched).collect();
+    from_send.sort_unstable();
+    from_schedule.sort_unstable();
+    FixedRate {
+        sent: from_send.len(),
+        elapsed,
+        p50: quantile(&from_send, 0.50),
+        p99: quantile(&from_send, 0.99),
+        max: from_send[from_send.len() - 1],
+        p99_from_schedule: quantile(&from_schedule, 0.99),
+    }
+}
+
+async fn saturation(addr: SocketAddr, path: &'static str, secs: u64, conns: u64) -> f64 {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    let started = Instant::now();
+    let mut tasks = Vec::new();
+    for _ in 0..conns {
+        tasks.push(tokio::spawn(async move {
+            let mut sender = connect(addr).await;
+            let mut count = 0u64;
+            while Instant::now() < deadline {
+                request(&mut sender, path).await;
+                count += 1;
+            }
+            count
+        }));
+    }
+    let mut count = 0;
+    for task in tasks {
+        count += task.await.expect("client task");
+    }
+    count as f64 / started.elapsed().as_secs_f64()
+}
+
+fn main() {
+    let rate = setting("OPTICS_BENCH_RATE", 5000);
+    let secs = setting("OPTICS_BENCH_SECS", 3);
+    let conns = setting("OPTICS_BENCH_CONNECTIONS", 16);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    runtime.block_on(async move {
+        // A fixed clock: the index fills its example dates from it.
+        let now = chrono::Utc.with_ymd_and_hms(2026, 11, 20, 15, 0, 0).unwrap();
+        let clock = ManualClock::new(now);
+        let app = router(AppState::new(Arc::new(clock)).with_market_data(Arc::new(BenchMarket::spy(now))));
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind loopback");
+        let addr = listener.local_addr().expect("address");
+
+        // The static twin: the index's exact bytes from a bare axum route.
+        let probe = TcpListener::bind("127.0.0.1:0").await.expect("bind loopback");
+        let probe_addr = probe.local_addr().expect("address");
+        let probe_app = app.clone();
+        tokio::spawn(async move { axum::serve(probe, probe_app).await });
+        let body = {
+            let mut sender = connect(probe_addr).await;
+            sender.ready().await.expect("ready");
+            let response = sender
+                .send_request(
+                    Request::get("/api/mcp/data/")
+                        .header("host", "127.0.0.1")
+                        .body(Empty::<Bytes>::new())
+                        .expect("request"),
+                )
+                .await
+                .expect("response");
+            response.into_body().collect().await.expect("body").to_bytes()
+        };
+        let static_body = body.clone();
+        let app: Router = app.merge(Router::new().route(
+            STATIC_PATH,
+            get(move || {
+                let body = static_body.clone();
+                async move { ([(CONTENT_TYPE, "application/json")], body) }
+            }),
+        ));
+        tokio::spawn(async move { axum::serve(listener, app).await });
+
+        println!(
+            "load: {rate} req/s for {secs} s over {conns} keep-alive connections, loopback, \
+             2 server+client worker threads; response body {} bytes",
+            body.len()
+        );
+        println!("(measured on a shared 2-core machine under load from other builds: figures are indicative)");
+        let routes = [
+            ("index  /api/mcp/data/", "/api/mcp/data/"),
+            ("chain  /chain/SPY    ", "/api/mcp/data/chain/SPY"),
+            ("expirations /SPY     ", "/api/mcp/data/expirations/SPY"),
+            ("static (index bytes) ", STATIC_PATH),
+        ];
+        let mut throughput = Vec::new();
+        for (label, path) in routes {
+            // Warm-up: connections, allocator, caches.
+            let _ = saturation(addr, path, 1, conns).await;
+            let bytes = {
+                let mut sender = connect(addr).await;
+                request(&mut sender, path).await
+            };
+            let fixed = fixed_rate(addr, path, rate, secs, conns).await;
+            let saturated = saturation(addr, path, secs, conns).await;
+            println!(
+                "{label} ({bytes} B)  fixed rate: {} requests in {:.2} s ({:.0} req/s), p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms, p99 from schedule {:.3} ms | saturation: {:.0} req/s",
+                fixed.sent,
+                fixed.elapsed.as_secs_f64(),
+                fixed.sent as f64 / fixed.elapsed.as_secs_f64(),
+                fixed.p50.as_secs_f64() * 1e3,
+                fixed.p99.as_secs_f64() * 1e3,
+                fixed.max.as_secs_f64() * 1e3,
+                fixed.p99_from_schedule.as_secs_f64() * 1e3,
+                saturated
+            );
+            throughput.push((label, saturated));
+        }
+        if let Some(&(_, static_route)) = throughput.last() {
+            for (label, saturated) in &throughput[..throughput.len() - 1] {
+                println!(
+                    "throughput ratio {} / static: {:.2} (goal for data routes: >= 0.5)",
+                    label.trim_end(),
+                    saturated / static_route
+                );
+            }
+        }
+    });
+}

@@ -1,0 +1,340 @@
+#!/usr/bin/env python3
+"""Writes api/src/registry/table.rs, the endpoint table of the optics API, from the interface's
+reference records (reference-records.json: endpoints[], families[]).
+
+The table is committed: the server never reads JSON to know its endpoints. Re-run this script
+when the records change and commit both:
+
+    python3 api/scripts/gen_registry.py /path/to/reference-records.json > api/src/registry/table.rs
+    rustfmt --edition 2024 api/src/registry/table.rs
+
+What the script adds to the records, because the records do not carry it:
+- a typed parameter kind parsed from each `bounds` text (an unknown text is an error, so a new
+  bound shape cannot slip through untyped); where the records give a lower bound only
+  ("0 for all"), the upper bound the service documents is set here (STRIKES_AROUND_MAX, ...);
+- the tier "any" for the utility endpoints (index, search, expirations, calendars, usage);
+- the cost of a call in monthly-budget units (COSTS);
+- our own one-line summary of each endpoint (SUMMARIES) and a runnable example (EXAMPLES);
+  no prose is copied from the records.
+"""
+
+import json
+import re
+import sys
+
+# Upper bounds the records leave open, chosen by optics (documented in api/docs/reference.md).
+STRIKES_AROUND_MAX = 500
+FLOW_LIMIT_MAX = 500
+MARKET_CAP_MIN = 0
+SYMBOL_LIST_MAX = 25
+
+ANY_PLAN = {"index", "me-usage", "search", "expirations", "earnings-calendar", "economic-calendar"}
+
+# Budget units per call: 0 = free; "per_symbol" = one unit per requested symbol.
+COSTS = {
+    "index": 0,
+    "me-usage": 0,
+    "screen": 2,
+    "market-overview": 2,
+    "relative-value-scan": 2,
+    "vol-arb-scan": 2,
+    "cross-index-gex": "per_symbol",
+    "iv-rank-batch": "per_symbol",
+    "gex-batch": "per_symbol",
+    "expected-move-batch": "per_symbol",
+}
+
+SUMMARIES = {
+    "hv-regimes": "Realized volatility by window, its term structure and regime signals.",
+    "iv-opportunities": "Where the IV surface is stretched against its own history.",
+    "iv-rank": "IV rank and IV percentile over a lookback window.",
+    "monies": "The implied (or forecast) volatility surface by delta and tenor.",
+    "skew": "Put-call skew now, through time, and the smile's curvature.",
+    "term-structure": "ATM implied volatility per expiration and the curve's shape.",
+    "vix": "VIX level, its futures-style term points and regime.",
+    "volatility-cone": "Realized volatility percentiles per window against current IV.",
+    "vrp": "Volatility risk premium: 30-day IV minus realized volatility.",
+    "vrp-expirations": "Volatility risk premium per listed expiration.",
+    "vrp-timeseries": "Daily history of IV, realized volatility and their spread.",
+    "iv-rank-batch": "IV rank for up to 25 symbols in one call.",
+    "index": "This catalogue: every served endpoint with its tier, parameters, docs and example.",
+    "me-usage": "The calling account's monthly usage, rate-limit position and tokens.",
+    "chain-at-time": "One expiration's chain as it stood at a past session's close.",
+    "chain": "Options chain rows (quotes, IV, Greeks, volume, OI) near the money.",
+    "expirations": "Listed expiration dates, nearest first.",
+    "options-by-delta": "The call or put whose delta is nearest a target.",
+    "search": "Find covered symbols by ticker or company name.",
+    "stock": "Underlying price and company profile.",
+    "charm": "Dealer charm exposure by strike and in total.",
+    "greeks-heatmap": "Per-contract Greeks across strikes and expirations.",
+    "third-order-greeks": "Speed, color, ultima and zomma by strike.",
+    "cross-index-gex": "Gamma exposure side by side for several index ETFs.",
+    "gex": "Dealer gamma exposure, flip level, walls and the per-strike profile.",
+    "greeks-exposure": "Dealer exposure to every Greek, totals and by strike.",
+    "max-pain": "The strike with the least total option payout at expiration.",
+    "volume-profile": "Call and put volume by strike for one expiration.",
+    "zero-dte": "Same-day-expiry exposure, chain and levels.",
+    "gex-batch": "Gamma exposure for up to 25 symbols in one call.",
+    "flow": "Today's option flow: largest trades, unusual activity and sentiment.",
+    "smart-money": "The part of today's flow that looks institutional, scored.",
+    "earnings-history": "Past earnings reactions against the moves options implied.",
+    "earnings-verdict": "Whether the next earnings straddle looks rich or cheap.",
+    "expected-move": "The at-the-money straddle's expected move and its bounds.",
+    "expected-vs-actual": "Implied earnings moves compared with realized ones.",
+    "historical-moves": "Distribution of past price moves over several horizons.",
+    "iv-crush": "How implied volatility behaved around past earnings.",
+    "mispricing-assessment": "A score of how options price the next earnings event.",
+    "post-earnings-drift": "Price drift in the sessions after past earnings.",
+    "expected-move-batch": "Expected moves for up to 25 symbols in one call.",
+    "analyze-strategy": "Payoff, breakevens, probability of profit and Greeks of your legs.",
+    "build-strategy": "Builds a named strategy from the live chain by delta and width.",
+    "optimize-strategy": "Searches strikes for the best iron condor or credit spread.",
+    "pop": "Probability that a set of legs finishes profitable.",
+    "simulate-chain": "Re-prices a chain at a hypothetical spot, time and IV shift.",
+    "hedge-recommendations": "Share and option hedges that bring portfolio delta to a target.",
+    "portfolio-greeks": "Net Greeks and risk summary of a set of positions.",
+    "scenario-analysis": "Estimated P&L of positions under your scenarios.",
+    "stress-tests": "Estimated P&L of positions under a fixed set of market shocks.",
+    "earnings-calendar": "Upcoming earnings reports with implied moves.",
+    "economic-calendar": "Scheduled macro releases with importance.",
+    "seasonality": "Average returns by calendar month over past years.",
+    "market-overview": "A one-call summary of market volatility and positioning.",
+    "relative-value-scan": "Symbols whose volatility is out of line with peers or history.",
+    "screen": "Ranks the coverage universe by a volatility or flow preset.",
+    "vol-arb-scan": "Strikes where implied and forecast volatility disagree.",
+    "borrow-rate": "Stock borrow rate and its history.",
+    "cores": "The daily core analytics row, curated or by field list.",
+    "correlation": "Correlation and beta against the market and sector.",
+    "correlation-compare": "Rolling correlation between two symbols.",
+    "dividend": "Dividend history, yield and the next ex-date.",
+    "price-context": "Price against moving averages, ranges and recent returns.",
+    "relative-value": "Volatility measures against sector peers.",
+}
+
+# Example requests: query strings for GET (appended to the path with SPY/QQQ in the
+# placeholders) and JSON bodies for POST. The server fills two date placeholders when it serves
+# the index: `{last_session}` (trade date of the last closed session) and `{monthly_expiry}`
+# (next month's standard monthly expiration).
+EXAMPLE_QUERIES = {
+    "chain": "num_expirations=2&strikes_around=10",
+    "chain-at-time": "expiration={monthly_expiry}&trade_date={last_session}",
+    "options-by-delta": "delta=0.25&option_type=put",
+    "search": "q=apple&limit=5",
+    "greeks-heatmap": "option_type=puts",
+    "cross-index-gex": "tickers=SPY,QQQ",
+    "gex": "detail=compact&strikes_around=10",
+    "zero-dte": "detail=compact",
+    "flow": "detail=compact&limit=10",
+    "iv-rank": "lookback_days=252",
+    "hv-regimes": "view=signals",
+    "volatility-cone": "periods=10,20,30",
+    "historical-moves": "periods=7,30",
+    "earnings-calendar": "days_ahead=14",
+    "screen": "screen_type=unusual_volume&limit=10",
+    "relative-value-scan": "view=pairs&limit=10",
+    "cores": "fields=all",
+    "iv-rank-batch": "tickers=SPY,QQQ,IWM",
+    "gex-batch": "tickers=SPY,QQQ&detail=compact",
+    "expected-move-batch": "tickers=SPY,QQQ",
+    "vol-arb-scan": "ticker=SPY",
+}
+
+_POSITIONS = [
+    {"ticker": "SPY", "position_type": "STOCK", "quantity": 100, "entry_price": 600.0,
+     "current_price": 610.0},
+    {"ticker": "SPY", "position_type": "PUT", "quantity": -2, "strike": 590.0,
+     "expiration": "{monthly_expiry}", "entry_price": 4.1, "current_price": 3.6,
+     "delta": -0.28, "gamma": 0.012, "theta": -0.21, "vega": 0.55, "iv": 0.19},
+]
+
+EXAMPLE_BODIES = {
+    "analyze-strategy": {"ticker": "SPY", "stock_price": 600.0, "legs": [
+        {"type": "CALL", "action": "BUY", "strike": 600.0, "expiration": "{monthly_expiry}",
+         "premium": 8.2, "iv": 0.18},
+        {"type": "CALL", "action": "SELL", "strike": 610.0, "expiration": "{monthly_expiry}",
+         "premium": 3.9, "iv": 0.17}]},
+    "build-strategy": {"ticker": "SPY", "strategy_type": "iron_condor", "dte": 30, "width": 5,
+                       "target_delta": 0.2},
+    "optimize-strategy": {"ticker": "SPY", "strategy_type": "credit_spread",
+                          "target": "risk_reward"},
+    "pop": {"stock_price": 600.0, "days_to_exp": 30, "legs": [
+        {"option_type": "PUT", "action": "SELL", "strike": 580.0, "iv": 0.2, "premium": 4.0,
+         "quantity": 1},
+        {"option_type": "PUT", "action": "BUY", "strike": 575.0, "iv": 0.21, "premium": 3.1,
+         "quantity": 1}]},
+    "simulate-chain": {"ticker": "SPY", "sim_price": 590.0, "sim_dte": 5, "iv_adjustment": 3},
+    "hedge-recommendations": {"positions": _POSITIONS, "hedge_ticker": "SPY", "target_delta": 0},
+    "portfolio-greeks": {"positions": _POSITIONS},
+    "scenario-analysis": {"positions": _POSITIONS, "scenarios": [
+        {"stock_move_pct": -5, "iv_change_pct": 10, "days_forward": 1}]},
+    "stress-tests": {"positions": _POSITIONS},
+}
+
+CHOICE_BOUNDS = {
+    "dashboard, signals, decomposition, ex_earnings",
+    "implied, forecast, comparison",
+    "analysis, history, curvature",
+    "call or put",
+    "calls or puts",
+    "compact or full",
+    "iron_condor or credit_spread",
+    "max_profit, min_loss, risk_reward, probability",
+    "mean_reversion or pairs",
+    "high_iv_rank, low_iv_rank, high_vrp, earnings_this_week, high_skew, steep_contango, "
+    "mean_reversion, vol_pairs, decorrelation, unusual_volume, pin_risk, list",
+}
+
+
+def rust_str(s):
+    return json.dumps(s, ensure_ascii=False)
+
+
+def opt_num(v):
+    return "None" if v is None else f"Some({v})"
+
+
+def choices(bounds):
+    return [c.strip() for c in re.split(r",| or ", bounds) if c.strip()]
+
+
+def param_kind(endpoint, p):
+    """The typed kind of a parameter, from its bounds text and location."""
+    b = p["bounds"]
+    slug, name = endpoint["slug"], p["name"]
+    m = re.fullmatch(r"(-?\d+) to (-?\d+)(, clamped)?", b)
+    if m:
+        return f"ParamKind::Int {{ min: {m[1]}, max: {m[2]} }}"
+    m = re.fullmatch(r"(\d+\.\d+) to (\d+\.\d+)", b)
+    if m:
+        return f"ParamKind::Float {{ min: Some({m[1]}), max: Some({m[2]}) }}"
+    if b in ("0 for all", "0 for the full chain"):
+        return f"ParamKind::Int {{ min: 0, max: {STRIKES_AROUND_MAX} }}"
+    if b == "rows in all_flow under compact":
+        return f"ParamKind::Int {{ min: 1, max: {FLOW_LIMIT_MAX} }}"
+    m = re.fullmatch(r"CSV of (\d+) to (\d+), at most (\d+)( values)?", b)
+    if m:
+        return f"ParamKind::IntList {{ min: {m[1]}, max: {m[2]}, max_len: {m[3]} }}"
+    if b in ("CSV of index ETFs", "1 to 25 symbols, comma-separated"):
+        return f"ParamKind::SymbolList {{ max_len: {SYMBOL_LIST_MAX} }}"
+    if b == "CSV of field names, or all":
+        return "ParamKind::NameList"
+    if b in ("any covered symbol", "symbol"):
+        return "ParamKind::Symbol"
+    if b.startswith("YYYY-MM-DD"):
+        return "ParamKind::Date"
+    if b == "true or false":
+        return "ParamKind::Bool"
+    if b in CHOICE_BOUNDS:
+        items = ", ".join(rust_str(c) for c in choices(b))
+        return f"ParamKind::Choice(&[{items}])"
+    if b in ("text", "ISO country", "iron_condor, credit_spread, straddle, strangle and others"):
+        return "ParamKind::Text"
+    if b == "dollars" and p["type"] == "query":
+        return f"ParamKind::Float {{ min: Some({MARKET_CAP_MIN}.0), max: None }}"
+    if b in ("dollars", "days", "IV points", "share-equivalents", "z-score"):
+        return "ParamKind::Number"
+    if b.startswith("array of") or b in ("as /portfolio-greeks", "rows from /chain"):
+        return "ParamKind::Array"
+    raise SystemExit(f"{slug}.{name}: unknown bounds text {b!r}; teach gen_registry.py its kind")
+
+
+# Where the interface spec and the records disagree, the spec is the contract.
+DEFAULT_OVERRIDES = {
+    # Spec 4.4: zero-dte keeps 30 strikes per side under compact (the records say 15).
+    ("zero-dte", "strikes_around"): "30",
+}
+
+
+def default_text(e, p):
+    d = DEFAULT_OVERRIDES.get((e["slug"], p["name"]), p["default"])
+    if d is None:
+        return "None"
+    if isinstance(d, bool):
+        return f"Some({rust_str('true' if d else 'false')})"
+    return f"Some({rust_str(str(d))})"
+
+
+def location(p):
+    return {"path": "ParamLocation::Path", "query": "ParamLocation::Query",
+            "body": "ParamLocation::Body"}[p["type"]]
+
+
+def cost(slug):
+    c = COSTS.get(slug, 1)
+    if c == "per_symbol":
+        return "Cost::PerSymbol"
+    return "Cost::Free" if c == 0 else f"Cost::Units({c})"
+
+
+def example(e):
+    path = e["path"].replace("{ticker2}", "QQQ").replace("{ticker}", "SPY")
+    if e["method"] == "GET":
+        q = EXAMPLE_QUERIES.get(e["slug"])
+        line = path + ("?" + q if q else "")
+        return f"Example {{ request: {rust_str(line)}, body: None }}"
+    body = EXAMPLE_BODIES[e["slug"]]
+    return (f"Example {{ request: {rust_str(path)}, "
+            f"body: Some({rust_str(json.dumps(body, separators=(',', ':')))}) }}")
+
+
+def tier(e):
+    if e["slug"] in ANY_PLAN:
+        return "Tier::Any"
+    return {"basic": "Tier::Basic", "premium": "Tier::Premium", "pro": "Tier::Pro"}[e["plan"]]
+
+
+def main():
+    path = sys.argv[1] if len(sys.argv) > 1 else "reference-records.json"
+    with open(path, encoding="utf-8") as f:
+        records = json.load(f)
+    out = []
+    w = out.append
+    w("// @generated by api/scripts/gen_registry.py from the interface's reference records")
+    w(f"// (records dated {records['records_updated']}). Do not edit by hand: change the script.")
+    w("")
+    w("use super::{Cost, EndpointSpec, Example, Family, Method, ParamKind, ParamLocation, ParamSpec, Tier};")
+    w("")
+    w("/// The endpoint families of the interface, in reference order.")
+    w("pub(super) static FAMILIES: &[Family] = &[")
+    for fam in records["families"]:
+        w(f"    Family {{ slug: {rust_str(fam['slug'])}, name: {rust_str(fam['name'])} }},")
+    w("];")
+    w("")
+    w("/// Every endpoint of the interface contract, in reference order.")
+    w("pub(super) static DATA_ENDPOINTS: &[EndpointSpec] = &[")
+    seen = set()
+    for e in records["endpoints"]:
+        slug = e["slug"]
+        if slug in seen:
+            raise SystemExit(f"duplicate slug {slug}")
+        seen.add(slug)
+        if slug not in SUMMARIES:
+            raise SystemExit(f"{slug}: write a summary in SUMMARIES")
+        method = {"GET": "Method::Get", "POST": "Method::Post"}[e["method"]]
+        w("    EndpointSpec {")
+        w(f"        slug: {rust_str(slug)},")
+        w(f"        family: {rust_str(e['family'])},")
+        w(f"        method: {method},")
+        w(f"        path: {rust_str(e['path'])},")
+        w(f"        tier: {tier(e)},")
+        w(f"        cost: {cost(slug)},")
+        w(f"        summary: {rust_str(SUMMARIES[slug])},")
+        w("        params: &[")
+        for p in e["params"]:
+            w("            ParamSpec {")
+            w(f"                name: {rust_str(p['name'])},")
+            w(f"                location: {location(p)},")
+            w(f"                required: {'true' if p['required'] else 'false'},")
+            w(f"                default: {default_text(e, p)},")
+            w(f"                bounds: {rust_str(p['bounds'])},")
+            w(f"                kind: {param_kind(e, p)},")
+            w("            },")
+        w("        ],")
+        w(f"        example: {example(e)},")
+        w("    },")
+    w("];")
+    print("\n".join(out))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,145 @@
+//! Row values as both stores read them (integers, text, bytes) and their conversion into the
+//! model, so SQLite and PostgreSQL map rows identically.
+
+use chrono::{DateTime, Utc};
+
+use super::AccountError;
+use super::model::{Account, Plan, TokenGrant, TokenInfo};
+use crate::auth::token::TokenHash;
+
+/// Columns of `accounts` that make an [`Account`], in this order.
+pub(crate) const ACCOUNT_COLUMNS: &str =
+    "id, email, plan, plan_expires_at, monthly_budget_units, created_at";
+
+/// Columns of `api_tokens` that make a [`TokenInfo`], in this order.
+pub(crate) const TOKEN_COLUMNS: &str =
+    "id, account_id, name, prefix, created_at, expires_at, revoked_at, rotated_at";
+
+/// The grant lookup: a token and its account's plan, by digest (placeholder `{hash}`).
+pub(crate) const GRANT_SELECT: &str = "SELECT t.id, t.token_hash, t.expires_at, t.revoked_at, \
+     a.id, a.plan, a.plan_expires_at, a.monthly_budget_units \
+     FROM api_tokens t JOIN accounts a ON a.id = t.account_id WHERE t.token_hash = ";
+
+/// An `accounts` row as read.
+#[derive(Debug)]
+pub(crate) struct RawAccount {
+    pub(crate) id: i64,
+    pub(crate) email: String,
+    pub(crate) plan: String,
+    pub(crate) plan_expires_at: Option<i64>,
+    pub(crate) monthly_budget_units: Option<i64>,
+    pub(crate) created_at: i64,
+}
+
+impl RawAccount {
+    pub(crate) fn into_account(self) -> Result<Account, AccountError> {
+        Ok(Account {
+            id: self.id,
+            email: self.email,
+            plan: plan(&self.plan)?,
+            plan_expires_at: optional_instant(self.plan_expires_at)?,
+            monthly_budget_units: optional_units(self.monthly_budget_units)?,
+            created_at: instant(self.created_at)?,
+        })
+    }
+}
+
+/// An `api_tokens` row as read.
+#[derive(Debug)]
+pub(crate) struct RawToken {
+    pub(crate) id: String,
+    pub(crate) account_id: i64,
+    pub(crate) name: String,
+    pub(crate) prefix: String,
+    pub(crate) created_at: i64,
+    pub(crate) expires_at: Option<i64>,
+    pub(crate) revoked_at: Option<i64>,
+    pub(crate) rotated_at: Option<i64>,
+}
+
+impl RawToken {
+    pub(crate) fn into_info(self) -> Result<TokenInfo, AccountError> {
+        Ok(TokenInfo {
+            id: self.id,
+            account_id: self.account_id,
+            name: self.name,
+            prefix: self.prefix,
+            created_at: instant(self.created_at)?,
+            expires_at: optional_instant(self.expires_at)?,
+            revoked_at: optional_instant(self.revoked_at)?,
+            rotated_at: optional_instant(self.rotated_at)?,
+        })
+    }
+}
+
+/// A grant lookup row as read.
+#[derive(Debug)]
+pub(crate) struct RawGrant {
+    pub(crate) token_id: String,
+    pub(crate) hash: Vec<u8>,
+    pub(crate) expires_at: Option<i64>,
+    pub(crate) revoked_at: Option<i64>,
+    pub(crate) account_id: i64,
+    pub(crate) plan: String,
+    pub(crate) plan_expires_at: Option<i64>,
+    pub(crate) monthly_budget_units: Option<i64>,
+}
+
+impl RawGrant {
+    pub(crate) fn into_grant(self) -> Result<TokenGrant, AccountError> {
+        Ok(TokenGrant {
+            hash: TokenHash::from_slice(&self.hash).ok_or_else(|| {
+                AccountError::Corrupt("a stored token digest is not 32 bytes".into())
+            })?,
+            token_id: self.token_id,
+            expires_at: optional_instant(self.expires_at)?,
+            revoked_at: optional_instant(self.revoked_at)?,
+            account_id: self.account_id,
+            plan: plan(&self.plan)?,
+            plan_expires_at: optional_instant(self.plan_expires_at)?,
+            monthly_budget_units: optional_units(self.monthly_budget_units)?,
+        })
+    }
+}
+
+fn plan(name: &str) -> Result<Plan, AccountError> {
+    Plan::parse(name).ok_or_else(|| AccountError::Corrupt(format!("unknown plan {name:?}")))
+}
+
+/// Unix seconds → instant.
+pub(crate) fn instant(secs: i64) -> Result<DateTime<Utc>, AccountError> {
+    DateTime::from_timestamp(secs, 0)
+        .ok_or_else(|| AccountError::Corrupt(format!("instant {secs} is out of range")))
+}
+
+fn optional_instant(secs: Option<i64>) -> Result<Option<DateTime<Utc>>, AccountError> {
+    secs.map(instant).transpose()
+}
+
+fn optional_units(units: Option<i64>) -> Result<Option<u64>, AccountError> {
+    units
+        .map(|u| {
+            u64::try_from(u).map_err(|_| AccountError::Corrupt(format!("negative budget {u}")))
+        })
+        .transpose()
+}
+
+/// Instant → Unix seconds (sub-second parts are dropped: the stores keep whole seconds).
+pub(crate) fn secs(at: DateTime<Utc>) -> i64 {
+    at.timestamp()
+}
+
+/// Optional instant → optional Unix seconds.
+pub(crate) fn opt_secs(at: Option<DateTime<Utc>>) -> Option<i64> {
+    at.map(secs)
+}
+
+/// A budget in units as a database integer; larger than `i64::MAX` is refused.
+pub(crate) fn units_to_db(units: Option<u64>) -> Result<Option<i64>, AccountError> {
+    units
+        .map(|u| {
+            i64::try_from(u)
+                .map_err(|_| AccountError::InvalidInput(format!("budget {u} is too large")))
+        })
+        .transpose()
+}

@@ -1,0 +1,485 @@
+//! [`AccessControl`]: the shared state of authentication, plans, limits and the account area,
+//! and the [`require_token`] middleware that applies it to data routes.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+
+use axum::extract::{MatchedPath, Request, State};
+use axum::http::header::{AUTHORIZATION, WWW_AUTHENTICATE};
+use axum::http::{HeaderMap, HeaderName, HeaderValue};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use chrono::{DateTime, TimeDelta, Utc};
+use optics_compute::time::Clock;
+
+use super::password::PasswordHasher;
+use super::token::ApiToken;
+use crate::MatchedEndpoint;
+use crate::accounts::model::{TokenStatus, active_plan, token_status};
+use crate::accounts::{AccountId, AccountStore, Plan, TokenPolicy};
+use crate::error::ApiError;
+use crate::limits::{Decision, LimitRequest, Limiter, PlanBudgets, Quota};
+use crate::registry::{self, Cost, DATA_PREFIX, EndpointSpec, ParamKind, ParamLocation};
+
+/// Requests allowed per minute per token (the header names are part of the interface).
+pub const X_RATELIMIT_LIMIT_MINUTE: HeaderName =
+    HeaderName::from_static("x-ratelimit-limit-minute");
+/// Requests left this minute.
+pub const X_RATELIMIT_REMAINING_MINUTE: HeaderName =
+    HeaderName::from_static("x-ratelimit-remaining-minute");
+/// Requests allowed per hour.
+pub const X_RATELIMIT_LIMIT_HOUR: HeaderName = HeaderName::from_static("x-ratelimit-limit-hour");
+/// Requests left this hour.
+pub const X_RATELIMIT_REMAINING_HOUR: HeaderName =
+    HeaderName::from_static("x-ratelimit-remaining-hour");
+/// Budget units left this month for the account.
+pub const X_MONTHLY_BUDGET_REMAINING: HeaderName =
+    HeaderName::from_static("x-monthly-budget-remaining");
+
+/// Login sessions of the account area.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SessionPolicy {
+    /// How long a session lasts after login.
+    pub lifetime: TimeDelta,
+    /// Adds `Secure` to the session cookie: set it when the service is behind HTTPS. Off by
+    /// default because the embedded service listens on plain HTTP on localhost.
+    pub secure_cookie: bool,
+}
+
+impl Default for SessionPolicy {
+    fn default() -> Self {
+        Self {
+            lifetime: TimeDelta::hours(12),
+            secure_cookie: false,
+        }
+    }
+}
+
+/// The rules [`AccessControl`] applies (the per-token request limits belong to the
+/// [`Limiter`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AccessConfig {
+    /// Monthly budget of each plan.
+    pub budgets: PlanBudgets,
+    /// Token cap and lifetimes.
+    pub tokens: TokenPolicy,
+    /// Account-area sessions.
+    pub sessions: SessionPolicy,
+}
+
+/// Who is calling: set as a request extension on every admitted data request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Caller {
+    /// The token's account.
+    pub account_id: AccountId,
+    /// Public id of the token used.
+    pub token_id: String,
+    /// The plan in force.
+    pub plan: Plan,
+    /// The account's budget this month, in units.
+    pub monthly_budget_units: u64,
+}
+
+/// An admitted request: who called and the quota after counting it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Admission {
+    /// The caller.
+    pub caller: Caller,
+    /// Limits after this request.
+    pub quota: Quota,
+}
+
+/// A refused request: the error to answer and, once the token was accepted, the quota for the
+/// rate-limit headers.
+#[derive(Debug)]
+pub struct Denied {
+    /// 401, 403, 429 or 500.
+    pub error: ApiError,
+    /// The quota (for 429s).
+    pub quota: Option<Quota>,
+}
+
+impl From<ApiError> for Denied {
+    fn from(error: ApiError) -> Self {
+        Self { error, quota: None }
+    }
+}
+
+impl IntoResponse for Denied {
+    fn into_response(self) -> Response {
+        let unauthorized = matches!(self.error, ApiError::Unauthorized);
+        let mut response = self.error.into_response();
+        if unauthorized {
+            response
+                .headers_mut()
+                .insert(WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
+        if let Some(quota) = &self.quota {
+            insert_rate_limit_headers(quota, response.headers_mut());
+        }
+        response
+    }
+}
+
+/// Writes the five quota headers of spec part 8.
+pub fn insert_rate_limit_headers(quota: &Quota, headers: &mut HeaderMap) {
+    for (name, value) in [
+        (X_RATELIMIT_LIMIT_MINUTE, quota.minute.limit),
+        (X_RATELIMIT_REMAINING_MINUTE, quota.minute.remaining),
+        (X_RATELIMIT_LIMIT_HOUR, quota.hour.limit),
+        (X_RATELIMIT_REMAINING_HOUR, quota.hour.remaining),
+        (X_MONTHLY_BUDGET_REMAINING, quota.month.remaining),
+    ] {
+        headers.insert(name, HeaderValue::from(value));
+    }
+}
+
+/// Whether an endpoint needs a token: every data endpoint does; the platform documentation
+/// routes (`/docs`, `/changelog`, `/openapi.json`) do not.
+pub fn requires_token(endpoint: &EndpointSpec) -> bool {
+    endpoint.family != registry::PLATFORM_FAMILY.slug
+}
+
+/// Units one call costs: the endpoint's fixed cost, or one per distinct symbol requested for
+/// [`Cost::PerSymbol`] endpoints (the symbol-list parameter of the query, else its documented
+/// default; at least 1, at most the list's maximum length).
+pub fn cost_units(endpoint: &EndpointSpec, query: Option<&str>) -> u32 {
+    match endpoint.cost {
+        Cost::Free => 0,
+        Cost::Units(units) => units,
+        Cost::PerSymbol => {
+            let Some((name, max_len, default)) =
+                endpoint.params.iter().find_map(|p| match p.kind {
+                    ParamKind::SymbolList { max_len } if p.location == ParamLocation::Query => {
+                        Some((p.name, max_len, p.default))
+                    }
+                    _ => None,
+                })
+            else {
+                return 1;
+            };
+            let given = query.and_then(|q| {
+                form_urlencoded::parse(q.as_bytes())
+                    .find(|(key, _)| key == name)
+                    .map(|(_, value)| value.into_owned())
+            });
+            let list = given.as_deref().or(default).unwrap_or("");
+            let mut symbols: Vec<String> = list
+                .split(',')
+                .map(|s| s.trim().to_ascii_uppercase())
+                .filter(|s| !s.is_empty())
+                .collect();
+            symbols.sort_unstable();
+            symbols.dedup();
+            u32::try_from(symbols.len().clamp(1, max_len.max(1))).unwrap_or(u32::MAX)
+        }
+    }
+}
+
+/// Shared state of authentication, plans, limits and the account area. Cheap to clone.
+#[derive(Clone)]
+pub struct AccessControl {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    store: Arc<dyn AccountStore>,
+    limiter: Arc<dyn Limiter>,
+    clock: Arc<dyn Clock>,
+    hasher: PasswordHasher,
+    config: AccessConfig,
+    /// (method, full route template) → endpoint, for routes without [`MatchedEndpoint`].
+    by_route: HashMap<(&'static str, String), &'static EndpointSpec>,
+}
+
+impl fmt::Debug for AccessControl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AccessControl")
+            .field("store", &self.inner.store)
+            .field("limiter", &self.inner.limiter)
+            .field("config", &self.inner.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AccessControl {
+    /// Access control over `store` and `limiter`, reading time from `clock`.
+    pub fn new(
+        store: Arc<dyn AccountStore>,
+        limiter: Arc<dyn Limiter>,
+        clock: Arc<dyn Clock>,
+        hasher: PasswordHasher,
+        config: AccessConfig,
+    ) -> Self {
+        let mut by_route = HashMap::new();
+        for endpoint in registry::all_endpoints() {
+            let method = endpoint.method.as_str();
+            by_route.insert((method, endpoint.full_path()), endpoint);
+            if endpoint.path == "/" {
+                by_route.insert((method, DATA_PREFIX.to_owned()), endpoint);
+            }
+        }
+        Self {
+            inner: Arc::new(Inner {
+                store,
+                limiter,
+                clock,
+                hasher,
+                config,
+                by_route,
+            }),
+        }
+    }
+
+    /// The account store.
+    pub fn store(&self) -> &Arc<dyn AccountStore> {
+        &self.inner.store
+    }
+
+    /// The limiter.
+    pub fn limiter(&self) -> &Arc<dyn Limiter> {
+        &self.inner.limiter
+    }
+
+    /// The password hasher.
+    pub fn hasher(&self) -> &PasswordHasher {
+        &self.inner.hasher
+    }
+
+    /// The rules in force.
+    pub fn config(&self) -> &AccessConfig {
+        &self.inner.config
+    }
+
+    /// The current instant.
+    pub fn now(&self) -> DateTime<Utc> {
+        self.inner.clock.now()
+    }
+
+    /// The endpoint of a matched route template (`/api/mcp/data/chain/{ticker}`).
+    pub fn endpoint_for_route(&self, method: &str, route: &str) -> Option<&'static EndpointSpec> {
+        self.inner
+            .by_route
+            .get(&(method_key(method)?, route.to_owned()))
+            .copied()
+    }
+
+    /// Authenticates the bearer header, checks the plan against `endpoint`'s tier and counts
+    /// the request against the limits. Everything a data request needs, in one call.
+    pub async fn admit(
+        &self,
+        endpoint: &EndpointSpec,
+        query: Option<&str>,
+        authorization: Option<&HeaderValue>,
+    ) -> Result<Admission, Denied> {
+        let now = self.now();
+        let token = bearer_token(authorization).ok_or(ApiError::Unauthorized)?;
+        let hash = token.hash();
+        let grant = self
+            .inner
+            .store
+            .token_grant(&hash)
+            .await
+            .map_err(|e| ApiError::internal("looking up an API token", e))?
+            .ok_or(ApiError::Unauthorized)?;
+        if !grant.hash.ct_eq(&hash)
+            || token_status(grant.revoked_at, grant.expires_at, now) != TokenStatus::Active
+        {
+            return Err(ApiError::Unauthorized.into());
+        }
+        let plan = active_plan(grant.plan, grant.plan_expires_at, now);
+        if !plan.is_active() {
+            return Err(ApiError::Forbidden {
+                upgrade_required: false,
+                required_tier: None,
+                your_tier: None,
+            }
+            .into());
+        }
+        if !plan.grants(endpoint.tier) {
+            return Err(ApiError::Forbidden {
+                upgrade_required: true,
+                required_tier: Some(endpoint.tier),
+                your_tier: Some(plan.as_str().to_owned()),
+            }
+            .into());
+        }
+        let monthly_budget_units = grant
+            .monthly_budget_units
+            .unwrap_or_else(|| self.inner.config.budgets.for_plan(plan));
+        let label = format!("{} {}", endpoint.method.as_str(), endpoint.path);
+        let decision = self
+            .inner
+            .limiter
+            .acquire(LimitRequest {
+                token_id: &grant.token_id,
+                account_id: grant.account_id,
+                endpoint: &label,
+                cost_units: cost_units(endpoint, query),
+                monthly_budget_units,
+                now,
+            })
+            .await
+            .map_err(|e| ApiError::internal("counting a request against the rate limits", e))?;
+        match decision {
+            Decision::Admitted(quota) => Ok(Admission {
+                caller: Caller {
+                    account_id: grant.account_id,
+                    token_id: grant.token_id,
+                    plan,
+                    monthly_budget_units,
+                },
+                quota,
+            }),
+            Decision::Refused {
+                limit,
+                retry_after_secs,
+                quota,
+            } => Err(Denied {
+                error: ApiError::RateLimited {
+                    limit,
+                    retry_after_secs,
+                },
+                quota: Some(quota),
+            }),
+        }
+    }
+}
+
+fn method_key(method: &str) -> Option<&'static str> {
+    match method {
+        "GET" | "HEAD" => Some("GET"),
+        "POST" => Some("POST"),
+        _ => None,
+    }
+}
+
+/// The token of an `Authorization: Bearer <token>` header, if well formed with a valid
+/// checksum. The scheme is case-insensitive (RFC 9110 §11.1).
+fn bearer_token(header: Option<&HeaderValue>) -> Option<ApiToken> {
+    let value = header?.to_str().ok()?.trim();
+    let (scheme, credentials) = value.split_once(' ')?;
+    if !scheme.eq_ignore_ascii_case("bearer") {
+        return None;
+    }
+    ApiToken::parse(credentials.trim()).ok()
+}
+
+/// The middleware of every data route: admits the request through [`AccessControl::admit`]
+/// or answers 401/403/429; an admitted request reaches its handler with [`Caller`] and
+/// [`AccessControl`] extensions and comes back with the quota headers.
+///
+/// Install it per route, inside the router's [`MatchedEndpoint`] extension layer
+/// (`method_router.layer(from_fn_with_state(access, require_token)).layer(Extension(…))`), or
+/// with `Router::route_layer` (then the route template is looked up in the registry). A route
+/// that is in neither is refused with a 500: an endpoint without a known tier is a wiring bug,
+/// and serving it unmetered would be worse.
+pub async fn require_token(
+    State(access): State<AccessControl>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    let endpoint = request
+        .extensions()
+        .get::<MatchedEndpoint>()
+        .map(|matched| matched.0)
+        .or_else(|| {
+            let route = request.extensions().get::<MatchedPath>()?;
+            access.endpoint_for_route(request.method().as_str(), route.as_str())
+        });
+    let Some(endpoint) = endpoint else {
+        return ApiError::internal(
+            "authorising a request",
+            format!(
+                "no endpoint registered for {} {}",
+                request.method(),
+                request.uri().path()
+            ),
+        )
+        .into_response();
+    };
+    let admission = access
+        .admit(
+            endpoint,
+            request.uri().query(),
+            request.headers().get(AUTHORIZATION),
+        )
+        .await;
+    match admission {
+        Ok(Admission { caller, quota }) => {
+            request.extensions_mut().insert(caller);
+            request.extensions_mut().insert(access);
+            let mut response = next.run(request).await;
+            insert_rate_limit_headers(&quota, response.headers_mut());
+            response
+        }
+        Err(denied) => denied.into_response(),
+    }
+}
+
+/// [`require_token`] for a gate that runs in front of every registered route (the router's
+/// `RouteGate`): endpoints that need no token ([`requires_token`] is false: the documentation
+/// routes) pass straight through; every other route is checked.
+///
+/// `state.with_gate(RouteGate::new(move |request, next| auth::gate(access.clone(), request, next)))`
+pub async fn gate(access: AccessControl, request: Request, next: Next) -> Response {
+    let open = request
+        .extensions()
+        .get::<MatchedEndpoint>()
+        .is_some_and(|matched| !requires_token(matched.0));
+    if open {
+        return next.run(request).await;
+    }
+    require_token(State(access), request, next).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(slug: &str) -> &'static EndpointSpec {
+        registry::endpoint(slug).unwrap()
+    }
+
+    #[test]
+    fn costs_follow_the_registry_and_count_symbols() {
+        assert_eq!(cost_units(spec("chain"), None), 1);
+        assert_eq!(cost_units(spec("me-usage"), None), 0);
+        assert_eq!(cost_units(spec("screen"), Some("limit=5")), 2);
+        // cross-index-gex: its default list has four symbols.
+        assert_eq!(cost_units(spec("cross-index-gex"), None), 4);
+        assert_eq!(
+            cost_units(spec("cross-index-gex"), Some("tickers=SPY,qqq,SPY")),
+            2
+        );
+        assert_eq!(cost_units(spec("gex-batch"), Some("tickers=")), 1);
+        let many = (0..40)
+            .map(|i| format!("T{i}"))
+            .collect::<Vec<_>>()
+            .join(",");
+        assert_eq!(
+            cost_units(spec("gex-batch"), Some(&format!("tickers={many}"))),
+            25
+        );
+    }
+
+    #[test]
+    fn bearer_headers_are_parsed_strictly() {
+        let token = ApiToken::from_secret_bytes(&[5; 32]);
+        let header = |s: String| HeaderValue::from_str(&s).unwrap();
+        assert!(bearer_token(Some(&header(format!("Bearer {}", token.expose())))).is_some());
+        assert!(bearer_token(Some(&header(format!("bearer  {} ", token.expose())))).is_some());
+        assert!(bearer_token(Some(&header(token.expose().to_owned()))).is_none());
+        assert!(bearer_token(Some(&header(format!("Basic {}", token.expose())))).is_none());
+        assert!(bearer_token(Some(&header("Bearer optx_short".into()))).is_none());
+        assert!(bearer_token(None).is_none());
+    }
+
+    #[test]
+    fn documentation_routes_need_no_token() {
+        assert!(!requires_token(spec("docs")));
+        assert!(requires_token(spec("index")));
+        assert!(requires_token(spec("me-usage")));
+    }
+}

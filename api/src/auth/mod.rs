@@ -1,0 +1,32 @@
+//! Authentication and authorisation of data requests (spec part 5) and the metering that
+//! follows them (part 8).
+//!
+//! Every data request passes [`require_token`] (an axum middleware over [`AccessControl`]):
+//!
+//! 1. `Authorization: Bearer <token>` — missing, not a bearer header, malformed, a bad
+//!    checksum, unknown, revoked or expired: **401**, one body for all of them
+//!    ([`crate::ApiError::Unauthorized`]), so the answer never tells whether an account or a
+//!    token exists. The format and checksum are checked before any lookup; the lookup is by
+//!    SHA-256 digest and the digest read back is compared in constant time.
+//! 2. The account's plan — none (or lapsed): **403** without `upgrade_required`; below the
+//!    endpoint's tier: **403** with `upgrade_required: true`, `required_tier`, `your_tier`.
+//! 3. The limits — per-token minute and hour, per-account monthly budget in the endpoint's
+//!    cost units: **429** with `Retry-After` and which limit ([`crate::limits`]).
+//! 4. The handler runs with [`Caller`] and the [`AccessControl`] in its request extensions;
+//!    its response gets the `X-RateLimit-*` and `X-Monthly-Budget-Remaining` headers.
+//!
+//! The endpoint (tier and cost) comes from the router's [`crate::MatchedEndpoint`] extension
+//! when present, otherwise from the matched route template looked up in the registry.
+
+mod gate;
+pub mod password;
+pub mod token;
+
+pub use gate::{
+    AccessConfig, AccessControl, Admission, Caller, Denied, SessionPolicy,
+    X_MONTHLY_BUDGET_REMAINING, X_RATELIMIT_LIMIT_HOUR, X_RATELIMIT_LIMIT_MINUTE,
+    X_RATELIMIT_REMAINING_HOUR, X_RATELIMIT_REMAINING_MINUTE, cost_units, gate,
+    insert_rate_limit_headers, require_token, requires_token,
+};
+pub use password::{Password, PasswordCost, PasswordHasher};
+pub use token::{ApiToken, TOKEN_PREFIX, TokenFormatError, TokenHash};

@@ -1,0 +1,530 @@
+//! The flow family: `/flow/{ticker}`, `/smart-money/{ticker}` and `/volume-profile/{ticker}`.
+//!
+//! The worker publishes one flow row per contract that traded this session ([`FlowView`]);
+//! the aggregates (summary, largest flows, unusual activity, top strikes and expirations, smart
+//! money) are `optics_compute::flow` functions over those rows. The volume profile reads the
+//! chain, which carries every listed contract's volume and open interest.
+//!
+//! Units: premium in dollars (volume × mid × 100), volume and open interest in contracts,
+//! ratios unitless. The flow aggregates cumulative session volume per contract; it does not
+//! label individual prints.
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::HeaderMap;
+use chrono::{DateTime, NaiveDate, Utc};
+use optics_compute::exposure::contracts_from_chain;
+use optics_compute::flow::{
+    ExpirationFlow, FlowConfig, FlowRow, Moneyness, SmartMoneyConfig, StrikeFlow, largest_flows,
+    smart_money, summarize_flow, top_expirations, top_strikes, unusual_activity, volume_profile,
+};
+use optics_compute::pricing::OptionType;
+use optics_schemas::{FlowSnapshotRow, MoneynessCode};
+use serde::Serialize;
+
+use crate::envelope::{Envelope, ok};
+use crate::error::ApiError;
+use crate::freshness::Freshness;
+use crate::market::{ChainView, FlowView};
+use crate::params::{ClampNotice, QueryParams};
+use crate::state::AppState;
+use crate::ticker::Ticker;
+use crate::window::{self, Window, WindowRequest};
+
+/// Entries of `top_strikes` and `top_expirations` (never trimmed further).
+const TOP_CLUSTERS: usize = 10;
+/// Strikes listed in `top_volume_strikes` and `top_oi_strikes`.
+const TOP_PROFILE_STRIKES: usize = 10;
+
+/// One contract's session flow (`largest_flows[]`, `unusual_activity[]`, `all_flow[]`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FlowRowPayload {
+    /// Underlying symbol.
+    pub ticker: String,
+    /// The instant the flow was read.
+    pub timestamp: DateTime<Utc>,
+    /// Expiration date.
+    pub expiration: NaiveDate,
+    /// Calendar days to it.
+    pub dte: i32,
+    /// Strike, dollars.
+    pub strike: f64,
+    /// `CALL` or `PUT`.
+    #[serde(rename = "type")]
+    pub option_type: &'static str,
+    /// Bid, dollars per share.
+    pub bid: Option<f64>,
+    /// Ask, dollars per share.
+    pub ask: Option<f64>,
+    /// Mid, dollars per share.
+    pub mid: Option<f64>,
+    /// Per-share delta.
+    pub delta: Option<f64>,
+    /// Contracts traded this session.
+    pub volume: u64,
+    /// Open interest, contracts.
+    pub oi: u64,
+    /// volume × price × 100, dollars.
+    pub premium: Option<f64>,
+    /// volume / open interest; null when open interest is 0.
+    pub volume_oi_ratio: Option<f64>,
+    /// Volume is a multiple of open interest (see the summary's `unusual_rule`).
+    pub is_unusual: bool,
+    /// `ITM` or `OTM` against spot.
+    pub moneyness: &'static str,
+}
+
+/// The `summary` block of `/flow`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FlowSummaryPayload {
+    /// Call volume / put volume.
+    pub call_put_ratio: Option<f64>,
+    /// Put volume / call volume.
+    pub put_call_ratio: Option<f64>,
+    /// Call premium − put premium, dollars.
+    pub net_premium: f64,
+    /// `BULLISH`, `BEARISH` or `NEUTRAL` from the premium balance.
+    pub sentiment: &'static str,
+    /// Σ call premium, dollars.
+    pub total_call_premium: f64,
+    /// Σ put premium, dollars.
+    pub total_put_premium: f64,
+    /// Σ call volume, contracts.
+    pub total_call_volume: u64,
+    /// Σ put volume, contracts.
+    pub total_put_volume: u64,
+    /// Contracts that traded.
+    pub total_flow_count: usize,
+    /// How `is_unusual` is decided.
+    pub unusual_rule: String,
+    /// How `sentiment` is decided.
+    pub sentiment_rule: String,
+}
+
+/// Premium and volume of one expiration (`top_expirations[][1]`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ExpirationFlowPayload {
+    /// Σ premium, dollars.
+    pub premium: f64,
+    /// Σ volume, contracts.
+    pub volume: u64,
+}
+
+/// Volume and premium at one strike (`top_strikes[][1]`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct StrikeFlowPayload {
+    /// Σ call volume, contracts.
+    pub calls: u64,
+    /// Σ put volume, contracts.
+    pub puts: u64,
+    /// Σ premium, dollars.
+    pub premium: f64,
+    /// Σ volume, contracts.
+    pub volume: u64,
+}
+
+/// The `/flow/{ticker}` payload.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FlowPayload {
+    /// Always true (the payload repeats the envelope's flag, as the spec shows).
+    pub success: bool,
+    /// Underlying symbol.
+    pub ticker: String,
+    /// The instant the flow was read.
+    pub timestamp: DateTime<Utc>,
+    /// The chain's price, dollars.
+    pub stock_price: f64,
+    /// Totals and the sentiment read (never trimmed).
+    pub summary: FlowSummaryPayload,
+    /// Contracts with the most premium, descending.
+    pub largest_flows: Vec<FlowRowPayload>,
+    /// Unusual contracts, highest volume/OI first.
+    pub unusual_activity: Vec<FlowRowPayload>,
+    /// Every contract that traded, by expiration, strike, call before put.
+    pub all_flow: Vec<FlowRowPayload>,
+    /// `[strike, {calls, premium, puts, volume}]`, by premium descending.
+    pub top_strikes: Vec<(f64, StrikeFlowPayload)>,
+    /// `[expiration, {premium, volume}]`, by premium descending.
+    pub top_expirations: Vec<(NaiveDate, ExpirationFlowPayload)>,
+    /// `LIVE` or `EOD`, market hours and which data is shown.
+    #[serde(flatten)]
+    pub freshness: Freshness,
+    /// What compact detail trimmed (all_flow, largest_flows and unusual_activity together).
+    pub window: Window,
+    /// Parameters that were clamped to their bounds.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notices: Vec<ClampNotice>,
+}
+
+/// The flow rows of a view in the compute crate's type.
+fn compute_rows(view: &FlowView) -> Vec<FlowRow> {
+    view.rows.iter().map(compute_row).collect()
+}
+
+fn compute_row(row: &FlowSnapshotRow) -> FlowRow {
+    FlowRow {
+        expiration: row.expiration,
+        strike: row.strike,
+        option_type: match row.option_type {
+            optics_schemas::OptionType::Call => OptionType::Call,
+            optics_schemas::OptionType::Put => OptionType::Put,
+        },
+        dte: i64::from(row.dte),
+        bid: row.bid,
+        ask: row.ask,
+        mid: row.mid,
+        delta: row.delta,
+        volume: row.volume,
+        open_interest: row.open_interest,
+        premium_usd: row.premium_usd,
+        volume_oi_ratio: row.volume_oi_ratio,
+        is_unusual: row.is_unusual,
+        moneyness: match row.moneyness {
+            MoneynessCode::Itm => Moneyness::Itm,
+            MoneynessCode::Otm => Moneyness::Otm,
+        },
+    }
+}
+
+fn row_payload(row: &FlowRow, ticker: &Ticker, timestamp: DateTime<Utc>) -> FlowRowPayload {
+    FlowRowPayload {
+        ticker: ticker.to_string(),
+        timestamp,
+        expiration: row.expiration,
+        dte: i32::try_from(row.dte).unwrap_or(i32::MAX),
+        strike: row.strike,
+        option_type: match row.option_type {
+            OptionType::Call => "CALL",
+            OptionType::Put => "PUT",
+        },
+        bid: row.bid,
+        ask: row.ask,
+        mid: row.mid,
+        delta: row.delta,
+        volume: row.volume,
+        oi: row.open_interest,
+        premium: row.premium_usd,
+        volume_oi_ratio: row.volume_oi_ratio,
+        is_unusual: row.is_unusual,
+        moneyness: row.moneyness.code(),
+    }
+}
+
+/// The chain and flow of `ticker`: 424 without a chain, 503 (`data_unavailable`) when the
+/// chain is there but the volume feed behind the flow is not.
+fn chain_and_flow(
+    state: &AppState,
+    ticker: &Ticker,
+) -> Result<(std::sync::Arc<ChainView>, std::sync::Arc<FlowView>), ApiError> {
+    let reader = state.market_data()?;
+    let chain = reader.chain(ticker).ok_or_else(|| {
+        ApiError::upstream(format!(
+            "No option chain for {ticker} yet; retry in a few seconds"
+        ))
+    })?;
+    let flow = reader.flow(ticker).ok_or_else(|| {
+        ApiError::FlowUnavailable(format!(
+            "The options volume feed for {ticker} is unavailable; the chain is current but \
+             flow cannot be computed. Retry later"
+        ))
+    })?;
+    Ok((chain, flow))
+}
+
+/// `GET /flow/{ticker}`.
+pub async fn flow(
+    State(state): State<AppState>,
+    ticker: Ticker,
+    headers: HeaderMap,
+    params: QueryParams,
+) -> Result<Json<Envelope<FlowPayload>>, ApiError> {
+    let ticker = state.covered_ticker(ticker.as_str())?;
+    let window_request = WindowRequest::from_request(&headers, &params)?;
+    let (chain, view) = chain_and_flow(&state, &ticker)?;
+    let config = FlowConfig::default();
+    let rows = compute_rows(&view);
+    let timestamp = view.rows.first().map_or(chain.as_of, |r| r.as_of);
+    let summary = summarize_flow(&rows, &config);
+    let detail = window_request.detail;
+    let all_limit = window_request.row_limit(window::FLOW_ALL_FLOW_ROWS);
+    let top_limit = window_request
+        .detail
+        .eq(&window::Detail::Compact)
+        .then_some(window::FLOW_TOP_ROWS);
+    // Ranked in full, then windowed, so rows_total counts every candidate.
+    let largest = largest_flows(&rows, rows.len());
+    let unusual = unusual_activity(&rows, rows.len());
+    let (all_range, all_window) = window::window_first(rows.len(), all_limit, detail);
+    let (largest_range, largest_window) = window::window_first(largest.len(), top_limit, detail);
+    let (unusual_range, unusual_window) = window::window_first(unusual.len(), top_limit, detail);
+    let shape = |list: &[FlowRow]| -> Vec<FlowRowPayload> {
+        list.iter()
+            .map(|r| row_payload(r, &ticker, timestamp))
+            .collect()
+    };
+    Ok(ok(FlowPayload {
+        success: true,
+        ticker: ticker.to_string(),
+        timestamp,
+        stock_price: chain.stock_price(),
+        summary: FlowSummaryPayload {
+            call_put_ratio: summary.call_put_ratio,
+            put_call_ratio: summary.put_call_ratio,
+            net_premium: summary.net_premium,
+            sentiment: summary.sentiment.code(),
+            total_call_premium: summary.total_call_premium,
+            total_put_premium: summary.total_put_premium,
+            total_call_volume: summary.total_call_volume,
+            total_put_volume: summary.total_put_volume,
+            total_flow_count: summary.total_flow_count,
+            unusual_rule: format!(
+                "volume >= {} contracts and volume >= {}x open interest (or no open interest)",
+                config.unusual_min_volume, config.unusual_volume_multiple
+            ),
+            sentiment_rule: format!(
+                "BULLISH when call minus put premium exceeds {:.0}% of total premium, BEARISH \
+                 below -{:.0}%, NEUTRAL otherwise",
+                100.0 * config.sentiment_threshold,
+                100.0 * config.sentiment_threshold
+            ),
+        },
+        largest_flows: shape(&largest[largest_range]),
+        unusual_activity: shape(&unusual[unusual_range]),
+        all_flow: shape(&rows[all_range]),
+        top_strikes: top_strikes(&rows, TOP_CLUSTERS)
+            .iter()
+            .map(|s: &StrikeFlow| {
+                (
+                    s.strike,
+                    StrikeFlowPayload {
+                        calls: s.call_volume,
+                        puts: s.put_volume,
+                        premium: s.premium_usd,
+                        volume: s.volume,
+                    },
+                )
+            })
+            .collect(),
+        top_expirations: top_expirations(&rows, TOP_CLUSTERS)
+            .iter()
+            .map(|e: &ExpirationFlow| {
+                (
+                    e.expiration,
+                    ExpirationFlowPayload {
+                        premium: e.premium_usd,
+                        volume: e.volume,
+                    },
+                )
+            })
+            .collect(),
+        freshness: state.freshness(),
+        window: all_window.combine(largest_window).combine(unusual_window),
+        notices: params.clamp_notices(),
+    }))
+}
+
+/// One `smart_money_trades[]` entry: the flow row, the filters it met and its score.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SmartMoneyTradePayload {
+    /// The contract's flow.
+    #[serde(flatten)]
+    pub row: FlowRowPayload,
+    /// `large_premium`, `likely_opening`, `otm_with_time`.
+    pub criteria: Vec<&'static str>,
+    /// 100 × filters met / 3, rounded (a 0–100 heuristic).
+    pub smart_money_score: u8,
+}
+
+/// The thresholds of the smart-money filters.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct SmartMoneyFilters {
+    /// `large_premium`: premium at least this, dollars (required).
+    pub min_premium: f64,
+    /// `likely_opening`: volume above this multiple of open interest.
+    pub opening_volume_oi_ratio: f64,
+    /// `otm_with_time`: out of the money with at least this many days left.
+    pub min_dte: i64,
+}
+
+/// The `/smart-money/{ticker}` payload.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SmartMoneyPayload {
+    /// Underlying symbol.
+    pub ticker: String,
+    /// The chain's price, dollars.
+    pub stock_price: f64,
+    /// Qualifying contracts, by score then premium.
+    pub smart_money_trades: Vec<SmartMoneyTradePayload>,
+    /// How many qualified.
+    pub total_smart_trades: usize,
+    /// Σ premium of the qualifying contracts, dollars.
+    pub total_smart_premium: f64,
+    /// The filters (a contract needs `large_premium` and one other).
+    pub filters: SmartMoneyFilters,
+    /// The instant the flow was read.
+    pub timestamp: DateTime<Utc>,
+    /// `LIVE` or `EOD`, market hours and a sentence.
+    #[serde(flatten)]
+    pub freshness: Freshness,
+}
+
+/// `GET /smart-money/{ticker}`.
+pub async fn smart_money_flow(
+    State(state): State<AppState>,
+    ticker: Ticker,
+) -> Result<Json<Envelope<SmartMoneyPayload>>, ApiError> {
+    let ticker = state.covered_ticker(ticker.as_str())?;
+    let reader = state.market_data()?;
+    let chain = reader.chain(&ticker);
+    let view = reader.flow(&ticker).ok_or_else(|| {
+        ApiError::upstream(format!(
+            "No session flow for {ticker} yet; retry in a few seconds"
+        ))
+    })?;
+    let rows = compute_rows(&view);
+    let timestamp = view
+        .rows
+        .first()
+        .map(|r| r.as_of)
+        .or(chain.as_ref().map(|c| c.as_of))
+        .unwrap_or_else(|| state.now());
+    let config = SmartMoneyConfig::default();
+    let trades: Vec<SmartMoneyTradePayload> = smart_money(&rows, &config)
+        .iter()
+        .map(|t| SmartMoneyTradePayload {
+            row: row_payload(&t.row, &ticker, timestamp),
+            criteria: t.criteria.iter().map(|c| c.code()).collect(),
+            smart_money_score: t.score,
+        })
+        .collect();
+    Ok(ok(SmartMoneyPayload {
+        ticker: ticker.to_string(),
+        stock_price: chain.as_ref().map_or(f64::NAN, |c| c.stock_price()),
+        total_smart_trades: trades.len(),
+        total_smart_premium: trades.iter().filter_map(|t| t.row.premium).sum(),
+        smart_money_trades: trades,
+        filters: SmartMoneyFilters {
+            min_premium: config.min_premium_usd,
+            opening_volume_oi_ratio: config.opening_volume_oi_ratio,
+            min_dte: config.min_dte,
+        },
+        timestamp,
+        freshness: state.freshness(),
+    }))
+}
+
+/// One strike of `volume_profile[]`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct VolumeProfilePoint {
+    /// Strike, dollars.
+    pub strike: f64,
+    /// Call volume, contracts.
+    pub call_volume: u64,
+    /// Put volume, contracts.
+    pub put_volume: u64,
+    /// Call open interest, contracts.
+    pub call_oi: u64,
+    /// Put open interest, contracts.
+    pub put_oi: u64,
+    /// (strike − spot) / spot, percent.
+    pub distance_from_spot_pct: f64,
+}
+
+/// The `/volume-profile/{ticker}` payload.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct VolumeProfilePayload {
+    /// Underlying symbol.
+    pub ticker: String,
+    /// The expiration profiled.
+    pub expiration: NaiveDate,
+    /// The chain's price, dollars.
+    pub stock_price: f64,
+    /// Every listed strike, ascending.
+    pub volume_profile: Vec<VolumeProfilePoint>,
+    /// The strikes with the most call + put volume, descending.
+    pub top_volume_strikes: Vec<f64>,
+    /// The strikes with the most call + put open interest, descending.
+    pub top_oi_strikes: Vec<f64>,
+    /// Σ put volume / Σ call volume.
+    pub put_call_ratio: Option<f64>,
+    /// Σ call volume, contracts.
+    pub total_call_volume: u64,
+    /// Σ put volume, contracts.
+    pub total_put_volume: u64,
+    /// The instant the chain was priced.
+    pub as_of: DateTime<Utc>,
+    /// `LIVE` or `EOD`, market hours and a sentence.
+    #[serde(flatten)]
+    pub freshness: Freshness,
+}
+
+/// `GET /volume-profile/{ticker}`: one expiration (default the nearest that has not expired).
+pub async fn volume_profile_of(
+    State(state): State<AppState>,
+    ticker: Ticker,
+    params: QueryParams,
+) -> Result<Json<Envelope<VolumeProfilePayload>>, ApiError> {
+    let ticker = state.covered_ticker(ticker.as_str())?;
+    let requested = params.date("expiration")?;
+    let chain = state.market_data()?.chain(&ticker).ok_or_else(|| {
+        ApiError::upstream(format!(
+            "No option chain for {ticker} yet; retry in a few seconds"
+        ))
+    })?;
+    let expiration = listed_or_nearest(&ticker, &chain, requested)?;
+    let (contracts, _) = contracts_from_chain(chain.rows_of(expiration))
+        .map_err(|e| ApiError::upstream(format!("The chain of {ticker} cannot be read: {e}")))?;
+    let profile = volume_profile(&contracts, expiration, TOP_PROFILE_STRIKES);
+    let spot = chain.stock_price();
+    Ok(ok(VolumeProfilePayload {
+        ticker: ticker.to_string(),
+        expiration,
+        stock_price: spot,
+        volume_profile: profile
+            .rows
+            .iter()
+            .map(|r| VolumeProfilePoint {
+                strike: r.strike,
+                call_volume: r.call_volume,
+                put_volume: r.put_volume,
+                call_oi: r.call_oi,
+                put_oi: r.put_oi,
+                distance_from_spot_pct: 100.0 * (r.strike - spot) / spot,
+            })
+            .collect(),
+        top_volume_strikes: profile.top_volume_strikes,
+        top_oi_strikes: profile.top_oi_strikes,
+        put_call_ratio: profile.put_call_ratio,
+        total_call_volume: profile.total_call_volume,
+        total_put_volume: profile.total_put_volume,
+        as_of: chain.as_of,
+        freshness: state.freshness(),
+    }))
+}
+
+/// `requested` when the chain lists it (400 otherwise), else the nearest expiration on or
+/// after the chain's trade date.
+pub(crate) fn listed_or_nearest(
+    ticker: &Ticker,
+    chain: &ChainView,
+    requested: Option<NaiveDate>,
+) -> Result<NaiveDate, ApiError> {
+    match requested {
+        Some(expiration) if chain.expirations.contains(&expiration) => Ok(expiration),
+        Some(expiration) => {
+            let listed: Vec<String> = chain.expirations.iter().map(|e| e.to_string()).collect();
+            Err(ApiError::bad_request(format!(
+                "expiration {expiration} is not a listed expiration of {ticker}; listed: {}",
+                listed.join(", ")
+            )))
+        }
+        None => chain
+            .expirations
+            .iter()
+            .copied()
+            .find(|e| *e >= chain.trade_date)
+            .ok_or_else(|| {
+                ApiError::upstream(format!("The chain of {ticker} lists no open expiration"))
+            }),
+    }
+}

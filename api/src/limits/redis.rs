@@ -1,0 +1,254 @@
+//! The shared limiter: counters in Redis, checked and counted by one Lua script per request.
+//!
+//! Redis runs a script atomically, so replicas sharing one Redis admit exactly as one process
+//! would. Keys carry the window in their name (`…:m:<minute since epoch>`), so a new window is
+//! a new key and nothing needs resetting; each key gets a relative TTL a little past its
+//! window's end (relative, because the service's clock — a test's manual clock included — need
+//! not agree with Redis's). All keys of one account share a `{a<id>}` hash tag, so the script
+//! is also valid on Redis Cluster.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::time::Duration;
+
+use chrono::{DateTime, TimeDelta, Utc};
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+
+use super::{
+    Decision, EndpointUsage, LimitError, LimitFuture, LimitRequest, Limiter, Quota, RateLimits,
+    UsageReport, Windows, refusal, sort_usage,
+};
+use crate::accounts::AccountId;
+
+/// How long connecting, and each command, may take before the request fails.
+const REDIS_TIMEOUT: Duration = Duration::from_secs(2);
+/// Keys outlive their window by this much (clock skew between replicas).
+const WINDOW_SLACK: TimeDelta = TimeDelta::minutes(2);
+/// A month's breakdown is kept this long after the month ends.
+const MONTH_SLACK: TimeDelta = TimeDelta::days(2);
+
+/// KEYS: minute count, hour count, month units, month calls by endpoint, month units by
+/// endpoint. ARGV: per-minute limit, per-hour limit, budget, cost, the three TTLs in seconds,
+/// endpoint. Returns `{admitted, minute, hour, month_units}` — the counts after counting when
+/// admitted, before when refused. The refusal test is the same as [`super::refusal`].
+const ACQUIRE_LUA: &str = r"
+local m = tonumber(redis.call('GET', KEYS[1]) or '0')
+local h = tonumber(redis.call('GET', KEYS[2]) or '0')
+local b = tonumber(redis.call('GET', KEYS[3]) or '0')
+local cost = tonumber(ARGV[4])
+if m >= tonumber(ARGV[1]) or h >= tonumber(ARGV[2]) or b + cost > tonumber(ARGV[3]) then
+  return {0, m, h, b}
+end
+m = redis.call('INCR', KEYS[1])
+redis.call('EXPIRE', KEYS[1], ARGV[5])
+h = redis.call('INCR', KEYS[2])
+redis.call('EXPIRE', KEYS[2], ARGV[6])
+b = redis.call('INCRBY', KEYS[3], cost)
+redis.call('EXPIRE', KEYS[3], ARGV[7])
+redis.call('HINCRBY', KEYS[4], ARGV[8], 1)
+redis.call('EXPIRE', KEYS[4], ARGV[7])
+redis.call('HINCRBY', KEYS[5], ARGV[8], cost)
+redis.call('EXPIRE', KEYS[5], ARGV[7])
+return {1, m, h, b}
+";
+
+/// The Redis [`Limiter`] (`--limiter redis://…`).
+#[derive(Clone)]
+pub struct RedisLimiter {
+    connection: ConnectionManager,
+    key_prefix: String,
+    limits: RateLimits,
+    script: redis::Script,
+}
+
+impl fmt::Debug for RedisLimiter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RedisLimiter")
+            .field("key_prefix", &self.key_prefix)
+            .field("limits", &self.limits)
+            .finish_non_exhaustive()
+    }
+}
+
+struct Keys {
+    minute: String,
+    hour: String,
+    month_units: String,
+    month_calls_by_endpoint: String,
+    month_units_by_endpoint: String,
+}
+
+impl RedisLimiter {
+    /// Connects to `url` (`redis://host:port/db`) and checks the connection. `key_prefix`
+    /// namespaces every key (deployments sharing a Redis; one prefix per test).
+    pub async fn connect(
+        url: &str,
+        key_prefix: &str,
+        limits: RateLimits,
+    ) -> Result<Self, LimitError> {
+        if key_prefix.is_empty() || key_prefix.contains(['{', '}']) {
+            return Err(LimitError::Config(
+                "the Redis key prefix must be non-empty and free of braces".into(),
+            ));
+        }
+        let client = redis::Client::open(url)?;
+        let config = ConnectionManagerConfig::new()
+            .set_connection_timeout(Some(REDIS_TIMEOUT))
+            .set_response_timeout(Some(REDIS_TIMEOUT))
+            .set_number_of_retries(2);
+        let connection = ConnectionManager::new_with_config(client, config).await?;
+        Ok(Self {
+            connection,
+            key_prefix: key_prefix.to_owned(),
+            limits,
+            script: redis::Script::new(ACQUIRE_LUA),
+        })
+    }
+
+    fn keys(&self, token_id: &str, account_id: AccountId, windows: &Windows) -> Keys {
+        let account = format!("{}:{{a{account_id}}}", self.key_prefix);
+        Keys {
+            minute: format!("{account}:t:{token_id}:m:{}", windows.minute_index),
+            hour: format!("{account}:t:{token_id}:h:{}", windows.hour_index),
+            month_units: format!("{account}:b:{}", windows.month_index),
+            month_calls_by_endpoint: format!("{account}:calls:{}", windows.month_index),
+            month_units_by_endpoint: format!("{account}:units:{}", windows.month_index),
+        }
+    }
+
+    /// Deletes every key under this limiter's prefix (tests clean up with it).
+    pub async fn delete_all_keys(&self) -> Result<u64, LimitError> {
+        let mut connection = self.connection.clone();
+        let pattern = format!("{}:*", self.key_prefix);
+        let mut cursor: u64 = 0;
+        let mut deleted = 0;
+        loop {
+            let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
+                .arg(cursor)
+                .arg("MATCH")
+                .arg(&pattern)
+                .arg("COUNT")
+                .arg(500)
+                .query_async(&mut connection)
+                .await?;
+            if !keys.is_empty() {
+                let removed: u64 = redis::cmd("DEL")
+                    .arg(&keys)
+                    .query_async(&mut connection)
+                    .await?;
+                deleted += removed;
+            }
+            if next == 0 {
+                return Ok(deleted);
+            }
+            cursor = next;
+        }
+    }
+}
+
+fn ttl_secs(now: DateTime<Utc>, until: DateTime<Utc>) -> i64 {
+    (until - now).num_seconds().max(1)
+}
+
+impl Limiter for RedisLimiter {
+    fn acquire<'a>(&'a self, request: LimitRequest<'a>) -> LimitFuture<'a, Decision> {
+        Box::pin(async move {
+            let windows = Windows::at(request.now);
+            let keys = self.keys(request.token_id, request.account_id, &windows);
+            let mut connection = self.connection.clone();
+            let (admitted, minute, hour, month): (u8, u64, u64, u64) = self
+                .script
+                .key(&keys.minute)
+                .key(&keys.hour)
+                .key(&keys.month_units)
+                .key(&keys.month_calls_by_endpoint)
+                .key(&keys.month_units_by_endpoint)
+                .arg(self.limits.per_minute)
+                .arg(self.limits.per_hour)
+                .arg(request.monthly_budget_units)
+                .arg(request.cost_units)
+                .arg(ttl_secs(
+                    request.now,
+                    windows.minute_resets_at + WINDOW_SLACK,
+                ))
+                .arg(ttl_secs(request.now, windows.hour_resets_at + WINDOW_SLACK))
+                .arg(ttl_secs(request.now, windows.month_resets_at + MONTH_SLACK))
+                .arg(request.endpoint)
+                .invoke_async(&mut connection)
+                .await?;
+            let quota = Quota::from_counts(
+                self.limits,
+                request.monthly_budget_units,
+                &windows,
+                minute,
+                hour,
+                month,
+            );
+            if admitted == 1 {
+                return Ok(Decision::Admitted(quota));
+            }
+            let (limit, retry_after_secs) = refusal(&quota, request.cost_units, request.now)
+                .ok_or_else(|| {
+                    LimitError::Protocol(format!(
+                        "refused with room left (minute {minute}, hour {hour}, month {month})"
+                    ))
+                })?;
+            Ok(Decision::Refused {
+                limit,
+                retry_after_secs,
+                quota,
+            })
+        })
+    }
+
+    fn usage<'a>(
+        &'a self,
+        token_id: &'a str,
+        account_id: AccountId,
+        monthly_budget_units: u64,
+        now: DateTime<Utc>,
+    ) -> LimitFuture<'a, UsageReport> {
+        Box::pin(async move {
+            let windows = Windows::at(now);
+            let keys = self.keys(token_id, account_id, &windows);
+            let mut connection = self.connection.clone();
+            type Counts = (Vec<Option<u64>>, HashMap<String, u64>, HashMap<String, u64>);
+            let (counts, calls, units): Counts = redis::pipe()
+                .cmd("MGET")
+                .arg(&keys.minute)
+                .arg(&keys.hour)
+                .arg(&keys.month_units)
+                .cmd("HGETALL")
+                .arg(&keys.month_calls_by_endpoint)
+                .cmd("HGETALL")
+                .arg(&keys.month_units_by_endpoint)
+                .query_async(&mut connection)
+                .await?;
+            let count = |i: usize| counts.get(i).copied().flatten().unwrap_or(0);
+            let mut by_endpoint: Vec<EndpointUsage> = calls
+                .into_iter()
+                .map(|(endpoint, calls)| EndpointUsage {
+                    units: units.get(&endpoint).copied().unwrap_or(0),
+                    endpoint,
+                    calls,
+                })
+                .collect();
+            sort_usage(&mut by_endpoint);
+            Ok(UsageReport {
+                quota: Quota::from_counts(
+                    self.limits,
+                    monthly_budget_units,
+                    &windows,
+                    count(0),
+                    count(1),
+                    count(2),
+                ),
+                by_endpoint,
+            })
+        })
+    }
+
+    fn limits(&self) -> RateLimits {
+        self.limits
+    }
+}

@@ -1,0 +1,199 @@
+//! `GET /api/mcp/data/me/usage`: the calling account's month and the calling token's windows.
+//!
+//! The handler runs behind [`crate::auth::require_token`] (it reads the [`Caller`] and
+//! [`AccessControl`] extensions that middleware sets), so it works in a router of any state:
+//! mount `get(me_usage)` as the `me-usage` endpoint.
+
+use axum::Extension;
+use axum::Json;
+use chrono::{DateTime, SecondsFormat, Utc};
+use serde::Serialize;
+
+use super::{EndpointUsage, Quota, WindowState, Windows};
+use crate::accounts::TokenStatus;
+use crate::auth::{AccessControl, Caller};
+use crate::envelope::{Envelope, ok};
+use crate::error::ApiError;
+
+/// ISO 8601 in UTC with a `Z` (`2026-12-01T00:00:00Z`).
+pub fn iso_utc(at: DateTime<Utc>) -> String {
+    at.to_rfc3339_opts(SecondsFormat::Secs, true)
+}
+
+/// One rate-limit window as the usage payload shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct WindowView {
+    /// Requests allowed in the window.
+    pub limit: u64,
+    /// Requests made in it (this one included).
+    pub used: u64,
+    /// Requests left.
+    pub remaining: u64,
+    /// When the window ends (ISO 8601, UTC).
+    pub resets_at: String,
+}
+
+impl From<&WindowState> for WindowView {
+    fn from(window: &WindowState) -> Self {
+        Self {
+            limit: window.limit,
+            used: window.used,
+            remaining: window.remaining,
+            resets_at: iso_utc(window.resets_at),
+        }
+    }
+}
+
+/// The calling token's per-minute and per-hour windows.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RateLimitView {
+    /// The token these windows belong to.
+    pub token_id: String,
+    /// This calendar minute (UTC).
+    pub minute: WindowView,
+    /// This calendar hour (UTC).
+    pub hour: WindowView,
+}
+
+/// An active token, without its secret.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ActiveTokenView {
+    /// Public id.
+    pub id: String,
+    /// Display prefix (`optx_Ab3x`).
+    pub prefix: String,
+    /// Label.
+    pub name: String,
+    /// Creation instant (ISO 8601, UTC).
+    pub created_at: String,
+    /// End of life (ISO 8601, UTC); null = never.
+    pub expires_at: Option<String>,
+    /// Whether this is the token of the current request.
+    pub current: bool,
+}
+
+/// The `data` of `/me/usage`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct UsagePayload {
+    /// The plan in force.
+    pub plan: String,
+    /// The budget month, `YYYY-MM` (UTC).
+    pub period: String,
+    /// What `used`, `limit` and `remaining` count.
+    pub unit: &'static str,
+    /// Units spent this month.
+    pub used: u64,
+    /// The account's monthly budget.
+    pub limit: u64,
+    /// Units left.
+    pub remaining: u64,
+    /// `used / limit` in percent, two decimals (100 when the budget is 0).
+    pub percent_used: f64,
+    /// When the budget resets: the 1st of next month, 00:00 UTC.
+    pub resets_at: String,
+    /// The calling token's request windows.
+    pub rate_limits: RateLimitView,
+    /// Admitted calls this month, all endpoints.
+    pub calls_this_month: u64,
+    /// Admitted calls and units this month by endpoint, most called first.
+    pub calls_by_endpoint: Vec<EndpointUsage>,
+    /// The account's active tokens.
+    pub active_tokens: Vec<ActiveTokenView>,
+    /// Most tokens that may be active at once.
+    pub max_active_tokens: u32,
+}
+
+fn percent(used: u64, limit: u64) -> f64 {
+    if limit == 0 {
+        return 100.0;
+    }
+    // Units are far below 2^53, so the conversion is exact.
+    (used as f64 / limit as f64 * 10_000.0).round() / 100.0
+}
+
+/// Builds the payload from the limiter's report and the account's tokens.
+pub fn usage_payload(
+    caller: &Caller,
+    quota: &Quota,
+    by_endpoint: Vec<EndpointUsage>,
+    tokens: &[crate::accounts::TokenInfo],
+    max_active_tokens: u32,
+    now: DateTime<Utc>,
+) -> UsagePayload {
+    let windows = Windows::at(now);
+    UsagePayload {
+        plan: caller.plan.as_str().to_owned(),
+        period: windows.month_label(),
+        unit: "upstream data units",
+        used: quota.month.used,
+        limit: quota.month.limit,
+        remaining: quota.month.remaining,
+        percent_used: percent(quota.month.used, quota.month.limit),
+        resets_at: iso_utc(quota.month.resets_at),
+        rate_limits: RateLimitView {
+            token_id: caller.token_id.clone(),
+            minute: (&quota.minute).into(),
+            hour: (&quota.hour).into(),
+        },
+        calls_this_month: by_endpoint.iter().map(|e| e.calls).sum(),
+        calls_by_endpoint: by_endpoint,
+        active_tokens: tokens
+            .iter()
+            .filter(|t| t.status(now) == TokenStatus::Active)
+            .map(|t| ActiveTokenView {
+                id: t.id.clone(),
+                prefix: t.prefix.clone(),
+                name: t.name.clone(),
+                created_at: iso_utc(t.created_at),
+                expires_at: t.expires_at.map(iso_utc),
+                current: t.id == caller.token_id,
+            })
+            .collect(),
+        max_active_tokens,
+    }
+}
+
+/// `GET /me/usage` (tier any, free): reads, counts nothing beyond the request itself.
+pub async fn me_usage(
+    Extension(access): Extension<AccessControl>,
+    Extension(caller): Extension<Caller>,
+) -> Result<Json<Envelope<UsagePayload>>, ApiError> {
+    let now = access.now();
+    let report = access
+        .limiter()
+        .usage(
+            &caller.token_id,
+            caller.account_id,
+            caller.monthly_budget_units,
+            now,
+        )
+        .await
+        .map_err(|e| ApiError::internal("reading usage counters", e))?;
+    let tokens = access
+        .store()
+        .list_tokens(caller.account_id)
+        .await
+        .map_err(|e| ApiError::internal("listing the account's tokens", e))?;
+    Ok(ok(usage_payload(
+        &caller,
+        &report.quota,
+        report.by_endpoint,
+        &tokens,
+        access.config().tokens.max_active,
+        now,
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percent_used_has_two_decimals() {
+        assert_eq!(percent(0, 10_000), 0.0);
+        assert_eq!(percent(1, 3), 33.33);
+        assert_eq!(percent(2, 3), 66.67);
+        assert_eq!(percent(10_000, 10_000), 100.0);
+        assert_eq!(percent(5, 0), 100.0);
+    }
+}

@@ -1,0 +1,120 @@
+//! Market data as the handlers read it: the latest snapshot of each (dataset, ticker),
+//! decoded once when it is published and then shared by every request ([`ChainView`],
+//! [`ExposureView`], [`FlowView`]), plus history read through DataFusion
+//! ([`MarketDataReader::chain_at_time`]).
+//!
+//! [`StoreMarketData`] is the implementation over the snapshot store: it loads the newest
+//! snapshots at start and reloads a partition when its `snapshot` event arrives, swapping an
+//! `Arc` so a hot read plans no query and takes no lock longer than a pointer copy.
+
+mod history;
+mod store_cache;
+
+use std::sync::Arc;
+
+use chrono::{DateTime, NaiveDate, Utc};
+use optics_schemas::{
+    ChainRow, Company, ExposureRow, ExposureSummaryRow, FlowSnapshotRow, PricingModelCode,
+};
+
+pub use history::ChainHistory;
+pub use store_cache::StoreMarketData;
+
+/// One underlying's latest chain.
+#[derive(Debug, Clone)]
+pub struct ChainView {
+    /// Underlying symbol.
+    pub underlying: String,
+    /// The session the chain belongs to.
+    pub trade_date: NaiveDate,
+    /// The instant it was priced.
+    pub as_of: DateTime<Utc>,
+    /// Rows sorted by expiration, settlement, strike.
+    pub rows: Vec<ChainRow>,
+    /// Distinct expirations, ascending.
+    pub expirations: Vec<NaiveDate>,
+}
+
+impl ChainView {
+    /// A view over `rows` (any order); `None` for an empty chain.
+    pub fn new(mut rows: Vec<ChainRow>) -> Option<Self> {
+        rows.sort_by(|a, b| {
+            a.expiration
+                .cmp(&b.expiration)
+                .then(a.settlement.as_str().cmp(b.settlement.as_str()))
+                .then(a.strike.total_cmp(&b.strike))
+        });
+        let first = rows.first()?;
+        let (underlying, trade_date, as_of) =
+            (first.underlying.clone(), first.trade_date, first.as_of);
+        let mut expirations: Vec<NaiveDate> = rows.iter().map(|r| r.expiration).collect();
+        expirations.dedup();
+        Some(Self {
+            underlying,
+            trade_date,
+            as_of,
+            rows,
+            expirations,
+        })
+    }
+
+    /// The rows of one expiration (both settlements), by strike within each settlement.
+    pub fn rows_of(&self, expiration: NaiveDate) -> &[ChainRow] {
+        let start = self.rows.partition_point(|r| r.expiration < expiration);
+        let end = self.rows.partition_point(|r| r.expiration <= expiration);
+        &self.rows[start..end]
+    }
+
+    /// The price the chain is quoted against, as the API reports `stock_price`: the spot for
+    /// stocks and ETFs, and for cash indices (priced on the forward) the forward of the nearest
+    /// expiration.
+    pub fn stock_price(&self) -> f64 {
+        let Some(first) = self.rows.first() else {
+            return f64::NAN;
+        };
+        match first.model {
+            PricingModelCode::Bsm => first.spot,
+            PricingModelCode::Black76 => first.forward,
+        }
+    }
+
+    /// Whether the chain is priced on the forward (a cash index).
+    pub fn priced_on_forward(&self) -> bool {
+        self.rows
+            .first()
+            .is_some_and(|r| r.model == PricingModelCode::Black76)
+    }
+}
+
+/// One underlying's latest dealer exposures.
+#[derive(Debug, Clone)]
+pub struct ExposureView {
+    /// Strike rows by expiration then strike.
+    pub rows: Vec<ExposureRow>,
+    /// The aggregate row (expiration `None`) first, then one per expiration.
+    pub summary: Vec<ExposureSummaryRow>,
+}
+
+/// One underlying's latest session flow, one row per contract.
+#[derive(Debug, Clone)]
+pub struct FlowView {
+    /// The rows.
+    pub rows: Vec<FlowSnapshotRow>,
+}
+
+/// The coverage universe as the reference data describes it.
+#[derive(Debug, Clone, Default)]
+pub struct Coverage {
+    /// Companies by symbol order.
+    pub companies: Vec<Arc<Company>>,
+}
+
+impl Coverage {
+    /// The company of `symbol`.
+    pub fn get(&self, symbol: &str) -> Option<&Arc<Company>> {
+        self.companies
+            .binary_search_by(|c| c.symbol.as_str().cmp(symbol))
+            .ok()
+            .map(|i| &self.companies[i])
+    }
+}

@@ -1,0 +1,294 @@
+//! [`StoreMarketData`]: the latest snapshots of the store held decoded in memory.
+
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+
+use chrono::NaiveDate;
+use optics_compute::store::{MARKET_WIDE, Snapshot, SnapshotKey, SnapshotStore, StoreError};
+use optics_schemas::bus::snapshot_datasets;
+use optics_schemas::{
+    ChainRow, Company, Dataset, ExposureRow, ExposureSummaryRow, FlowSnapshotRow, Record,
+    SchemaError, SnapshotEvent,
+};
+
+use super::history::{ChainHistory, HistoryError};
+use super::{ChainView, Coverage, ExposureView, FlowView};
+use crate::error::ApiError;
+use crate::state::{MarketDataReader, ReadFuture};
+use crate::ticker::Ticker;
+
+/// Why a snapshot could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// The store failed.
+    #[error("snapshot store: {0}")]
+    Store(#[from] StoreError),
+    /// A snapshot did not decode.
+    #[error("snapshot rows: {0}")]
+    Schema(#[from] SchemaError),
+}
+
+/// Per-ticker entries with the trade date they belong to (a newer session replaces an older
+/// one; an older session's late event never replaces a newer one).
+type ByTicker<T> = HashMap<String, (NaiveDate, u64, Arc<T>)>;
+
+#[derive(Debug, Default)]
+struct Latest {
+    chains: ByTicker<ChainView>,
+    exposure_rows: ByTicker<Vec<ExposureRow>>,
+    exposure_summaries: ByTicker<Vec<ExposureSummaryRow>>,
+    exposures: HashMap<String, Arc<ExposureView>>,
+    flows: ByTicker<FlowView>,
+    coverage: Arc<Coverage>,
+}
+
+/// The snapshot store seen by the API: see the [module documentation](super).
+#[derive(Debug)]
+pub struct StoreMarketData {
+    store: SnapshotStore,
+    history: ChainHistory,
+    latest: RwLock<Latest>,
+}
+
+/// The datasets held in memory.
+const LIVE_DATASETS: [&str; 4] = [
+    snapshot_datasets::CHAIN,
+    snapshot_datasets::EXPOSURES,
+    snapshot_datasets::EXPOSURE_SUMMARY,
+    snapshot_datasets::FLOW,
+];
+
+impl StoreMarketData {
+    /// An empty cache over `store`; call [`load`](Self::load) before serving.
+    pub fn new(store: SnapshotStore) -> Self {
+        Self {
+            history: ChainHistory::new(store.clone()),
+            store,
+            latest: RwLock::new(Latest::default()),
+        }
+    }
+
+    /// The store read.
+    pub fn store(&self) -> &SnapshotStore {
+        &self.store
+    }
+
+    /// Loads the newest snapshot of every live dataset of every underlying, and the company
+    /// map, skipping what is already held. Returns the number of snapshots loaded. Run once at
+    /// start, and periodically by a server that does not receive snapshot events.
+    pub async fn load(&self) -> Result<usize, LoadError> {
+        let mut loaded = 0;
+        self.load_coverage().await?;
+        for dataset in LIVE_DATASETS {
+            // Newest trade date first: the first partition found per underlying wins.
+            let mut seen = std::collections::HashSet::new();
+            for date in self.store.trade_dates(dataset).await?.into_iter().rev() {
+                for underlying in self.store.underlyings(dataset, date).await? {
+                    if !seen.insert(underlying.clone()) {
+                        continue;
+                    }
+                    let key = SnapshotKey::new(dataset, date, underlying);
+                    // Re-reading what is already held is the expensive part of a poll.
+                    let latest = self.store.latest(&key).await?;
+                    if latest.is_none_or(|file| self.holds(&key, file.version)) {
+                        continue;
+                    }
+                    if let Some(snapshot) = self.store.read(&key).await? {
+                        self.install(&key, &snapshot)?;
+                        loaded += 1;
+                    }
+                }
+            }
+        }
+        Ok(loaded)
+    }
+
+    /// Whether the cache holds `key` at `version` or newer.
+    fn holds(&self, key: &SnapshotKey, version: u64) -> bool {
+        let latest = self.read();
+        let held = match key.dataset.as_str() {
+            snapshot_datasets::CHAIN => latest.chains.get(&key.underlying).map(|e| (e.0, e.1)),
+            snapshot_datasets::EXPOSURES => latest
+                .exposure_rows
+                .get(&key.underlying)
+                .map(|e| (e.0, e.1)),
+            snapshot_datasets::EXPOSURE_SUMMARY => latest
+                .exposure_summaries
+                .get(&key.underlying)
+                .map(|e| (e.0, e.1)),
+            snapshot_datasets::FLOW => latest.flows.get(&key.underlying).map(|e| (e.0, e.1)),
+            _ => None,
+        };
+        held.is_some_and(|stamp| stamp >= (key.trade_date, version))
+    }
+
+    /// Reloads what `event` announces (a newer version of a partition). Events of datasets
+    /// the API does not hold are ignored.
+    pub async fn apply(&self, event: &SnapshotEvent) -> Result<(), LoadError> {
+        if event.dataset == Dataset::Companies.name() {
+            return self.load_coverage().await;
+        }
+        if !LIVE_DATASETS.contains(&event.dataset.as_str()) {
+            return Ok(());
+        }
+        let key = SnapshotKey::new(
+            event.dataset.as_str(),
+            event.trade_date,
+            event.underlying.as_str(),
+        );
+        if let Some(snapshot) = self.store.read(&key).await? {
+            self.install(&key, &snapshot)?;
+        }
+        Ok(())
+    }
+
+    async fn load_coverage(&self) -> Result<(), LoadError> {
+        let dataset = Dataset::Companies.name();
+        let Some(date) = self
+            .store
+            .latest_trade_date(dataset, MARKET_WIDE, None)
+            .await?
+        else {
+            return Ok(());
+        };
+        let key = SnapshotKey::new(dataset, date, MARKET_WIDE);
+        let Some(snapshot) = self.store.read(&key).await? else {
+            return Ok(());
+        };
+        let mut companies = Vec::new();
+        for batch in &snapshot.batches {
+            companies.extend(Company::from_batch(batch)?.into_iter().map(Arc::new));
+        }
+        companies.sort_by(|a, b| a.symbol.cmp(&b.symbol));
+        self.write().coverage = Arc::new(Coverage { companies });
+        Ok(())
+    }
+
+    /// Decodes a snapshot and swaps it in, unless a newer one is already held.
+    fn install(&self, key: &SnapshotKey, snapshot: &Snapshot) -> Result<(), LoadError> {
+        let stamp = (key.trade_date, snapshot.file.version);
+        let ticker = key.underlying.clone();
+        match key.dataset.as_str() {
+            snapshot_datasets::CHAIN => {
+                let rows = decode::<ChainRow>(snapshot, ChainRow::from_batch)?;
+                let Some(view) = ChainView::new(rows) else {
+                    return Ok(());
+                };
+                put(&mut self.write().chains, ticker, stamp, view);
+            }
+            snapshot_datasets::EXPOSURES => {
+                let rows = decode(snapshot, ExposureRow::from_batch)?;
+                let mut latest = self.write();
+                if put(&mut latest.exposure_rows, ticker.clone(), stamp, rows) {
+                    refresh_exposures(&mut latest, &ticker);
+                }
+            }
+            snapshot_datasets::EXPOSURE_SUMMARY => {
+                let rows = decode(snapshot, ExposureSummaryRow::from_batch)?;
+                let mut latest = self.write();
+                if put(&mut latest.exposure_summaries, ticker.clone(), stamp, rows) {
+                    refresh_exposures(&mut latest, &ticker);
+                }
+            }
+            snapshot_datasets::FLOW => {
+                let rows = decode(snapshot, FlowSnapshotRow::from_batch)?;
+                put(&mut self.write().flows, ticker, stamp, FlowView { rows });
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, Latest> {
+        // A poisoned lock means a panic while swapping an Arc: the map is still consistent.
+        self.latest.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, Latest> {
+        self.latest.write().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+fn decode<T>(
+    snapshot: &Snapshot,
+    read: impl Fn(&arrow_array::RecordBatch) -> Result<Vec<T>, SchemaError>,
+) -> Result<Vec<T>, LoadError> {
+    let mut rows = Vec::with_capacity(snapshot.num_rows());
+    for batch in &snapshot.batches {
+        rows.extend(read(batch)?);
+    }
+    Ok(rows)
+}
+
+/// Installs `value` unless the held entry is newer; `true` when installed.
+fn put<T>(map: &mut ByTicker<T>, ticker: String, stamp: (NaiveDate, u64), value: T) -> bool {
+    if let Some((date, version, _)) = map.get(&ticker)
+        && (*date, *version) > stamp
+    {
+        return false;
+    }
+    map.insert(ticker, (stamp.0, stamp.1, Arc::new(value)));
+    true
+}
+
+/// Pairs the strike rows and the summary of one ticker once both are of the same session.
+fn refresh_exposures(latest: &mut Latest, ticker: &str) {
+    let (Some(rows), Some(summary)) = (
+        latest.exposure_rows.get(ticker),
+        latest.exposure_summaries.get(ticker),
+    ) else {
+        return;
+    };
+    if rows.0 != summary.0 {
+        return;
+    }
+    let view = ExposureView {
+        rows: rows.2.as_ref().clone(),
+        summary: summary.2.as_ref().clone(),
+    };
+    latest.exposures.insert(ticker.to_owned(), Arc::new(view));
+}
+
+impl MarketDataReader for StoreMarketData {
+    fn covers(&self, ticker: &Ticker) -> bool {
+        let latest = self.read();
+        latest.coverage.get(ticker.as_str()).is_some()
+            || latest.chains.contains_key(ticker.as_str())
+    }
+
+    fn chain(&self, ticker: &Ticker) -> Option<Arc<ChainView>> {
+        self.read()
+            .chains
+            .get(ticker.as_str())
+            .map(|e| Arc::clone(&e.2))
+    }
+
+    fn exposures(&self, ticker: &Ticker) -> Option<Arc<ExposureView>> {
+        self.read().exposures.get(ticker.as_str()).cloned()
+    }
+
+    fn flow(&self, ticker: &Ticker) -> Option<Arc<FlowView>> {
+        self.read()
+            .flows
+            .get(ticker.as_str())
+            .map(|e| Arc::clone(&e.2))
+    }
+
+    fn coverage(&self) -> Arc<Coverage> {
+        Arc::clone(&self.read().coverage)
+    }
+
+    fn chain_at_time<'a>(
+        &'a self,
+        ticker: &'a Ticker,
+        trade_date: NaiveDate,
+        expiration: NaiveDate,
+    ) -> ReadFuture<'a, Result<Option<Vec<ChainRow>>, ApiError>> {
+        Box::pin(async move {
+            self.history
+                .chain_at_time(ticker.as_str(), trade_date, expiration)
+                .await
+                .map_err(|e: HistoryError| ApiError::internal("chain-at-time read", e))
+        })
+    }
+}

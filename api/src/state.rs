@@ -1,0 +1,208 @@
+//! The state every handler shares: the clock, the calendar, metrics, the market-data reader and
+//! the catalogue (registry, reference, OpenAPI) the router builds.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use axum::extract::Request;
+use axum::middleware::Next;
+use axum::response::Response;
+
+use chrono::{DateTime, NaiveDate, Utc};
+use optics_compute::time::{Clock, NyseCalendar};
+use optics_schemas::ChainRow;
+
+use crate::error::ApiError;
+use crate::freshness::{Freshness, freshness};
+use crate::market::{ChainView, Coverage, ExposureView, FlowView};
+use crate::metrics::Metrics;
+use crate::registry::Registry;
+use crate::ticker::Ticker;
+
+/// Where data handlers read market data (see [`crate::market`]): the latest snapshot of each
+/// dataset per ticker, decoded once when published and shared by every request, and history
+/// through DataFusion. [`crate::market::StoreMarketData`] implements it over the snapshot
+/// store; tests may implement it in memory.
+pub trait MarketDataReader: Send + Sync + fmt::Debug + 'static {
+    /// Whether `ticker` is in the coverage universe (has listed options).
+    fn covers(&self, ticker: &Ticker) -> bool;
+
+    /// The latest chain of `ticker` (the live session's, or the last session's end of day).
+    fn chain(&self, ticker: &Ticker) -> Option<Arc<ChainView>>;
+
+    /// The latest dealer exposures of `ticker`.
+    fn exposures(&self, ticker: &Ticker) -> Option<Arc<ExposureView>>;
+
+    /// The latest session flow of `ticker`.
+    fn flow(&self, ticker: &Ticker) -> Option<Arc<FlowView>>;
+
+    /// The coverage universe (company map), by symbol.
+    fn coverage(&self) -> Arc<Coverage>;
+
+    /// The end-of-day chain rows of `ticker` for `expiration` as priced at the close of
+    /// `trade_date`; `Ok(None)` when that session is not carried.
+    fn chain_at_time<'a>(
+        &'a self,
+        ticker: &'a Ticker,
+        trade_date: NaiveDate,
+        expiration: NaiveDate,
+    ) -> ReadFuture<'a, Result<Option<Vec<ChainRow>>, ApiError>>;
+}
+
+/// The future a history read returns (boxed: the reader is a trait object).
+pub type ReadFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
+
+type GateFn = dyn Fn(Request, Next) -> Pin<Box<dyn Future<Output = Response> + Send>> + Send + Sync;
+
+/// A middleware run in front of every registered route (the index, the documentation routes
+/// and every data route; not `/metrics` nor the 404/405 fallbacks): the place for
+/// authentication, plans and limits. It runs inside the route's [`crate::MatchedEndpoint`]
+/// extension, so it can read the endpoint's tier and cost, and outside the metrics and panic
+/// layers, so its refusals are counted and enveloped like any answer.
+///
+/// ```ignore
+/// let gate = RouteGate::new(move |request, next| require_token(State(access.clone()), request, next));
+/// let state = AppState::new(clock).with_gate(gate);
+/// ```
+#[derive(Clone)]
+pub struct RouteGate(Arc<GateFn>);
+
+impl RouteGate {
+    /// A gate from an async function of the request and the rest of the stack.
+    pub fn new<F, Fut>(gate: F) -> Self
+    where
+        F: Fn(Request, Next) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Response> + Send + 'static,
+    {
+        Self(Arc::new(move |request, next| Box::pin(gate(request, next))))
+    }
+
+    /// Runs the gate.
+    pub async fn run(&self, request: Request, next: Next) -> Response {
+        (self.0)(request, next).await
+    }
+}
+
+impl fmt::Debug for RouteGate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("RouteGate")
+    }
+}
+
+/// Read-only catalogue derived from the mounted routes once, at router construction.
+#[derive(Debug, Default)]
+pub(crate) struct Catalogue {
+    pub(crate) registry: Registry,
+    /// The served Markdown reference (static text + the mounted endpoints' sections).
+    pub(crate) reference_markdown: String,
+    /// The OpenAPI document, serialized.
+    pub(crate) openapi_json: String,
+    /// The index payload, serialized with `{last_session}` placeholders.
+    pub(crate) index_json: String,
+}
+
+/// Shared state of the service; cheap to clone.
+#[derive(Debug, Clone)]
+pub struct AppState {
+    clock: Arc<dyn Clock>,
+    calendar: NyseCalendar,
+    metrics: Metrics,
+    market_data: Option<Arc<dyn MarketDataReader>>,
+    gate: Option<RouteGate>,
+    pub(crate) catalogue: Arc<Catalogue>,
+}
+
+impl AppState {
+    /// State with the given clock, fresh metrics and no market data yet. Tests pass a
+    /// `ManualClock`; the binary a `SystemClock` (or an `AcceleratedClock`).
+    pub fn new(clock: Arc<dyn Clock>) -> Self {
+        Self {
+            clock,
+            calendar: NyseCalendar,
+            metrics: Metrics::new(),
+            market_data: None,
+            gate: None,
+            catalogue: Arc::new(Catalogue::default()),
+        }
+    }
+
+    /// Attaches the market-data reader the data handlers use.
+    #[must_use]
+    pub fn with_market_data(mut self, reader: Arc<dyn MarketDataReader>) -> Self {
+        self.market_data = Some(reader);
+        self
+    }
+
+    /// Runs `gate` in front of every registered route (see [`RouteGate`]).
+    #[must_use]
+    pub fn with_gate(mut self, gate: RouteGate) -> Self {
+        self.gate = Some(gate);
+        self
+    }
+
+    /// The gate in front of registered routes, if any.
+    pub fn gate(&self) -> Option<&RouteGate> {
+        self.gate.as_ref()
+    }
+
+    /// Uses `metrics` (e.g. shared with another component) instead of fresh ones.
+    #[must_use]
+    pub fn with_metrics(mut self, metrics: Metrics) -> Self {
+        self.metrics = metrics;
+        self
+    }
+
+    /// The current instant, from the injected clock.
+    pub fn now(&self) -> DateTime<Utc> {
+        self.clock.now()
+    }
+
+    /// The clock itself.
+    pub fn clock(&self) -> &Arc<dyn Clock> {
+        &self.clock
+    }
+
+    /// The NYSE calendar.
+    pub fn calendar(&self) -> &NyseCalendar {
+        &self.calendar
+    }
+
+    /// The metrics (the binary reports snapshot publications through them).
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
+
+    /// The endpoints this router mounts (empty until [`crate::router`] has built the state).
+    pub fn registry(&self) -> &Registry {
+        &self.catalogue.registry
+    }
+
+    /// Freshness of data served now (`is_market_hours`, `data_freshness`, `message`).
+    pub fn freshness(&self) -> Freshness {
+        freshness(self.now(), &self.calendar)
+    }
+
+    /// The market-data reader, or a 424 when none is attached (the store is not loaded).
+    pub fn market_data(&self) -> Result<&Arc<dyn MarketDataReader>, ApiError> {
+        self.market_data.as_ref().ok_or_else(|| {
+            ApiError::upstream("Market data is not loaded yet; retry in a few seconds")
+        })
+    }
+
+    /// Validates `raw` as a ticker and checks that it is covered: 400 for a malformed symbol,
+    /// 404 for a symbol without listed options, 424 when no market data is attached.
+    pub fn covered_ticker(&self, raw: &str) -> Result<Ticker, ApiError> {
+        let ticker = Ticker::parse(raw)?;
+        if self.market_data()?.covers(&ticker) {
+            Ok(ticker)
+        } else {
+            Err(ApiError::not_found(format!(
+                "No options data for ticker {ticker}: it is not in the coverage universe \
+                 (see {}/search)",
+                crate::registry::DATA_PREFIX
+            )))
+        }
+    }
+}

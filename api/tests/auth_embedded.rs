@@ -1,0 +1,1278 @@
+//! Authentication, plans, limits and the account area on the embedded engines (SQLite and the
+//! in-memory limiter), driven through routers with `oneshot` and a manual clock.
+
+mod auth_support;
+
+use std::sync::Arc;
+
+use auth_support::*;
+use axum::http::{Method, StatusCode};
+use chrono::{TimeDelta, TimeZone, Utc};
+use optics_api::accounts::admin::{self, AdminContext, LOCAL_PASSWORD_FILE};
+use optics_api::accounts::cli::{AccountsCommand, TokensCommand, run_accounts, run_tokens};
+use optics_api::accounts::{AccountError, Plan, TokenStatus, tokens};
+use optics_api::auth::{ApiToken, Password};
+use optics_api::limits::{InMemoryLimiter, PlanBudgets, RateLimits};
+use optics_api::registry::{self, Tier};
+use optics_compute::time::Clock;
+
+/// The body every 401 of the data API carries, whatever the cause.
+fn unauthorized_body() -> serde_json::Value {
+    serde_json::json!({"success": false, "error": "Missing or invalid API token"})
+}
+
+fn with_char_changed(text: &str, index: usize) -> String {
+    let mut bytes = text.as_bytes().to_vec();
+    bytes[index] = if bytes[index] == b'a' { b'b' } else { b'a' };
+    String::from_utf8(bytes).unwrap()
+}
+
+#[tokio::test]
+async fn every_bad_token_is_the_same_401_on_every_data_endpoint() {
+    let (fx, _dir) = sqlite_fixture(UNLIMITED);
+    let account = account(&fx, "matrix@example.com", Plan::Pro).await;
+    let valid = token(&fx, account, None).await;
+    let expired = token_at(&fx, account, Some(1), fx.clock.now() - TimeDelta::days(2)).await;
+    let revoked = token(&fx, account, None).await;
+    fx.access
+        .store()
+        .revoke_token(Some(account), &revoked.info.id, fx.clock.now())
+        .await
+        .unwrap();
+    // The cap counts only active tokens: the expired and revoked ones leave room for this.
+    let rotated = token(&fx, account, None).await;
+    let rotated_new = tokens::rotate_token(
+        &**fx.access.store(),
+        account,
+        &rotated.info.id,
+        fx.clock.now(),
+    )
+    .await
+    .unwrap();
+    let unknown = ApiToken::from_secret_bytes(&[42; 32]);
+
+    let valid_text = valid.token.expose().to_owned();
+    let cases: Vec<(&str, Option<String>)> = vec![
+        ("missing", None),
+        ("empty", Some(String::new())),
+        ("not bearer", Some(format!("Basic {valid_text}"))),
+        ("no scheme", Some(valid_text.clone())),
+        (
+            "wrong prefix",
+            Some(format!(
+                "Bearer {}",
+                valid_text.replacen("optx_", "optz_", 1)
+            )),
+        ),
+        (
+            "truncated",
+            Some(format!("Bearer {}", &valid_text[..valid_text.len() - 1])),
+        ),
+        (
+            "bad checksum",
+            Some(format!("Bearer {}", with_char_changed(&valid_text, 12))),
+        ),
+        ("unknown", Some(format!("Bearer {}", unknown.expose()))),
+        ("expired", Some(bearer(&expired))),
+        ("revoked", Some(bearer(&revoked))),
+        ("rotated-old", Some(bearer(&rotated))),
+    ];
+    let endpoints = data_endpoints();
+    assert!(
+        endpoints.len() >= 64,
+        "every data endpoint of the contract is covered"
+    );
+    for spec in &endpoints {
+        for (case, header) in &cases {
+            let answer = send(&fx.router, data_request(spec, header.as_deref(), None)).await;
+            assert_eq!(
+                answer.status,
+                StatusCode::UNAUTHORIZED,
+                "{case} on {}",
+                spec.path
+            );
+            assert_eq!(
+                answer.json(),
+                unauthorized_body(),
+                "{case} on {}",
+                spec.path
+            );
+            assert_eq!(answer.header("www-authenticate"), Some("Bearer"));
+            assert!(answer.header("x-ratelimit-remaining-minute").is_none());
+        }
+        for good in [bearer(&valid), bearer(&rotated_new)] {
+            let answer = send(&fx.router, data_request(spec, Some(&good), None)).await;
+            assert_eq!(
+                answer.status,
+                StatusCode::OK,
+                "valid token on {}",
+                spec.path
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn route_layer_wiring_finds_the_tier_from_the_route_template() {
+    let (fx, _dir) = sqlite_fixture(UNLIMITED);
+    let router = data_router(fx.access.clone(), Wiring::RouteLayer);
+    let basic = account(&fx, "basic@example.com", Plan::Basic).await;
+    let token = token(&fx, basic, None).await;
+    for spec in data_endpoints() {
+        let answer = send(&router, data_request(spec, Some(&bearer(&token)), None)).await;
+        let expected = if expected_allowed(Plan::Basic, spec.tier) {
+            StatusCode::OK
+        } else {
+            StatusCode::FORBIDDEN
+        };
+        assert_eq!(answer.status, expected, "{}", spec.path);
+        assert_eq!(
+            send(&router, data_request(spec, None, None)).await.status,
+            StatusCode::UNAUTHORIZED
+        );
+    }
+    // The index is also served on the bare prefix; that template maps to the index too.
+    let bare = router.route(
+        PREFIX,
+        axum::routing::get(|| async { "index" }).route_layer(axum::middleware::from_fn_with_state(
+            fx.access.clone(),
+            optics_api::auth::require_token,
+        )),
+    );
+    let request = axum::http::Request::builder()
+        .uri(PREFIX)
+        .header("authorization", bearer(&token))
+        .body(axum::body::Body::empty())
+        .unwrap();
+    assert_eq!(send(&bare, request).await.status, StatusCode::OK);
+    let anonymous = axum::http::Request::builder()
+        .uri(PREFIX)
+        .body(axum::body::Body::empty())
+        .unwrap();
+    assert_eq!(
+        send(&bare, anonymous).await.status,
+        StatusCode::UNAUTHORIZED
+    );
+}
+
+#[tokio::test]
+async fn plans_against_tiers_on_every_endpoint() {
+    let (fx, _dir) = sqlite_fixture(UNLIMITED);
+    let mut tokens_by_plan = Vec::new();
+    for plan in Plan::ALL {
+        let id = account(&fx, &format!("{plan}@example.com"), plan).await;
+        tokens_by_plan.push((plan, token(&fx, id, None).await));
+    }
+    let mut seen_tiers = std::collections::BTreeSet::new();
+    for spec in data_endpoints() {
+        seen_tiers.insert(spec.tier);
+        for (plan, token) in &tokens_by_plan {
+            let answer = send(&fx.router, data_request(spec, Some(&bearer(token)), None)).await;
+            let body = answer.json();
+            if *plan == Plan::None {
+                assert_eq!(answer.status, StatusCode::FORBIDDEN, "{plan} {}", spec.path);
+                assert!(body.get("upgrade_required").is_none(), "{body}");
+                assert!(body.get("required_tier").is_none(), "{body}");
+                assert!(body.get("your_tier").is_none(), "{body}");
+            } else if expected_allowed(*plan, spec.tier) {
+                assert_eq!(answer.status, StatusCode::OK, "{plan} {}", spec.path);
+                assert_eq!(body["data"]["plan"], plan.as_str());
+            } else {
+                assert_eq!(answer.status, StatusCode::FORBIDDEN, "{plan} {}", spec.path);
+                assert_eq!(body["success"], false);
+                assert_eq!(body["upgrade_required"], true);
+                assert_eq!(body["required_tier"], spec.tier.as_str());
+                assert_eq!(body["your_tier"], plan.as_str());
+                // Refused requests are not counted and carry no quota.
+                assert!(answer.header("x-monthly-budget-remaining").is_none());
+            }
+        }
+    }
+    assert_eq!(
+        seen_tiers.into_iter().collect::<Vec<_>>(),
+        [Tier::Any, Tier::Basic, Tier::Premium, Tier::Pro],
+        "the sample covers every tier"
+    );
+}
+
+#[tokio::test]
+async fn spec_tiers_for_named_families_hold() {
+    // Spec part 5: strategy endpoints Basic, risk endpoints Pro, utility endpoints any plan.
+    for slug in [
+        "analyze-strategy",
+        "build-strategy",
+        "optimize-strategy",
+        "pop",
+        "simulate-chain",
+    ] {
+        assert_eq!(
+            registry::endpoint(slug).unwrap().tier,
+            Tier::Basic,
+            "{slug}"
+        );
+    }
+    for slug in [
+        "hedge-recommendations",
+        "portfolio-greeks",
+        "scenario-analysis",
+        "stress-tests",
+    ] {
+        assert_eq!(registry::endpoint(slug).unwrap().tier, Tier::Pro, "{slug}");
+    }
+    for slug in [
+        "search",
+        "expirations",
+        "earnings-calendar",
+        "economic-calendar",
+        "me-usage",
+        "index",
+    ] {
+        assert_eq!(registry::endpoint(slug).unwrap().tier, Tier::Any, "{slug}");
+    }
+}
+
+#[tokio::test]
+async fn a_lapsed_plan_is_a_403_without_upgrade_required() {
+    let (fx, _dir) = sqlite_fixture(UNLIMITED);
+    let id = account(&fx, "trial@example.com", Plan::Trial).await;
+    let token = token(&fx, id, None).await;
+    let ends = fx.clock.now() + TimeDelta::days(14);
+    fx.access
+        .store()
+        .set_plan(id, Plan::Trial, Some(ends))
+        .await
+        .unwrap();
+    let chain = registry::endpoint("chain").unwrap();
+    assert_eq!(
+        send(&fx.router, data_request(chain, Some(&bearer(&token)), None))
+            .await
+            .status,
+        StatusCode::OK
+    );
+    fx.clock.set(ends);
+    let answer = send(&fx.router, data_request(chain, Some(&bearer(&token)), None)).await;
+    assert_eq!(answer.status, StatusCode::FORBIDDEN);
+    assert!(answer.json().get("upgrade_required").is_none());
+}
+
+#[tokio::test]
+async fn rate_limit_headers_on_every_admitted_response() {
+    let (fx, _dir) = sqlite_fixture(RateLimits::default());
+    let id = account(&fx, "headers@example.com", Plan::Pro).await;
+    let token = token(&fx, id, None).await;
+    let chain = registry::endpoint("chain").unwrap();
+    let screen = registry::endpoint("screen").unwrap();
+    let usage = registry::endpoint("me-usage").unwrap();
+    // (endpoint, query, units it costs: chain 1, screen 2, usage 0)
+    let calls = [(chain, 1u64), (screen, 2), (usage, 0), (chain, 1)];
+    let mut spent = 0;
+    for (n, (spec, cost)) in calls.iter().enumerate() {
+        let answer = send(&fx.router, data_request(spec, Some(&bearer(&token)), None)).await;
+        assert_eq!(answer.status, StatusCode::OK);
+        spent += cost;
+        let made = n as u64 + 1;
+        assert_eq!(answer.header_u64("x-ratelimit-limit-minute"), 60);
+        assert_eq!(answer.header_u64("x-ratelimit-remaining-minute"), 60 - made);
+        assert_eq!(answer.header_u64("x-ratelimit-limit-hour"), 1_000);
+        assert_eq!(
+            answer.header_u64("x-ratelimit-remaining-hour"),
+            1_000 - made
+        );
+        assert_eq!(
+            answer.header_u64("x-monthly-budget-remaining"),
+            10_000 - spent
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_sixty_first_request_of_a_minute_is_a_429_until_the_minute_ends() {
+    let (fx, _dir) = sqlite_fixture(RateLimits::default());
+    let id = account(&fx, "minute@example.com", Plan::Pro).await;
+    let token = token(&fx, id, None).await;
+    let chain = registry::endpoint("chain").unwrap();
+    for _ in 0..60 {
+        assert_eq!(
+            send(&fx.router, data_request(chain, Some(&bearer(&token)), None))
+                .await
+                .status,
+            StatusCode::OK
+        );
+    }
+    let answer = send(&fx.router, data_request(chain, Some(&bearer(&token)), None)).await;
+    assert_eq!(answer.status, StatusCode::TOO_MANY_REQUESTS);
+    // The clock stands 20 s into the minute: 40 s until it ends.
+    assert_eq!(answer.header("retry-after"), Some("40"));
+    assert_eq!(answer.header_u64("x-ratelimit-remaining-minute"), 0);
+    assert_eq!(answer.header_u64("x-ratelimit-remaining-hour"), 940);
+    assert_eq!(answer.header_u64("x-monthly-budget-remaining"), 9_940);
+    let body = answer.json();
+    assert_eq!(body["success"], false);
+    assert_eq!(body["limit"], "per_minute");
+    assert_eq!(body["retry_after_seconds"], 40);
+    // 39.5 s later it is still refused, with 1 s to go (rounded up); at the minute it passes.
+    fx.clock.advance(TimeDelta::milliseconds(39_500));
+    let answer = send(&fx.router, data_request(chain, Some(&bearer(&token)), None)).await;
+    assert_eq!(answer.status, StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(answer.header("retry-after"), Some("1"));
+    fx.clock.advance(TimeDelta::milliseconds(500));
+    let answer = send(&fx.router, data_request(chain, Some(&bearer(&token)), None)).await;
+    assert_eq!(answer.status, StatusCode::OK);
+    assert_eq!(answer.header_u64("x-ratelimit-remaining-minute"), 59);
+}
+
+#[tokio::test]
+async fn the_hourly_limit_and_its_retry_after() {
+    let (fx, _dir) = sqlite_fixture(RateLimits::default());
+    let id = account(&fx, "hour@example.com", Plan::Pro).await;
+    let token = token(&fx, id, None).await;
+    let usage = registry::endpoint("me-usage").unwrap();
+    let mut admitted = 0;
+    // 17 minutes of 60 requests from 14:30:20: 1,000 fit in the hour, the rest are refused.
+    for _ in 0..17 {
+        for _ in 0..60 {
+            let answer = send(&fx.router, data_request(usage, Some(&bearer(&token)), None)).await;
+            if answer.status == StatusCode::OK {
+                admitted += 1;
+            }
+        }
+        fx.clock.advance(TimeDelta::minutes(1));
+    }
+    assert_eq!(admitted, 1_000);
+    // Now 14:47:20; the hour ends at 15:00:00.
+    let answer = send(&fx.router, data_request(usage, Some(&bearer(&token)), None)).await;
+    assert_eq!(answer.status, StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(answer.json()["limit"], "per_hour");
+    assert_eq!(answer.header("retry-after"), Some("760"));
+    fx.clock
+        .set(Utc.with_ymd_and_hms(2026, 11, 20, 15, 0, 0).unwrap());
+    assert_eq!(
+        send(&fx.router, data_request(usage, Some(&bearer(&token)), None))
+            .await
+            .status,
+        StatusCode::OK
+    );
+}
+
+#[tokio::test]
+async fn an_exhausted_budget_is_a_429_budget_exceeded_until_next_month() {
+    let (store, _dir) = sqlite_store();
+    let clock = Arc::new(optics_compute::time::ManualClock::new(start_instant()));
+    let budgets = PlanBudgets {
+        pro: 5,
+        ..PlanBudgets::default()
+    };
+    let fx = fixture(
+        store,
+        Arc::new(InMemoryLimiter::new(RateLimits::default())),
+        clock,
+        budgets,
+    );
+    let id = account(&fx, "budget@example.com", Plan::Pro).await;
+    let token = token(&fx, id, None).await;
+    let screen = registry::endpoint("screen").unwrap(); // 2 units
+    let chain = registry::endpoint("chain").unwrap(); // 1 unit
+    let usage = registry::endpoint("me-usage").unwrap(); // free
+    for remaining in [3, 1] {
+        let answer = send(
+            &fx.router,
+            data_request(screen, Some(&bearer(&token)), None),
+        )
+        .await;
+        assert_eq!(answer.status, StatusCode::OK);
+        assert_eq!(answer.header_u64("x-monthly-budget-remaining"), remaining);
+    }
+    // 1 unit left: a 2-unit screen is refused, a 1-unit chain fits.
+    let answer = send(
+        &fx.router,
+        data_request(screen, Some(&bearer(&token)), None),
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::TOO_MANY_REQUESTS);
+    let body = answer.json();
+    assert_eq!(body["budget_exceeded"], true);
+    assert_eq!(body["limit"], "monthly_budget");
+    let to_december =
+        (Utc.with_ymd_and_hms(2026, 12, 1, 0, 0, 0).unwrap() - start_instant()).num_seconds();
+    assert_eq!(
+        answer.header("retry-after"),
+        Some(to_december.to_string().as_str())
+    );
+    assert_eq!(answer.header_u64("x-monthly-budget-remaining"), 1);
+    assert_eq!(
+        send(&fx.router, data_request(chain, Some(&bearer(&token)), None))
+            .await
+            .status,
+        StatusCode::OK
+    );
+    let answer = send(&fx.router, data_request(chain, Some(&bearer(&token)), None)).await;
+    assert_eq!(answer.status, StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(answer.json()["budget_exceeded"], true);
+    // Free endpoints stay reachable, so a caller can still see why.
+    let answer = send(&fx.router, data_request(usage, Some(&bearer(&token)), None)).await;
+    assert_eq!(answer.status, StatusCode::OK);
+    let data = &answer.json()["data"];
+    assert_eq!(
+        (
+            data["used"].as_u64(),
+            data["limit"].as_u64(),
+            data["remaining"].as_u64()
+        ),
+        (Some(5), Some(5), Some(0))
+    );
+    assert_eq!(data["percent_used"], 100.0);
+    // An account's own budget overrides the plan's.
+    fx.access
+        .store()
+        .set_monthly_budget(id, Some(7))
+        .await
+        .unwrap();
+    let answer = send(
+        &fx.router,
+        data_request(screen, Some(&bearer(&token)), None),
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::OK);
+    assert_eq!(answer.header_u64("x-monthly-budget-remaining"), 0);
+    // The month turns: the budget is whole again.
+    fx.clock
+        .set(Utc.with_ymd_and_hms(2026, 12, 1, 0, 0, 0).unwrap());
+    let answer = send(&fx.router, data_request(chain, Some(&bearer(&token)), None)).await;
+    assert_eq!(answer.status, StatusCode::OK);
+    assert_eq!(answer.header_u64("x-monthly-budget-remaining"), 6);
+}
+
+#[tokio::test]
+async fn per_symbol_endpoints_cost_one_unit_per_symbol() {
+    let (fx, _dir) = sqlite_fixture(RateLimits::default());
+    let id = account(&fx, "batch@example.com", Plan::Pro).await;
+    let token = token(&fx, id, None).await;
+    let batch = registry::endpoint("gex-batch").unwrap();
+    let answer = send(
+        &fx.router,
+        data_request(batch, Some(&bearer(&token)), Some("tickers=SPY,QQQ,IWM")),
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::OK);
+    assert_eq!(answer.header_u64("x-monthly-budget-remaining"), 10_000 - 3);
+}
+
+#[tokio::test]
+async fn the_usage_endpoint_reports_the_month_the_windows_and_the_tokens() {
+    let (fx, _dir) = sqlite_fixture(RateLimits::default());
+    let id = account(&fx, "usage@example.com", Plan::Premium).await;
+    let first = token(&fx, id, None).await;
+    let second = token(&fx, id, Some(0)).await;
+    let chain = registry::endpoint("chain").unwrap();
+    let screen = registry::endpoint("screen").unwrap();
+    let usage = registry::endpoint("me-usage").unwrap();
+    for _ in 0..3 {
+        send(&fx.router, data_request(chain, Some(&bearer(&first)), None)).await;
+    }
+    send(
+        &fx.router,
+        data_request(screen, Some(&bearer(&second)), None),
+    )
+    .await;
+    let answer = send(&fx.router, data_request(usage, Some(&bearer(&first)), None)).await;
+    assert_eq!(answer.status, StatusCode::OK);
+    let body = answer.json();
+    assert_eq!(body["success"], true);
+    let data = &body["data"];
+    assert_eq!(data["plan"], "premium");
+    assert_eq!(data["period"], "2026-11");
+    assert_eq!(data["used"], 5);
+    assert_eq!(data["limit"], 10_000);
+    assert_eq!(data["remaining"], 9_995);
+    assert_eq!(data["percent_used"], 0.05);
+    assert_eq!(data["resets_at"], "2026-12-01T00:00:00Z");
+    // The calling token's windows: 3 chains and this call.
+    assert_eq!(data["rate_limits"]["token_id"], first.info.id.as_str());
+    assert_eq!(data["rate_limits"]["minute"]["used"], 4);
+    assert_eq!(data["rate_limits"]["minute"]["remaining"], 56);
+    assert_eq!(
+        data["rate_limits"]["minute"]["resets_at"],
+        "2026-11-20T14:31:00Z"
+    );
+    assert_eq!(data["rate_limits"]["hour"]["used"], 4);
+    assert_eq!(
+        data["rate_limits"]["hour"]["resets_at"],
+        "2026-11-20T15:00:00Z"
+    );
+    assert_eq!(data["calls_this_month"], 5);
+    assert_eq!(
+        data["calls_by_endpoint"],
+        serde_json::json!([
+            {"endpoint": "GET /chain/{ticker}", "calls": 3, "units": 3},
+            {"endpoint": "GET /me/usage", "calls": 1, "units": 0},
+            {"endpoint": "GET /screen", "calls": 1, "units": 2},
+        ])
+    );
+    let tokens = data["active_tokens"].as_array().unwrap();
+    assert_eq!(tokens.len(), 2);
+    let text = answer_text(&answer);
+    for issued in [&first, &second] {
+        assert!(
+            tokens.iter().any(|t| t["id"] == issued.info.id.as_str()
+                && t["prefix"] == issued.info.prefix.as_str())
+        );
+        assert!(
+            !text.contains(issued.token.expose()),
+            "no secret in the usage payload"
+        );
+    }
+    assert_eq!(data["max_active_tokens"], 3);
+}
+
+fn answer_text(answer: &Answer) -> String {
+    String::from_utf8_lossy(&answer.body).into_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hundred_concurrent_requests_admit_exactly_sixty() {
+    let (fx, _dir) = sqlite_fixture(RateLimits::default());
+    let id = account(&fx, "burst@example.com", Plan::Pro).await;
+    let token = token(&fx, id, None).await;
+    let chain = registry::endpoint("chain").unwrap();
+    let header = bearer(&token);
+    let tasks: Vec<_> = (0..100)
+        .map(|_| {
+            let router = fx.router.clone();
+            let header = header.clone();
+            tokio::spawn(
+                async move { send(&router, data_request(chain, Some(&header), None)).await },
+            )
+        })
+        .collect();
+    let mut ok = 0;
+    let mut limited = 0;
+    let mut remaining_seen = Vec::new();
+    for task in tasks {
+        let answer = task.await.unwrap();
+        match answer.status {
+            StatusCode::OK => {
+                ok += 1;
+                remaining_seen.push(answer.header_u64("x-ratelimit-remaining-minute"));
+            }
+            StatusCode::TOO_MANY_REQUESTS => limited += 1,
+            other => panic!("unexpected {other}"),
+        }
+    }
+    assert_eq!((ok, limited), (60, 40));
+    // Each admitted request saw its own count: remaining values 0..=59, each once.
+    remaining_seen.sort_unstable();
+    assert_eq!(remaining_seen, (0..60).collect::<Vec<u64>>());
+}
+
+#[tokio::test]
+async fn at_most_three_active_tokens_and_expired_ones_do_not_count() {
+    let (fx, _dir) = sqlite_fixture(RateLimits::default());
+    let id = account(&fx, "cap@example.com", Plan::Basic).await;
+    let store = fx.access.store();
+    let policy = fx.access.config().tokens;
+    let now = fx.clock.now();
+    let mut issued = Vec::new();
+    for _ in 0..3 {
+        issued.push(
+            tokens::issue_token(&**store, &policy, id, None, None, now)
+                .await
+                .unwrap(),
+        );
+    }
+    let fourth = tokens::issue_token(&**store, &policy, id, None, None, now).await;
+    assert!(
+        matches!(fourth, Err(AccountError::TokenCapReached { max: 3 })),
+        "{fourth:?}"
+    );
+    store
+        .revoke_token(Some(id), &issued[0].info.id, now)
+        .await
+        .unwrap();
+    let replacement = tokens::issue_token(&**store, &policy, id, None, Some(1), now)
+        .await
+        .unwrap();
+    assert!(
+        tokens::issue_token(&**store, &policy, id, None, None, now)
+            .await
+            .is_err()
+    );
+    // A day later the 1-day token has expired and leaves room.
+    let later = now + TimeDelta::days(1);
+    assert_eq!(
+        store
+            .list_tokens(id)
+            .await
+            .unwrap()
+            .iter()
+            .find(|t| t.id == replacement.info.id)
+            .unwrap()
+            .status(later),
+        TokenStatus::Expired
+    );
+    assert!(
+        tokens::issue_token(&**store, &policy, id, None, None, later)
+            .await
+            .is_ok()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_creations_cannot_pass_the_cap() {
+    let (fx, _dir) = sqlite_fixture(RateLimits::default());
+    let id = account(&fx, "race@example.com", Plan::Basic).await;
+    let tasks: Vec<_> = (0..12)
+        .map(|_| {
+            let store = fx.access.store().clone();
+            let now = fx.clock.now();
+            tokio::spawn(async move {
+                tokens::issue_token(&*store, &Default::default(), id, None, None, now)
+                    .await
+                    .is_ok()
+            })
+        })
+        .collect();
+    let mut created = 0;
+    for task in tasks {
+        created += usize::from(task.await.unwrap());
+    }
+    assert_eq!(created, 3);
+}
+
+#[tokio::test]
+async fn rotation_replaces_the_secret_at_once_and_keeps_the_id() {
+    let (fx, _dir) = sqlite_fixture(UNLIMITED);
+    let id = account(&fx, "rotate@example.com", Plan::Pro).await;
+    let old = token(&fx, id, Some(30)).await;
+    let chain = registry::endpoint("chain").unwrap();
+    assert_eq!(
+        send(&fx.router, data_request(chain, Some(&bearer(&old)), None))
+            .await
+            .status,
+        StatusCode::OK
+    );
+    let new = tokens::rotate_token(&**fx.access.store(), id, &old.info.id, fx.clock.now())
+        .await
+        .unwrap();
+    assert_eq!(new.info.id, old.info.id);
+    assert_eq!(
+        new.info.expires_at, old.info.expires_at,
+        "rotation does not extend the life"
+    );
+    assert_ne!(new.token, old.token);
+    assert_eq!(new.info.prefix, new.token.display_prefix());
+    assert_eq!(
+        send(&fx.router, data_request(chain, Some(&bearer(&old)), None))
+            .await
+            .status,
+        StatusCode::UNAUTHORIZED
+    );
+    assert_eq!(
+        send(&fx.router, data_request(chain, Some(&bearer(&new)), None))
+            .await
+            .status,
+        StatusCode::OK
+    );
+    // A revoked token cannot be rotated back to life; another account's token is not found.
+    fx.access
+        .store()
+        .revoke_token(Some(id), &old.info.id, fx.clock.now())
+        .await
+        .unwrap();
+    let again = tokens::rotate_token(&**fx.access.store(), id, &old.info.id, fx.clock.now()).await;
+    assert!(
+        matches!(again, Err(AccountError::TokenNotActive)),
+        "{again:?}"
+    );
+    let other = account(&fx, "other@example.com", Plan::Pro).await;
+    let theirs = token(&fx, other, None).await;
+    let stolen =
+        tokens::rotate_token(&**fx.access.store(), id, &theirs.info.id, fx.clock.now()).await;
+    assert!(
+        matches!(stolen, Err(AccountError::TokenNotFound)),
+        "{stolen:?}"
+    );
+}
+
+#[tokio::test]
+async fn the_account_area_logs_in_and_manages_tokens() {
+    let (fx, _dir) = sqlite_fixture(UNLIMITED);
+    let id =
+        account_with_password(&fx, "owner@example.com", Plan::Premium, "s3cure-passw0rd").await;
+    let router = &fx.router;
+
+    // Wrong password and unknown email: the same 401, no cookie.
+    let (wrong, cookie) = login(router, "owner@example.com", "not-the-password").await;
+    assert_eq!(wrong.status, StatusCode::UNAUTHORIZED);
+    assert!(cookie.is_none());
+    let (unknown, _) = login(router, "nobody@example.com", "not-the-password").await;
+    assert_eq!(unknown.status, StatusCode::UNAUTHORIZED);
+    assert_eq!(wrong.body, unknown.body);
+
+    let (answer, cookie) = login(router, "  Owner@Example.com ", "s3cure-passw0rd").await;
+    assert_eq!(answer.status, StatusCode::OK);
+    let set_cookie = answer.header("set-cookie").unwrap();
+    for attribute in ["HttpOnly", "SameSite=Strict", "Path=/", "Max-Age=43200"] {
+        assert!(set_cookie.contains(attribute), "{set_cookie}");
+    }
+    let cookie = cookie.unwrap();
+
+    // Without a session the area answers 401.
+    let anonymous = send(
+        router,
+        area_request(Method::GET, "/api/account/api-tokens", None, None),
+    )
+    .await;
+    assert_eq!(anonymous.status, StatusCode::UNAUTHORIZED);
+
+    let created = send(
+        router,
+        area_request(
+            Method::POST,
+            "/api/account/api-tokens",
+            Some(&cookie),
+            Some(serde_json::json!({"name": "notebook", "expires_in_days": 0})),
+        ),
+    )
+    .await;
+    assert_eq!(created.status, StatusCode::CREATED);
+    assert_eq!(created.header("cache-control"), Some("no-store"));
+    let created = created.json()["data"].clone();
+    let secret = created["token"].as_str().unwrap().to_owned();
+    assert!(ApiToken::parse(&secret).is_ok());
+    assert_eq!(created["name"], "notebook");
+    assert!(created["expires_at"].is_null());
+    let token_id = created["id"].as_str().unwrap().to_owned();
+
+    // The new token works on the data API at once.
+    let chain = registry::endpoint("chain").unwrap();
+    let auth = format!("Bearer {secret}");
+    assert_eq!(
+        send(router, data_request(chain, Some(&auth), None))
+            .await
+            .status,
+        StatusCode::OK
+    );
+
+    // The list shows ids and prefixes, never the secret.
+    let list = send(
+        router,
+        area_request(Method::GET, "/api/account/api-tokens", Some(&cookie), None),
+    )
+    .await;
+    assert_eq!(list.status, StatusCode::OK);
+    assert!(!answer_text(&list).contains(&secret));
+    let listed = list.json()["data"].as_array().unwrap().clone();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0]["prefix"], &secret[..9]);
+    assert_eq!(listed[0]["status"], "active");
+
+    // Rotate: a new secret, the old one refused.
+    let rotated = send(
+        router,
+        area_request(
+            Method::POST,
+            &format!("/api/account/api-tokens/{token_id}/rotate"),
+            Some(&cookie),
+            None,
+        ),
+    )
+    .await;
+    assert_eq!(rotated.status, StatusCode::OK);
+    let new_secret = rotated.json()["data"]["token"].as_str().unwrap().to_owned();
+    assert_ne!(new_secret, secret);
+    assert_eq!(
+        send(router, data_request(chain, Some(&auth), None))
+            .await
+            .status,
+        StatusCode::UNAUTHORIZED
+    );
+    let new_auth = format!("Bearer {new_secret}");
+    assert_eq!(
+        send(router, data_request(chain, Some(&new_auth), None))
+            .await
+            .status,
+        StatusCode::OK
+    );
+
+    // The cap through the area: two more, then a 409.
+    for _ in 0..2 {
+        let answer = send(
+            router,
+            area_request(
+                Method::POST,
+                "/api/account/api-tokens",
+                Some(&cookie),
+                Some(serde_json::json!({})),
+            ),
+        )
+        .await;
+        assert_eq!(answer.status, StatusCode::CREATED);
+        assert!(
+            !answer.json()["data"]["expires_at"].is_null(),
+            "default lifetime applies"
+        );
+    }
+    let full = send(
+        router,
+        area_request(
+            Method::POST,
+            "/api/account/api-tokens",
+            Some(&cookie),
+            Some(serde_json::json!({})),
+        ),
+    )
+    .await;
+    assert_eq!(full.status, StatusCode::CONFLICT);
+    assert_eq!(full.json()["success"], false);
+
+    // Revoke (DELETE) ends it at once; revoking again is harmless.
+    let revoked = send(
+        router,
+        area_request(
+            Method::DELETE,
+            &format!("/api/account/api-tokens/{token_id}"),
+            Some(&cookie),
+            None,
+        ),
+    )
+    .await;
+    assert_eq!(revoked.status, StatusCode::OK);
+    assert_eq!(revoked.json()["data"]["status"], "revoked");
+    assert_eq!(
+        send(router, data_request(chain, Some(&new_auth), None))
+            .await
+            .status,
+        StatusCode::UNAUTHORIZED
+    );
+    let again = send(
+        router,
+        area_request(
+            Method::POST,
+            &format!("/api/account/api-tokens/{token_id}/revoke"),
+            Some(&cookie),
+            None,
+        ),
+    )
+    .await;
+    assert_eq!(again.status, StatusCode::OK);
+
+    // Another account cannot touch this account's tokens.
+    account_with_password(&fx, "intruder@example.com", Plan::Pro, "intruder-password").await;
+    let (_, intruder) = login(router, "intruder@example.com", "intruder-password").await;
+    let theirs = send(
+        router,
+        area_request(
+            Method::POST,
+            &format!("/api/account/api-tokens/{token_id}/rotate"),
+            intruder.as_deref(),
+            None,
+        ),
+    )
+    .await;
+    assert_eq!(theirs.status, StatusCode::NOT_FOUND);
+
+    // The summary and the page.
+    let summary = send(
+        router,
+        area_request(Method::GET, "/api/account", Some(&cookie), None),
+    )
+    .await;
+    let data = summary.json()["data"].clone();
+    assert_eq!(data["email"], "owner@example.com");
+    assert_eq!(data["plan_in_force"], "premium");
+    assert_eq!(data["monthly_budget_units"], 10_000);
+    assert_eq!(
+        data["month"]["used"], 2,
+        "the two chain calls that were admitted"
+    );
+    let page = send(router, area_request(Method::GET, "/account", None, None)).await;
+    assert_eq!(page.status, StatusCode::OK);
+    assert!(
+        page.header("content-type")
+            .unwrap()
+            .starts_with("text/html")
+    );
+    assert!(answer_text(&page).contains("/api/account/login"));
+
+    // Bad input is a 400 that says why.
+    let bad = send(
+        router,
+        area_request(
+            Method::POST,
+            "/api/account/api-tokens",
+            Some(&cookie),
+            Some(serde_json::json!({"expires_in_days": 99_999})),
+        ),
+    )
+    .await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST);
+    assert!(
+        bad.json()["error"]
+            .as_str()
+            .unwrap()
+            .contains("expires_in_days")
+    );
+
+    // Logout ends the session.
+    let out = send(
+        router,
+        area_request(Method::POST, "/api/account/logout", Some(&cookie), None),
+    )
+    .await;
+    assert_eq!(out.status, StatusCode::OK);
+    assert!(out.header("set-cookie").unwrap().contains("Max-Age=0"));
+    let after = send(
+        router,
+        area_request(Method::GET, "/api/account", Some(&cookie), None),
+    )
+    .await;
+    assert_eq!(after.status, StatusCode::UNAUTHORIZED);
+    let _ = id;
+}
+
+#[tokio::test]
+async fn sessions_expire() {
+    let (fx, _dir) = sqlite_fixture(UNLIMITED);
+    account_with_password(&fx, "s@example.com", Plan::Basic, "session-password").await;
+    let (_, cookie) = login(&fx.router, "s@example.com", "session-password").await;
+    let cookie = cookie.unwrap();
+    let ok = send(
+        &fx.router,
+        area_request(Method::GET, "/api/account", Some(&cookie), None),
+    )
+    .await;
+    assert_eq!(ok.status, StatusCode::OK);
+    fx.clock.advance(TimeDelta::hours(12));
+    let late = send(
+        &fx.router,
+        area_request(Method::GET, "/api/account", Some(&cookie), None),
+    )
+    .await;
+    assert_eq!(late.status, StatusCode::UNAUTHORIZED);
+}
+
+#[tokio::test]
+async fn secrets_stay_out_of_debug_output_and_the_database() {
+    let (fx, dir) = sqlite_fixture(UNLIMITED);
+    let id =
+        account_with_password(&fx, "quiet@example.com", Plan::Pro, "very-secret-password").await;
+    let issued = token(&fx, id, None).await;
+    let secret_part = &issued.token.expose()[9..];
+    for shown in [
+        format!("{issued:?}"),
+        format!("{:?}", fx.access),
+        format!(
+            "{:?}",
+            fx.access
+                .store()
+                .credentials("quiet@example.com")
+                .await
+                .unwrap()
+        ),
+        format!(
+            "{:?}",
+            Password::new("very-secret-password".into()).unwrap()
+        ),
+    ] {
+        assert!(!shown.contains(secret_part), "{shown}");
+        assert!(!shown.contains("very-secret-password"), "{shown}");
+        assert!(!shown.contains("$argon2id$"), "{shown}");
+    }
+    // The database file holds the token's digest, never the token.
+    drop(fx);
+    let bytes = std::fs::read(dir.0.join("accounts.sqlite3")).unwrap();
+    let wal = std::fs::read(dir.0.join("accounts.sqlite3-wal")).unwrap_or_default();
+    let contains =
+        |haystack: &[u8], needle: &[u8]| haystack.windows(needle.len()).any(|w| w == needle);
+    for haystack in [&bytes, &wal] {
+        assert!(!contains(haystack, secret_part.as_bytes()));
+    }
+    let digest = issued.token.hash().0;
+    assert!(
+        contains(&bytes, &digest) || contains(&wal, &digest),
+        "the digest is what is stored"
+    );
+}
+
+#[tokio::test]
+async fn operators_manage_accounts_and_tokens_from_the_cli_functions() {
+    let (store, dir) = sqlite_store();
+    let clock = Arc::new(optics_compute::time::ManualClock::new(start_instant()));
+    let ctx = AdminContext::new(store.clone(), hasher(), clock.clone());
+    let mut out = Vec::new();
+    let mut stdin = std::io::Cursor::new(b"operator-chosen-pw\n".to_vec());
+    run_accounts(
+        &ctx,
+        AccountsCommand::Create {
+            email: "Ops@Example.com".into(),
+            plan: Plan::Trial,
+            until: chrono::NaiveDate::from_ymd_opt(2026, 11, 30),
+            monthly_budget: Some(500),
+            password_stdin: true,
+        },
+        &mut stdin,
+        &mut out,
+    )
+    .await
+    .unwrap();
+    let printed = String::from_utf8(out.clone()).unwrap();
+    assert!(
+        printed.contains("ops@example.com") && printed.contains("plan=trial"),
+        "{printed}"
+    );
+    assert!(!printed.contains("operator-chosen-pw"));
+    let account = store
+        .account_by_email("ops@example.com")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        account.plan_expires_at,
+        Some(Utc.with_ymd_and_hms(2026, 12, 1, 0, 0, 0).unwrap())
+    );
+    assert_eq!(account.monthly_budget_units, Some(500));
+    let credentials = store.credentials("ops@example.com").await.unwrap().unwrap();
+    assert!(hasher().verify_blocking(
+        &Password::new("operator-chosen-pw".into()).unwrap(),
+        &credentials.password_hash
+    ));
+
+    out.clear();
+    run_accounts(
+        &ctx,
+        AccountsCommand::SetPlan {
+            email: "ops@example.com".into(),
+            plan: Plan::Pro,
+            until: None,
+        },
+        &mut std::io::empty(),
+        &mut out,
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        store.account(account.id).await.unwrap().unwrap().plan,
+        Plan::Pro
+    );
+
+    out.clear();
+    run_tokens(
+        &ctx,
+        TokensCommand::Create {
+            email: "ops@example.com".into(),
+            name: Some("ci".into()),
+            expires_in_days: Some(0),
+        },
+        &mut out,
+    )
+    .await
+    .unwrap();
+    let printed = String::from_utf8(out.clone()).unwrap();
+    let secret = printed
+        .lines()
+        .find_map(|l| l.strip_prefix("token (shown once): "))
+        .unwrap()
+        .to_owned();
+    let listed = store.list_tokens(account.id).await.unwrap();
+    assert_eq!(listed.len(), 1);
+    assert!(ApiToken::parse(&secret).unwrap().hash() == ApiToken::parse(&secret).unwrap().hash());
+    let grant = store
+        .token_grant(&ApiToken::parse(&secret).unwrap().hash())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(grant.token_id, listed[0].id);
+
+    out.clear();
+    run_tokens(
+        &ctx,
+        TokensCommand::List {
+            email: "ops@example.com".into(),
+        },
+        &mut out,
+    )
+    .await
+    .unwrap();
+    let printed = String::from_utf8(out.clone()).unwrap();
+    assert!(
+        printed.contains(&listed[0].id) && !printed.contains(&secret),
+        "{printed}"
+    );
+
+    out.clear();
+    run_tokens(
+        &ctx,
+        TokensCommand::Revoke {
+            id: listed[0].id.clone(),
+        },
+        &mut out,
+    )
+    .await
+    .unwrap();
+    assert!(String::from_utf8(out.clone()).unwrap().contains("revoked"));
+
+    out.clear();
+    run_accounts(&ctx, AccountsCommand::List, &mut std::io::empty(), &mut out)
+        .await
+        .unwrap();
+    assert_eq!(String::from_utf8(out).unwrap().lines().count(), 1);
+
+    let missing = admin::set_plan(&ctx, "ghost@example.com", Plan::Pro, None).await;
+    assert!(matches!(missing, Err(AccountError::AccountNotFound)));
+    let duplicate = admin::create_account(
+        &ctx,
+        "ops@example.com",
+        Password::new("another-password".into()).unwrap(),
+        Plan::Basic,
+        None,
+        None,
+    )
+    .await;
+    assert!(matches!(duplicate, Err(AccountError::EmailTaken)));
+    drop(dir);
+}
+
+#[tokio::test]
+async fn the_first_start_bootstrap_writes_a_working_private_token_once() {
+    let (fx, dir) = sqlite_fixture(UNLIMITED);
+    let ctx = AdminContext::new(fx.access.store().clone(), hasher(), fx.clock.clone());
+    let token_path = dir.0.join("data").join("api-token");
+    let made = admin::bootstrap_local_account(&ctx, &token_path)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(made.token_path, token_path);
+    let text = std::fs::read_to_string(&token_path).unwrap();
+    let token = text.trim();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        for path in [&token_path, &made.password_path] {
+            assert_eq!(
+                std::fs::metadata(path).unwrap().permissions().mode() & 0o777,
+                0o600
+            );
+        }
+    }
+    assert!(made.password_path.ends_with(LOCAL_PASSWORD_FILE));
+    // The token opens a Pro endpoint.
+    let cores = registry::endpoint("cores").unwrap();
+    let answer = send(
+        &fx.router,
+        data_request(cores, Some(&format!("Bearer {token}")), None),
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::OK);
+    assert_eq!(answer.json()["data"]["plan"], "pro");
+    // The password file logs in to the account area.
+    let password_file = std::fs::read_to_string(&made.password_path).unwrap();
+    let password = password_file
+        .lines()
+        .find_map(|l| l.strip_prefix("password: "))
+        .unwrap();
+    let (login_answer, _) = login(&fx.router, &made.email, password).await;
+    assert_eq!(login_answer.status, StatusCode::OK);
+    // A second start changes nothing.
+    assert!(
+        admin::bootstrap_local_account(&ctx, &token_path)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert_eq!(std::fs::read_to_string(&token_path).unwrap(), text);
+}
+
+#[tokio::test]
+async fn the_sqlite_store_passes_the_store_checks() {
+    let (store, _dir) = sqlite_store();
+    store_conformance(store).await;
+}
+
+#[tokio::test]
+async fn the_sqlite_store_reopens_with_its_data_and_migrations_applied_once() {
+    let dir = ScratchDir::new();
+    let path = dir.0.join("nested").join("accounts.sqlite3");
+    let first = optics_api::accounts::SqliteStore::open(&path).unwrap();
+    let fx = fixture(
+        Arc::new(first),
+        Arc::new(InMemoryLimiter::default()),
+        Arc::new(optics_compute::time::ManualClock::new(start_instant())),
+        PlanBudgets::default(),
+    );
+    let id = account(&fx, "persist@example.com", Plan::Basic).await;
+    let issued = token(&fx, id, None).await;
+    drop(fx);
+    let reopened = optics_api::accounts::SqliteStore::open(&path).unwrap();
+    use optics_api::accounts::AccountStore as _;
+    let grant = reopened
+        .token_grant(&issued.token.hash())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(grant.account_id, id);
+}
+
+#[tokio::test]
+async fn the_in_memory_limiter_passes_the_limiter_checks() {
+    limiter_conformance(Arc::new(InMemoryLimiter::default())).await;
+}
+
+#[tokio::test]
+async fn open_store_picks_sqlite_by_default_and_rejects_unknown_urls() {
+    let dir = ScratchDir::new();
+    let store = optics_api::accounts::open_store(None, &dir.0)
+        .await
+        .unwrap();
+    assert_eq!(store.backend(), "sqlite");
+    assert!(
+        dir.0
+            .join(optics_api::accounts::DEFAULT_SQLITE_FILE)
+            .exists()
+    );
+    let explicit = dir.0.join("elsewhere.db");
+    let url = format!("sqlite://{}", explicit.display());
+    assert_eq!(
+        optics_api::accounts::open_store(Some(&url), &dir.0)
+            .await
+            .unwrap()
+            .backend(),
+        "sqlite"
+    );
+    assert!(explicit.exists());
+    let bad = optics_api::accounts::open_store(Some("mysql://x"), &dir.0).await;
+    assert!(matches!(bad, Err(AccountError::InvalidInput(_))), "{bad:?}");
+}
+
+#[tokio::test]
+async fn the_route_gate_lets_documentation_through_and_checks_data_routes() {
+    use axum::Extension;
+    use optics_api::MatchedEndpoint;
+    let (fx, _dir) = sqlite_fixture(UNLIMITED);
+    let access = fx.access.clone();
+    let mut router = axum::Router::new();
+    for slug in ["docs", "chain"] {
+        let spec = registry::endpoint(slug).unwrap();
+        let access = access.clone();
+        let guarded = axum::routing::get(|| async { "ok" })
+            .layer::<_, std::convert::Infallible>(axum::middleware::from_fn(
+                move |request, next| optics_api::auth::gate(access.clone(), request, next),
+            ))
+            .layer::<_, std::convert::Infallible>(Extension(MatchedEndpoint(spec)));
+        router = router.route(&spec.full_path(), guarded);
+    }
+    let docs = registry::endpoint("docs").unwrap();
+    let chain = registry::endpoint("chain").unwrap();
+    assert_eq!(
+        send(&router, data_request(docs, None, None)).await.status,
+        StatusCode::OK
+    );
+    assert_eq!(
+        send(&router, data_request(chain, None, None)).await.status,
+        StatusCode::UNAUTHORIZED
+    );
+    let id = account(&fx, "gate@example.com", Plan::Basic).await;
+    let token = token(&fx, id, None).await;
+    let answer = send(&router, data_request(chain, Some(&bearer(&token)), None)).await;
+    assert_eq!(answer.status, StatusCode::OK);
+    assert_eq!(answer.header_u64("x-ratelimit-remaining-minute"), 999_999);
+}

@@ -1,0 +1,159 @@
+//! Fixtures of the exposure and flow family tests: an in-memory [`MarketDataReader`] holding
+//! chains built from synthetic quotes with the worker's own steps (chain → exposures → flow).
+
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use chrono::{DateTime, NaiveDate, TimeZone, Utc};
+use optics_api::{ApiError, MarketDataReader, ReadFuture, Ticker};
+use optics_compute::chain::{ChainMarket, build_chain};
+use optics_compute::exposure::{
+    ExposureConfig, compute_exposures, contracts_from_chain, exposure_rows, exposure_summary_rows,
+};
+use optics_compute::flow::{FlowConfig, flow_rows, flow_snapshot_rows};
+use optics_compute::pricing::PricingModel;
+use optics_schemas::ChainRow;
+
+use optics_api::market::{ChainView, Coverage, ExposureView, FlowView};
+
+/// The session of the fixtures (a Friday; its first expiration is the same day).
+pub fn trade_date() -> NaiveDate {
+    NaiveDate::from_ymd_opt(2026, 11, 20).unwrap()
+}
+
+/// The instant the synthetic quotes carry (15:30 UTC, 10:30 New York).
+pub fn quoted_at() -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 11, 20, 15, 30, 0).unwrap()
+}
+
+/// One underlying's datasets, as the worker would publish them.
+#[derive(Debug, Clone)]
+pub struct Market {
+    pub chain: Arc<ChainView>,
+    pub exposures: Arc<ExposureView>,
+    pub flow: Arc<FlowView>,
+}
+
+/// A chain of `underlying` around `spot` (3 weekly expirations from the trade date,
+/// `strikes` one-dollar strikes centred on spot), its exposures and flow.
+pub fn market(underlying: &str, spot: f64, strikes: u32, seed: u64) -> Market {
+    let first_strike = (spot - f64::from(strikes / 2)).round();
+    let quotes = optics_tests::fixtures::synthetic_chain(
+        underlying,
+        spot,
+        3,
+        strikes,
+        first_strike,
+        seed,
+        usize::MAX,
+    );
+    let snapshot = build_chain(
+        &quotes,
+        &ChainMarket {
+            underlying: underlying.to_owned(),
+            trade_date: trade_date(),
+            as_of: quoted_at(),
+            spot: Some(spot),
+            rate: 0.04,
+            dividend_yield: 0.01,
+            model: PricingModel::BlackScholesMerton,
+        },
+    )
+    .expect("synthetic quotes build a chain");
+    market_from_rows(snapshot.rows)
+}
+
+/// The exposures and flow of `rows`, computed as the worker does.
+pub fn market_from_rows(rows: Vec<ChainRow>) -> Market {
+    let (contracts, context) = contracts_from_chain(&rows).expect("valid chain");
+    let report = compute_exposures(&contracts, &context, &ExposureConfig::default())
+        .expect("exposures compute");
+    let flow = flow_rows(&contracts, context.spot, &FlowConfig::default()).expect("flow rows");
+    let chain = ChainView::new(rows).expect("non-empty chain");
+    let flow = flow_snapshot_rows(&flow, &chain.underlying, chain.trade_date, chain.as_of);
+    Market {
+        exposures: Arc::new(ExposureView {
+            rows: exposure_rows(&report, chain.trade_date),
+            summary: exposure_summary_rows(&report, chain.trade_date),
+        }),
+        flow: Arc::new(FlowView { rows: flow }),
+        chain: Arc::new(chain),
+    }
+}
+
+/// An in-memory reader: covered symbols and whichever datasets each has.
+#[derive(Debug, Default)]
+pub struct MemoryMarket {
+    pub covered: Vec<String>,
+    pub chains: BTreeMap<String, Arc<ChainView>>,
+    pub exposures: BTreeMap<String, Arc<ExposureView>>,
+    pub flows: BTreeMap<String, Arc<FlowView>>,
+}
+
+impl MemoryMarket {
+    /// Adds every dataset of `market`.
+    pub fn with(mut self, market: &Market) -> Self {
+        let symbol = market.chain.underlying.clone();
+        self.covered.push(symbol.clone());
+        self.chains.insert(symbol.clone(), market.chain.clone());
+        self.exposures
+            .insert(symbol.clone(), market.exposures.clone());
+        self.flows.insert(symbol, market.flow.clone());
+        self
+    }
+
+    /// Covers `symbol` without any data.
+    pub fn covering(mut self, symbol: &str) -> Self {
+        self.covered.push(symbol.to_owned());
+        self
+    }
+}
+
+impl MarketDataReader for MemoryMarket {
+    fn covers(&self, ticker: &Ticker) -> bool {
+        self.covered.iter().any(|s| s == ticker.as_str())
+    }
+
+    fn chain(&self, ticker: &Ticker) -> Option<Arc<ChainView>> {
+        self.chains.get(ticker.as_str()).cloned()
+    }
+
+    fn exposures(&self, ticker: &Ticker) -> Option<Arc<ExposureView>> {
+        self.exposures.get(ticker.as_str()).cloned()
+    }
+
+    fn flow(&self, ticker: &Ticker) -> Option<Arc<FlowView>> {
+        self.flows.get(ticker.as_str()).cloned()
+    }
+
+    fn coverage(&self) -> Arc<Coverage> {
+        Arc::new(Coverage::default())
+    }
+
+    fn chain_at_time<'a>(
+        &'a self,
+        _ticker: &'a Ticker,
+        _trade_date: NaiveDate,
+        _expiration: NaiveDate,
+    ) -> ReadFuture<'a, Result<Option<Vec<ChainRow>>, ApiError>> {
+        Box::pin(async { Ok(None) })
+    }
+}
+
+/// The router over `reader` with the clock at `at`.
+pub fn app(reader: MemoryMarket, at: DateTime<Utc>) -> axum::Router {
+    let state = optics_api::AppState::new(Arc::new(optics_compute::time::ManualClock::new(at)))
+        .with_market_data(Arc::new(reader));
+    optics_api::router(state)
+}
+
+/// Asserts `actual` is within `tolerance` (relative, with an absolute floor of 1e-9 × scale).
+pub fn assert_close(actual: f64, expected: f64, relative: f64, what: &str) {
+    let scale = expected.abs().max(1.0);
+    assert!(
+        (actual - expected).abs() <= relative * scale,
+        "{what}: {actual} vs expected {expected} (relative tolerance {relative})"
+    );
+}

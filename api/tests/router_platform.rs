@@ -1,0 +1,219 @@
+//! The router as the binary builds it (no data handlers yet): the index, unknown paths, wrong
+//! methods, the documentation routes and /metrics, driven in-process with `oneshot`.
+
+mod common;
+
+use axum::http::{Method, StatusCode};
+use common::{friday_morning, get, state_at, with_body};
+use optics_api::router;
+
+const PLATFORM_SLUGS: [&str; 4] = ["index", "openapi", "docs", "changelog"];
+
+#[tokio::test]
+async fn index_lists_exactly_the_mounted_endpoints() {
+    let app = router(state_at(friday_morning()));
+    for uri in ["/api/mcp/data/", "/api/mcp/data"] {
+        let data = get(&app, uri, &[]).await.data();
+        assert_eq!(data["version"], "1.10");
+        assert_eq!(data["base_path"], "/api/mcp/data");
+        let endpoints = data["endpoints"].as_array().unwrap();
+        assert_eq!(data["endpoint_count"], endpoints.len());
+        let slugs: Vec<&str> = endpoints
+            .iter()
+            .map(|e| e["slug"].as_str().unwrap())
+            .collect();
+        // Only what is mounted: no data endpoint is advertised before its handler exists.
+        assert_eq!(slugs, PLATFORM_SLUGS);
+        assert_eq!(data["openapi"], "/api/mcp/data/openapi.json");
+        assert_eq!(data["markdown"], "/api/mcp/data/docs");
+        let families: Vec<(&str, u64)> = data["families"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                (
+                    f["slug"].as_str().unwrap(),
+                    f["endpoint_count"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(families, [("account-api", 1), ("platform", 3)]);
+    }
+}
+
+#[tokio::test]
+async fn index_entries_carry_the_facts_of_each_endpoint() {
+    let app = router(state_at(friday_morning()));
+    let data = get(&app, "/api/mcp/data/", &[]).await.data();
+    let index = &data["endpoints"][0];
+    assert_eq!(index["method"], "GET");
+    assert_eq!(index["path"], "/api/mcp/data/");
+    assert_eq!(index["tier"], "any");
+    assert_eq!(
+        index["cost"],
+        serde_json::json!({"units": 0, "per": "call"})
+    );
+    assert_eq!(index["docs"], "/api/mcp/data/docs#index");
+    assert_eq!(index["example"]["request"], "GET /api/mcp/data/");
+    assert_eq!(index["params"], serde_json::json!([]));
+    for entry in data["endpoints"].as_array().unwrap() {
+        for key in [
+            "summary", "family", "tier", "docs", "example", "params", "cost",
+        ] {
+            assert!(!entry[key].is_null(), "{key} missing in {entry}");
+        }
+        // Every example works as written: request it.
+        let request = entry["example"]["request"].as_str().unwrap();
+        let (method, uri) = request.split_once(' ').unwrap();
+        assert_eq!(method, "GET");
+        let answer = get(&app, uri, &[]).await;
+        assert_eq!(answer.status, StatusCode::OK, "{request}");
+    }
+}
+
+#[tokio::test]
+async fn unknown_paths_are_404_with_suggestions() {
+    let app = router(state_at(friday_morning()));
+    let body = get(&app, "/api/mcp/data/doc", &[])
+        .await
+        .error(StatusCode::NOT_FOUND);
+    assert_eq!(body["error"], "No endpoint at /api/mcp/data/doc");
+    assert_eq!(body["endpoint_count"], 4);
+    assert_eq!(body["docs"], "/api/mcp/data/docs");
+    assert_eq!(body["index"], "/api/mcp/data/");
+    let first = &body["did_you_mean"][0];
+    assert_eq!(first["path"], "/api/mcp/data/docs");
+    assert_eq!(first["method"], "GET");
+    assert_eq!(first["docs"], "/api/mcp/data/docs#docs");
+
+    let body = get(&app, "/api/mcp/data/openapi", &[])
+        .await
+        .error(StatusCode::NOT_FOUND);
+    assert_eq!(
+        body["did_you_mean"][0]["path"],
+        "/api/mcp/data/openapi.json"
+    );
+
+    // An endpoint of the contract whose handler is not mounted is not served.
+    let body = get(&app, "/api/mcp/data/chain/SPY", &[])
+        .await
+        .error(StatusCode::NOT_FOUND);
+    assert_eq!(body["error"], "No endpoint at /api/mcp/data/chain/SPY");
+    // Nothing near it is mounted: no noise.
+    assert_eq!(body["did_you_mean"], serde_json::json!([]));
+
+    // Outside the prefix: the same envelope.
+    let body = get(&app, "/nowhere", &[])
+        .await
+        .error(StatusCode::NOT_FOUND);
+    assert_eq!(body["error"], "No endpoint at /nowhere");
+
+    // A very long path is not echoed whole.
+    let long = format!("/api/mcp/data/{}", "x".repeat(5000));
+    let body = get(&app, &long, &[]).await.error(StatusCode::NOT_FOUND);
+    assert!(body["error"].as_str().unwrap().len() < 400);
+}
+
+#[tokio::test]
+async fn wrong_method_is_405_in_the_envelope() {
+    let app = router(state_at(friday_morning()));
+    let answer = with_body(
+        &app,
+        Method::POST,
+        "/api/mcp/data/docs",
+        Some("application/json"),
+        "{}",
+    )
+    .await;
+    let body = answer.error(StatusCode::METHOD_NOT_ALLOWED);
+    assert_eq!(
+        body["error"],
+        "Method POST is not allowed on /api/mcp/data/docs; allowed: GET, HEAD"
+    );
+    assert_eq!(body["allowed_methods"], serde_json::json!(["GET", "HEAD"]));
+    assert_eq!(answer.header("allow"), Some("GET, HEAD"));
+
+    let answer = with_body(&app, Method::DELETE, "/api/mcp/data/", None, "").await;
+    answer.error(StatusCode::METHOD_NOT_ALLOWED);
+    let answer = with_body(&app, Method::PUT, "/metrics", None, "").await;
+    answer.error(StatusCode::METHOD_NOT_ALLOWED);
+}
+
+#[tokio::test]
+async fn docs_and_changelog_are_served_as_markdown() {
+    let app = router(state_at(friday_morning()));
+    let docs = get(&app, "/api/mcp/data/docs", &[]).await;
+    assert_eq!(docs.status, StatusCode::OK);
+    assert_eq!(
+        docs.header("content-type"),
+        Some("text/markdown; charset=utf-8")
+    );
+    let text = docs.text();
+    assert!(text.starts_with("# optics API reference"));
+    assert!(text.contains("## Endpoints served by this build"));
+    assert!(text.contains("4 endpoints are served"));
+    // The anchors the index links to.
+    for slug in PLATFORM_SLUGS {
+        assert!(text.contains(&format!("<a id=\"{slug}\"></a>")), "{slug}");
+    }
+    assert!(text.contains("<a id=\"family-platform\"></a>"));
+    // Nothing unmounted is documented as served.
+    assert!(!text.contains("<a id=\"chain\"></a>"));
+
+    let changelog = get(&app, "/api/mcp/data/changelog", &[]).await;
+    assert_eq!(changelog.status, StatusCode::OK);
+    let text = changelog.text();
+    let versions: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("## "))
+        .map(|l| l.split_whitespace().next().unwrap())
+        .collect();
+    assert_eq!(versions.first(), Some(&"1.10"), "newest first");
+    assert!(versions.contains(&"1.0"));
+}
+
+#[tokio::test]
+async fn metrics_count_requests_by_route_template_and_status() {
+    let app = router(state_at(friday_morning()));
+    get(&app, "/api/mcp/data/", &[]).await;
+    get(&app, "/api/mcp/data/", &[]).await;
+    get(&app, "/api/mcp/data/nope/SPY", &[]).await;
+    get(&app, "/api/mcp/data/nope/QQQ", &[]).await;
+    let metrics = get(&app, "/metrics", &[]).await;
+    assert_eq!(metrics.status, StatusCode::OK);
+    assert!(
+        metrics
+            .header("content-type")
+            .is_some_and(|ct| ct.starts_with("application/openmetrics-text"))
+    );
+    let text = metrics.text();
+    assert!(
+        text.contains(
+            r#"optics_http_requests_total{method="GET",route="/api/mcp/data/",status="200"} 2"#
+        ),
+        "{text}"
+    );
+    // Unknown paths share one series: a client cannot create series at will.
+    assert!(
+        text.contains(
+            r#"optics_http_requests_total{method="GET",route="unmatched",status="404"} 2"#
+        ),
+        "{text}"
+    );
+    assert!(text.contains("optics_http_request_duration_seconds_bucket"));
+    assert!(!text.contains("SPY"));
+}
+
+#[tokio::test]
+async fn snapshot_age_is_measured_on_the_injected_clock() {
+    let state = state_at(friday_morning());
+    state
+        .metrics()
+        .set_snapshot_published_at("chain", friday_morning() - chrono::TimeDelta::seconds(42));
+    let app = router(state);
+    let text = get(&app, "/metrics", &[]).await.text();
+    assert!(
+        text.contains(r#"optics_snapshot_age_seconds{dataset="chain"} 42.0"#),
+        "{text}"
+    );
+}
