@@ -11,13 +11,9 @@ REFERENCE_VENV := .venv-reference
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
-run: ## build the optimised binary (profile `service`) and run it
+run: ## build the optimised binary (profile `service`) and run the whole service on ./data
 	$(CARGO) build --profile service --bin optics
-	@echo
-	@echo "The HTTP service (optics run) lands with the API-platform issue; until then make run"
-	@echo "prices an example contract with the optimised calculator:"
-	@echo "  optics price --type call --spot 100 --strike 105 --days 30 --rate 0.05 --div 0.01 --iv 0.25"
-	./target/service/optics price --type call --spot 100 --strike 105 --days 30 --rate 0.05 --div 0.01 --iv 0.25 $(ARGS)
+	./target/service/optics run $(ARGS)
 
 build: ## debug build of the whole workspace
 	$(CARGO) build --workspace
@@ -40,11 +36,19 @@ bench: ## benchmarks that print figures (ns/option, ratios, accuracies, throughp
 	$(CARGO) bench -p optics-ingest --bench bus_throughput
 	$(CARGO) bench -p optics-ingest --bench archive_write
 	$(CARGO) bench -p optics-ingest --bench simulator_rate
+	$(CARGO) bench -p optics-ingest --bench kafka_throughput
+	$(CARGO) bench -p optics-compute --bench chain_build
+	$(CARGO) bench -p optics-compute --bench exposure
+	$(CARGO) bench -p optics-compute --bench strategy
+	$(CARGO) bench -p optics --bench pipeline
+	$(CARGO) bench -p optics-api --bench load
+	$(CARGO) bench -p optics-api --bench auth
 
-reference: ## regenerate the reference vectors with QuantLib + mpmath (Python venv)
+reference: ## regenerate the reference vectors (QuantLib + mpmath; optionlab for strategies)
 	test -x $(REFERENCE_VENV)/bin/python || $(PYTHON) -m venv $(REFERENCE_VENV)
 	$(REFERENCE_VENV)/bin/pip install --quiet -r scripts/reference/requirements.txt
 	$(REFERENCE_VENV)/bin/python scripts/reference/pricing_vectors.py
+	$(REFERENCE_VENV)/bin/python scripts/reference/strategy_vectors.py
 
 clean: ## remove build outputs
 	$(CARGO) clean

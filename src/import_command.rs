@@ -6,8 +6,10 @@ use std::path::PathBuf;
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
+use optics_compute::store::{SnapshotKey, SnapshotStore};
 use optics_ingest::archive::{ArchiveSink, QuoteArchive};
-use optics_ingest::vendor::{ImportKind, ImportOptions, Progress, import_file_with};
+use optics_ingest::vendor::{ImportKind, ImportOptions, MemorySink, Progress, import_file_with};
+use optics_schemas::{DailyBar, Dataset, Record};
 
 /// Vendor layouts that land in the quote archive.
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -16,6 +18,9 @@ pub(crate) enum CliImportKind {
     OratsStrikes,
     /// Cboe DataShop Option EOD Summary.
     CboeEod,
+    /// Daily bars of one underlying (date, open, high, low, close, volume[, adj_close]); needs
+    /// --symbol. They go to the snapshot store's `daily_bars` dataset.
+    Bars,
 }
 
 #[derive(Debug, Args)]
@@ -26,21 +31,29 @@ pub(crate) struct ImportArgs {
     /// One or more CSV files; each is validated completely and committed on its own.
     #[arg(required = true)]
     files: Vec<PathBuf>,
-    /// Data directory; the quote archive lives under `<data-dir>/archive`.
+    /// Data directory; the quote archive lives under `<data-dir>/archive`, the snapshot store
+    /// (daily bars) under `<data-dir>/snapshots`.
     #[arg(long, env = "OPTICS_DATA_DIR", default_value = "./data")]
     data_dir: PathBuf,
+    /// The underlying of a bars file (the layout has no symbol column).
+    #[arg(long, env = "OPTICS_IMPORT_SYMBOL")]
+    symbol: Option<String>,
     /// Hide the progress bar (it is also hidden when stderr is not a terminal).
     #[arg(long, env = "OPTICS_QUIET", default_value_t = false)]
     quiet: bool,
 }
 
 pub(crate) fn run(args: &ImportArgs) -> anyhow::Result<()> {
+    if let CliImportKind::Bars = args.kind {
+        return import_bars(args);
+    }
     let archive_dir = args.data_dir.join("archive");
     let archive = QuoteArchive::local(&archive_dir)
         .with_context(|| format!("cannot open the quote archive at {}", archive_dir.display()))?;
     let kind = match args.kind {
         CliImportKind::OratsStrikes => ImportKind::OratsStrikes,
         CliImportKind::CboeEod => ImportKind::CboeEod,
+        CliImportKind::Bars => unreachable!("bars are imported by import_bars"),
     };
     let mut failures = 0usize;
     for (index, file) in args.files.iter().enumerate() {
@@ -72,6 +85,58 @@ pub(crate) fn run(args: &ImportArgs) -> anyhow::Result<()> {
             Err(error) => {
                 bar.abandon();
                 eprintln!("error: {error} — nothing of this file was imported");
+                failures += 1;
+            }
+        }
+    }
+    if failures > 0 {
+        bail!("{failures} of {} file(s) failed", args.files.len());
+    }
+    Ok(())
+}
+
+/// Bars files are small (one row per session): each is validated whole in memory, then
+/// published as one snapshot `daily_bars/trade_date=<last bar>/underlying=<symbol>` (one atomic
+/// file, so a bad file leaves nothing behind).
+fn import_bars(args: &ImportArgs) -> anyhow::Result<()> {
+    let symbol = args
+        .symbol
+        .as_deref()
+        .context("a bars file has no symbol column: pass --symbol")?
+        .trim()
+        .to_uppercase();
+    let store = SnapshotStore::local(&args.data_dir.join("snapshots"))
+        .context("cannot open the snapshot store")?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .context("tokio runtime")?;
+    let kind = ImportKind::Bars {
+        symbol: symbol.clone(),
+    };
+    let mut failures = 0usize;
+    for file in &args.files {
+        let mut sink = MemorySink::new();
+        let outcome = import_file_with(file, &kind, &mut sink, ImportOptions::default())
+            .map_err(anyhow::Error::from)
+            .and_then(|summary| {
+                let mut bars: Vec<DailyBar> = sink.bars().cloned().collect();
+                bars.sort_by_key(|b| b.date);
+                let last = bars
+                    .last()
+                    .map(|b| b.date)
+                    .context("the file has no bars")?;
+                let batch = DailyBar::to_batch(&bars)?;
+                let key = SnapshotKey::new(Dataset::DailyBars.name(), last, symbol.as_str());
+                runtime.block_on(store.publish(&key, &batch, &[], chrono::Utc::now()))?;
+                Ok((summary, last))
+            });
+        match outcome {
+            Ok((summary, last)) => println!(
+                "{}: {} bars of {symbol} through {last} committed to the snapshot store",
+                summary.file, summary.rows
+            ),
+            Err(error) => {
+                eprintln!("error: {error:#} — nothing of this file was imported");
                 failures += 1;
             }
         }

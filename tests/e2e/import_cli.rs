@@ -133,3 +133,110 @@ fn an_unknown_kind_is_refused() {
     assert!(!output.status.success());
     assert!(String::from_utf8_lossy(&output.stderr).contains("invalid value"));
 }
+
+#[test]
+fn an_imported_session_replays_into_end_of_day_snapshots() {
+    let dir = TempDir::new("import-replay");
+    let data_dir = dir.0.to_str().unwrap();
+    let import = run_optics(
+        OPTICS,
+        &[
+            "import",
+            "orats-strikes",
+            &sample("orats_strikes_sample.csv"),
+            "--data-dir",
+            data_dir,
+            "--quiet",
+        ],
+    );
+    assert!(
+        import.status.success(),
+        "{}",
+        String::from_utf8_lossy(&import.stderr)
+    );
+    let replay = run_optics(
+        OPTICS,
+        &[
+            "replay",
+            "--date",
+            "2024-03-14",
+            "--data-dir",
+            data_dir,
+            "--quiet",
+        ],
+    );
+    assert!(
+        replay.status.success(),
+        "{}",
+        String::from_utf8_lossy(&replay.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&replay.stdout);
+    // The sample holds SPY and SPX.
+    assert!(
+        stdout.contains("2024-03-14: 2 underlyings, 12 archived quotes, 8 snapshot files"),
+        "{stdout}"
+    );
+    for underlying in ["SPY", "SPX"] {
+        for dataset in ["chain", "exposures", "exposure_summary", "flow"] {
+            let partition = dir.0.join(format!(
+                "snapshots/{dataset}/trade_date=2024-03-14/underlying={underlying}"
+            ));
+            assert!(partition.is_dir(), "no {dataset} snapshot of {underlying}");
+        }
+    }
+    // A day the archive does not hold: a clear error, exit 2.
+    let missing = run_optics(
+        OPTICS,
+        &[
+            "replay",
+            "--date",
+            "2024-03-13",
+            "--data-dir",
+            data_dir,
+            "--quiet",
+        ],
+    );
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&missing.stderr).contains("no session on 2024-03-13"),
+        "{}",
+        String::from_utf8_lossy(&missing.stderr)
+    );
+}
+
+#[test]
+fn a_bars_file_lands_in_the_snapshot_store() {
+    let dir = TempDir::new("import-bars");
+    let data_dir = dir.0.to_str().unwrap();
+    let file = sample("spy_bars_sample.csv");
+    let missing_symbol = run_optics(
+        OPTICS,
+        &["import", "bars", &file, "--data-dir", data_dir, "--quiet"],
+    );
+    assert_eq!(missing_symbol.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&missing_symbol.stderr).contains("--symbol"));
+
+    let output = run_optics(
+        OPTICS,
+        &[
+            "import",
+            "bars",
+            &file,
+            "--symbol",
+            "spy",
+            "--data-dir",
+            data_dir,
+            "--quiet",
+        ],
+    );
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("bars of SPY through"), "{stdout}");
+    let dataset = dir.0.join("snapshots/daily_bars");
+    let partitions: Vec<_> = std::fs::read_dir(&dataset).unwrap().collect();
+    assert_eq!(partitions.len(), 1, "one trade_date partition");
+}

@@ -2,3 +2,4 @@
 
 mod import_cli;
 mod price_cli;
+mod serve_api;

@@ -1,0 +1,164 @@
+//! The compute pipeline's figures: one worker cycle over the default universe (chain, IV and
+//! Greeks, exposures with every flip level, flow) on 1 and 2 threads; snapshot write rate to a
+//! local directory; replay speed of an archived session against real time. Prints medians;
+//! asserts nothing about time. `cargo bench --bench pipeline` (or `make bench`).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use chrono::{NaiveDate, TimeDelta};
+use optics_compute::store::{SnapshotKey, SnapshotStore};
+use optics_compute::time::NyseCalendar;
+use optics_compute::worker::cycle::{CycleContext, build_all};
+use optics_compute::worker::{UnderlyingBook, WorkerConfig};
+use optics_ingest::archive::QuoteArchive;
+use optics_ingest::replay::replay_session;
+use optics_ingest::simulator::session::{SessionConfig, SessionSimulator};
+use optics_ingest::simulator::universe::Universe;
+use optics_schemas::{Dataset, Message, OptionQuote};
+use optics_tests::bench::median;
+
+const REPEATS: usize = 3;
+
+fn main() {
+    let trade_date = NaiveDate::from_ymd_opt(2026, 11, 18).expect("date");
+    let session = NyseCalendar.session(trade_date).expect("trading day");
+    let close = session.close.to_utc();
+    let universe = Arc::new(Universe::real());
+    let config = SessionConfig {
+        interval: TimeDelta::minutes(30),
+        ..SessionConfig::new(7, trade_date)
+    };
+    let mut simulator =
+        SessionSimulator::new(Arc::clone(&universe), config, None).expect("session");
+    let mut instants = Vec::new();
+    while let Some(event) = simulator.step() {
+        instants.push(event.expect("event"));
+    }
+    let closing = instants.last().expect("a closing event");
+
+    // Books as the worker holds them at the close.
+    let mut books: Vec<(String, Arc<UnderlyingBook>)> = Vec::new();
+    let mut contracts = 0;
+    for message in closing.messages_of(Dataset::OptionQuotes) {
+        let Message::Data(batch) = message else {
+            continue;
+        };
+        let rows: Vec<OptionQuote> = batch.rows().expect("rows");
+        contracts += rows.len();
+        let mut book = UnderlyingBook::default();
+        book.apply_quotes(rows);
+        books.push((batch.key().to_owned(), Arc::new(book)));
+    }
+    let ctx = CycleContext {
+        as_of: close,
+        rate: 0.04,
+        chain_only: false,
+    };
+    println!(
+        "optics pipeline benchmark: {} underlyings, {contracts} contracts, median of {REPEATS}",
+        books.len()
+    );
+    let mut built = Vec::new();
+    for threads in [1, 2] {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .expect("pool");
+        let wall = median(
+            (0..REPEATS)
+                .map(|_| {
+                    let start = Instant::now();
+                    built = pool.install(|| build_all(&books, &ctx)).expect("cycle");
+                    start.elapsed()
+                })
+                .collect(),
+        );
+        println!(
+            "one compute cycle (chain + IV + Greeks + exposures + flips + flow), {threads} thread(s): {:.1} ms",
+            wall.as_secs_f64() * 1e3
+        );
+    }
+    let chain_only = CycleContext {
+        chain_only: true,
+        ..ctx
+    };
+    let wall = median(
+        (0..REPEATS)
+            .map(|_| {
+                let start = Instant::now();
+                let _ = build_all(&books, &chain_only).expect("cycle");
+                start.elapsed()
+            })
+            .collect(),
+    );
+    println!(
+        "one chain-only cycle (IV + Greeks), 2 threads: {:.1} ms",
+        wall.as_secs_f64() * 1e3
+    );
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let dir = std::env::temp_dir().join(format!("optics-bench-pipeline-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let store = SnapshotStore::local(&dir.join("snapshots")).expect("store");
+    let (files, bytes, wall) = runtime.block_on(async {
+        let start = Instant::now();
+        let (mut files, mut bytes) = (0usize, 0u64);
+        for (underlying, snapshots) in &built {
+            for snap in snapshots {
+                let key = SnapshotKey::new(snap.dataset, snap.trade_date, underlying.as_str());
+                store
+                    .publish(&key, &snap.batch, snap.sort_columns, close)
+                    .await
+                    .expect("publish");
+                let file = store.latest(&key).await.expect("list").expect("file");
+                files += 1;
+                bytes += file.bytes;
+            }
+        }
+        (files, bytes, start.elapsed())
+    });
+    println!(
+        "snapshot write (Parquet to a local directory): {files} files, {:.1} MB in {:.0} ms — {:.1} MB/s",
+        bytes as f64 / 1e6,
+        wall.as_secs_f64() * 1e3,
+        bytes as f64 / 1e6 / wall.as_secs_f64()
+    );
+
+    // Replay: the session's half-hour snapshots archived, then replayed.
+    let archive = QuoteArchive::local(&dir.join("archive")).expect("archive");
+    let replay_wall = runtime.block_on(async {
+        for event in &instants {
+            let mut rows = Vec::new();
+            for message in event.messages_of(Dataset::OptionQuotes) {
+                if let Message::Data(batch) = message {
+                    rows.extend(batch.rows::<OptionQuote>().expect("rows"));
+                }
+            }
+            archive.append(&rows).await.expect("archive");
+        }
+        let start = Instant::now();
+        replay_session(
+            &archive,
+            &store,
+            trade_date,
+            WorkerConfig::default(),
+            |_| {},
+        )
+        .await
+        .expect("replay");
+        start.elapsed()
+    });
+    let session_length: Duration = session.duration().to_std().unwrap_or_default();
+    println!(
+        "replay of the session ({} archived instants): {:.2} s — {:.0}× real time",
+        instants.len(),
+        replay_wall.as_secs_f64(),
+        session_length.as_secs_f64() / replay_wall.as_secs_f64()
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,0 +1,251 @@
+//! `optics run`: everything in one process — simulator → embedded bus → compute worker →
+//! local snapshot store → API. A fresh data directory is seeded first (history and the
+//! end-of-day snapshots of recent sessions); a local Pro account and its token are created
+//! on first start.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::Context;
+use chrono::{DateTime, TimeDelta, Utc};
+use clap::Args;
+use indicatif::ProgressBar;
+use optics_api::accounts::admin::{AdminContext, LOCAL_TOKEN_FILE, bootstrap_local_account};
+use optics_api::auth::{PasswordCost, PasswordHasher};
+use optics_api::market::StoreMarketData;
+use optics_compute::store::{MARKET_WIDE, SnapshotStore};
+use optics_compute::time::{Clock, NyseCalendar};
+use optics_compute::worker::{ComputeWorker, WorkerConfig};
+use optics_ingest::archive::QuoteArchive;
+use optics_ingest::bus::{EmbeddedBus, EmbeddedBusConfig};
+use optics_ingest::simulator::live::{ClockSleeper, LiveConfig, LiveSimulator};
+use optics_ingest::simulator::market::MarketTape;
+use optics_ingest::simulator::universe::Universe;
+use optics_schemas::bus::topics;
+use optics_schemas::{Bus, Dataset, Message};
+
+use crate::ingest_command::{Routing, pump};
+use crate::seeding::{last_sessions, seed};
+use crate::serve_command::{ApiArgs, access_control, app, serve_app, shutdown_signal};
+use crate::settings::{MarketArgs, StoreArgs};
+
+#[derive(Debug, Args)]
+pub(crate) struct RunArgs {
+    #[command(flatten)]
+    store: StoreArgs,
+    #[command(flatten)]
+    market: MarketArgs,
+    #[command(flatten)]
+    api: ApiArgs,
+    /// Market time per wall-clock second (60 plays an hour of the session per minute).
+    #[arg(long, env = "OPTICS_SPEED", default_value_t = 1.0)]
+    speed: f64,
+    /// Start the market clock at this instant instead of now (RFC 3339, e.g.
+    /// 2026-11-20T14:30:00Z): replays that day live.
+    #[arg(long, env = "OPTICS_START")]
+    start: Option<DateTime<Utc>>,
+    /// Market time between quote snapshots, milliseconds.
+    #[arg(long, env = "OPTICS_INTERVAL_MS", default_value_t = 1000)]
+    interval_ms: u64,
+    /// Past sessions whose end-of-day snapshots a fresh store is seeded with.
+    #[arg(long, env = "OPTICS_SEED_SESSIONS", default_value_t = 20)]
+    seed_sessions: usize,
+    /// Years of daily history a fresh store is seeded with.
+    #[arg(long, env = "OPTICS_HISTORY_YEARS", default_value_t = 3)]
+    history_years: u32,
+    /// Market seconds between the quote snapshots kept in the quote archive (the input of
+    /// `optics replay`); the closing snapshot is always kept; 0 keeps only the close. Every
+    /// snapshot of a one-second stream would be ~130 GB a day.
+    #[arg(long, env = "OPTICS_ARCHIVE_EVERY_SECS", default_value_t = 300)]
+    archive_every_secs: u64,
+}
+
+pub(crate) fn run(args: &RunArgs) -> anyhow::Result<()> {
+    args.market.validate()?;
+    anyhow::ensure!(
+        (1..=3_600_000).contains(&args.interval_ms),
+        "--interval-ms must be between 1 and 3600000"
+    );
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("tokio runtime")?;
+    runtime.block_on(run_async(args))
+}
+
+async fn run_async(args: &RunArgs) -> anyhow::Result<()> {
+    let clock = crate::ingest_command::market_clock(args.start, args.speed)?;
+    let store = args.store.open_store()?;
+    let universe = args.market.universe();
+
+    // 1. History for a fresh store.
+    let tape = seed_if_empty(args, &store, &universe, clock.now()).await?;
+
+    // 2. The API's view of the store, and who may call it.
+    let market = Arc::new(StoreMarketData::new(store.clone()));
+    market.load().await.context("loading snapshots")?;
+    let access = access_control(&args.api, &args.store.data_dir, Arc::clone(&clock)).await?;
+    announce_token(&args.store.data_dir, &args.api.listen, &access, &clock).await?;
+
+    // 3. The live pipeline on the embedded bus.
+    let bus: Arc<dyn Bus> = Arc::new(EmbeddedBus::new(EmbeddedBusConfig::default()));
+    let mut announcements = bus
+        .subscribe(topics::SNAPSHOTS, "optics-api")
+        .await
+        .context("subscribing to snapshot events")?;
+    let follower = Arc::clone(&market);
+    tokio::spawn(async move {
+        while let Ok(Some(batch)) = announcements.next_batch(256).await {
+            for delivery in batch {
+                if let Message::Snapshot(event) = delivery.message
+                    && let Err(e) = follower.apply(&event).await
+                {
+                    eprintln!("snapshot {} {}: {e}", event.dataset, event.underlying);
+                }
+            }
+            let _ = announcements.commit().await;
+        }
+    });
+    let worker = ComputeWorker::new(
+        Arc::clone(&bus),
+        store.clone(),
+        Arc::clone(&clock),
+        WorkerConfig {
+            rate: args.market.rate,
+            ..WorkerConfig::default()
+        },
+    );
+    let (stop_worker, worker_stopped) = tokio::sync::oneshot::channel::<()>();
+    let worker_task = tokio::spawn(worker.run(async {
+        let _ = worker_stopped.await;
+    }));
+    let mut live = LiveSimulator::new(
+        Arc::clone(&universe),
+        LiveConfig {
+            interval: TimeDelta::milliseconds(i64::try_from(args.interval_ms).unwrap_or(1000)),
+            rate: args.market.rate,
+            ..LiveConfig::new(args.market.seed)
+        },
+        Arc::clone(&clock),
+        Arc::new(ClockSleeper::new(Arc::clone(&clock), args.speed)),
+    );
+    if let Some(tape) = tape {
+        live = live.with_tape(tape);
+    }
+    let archive_dir = args.store.data_dir.join("archive");
+    let archive = QuoteArchive::local(&archive_dir)
+        .with_context(|| format!("cannot open the quote archive at {}", archive_dir.display()))?;
+    let source_task = tokio::spawn(pump(
+        Box::new(live),
+        Arc::clone(&bus),
+        archive,
+        args.archive_every_secs,
+        // Bars, ticks and calendars have no consumer in the embedded service yet, and a topic
+        // without a consumer group would hold publishers back.
+        Routing::QuotesAndPricingReference,
+    ));
+
+    // 4. Serve until Ctrl-C.
+    serve_app(
+        &args.api.listen,
+        app(Arc::clone(&clock), market, access),
+        shutdown_signal(),
+    )
+    .await?;
+    source_task.abort();
+    let _ = stop_worker.send(());
+    bus.close();
+    let _ = worker_task.await;
+    Ok(())
+}
+
+/// Seeds history and recent end-of-day snapshots when the store has no company map yet;
+/// returns the market tape when it simulated one (the live session continues it).
+async fn seed_if_empty(
+    args: &RunArgs,
+    store: &SnapshotStore,
+    universe: &Arc<Universe>,
+    now: DateTime<Utc>,
+) -> anyhow::Result<Option<Arc<MarketTape>>> {
+    let seeded = store
+        .latest_trade_date(Dataset::Companies.name(), MARKET_WIDE, None)
+        .await?
+        .is_some();
+    if seeded || args.seed_sessions == 0 {
+        return Ok(None);
+    }
+    let state = NyseCalendar.market_state(now);
+    // The session in progress is the live one; seed the ones before it.
+    let last = if state.is_open {
+        NyseCalendar.previous_trading_day(state.trade_date)
+    } else {
+        state.trade_date
+    };
+    let sessions = last_sessions(last, args.seed_sessions);
+    println!(
+        "seeding {} years of history and {} sessions ({} → {}) for {} underlyings…",
+        args.history_years,
+        sessions.len(),
+        sessions[0],
+        last,
+        universe.len()
+    );
+    let started = Instant::now();
+    let progress = ProgressBar::new(sessions.len() as u64);
+    let (summary, tape) = seed(
+        store,
+        universe,
+        args.market.seed,
+        args.market.rate,
+        args.history_years,
+        &sessions,
+        &progress,
+    )
+    .await?;
+    progress.finish_and_clear();
+    println!(
+        "seeded {} sessions ({} contracts) in {:.1} s",
+        summary.sessions,
+        summary.contracts,
+        started.elapsed().as_secs_f64()
+    );
+    Ok(Some(tape))
+}
+
+/// Creates the local account when the account store is empty (first start) and says how to
+/// authenticate.
+pub(crate) async fn announce_token(
+    data_dir: &Path,
+    listen: &str,
+    access: &optics_api::auth::AccessControl,
+    clock: &Arc<dyn Clock>,
+) -> anyhow::Result<()> {
+    let token_path = data_dir.join(LOCAL_TOKEN_FILE);
+    let ctx = AdminContext::new(
+        Arc::clone(access.store()),
+        PasswordHasher::new(PasswordCost::default()).context("password hasher")?,
+        Arc::clone(clock),
+    );
+    match bootstrap_local_account(&ctx, &token_path)
+        .await
+        .context("creating the local account")?
+    {
+        Some(created) => println!(
+            "created the local account {} (Pro); its API token is in {} (password in {})",
+            created.email,
+            created.token_path.display(),
+            created.password_path.display()
+        ),
+        None => println!("API token of the local account: {}", token_path.display()),
+    }
+    print_usage(listen, &token_path);
+    Ok(())
+}
+
+fn print_usage(listen: &str, token_path: &Path) {
+    println!(
+        "try: curl -H \"Authorization: Bearer $(cat {})\" http://{listen}/api/mcp/data/chain/SPY",
+        token_path.display()
+    );
+}

@@ -1,0 +1,6 @@
+//! The real pipeline in one process: simulator quotes → embedded bus → compute worker →
+//! snapshot store, read back and checked against the quantitative core called directly.
+
+mod kafka_workers;
+mod replay;
+mod worker_to_store;

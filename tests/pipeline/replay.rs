@@ -1,0 +1,148 @@
+//! Replay: archived quotes → the same compute code → end-of-day snapshots, identical from run
+//! to run.
+
+use std::sync::Arc;
+
+use chrono::{NaiveDate, TimeZone, Utc};
+use object_store::ObjectStoreExt;
+use object_store::memory::InMemory;
+use object_store::path::Path;
+use optics_compute::store::SnapshotStore;
+use optics_compute::time::NyseCalendar;
+use optics_compute::worker::WorkerConfig;
+use optics_ingest::archive::QuoteArchive;
+use optics_ingest::replay::replay_session;
+use optics_ingest::simulator::quotes::{ChainSpec, chain_snapshot};
+use optics_ingest::simulator::surface::{Surface, SurfaceInputs};
+use optics_ingest::simulator::universe::Universe;
+use optics_schemas::ChainRow;
+use optics_schemas::bus::snapshot_datasets;
+
+fn trade_date() -> NaiveDate {
+    NaiveDate::from_ymd_opt(2026, 11, 18).unwrap()
+}
+
+/// Two instants of SPY and QQQ quotes, archived.
+async fn archive_with_two_instants() -> QuoteArchive {
+    let archive = QuoteArchive::new(Arc::new(InMemory::new()), Path::from("archive"));
+    let universe = Universe::real();
+    for (hour, minute) in [(15, 0), (20, 59)] {
+        let instant = Utc.with_ymd_and_hms(2026, 11, 18, hour, minute, 0).unwrap();
+        for symbol in ["SPY", "QQQ"] {
+            let underlying = universe.get(symbol).unwrap();
+            let surface = Surface::for_underlying(underlying, &SurfaceInputs::normal());
+            let spec = ChainSpec {
+                underlying,
+                trade_date: trade_date(),
+                instant,
+                spot: underlying.start_price * (1.0 + f64::from(minute) * 1e-4),
+                previous_close: underlying.start_price,
+                surface: &surface,
+                rate: 0.04,
+                seed: 3,
+            };
+            archive
+                .append(&chain_snapshot(&spec, &NyseCalendar))
+                .await
+                .unwrap();
+        }
+    }
+    archive
+}
+
+#[test]
+fn replaying_a_session_twice_writes_identical_snapshots() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_time()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let archive = archive_with_two_instants().await;
+        let mut files = Vec::new();
+        for _ in 0..2 {
+            let store = SnapshotStore::new(Arc::new(InMemory::new()), Path::from("snapshots"));
+            let config = WorkerConfig {
+                rate: 0.04,
+                ..WorkerConfig::default()
+            };
+            let mut seen = Vec::new();
+            let summary = replay_session(&archive, &store, trade_date(), config, |u| {
+                seen.push(u.to_owned())
+            })
+            .await
+            .unwrap();
+            assert_eq!(summary.underlyings, 2);
+            assert_eq!(seen, ["QQQ", "SPY"]);
+            assert_eq!(
+                summary.events.len(),
+                8,
+                "chain, exposures, summary, flow × 2"
+            );
+            let mut bytes = Vec::new();
+            for event in &summary.events {
+                let data = store
+                    .object_store()
+                    .get(&Path::from(event.path.as_str()))
+                    .await
+                    .unwrap()
+                    .bytes()
+                    .await
+                    .unwrap();
+                bytes.push((event.dataset.clone(), event.underlying.clone(), data));
+            }
+            // The chain is the later instant's: every row priced at the close, from the
+            // 20:59 quotes.
+            let chain = summary
+                .events
+                .iter()
+                .find(|e| e.dataset == snapshot_datasets::CHAIN && e.underlying == "SPY")
+                .unwrap();
+            let key = optics_compute::store::SnapshotKey::new(
+                snapshot_datasets::CHAIN,
+                chain.trade_date,
+                "SPY",
+            );
+            let snapshot = store.read(&key).await.unwrap().unwrap();
+            let rows = ChainRow::from_batch(&snapshot.batches[0]).unwrap();
+            let close = Utc.with_ymd_and_hms(2026, 11, 18, 21, 0, 0).unwrap();
+            assert!(rows.iter().all(|r| r.as_of == close));
+            let late = Utc.with_ymd_and_hms(2026, 11, 18, 20, 59, 0).unwrap();
+            assert!(
+                rows.iter()
+                    .filter_map(|r| r.call.quote_time)
+                    .all(|t| t == late)
+            );
+            files.push(bytes);
+        }
+        assert_eq!(
+            files[0], files[1],
+            "same archive and config → identical files"
+        );
+    });
+}
+
+#[test]
+fn replaying_a_day_that_was_not_recorded_says_so() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let archive = archive_with_two_instants().await;
+        let store = SnapshotStore::new(Arc::new(InMemory::new()), Path::default());
+        let day = NaiveDate::from_ymd_opt(2026, 11, 17).unwrap();
+        let err = replay_session(&archive, &store, day, WorkerConfig::default(), |_| {})
+            .await
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("no session on 2026-11-17"),
+            "{err}"
+        );
+        let saturday = NaiveDate::from_ymd_opt(2026, 11, 21).unwrap();
+        let err = replay_session(&archive, &store, saturday, WorkerConfig::default(), |_| {})
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("not a trading day"), "{err}");
+    });
+}

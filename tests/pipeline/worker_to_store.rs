@@ -1,0 +1,302 @@
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::{DateTime, NaiveDate, TimeZone, Utc};
+use object_store::memory::InMemory;
+use object_store::path::Path;
+use optics_compute::pricing::{OptionInputs, OptionType, PricingModel, greeks, implied_vol};
+use optics_compute::store::{Snapshot, SnapshotKey, SnapshotStore};
+use optics_compute::time::{ManualClock, NyseCalendar, years_to_expiry};
+use optics_compute::worker::{ComputeWorker, WorkerConfig};
+use optics_ingest::bus::{EmbeddedBus, EmbeddedBusConfig};
+use optics_ingest::simulator::quotes::{ChainSpec, simulate_chain};
+use optics_ingest::simulator::surface::{Surface, SurfaceInputs};
+use optics_ingest::simulator::universe::Universe;
+use optics_schemas::bus::{snapshot_datasets, topics};
+use optics_schemas::{
+    Bus, ChainRow, DataBatch, ExposureRow, Message, OptionQuote, PricingModelCode,
+};
+
+const RATE: f64 = 0.04;
+
+fn trade_date() -> NaiveDate {
+    NaiveDate::from_ymd_opt(2026, 11, 18).unwrap()
+}
+
+fn instant() -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 11, 18, 19, 30, 0).unwrap()
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_time()
+        .build()
+        .unwrap()
+}
+
+/// An underlying's simulated quotes with the forward of each expiration they were priced on.
+type SimulatedChain = (String, Vec<OptionQuote>, Vec<(NaiveDate, f64)>);
+
+/// Chains from the simulator, with the forwards they were priced on.
+fn simulated(symbols: &[&str]) -> Vec<SimulatedChain> {
+    let universe = Universe::real();
+    symbols
+        .iter()
+        .map(|symbol| {
+            let underlying = universe.get(symbol).unwrap();
+            let surface = Surface::for_underlying(underlying, &SurfaceInputs::normal());
+            let spec = ChainSpec {
+                underlying,
+                trade_date: trade_date(),
+                instant: instant(),
+                spot: underlying.start_price,
+                previous_close: underlying.start_price,
+                surface: &surface,
+                rate: RATE,
+                seed: 11,
+            };
+            let simulated = simulate_chain(&spec, &NyseCalendar);
+            let mut forwards: Vec<(NaiveDate, f64)> = simulated
+                .iter()
+                .map(|q| (q.quote.expiration, q.forward))
+                .collect();
+            forwards.dedup_by_key(|f| f.0);
+            let quotes = simulated.into_iter().map(|q| q.quote).collect();
+            ((*symbol).to_owned(), quotes, forwards)
+        })
+        .collect()
+}
+
+#[test]
+fn simulated_quotes_become_chain_snapshots_that_match_the_pricing_core() {
+    let chains = simulated(&["SPY", "AAPL", "SPX"]);
+    let runtime = runtime();
+    let store = SnapshotStore::new(Arc::new(InMemory::new()), Path::from("snapshots"));
+    let (stats, events) = runtime.block_on(async {
+        let bus: Arc<dyn Bus> = Arc::new(EmbeddedBus::new(EmbeddedBusConfig::default()));
+        let mut announcements = bus.subscribe(topics::SNAPSHOTS, "test").await.unwrap();
+        let clock = Arc::new(ManualClock::new(instant()));
+        let config = WorkerConfig {
+            interval: Duration::from_millis(20),
+            rate: RATE,
+            ..WorkerConfig::default()
+        };
+        let worker = ComputeWorker::new(Arc::clone(&bus), store.clone(), clock, config);
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let handle = tokio::spawn(worker.run(async {
+            let _ = stopped.await;
+        }));
+        for (symbol, quotes, _) in &chains {
+            for part in quotes.chunks(1000) {
+                let batch = DataBatch::from_rows(symbol.as_str(), part).unwrap();
+                bus.publish(topics::OPTION_QUOTES, Message::Data(batch))
+                    .await
+                    .unwrap();
+            }
+        }
+        // The worker announces each publication; a chain may take several cycles to fill
+        // (quotes keep arriving), so wait until every underlying's latest snapshot has all of
+        // its contracts.
+        let mut events = Vec::new();
+        loop {
+            let batch = tokio::time::timeout(Duration::from_secs(60), announcements.next_batch(16))
+                .await
+                .expect("snapshot events within a minute")
+                .unwrap()
+                .unwrap();
+            for delivery in batch {
+                if let Message::Snapshot(event) = delivery.message {
+                    events.push(event);
+                }
+            }
+            announcements.commit().await.unwrap();
+            let mut complete = true;
+            for (symbol, quotes, _) in &chains {
+                let key = SnapshotKey::new(snapshot_datasets::CHAIN, trade_date(), symbol.as_str());
+                complete &= match store.read(&key).await.unwrap() {
+                    Some(snapshot) => contracts_in(&chain_rows(&snapshot)) == quotes.len(),
+                    None => false,
+                };
+            }
+            if complete {
+                break;
+            }
+        }
+        stop.send(()).unwrap();
+        let stats = handle.await.unwrap().unwrap();
+        (stats, events)
+    });
+    let total: usize = chains.iter().map(|c| c.1.len()).sum();
+    assert_eq!(stats.quotes_accepted, total as u64);
+    for dataset in [
+        snapshot_datasets::CHAIN,
+        snapshot_datasets::EXPOSURES,
+        snapshot_datasets::EXPOSURE_SUMMARY,
+        snapshot_datasets::FLOW,
+    ] {
+        assert!(
+            events.iter().any(|e| e.dataset == dataset),
+            "no {dataset} snapshot announced"
+        );
+    }
+
+    for (symbol, quotes, forwards) in &chains {
+        let key = SnapshotKey::new(snapshot_datasets::CHAIN, trade_date(), symbol.as_str());
+        let snapshot = runtime.block_on(store.read(&key)).unwrap().unwrap();
+        let rows: Vec<ChainRow> = snapshot
+            .batches
+            .iter()
+            .flat_map(|b| ChainRow::from_batch(b).unwrap())
+            .collect();
+        let contracts = rows
+            .iter()
+            .map(|r| usize::from(r.call.is_listed()) + usize::from(r.put.is_listed()))
+            .sum::<usize>();
+        assert_eq!(
+            contracts,
+            quotes.len(),
+            "{symbol}: every contract has a side"
+        );
+        check_rows_against_core(symbol, &rows, forwards);
+        let key = SnapshotKey::new(snapshot_datasets::EXPOSURES, trade_date(), symbol.as_str());
+        let snapshot = runtime.block_on(store.read(&key)).unwrap().unwrap();
+        let exposures: Vec<ExposureRow> = snapshot
+            .batches
+            .iter()
+            .flat_map(|b| ExposureRow::from_batch(b).unwrap())
+            .collect();
+        check_gex_against_chain(symbol, &exposures, &rows);
+    }
+}
+
+fn chain_rows(snapshot: &Snapshot) -> Vec<ChainRow> {
+    snapshot
+        .batches
+        .iter()
+        .flat_map(|b| ChainRow::from_batch(b).unwrap())
+        .collect()
+}
+
+/// Listed contracts (sides) of a chain.
+fn contracts_in(rows: &[ChainRow]) -> usize {
+    rows.iter()
+        .map(|r| usize::from(r.call.is_listed()) + usize::from(r.put.is_listed()))
+        .sum()
+}
+
+/// Dealer GEX per strike recomputed from the chain's own gamma and open interest:
+/// γ·OI·100·S²·0.01, calls +, puts −.
+fn check_gex_against_chain(symbol: &str, exposures: &[ExposureRow], chain: &[ChainRow]) {
+    assert!(!exposures.is_empty());
+    for exposure in exposures {
+        let rows: Vec<&ChainRow> = chain
+            .iter()
+            .filter(|r| r.expiration == exposure.expiration && r.strike == exposure.strike)
+            .collect();
+        assert!(
+            !rows.is_empty(),
+            "{symbol}: exposure strike not in the chain"
+        );
+        let spot = exposure.spot;
+        let side_gex = |gamma: Option<f64>, oi: Option<u64>| {
+            gamma.unwrap_or(0.0) * oi.unwrap_or(0) as f64 * 100.0 * spot * spot * 0.01
+        };
+        let expected: f64 = rows
+            .iter()
+            .map(|r| {
+                side_gex(r.call.greeks.gamma, r.call.open_interest)
+                    - side_gex(r.put.greeks.gamma, r.put.open_interest)
+            })
+            .sum();
+        let got = exposure.net.gamma;
+        assert!(
+            (got - expected).abs() <= 1e-9 * expected.abs().max(1.0),
+            "{symbol} {} {}: GEX {got} vs {expected}",
+            exposure.expiration,
+            exposure.strike
+        );
+    }
+}
+
+/// Recomputes IV and Greeks of every two-sided side with the core, on the row's own forward,
+/// and checks the forward against the simulator's.
+fn check_rows_against_core(symbol: &str, rows: &[ChainRow], forwards: &[(NaiveDate, f64)]) {
+    let mut checked = 0;
+    for row in rows {
+        assert_eq!(row.underlying, symbol);
+        assert_eq!(row.trade_date, trade_date());
+        let years = years_to_expiry(instant(), row.expiration);
+        assert!((row.years_to_expiry - years).abs() < 1e-12);
+        let true_forward = forwards
+            .iter()
+            .find(|(e, _)| *e == row.expiration)
+            .map(|f| f.1)
+            .unwrap();
+        // Parity on quotes rounded to ticks (and, for AAPL, American early-exercise premia)
+        // recovers the forward to a few basis points.
+        let forward_error = (row.forward / true_forward - 1.0).abs();
+        assert!(
+            forward_error < 2e-3,
+            "{symbol} {}: forward {} vs {true_forward}",
+            row.expiration,
+            row.forward
+        );
+        for (side, option_type) in [(&row.call, OptionType::Call), (&row.put, OptionType::Put)] {
+            let (Some(bid), Some(ask)) = (side.bid, side.ask) else {
+                continue;
+            };
+            if !(bid > 0.0 && ask >= bid) {
+                assert!(side.iv.is_none(), "no two-sided quote → no IV");
+                continue;
+            }
+            let mid = 0.5 * (bid + ask);
+            assert_eq!(side.mid, Some(mid));
+            // Stocks and ETFs: BSM on spot with the parity-implied carry as yield (so delta is
+            // per $1 of spot); indices: Black-76 on the forward.
+            let inputs = match row.model {
+                PricingModelCode::Bsm => OptionInputs {
+                    option_type,
+                    model: PricingModel::BlackScholesMerton,
+                    underlying: row.spot,
+                    strike: row.strike,
+                    years,
+                    rate: row.rate,
+                    dividend_yield: row.carry_yield,
+                },
+                PricingModelCode::Black76 => OptionInputs {
+                    option_type,
+                    model: PricingModel::Black76,
+                    underlying: row.forward,
+                    strike: row.strike,
+                    years,
+                    rate: row.rate,
+                    dividend_yield: 0.0,
+                },
+            };
+            match implied_vol(&inputs, mid) {
+                Ok(iv) => {
+                    let got = side.iv.expect("an IV where the core finds one");
+                    assert!(
+                        (got - iv).abs() <= 1e-12 * iv.max(1.0),
+                        "{symbol} {} {}: iv {got} vs {iv}",
+                        row.expiration,
+                        row.strike
+                    );
+                    let g = greeks(&inputs, iv).unwrap();
+                    let delta = side.greeks.delta.unwrap();
+                    let gamma = side.greeks.gamma.unwrap();
+                    assert!(
+                        (delta - g.delta).abs() < 1e-9,
+                        "delta {delta} vs {}",
+                        g.delta
+                    );
+                    assert!((gamma - g.gamma).abs() <= 1e-9 * g.gamma.abs().max(1e-6));
+                    checked += 1;
+                }
+                Err(_) => assert!(side.iv.is_none() && side.iv_status.is_some()),
+            }
+        }
+    }
+    assert!(checked > 100, "{symbol}: only {checked} sides checked");
+}
