@@ -79,6 +79,7 @@ pub(crate) fn app(
 ) -> axum::Router {
     let gate_access = access.clone();
     let state = AppState::new(clock)
+        .with_metrics(market.metrics().clone())
         .with_market_data(market)
         .with_gate(RouteGate::new(move |request, next| {
             optics_api::auth::gate(gate_access.clone(), request, next)

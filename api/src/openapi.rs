@@ -13,8 +13,11 @@
 //!   annotated schema get one listing the registry's body fields;
 //! - every operation gets a `default` response: the error envelope ([`ErrorBody`]).
 //!
-//! Paths are relative to the server URL `/api/mcp/data`. No security scheme is declared yet:
-//! bearer authentication arrives with the accounts issue and will be declared with it.
+//! - every operation outside the platform family requires the `bearerAuth` scheme (an `optx_`
+//!   API token in `Authorization: Bearer …`), the same rule the token gate applies
+//!   ([`crate::auth::requires_token`]); the platform routes are open.
+//!
+//! Paths are relative to the server URL `/api/mcp/data`.
 
 use utoipa::OpenApi;
 use utoipa::openapi::path::{
@@ -22,6 +25,7 @@ use utoipa::openapi::path::{
 };
 use utoipa::openapi::request_body::RequestBodyBuilder;
 use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, SchemaFormat, Type};
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityRequirement, SecurityScheme};
 use utoipa::openapi::{ContentBuilder, PathItem, Ref, RefOr, Required, ResponseBuilder, Schema};
 
 use crate::error::{ErrorBody, RateLimit, Suggestion};
@@ -32,6 +36,9 @@ use crate::registry::{
     DATA_PREFIX, EndpointSpec, Method, ParamKind, ParamLocation, ParamSpec, Registry,
 };
 use crate::window::{Detail, Window};
+
+/// Name of the bearer-token security scheme in `components.securitySchemes`.
+pub const BEARER_SCHEME: &str = "bearerAuth";
 
 #[derive(OpenApi)]
 #[openapi(
@@ -78,6 +85,20 @@ pub fn document(registry: &Registry) -> utoipa::openapi::OpenApi {
         }
         item.get.is_some() || item.post.is_some()
     });
+    let components = doc.components.get_or_insert_with(Default::default);
+    components.add_security_scheme(
+        BEARER_SCHEME,
+        SecurityScheme::Http(
+            HttpBuilder::new()
+                .scheme(HttpAuthScheme::Bearer)
+                .bearer_format("optx_ API token")
+                .description(Some(
+                    "An API token (optx_…) from `optics tokens create` or the account area, \
+                     sent as `Authorization: Bearer <token>`",
+                ))
+                .build(),
+        ),
+    );
     for spec in mounted {
         let item = doc
             .paths
@@ -90,6 +111,12 @@ pub fn document(registry: &Registry) -> utoipa::openapi::OpenApi {
         };
         let operation = slot.get_or_insert_with(|| generated_operation(spec));
         reconcile(operation, spec);
+        if crate::auth::requires_token(spec) {
+            operation.security = Some(vec![SecurityRequirement::new(
+                BEARER_SCHEME,
+                Vec::<String>::new(),
+            )]);
+        }
     }
     doc
 }

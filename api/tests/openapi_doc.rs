@@ -142,3 +142,41 @@ async fn mounted_data_endpoints_get_operations_with_registry_parameters() {
     assert!(doc["paths"]["/gex/{ticker}"].is_null());
     assert_eq!(doc["paths"].as_object().unwrap().len(), 6);
 }
+
+#[tokio::test]
+async fn operations_behind_the_token_gate_declare_the_bearer_scheme() {
+    let doc = served_document(&router(state_at(friday_morning()))).await;
+    let scheme = &doc["components"]["securitySchemes"]["bearerAuth"];
+    assert_eq!(scheme["type"], "http");
+    assert_eq!(scheme["scheme"], "bearer");
+    let specs = ["index", "openapi", "docs", "changelog"]
+        .into_iter()
+        .chain(
+            optics_api::handlers::data_routes()
+                .into_iter()
+                .map(|(slug, _)| slug),
+        )
+        .map(|slug| optics_api::registry::endpoint(slug).unwrap());
+    let mut open = Vec::new();
+    for spec in specs {
+        let method = format!("{:?}", spec.method).to_lowercase();
+        let operation = &doc["paths"][spec.path][method.as_str()];
+        assert!(operation.is_object(), "{method} {}", spec.path);
+        // The document says what the gate does.
+        if optics_api::auth::requires_token(spec) {
+            assert_eq!(
+                operation["security"],
+                serde_json::json!([{"bearerAuth": []}]),
+                "{method} {}",
+                spec.path
+            );
+        } else {
+            assert!(operation["security"].is_null(), "{method} {}", spec.path);
+            open.push(spec.slug);
+        }
+    }
+    // The documentation routes are open; the chain is not.
+    open.sort_unstable();
+    assert_eq!(open, ["changelog", "docs", "openapi"]);
+    assert!(doc["paths"]["/chain/{ticker}"]["get"]["security"].is_array());
+}

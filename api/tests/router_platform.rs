@@ -1,17 +1,24 @@
-//! The router as the binary builds it (no data handlers yet): the index, unknown paths, wrong
-//! methods, the documentation routes and /metrics, driven in-process with `oneshot`.
+//! The platform routes on their own (a router with no data handlers: `router_with(state, [])`)
+//! — the index, unknown paths, wrong methods, the documentation routes and /metrics — and the
+//! router as the binary builds it, whose index lists exactly the mounted data handlers. Driven
+//! in-process with `oneshot`.
 
 mod common;
 
 use axum::http::{Method, StatusCode};
 use common::{friday_morning, get, state_at, with_body};
-use optics_api::router;
+use optics_api::{router, router_with};
 
 const PLATFORM_SLUGS: [&str; 4] = ["index", "openapi", "docs", "changelog"];
 
+/// The router with the platform routes and no data handler.
+fn platform_only(state: optics_api::AppState) -> axum::Router {
+    router_with(state, Vec::new())
+}
+
 #[tokio::test]
 async fn index_lists_exactly_the_mounted_endpoints() {
-    let app = router(state_at(friday_morning()));
+    let app = platform_only(state_at(friday_morning()));
     for uri in ["/api/mcp/data/", "/api/mcp/data"] {
         let data = get(&app, uri, &[]).await.data();
         assert_eq!(data["version"], "1.10");
@@ -43,7 +50,7 @@ async fn index_lists_exactly_the_mounted_endpoints() {
 
 #[tokio::test]
 async fn index_entries_carry_the_facts_of_each_endpoint() {
-    let app = router(state_at(friday_morning()));
+    let app = platform_only(state_at(friday_morning()));
     let data = get(&app, "/api/mcp/data/", &[]).await.data();
     let index = &data["endpoints"][0];
     assert_eq!(index["method"], "GET");
@@ -73,7 +80,7 @@ async fn index_entries_carry_the_facts_of_each_endpoint() {
 
 #[tokio::test]
 async fn unknown_paths_are_404_with_suggestions() {
-    let app = router(state_at(friday_morning()));
+    let app = platform_only(state_at(friday_morning()));
     let body = get(&app, "/api/mcp/data/doc", &[])
         .await
         .error(StatusCode::NOT_FOUND);
@@ -116,7 +123,7 @@ async fn unknown_paths_are_404_with_suggestions() {
 
 #[tokio::test]
 async fn wrong_method_is_405_in_the_envelope() {
-    let app = router(state_at(friday_morning()));
+    let app = platform_only(state_at(friday_morning()));
     let answer = with_body(
         &app,
         Method::POST,
@@ -141,7 +148,7 @@ async fn wrong_method_is_405_in_the_envelope() {
 
 #[tokio::test]
 async fn docs_and_changelog_are_served_as_markdown() {
-    let app = router(state_at(friday_morning()));
+    let app = platform_only(state_at(friday_morning()));
     let docs = get(&app, "/api/mcp/data/docs", &[]).await;
     assert_eq!(docs.status, StatusCode::OK);
     assert_eq!(
@@ -174,7 +181,7 @@ async fn docs_and_changelog_are_served_as_markdown() {
 
 #[tokio::test]
 async fn metrics_count_requests_by_route_template_and_status() {
-    let app = router(state_at(friday_morning()));
+    let app = platform_only(state_at(friday_morning()));
     get(&app, "/api/mcp/data/", &[]).await;
     get(&app, "/api/mcp/data/", &[]).await;
     get(&app, "/api/mcp/data/nope/SPY", &[]).await;
@@ -210,10 +217,57 @@ async fn snapshot_age_is_measured_on_the_injected_clock() {
     state
         .metrics()
         .set_snapshot_published_at("chain", friday_morning() - chrono::TimeDelta::seconds(42));
-    let app = router(state);
+    let app = platform_only(state);
     let text = get(&app, "/metrics", &[]).await.text();
     assert!(
         text.contains(r#"optics_snapshot_age_seconds{dataset="chain"} 42.0"#),
         "{text}"
     );
+}
+
+#[tokio::test]
+async fn the_full_router_lists_the_platform_and_every_mounted_data_route() {
+    let app = router(state_at(friday_morning()));
+    let data = get(&app, "/api/mcp/data/", &[]).await.data();
+    let listed: std::collections::BTreeSet<String> = data["endpoints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["slug"].as_str().unwrap().to_owned())
+        .collect();
+    let mounted: std::collections::BTreeSet<String> = PLATFORM_SLUGS
+        .iter()
+        .copied()
+        .chain(
+            optics_api::handlers::data_routes()
+                .into_iter()
+                .map(|(slug, _)| slug),
+        )
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(listed, mounted);
+    assert_eq!(data["endpoint_count"], mounted.len());
+    // Every listed endpoint is routed: its example path never answers 404 or 405, even on a
+    // state with no market data and no token gate (data routes then answer an honest error).
+    for entry in data["endpoints"].as_array().unwrap() {
+        let request = entry["example"]["request"].as_str().unwrap();
+        let (method, uri) = request.split_once(' ').unwrap();
+        let answer = if method == "GET" {
+            get(&app, uri, &[]).await
+        } else {
+            let body = entry["example"]["body"].to_string();
+            with_body(&app, Method::POST, uri, Some("application/json"), &body).await
+        };
+        assert!(
+            answer.status != StatusCode::NOT_FOUND
+                && answer.status != StatusCode::METHOD_NOT_ALLOWED
+                && answer.status != StatusCode::INTERNAL_SERVER_ERROR,
+            "{request}: {} {}",
+            answer.status,
+            answer.text()
+        );
+    }
+    // The chain route of the contract is now served, so it is no longer a 404.
+    let answer = get(&app, "/api/mcp/data/chain/SPY", &[]).await;
+    assert_ne!(answer.status, StatusCode::NOT_FOUND, "{}", answer.text());
 }

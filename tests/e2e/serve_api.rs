@@ -52,6 +52,13 @@ fn serve(data_dir: &Path) -> (Server, String) {
 
 /// One HTTP/1.1 GET; returns the status and the body parsed as JSON.
 fn get(address: &str, path: &str, token: Option<&str>) -> (u16, serde_json::Value) {
+    let (status, body) = fetch(address, path, token);
+    let body = serde_json::from_str(&body).unwrap_or(serde_json::Value::Null);
+    (status, body)
+}
+
+/// One GET over a fresh connection: the status and the body text.
+fn fetch(address: &str, path: &str, token: Option<&str>) -> (u16, String) {
     let mut stream = TcpStream::connect(address).expect("connect");
     stream
         .set_read_timeout(Some(Duration::from_secs(30)))
@@ -72,8 +79,7 @@ fn get(address: &str, path: &str, token: Option<&str>) -> (u16, serde_json::Valu
         .nth(1)
         .and_then(|s| s.parse().ok())
         .expect("status");
-    let body = serde_json::from_str(body).unwrap_or(serde_json::Value::Null);
-    (status, body)
+    (status, body.to_owned())
 }
 
 /// The stored end-of-day chain of `ticker` on 2026-11-20.
@@ -191,4 +197,16 @@ fn a_backfilled_store_is_served_with_auth_and_the_envelope() {
     assert_eq!(status, 404, "{body}");
     assert_eq!(body["endpoint_count"].as_u64(), Some(count));
     assert!(body["did_you_mean"].is_array());
+
+    // The snapshot-age gauge is fed by the snapshots the server loaded.
+    let (status, metrics) = fetch(&address, "/metrics", None);
+    assert_eq!(status, 200, "{metrics}");
+    for dataset in ["chain", "exposures", "flow"] {
+        assert!(
+            metrics.contains(&format!(
+                "optics_snapshot_age_seconds{{dataset=\"{dataset}\"}}"
+            )),
+            "{dataset}: {metrics}"
+        );
+    }
 }

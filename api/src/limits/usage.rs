@@ -155,9 +155,14 @@ pub fn usage_payload(
 
 /// `GET /me/usage` (tier any, free): reads, counts nothing beyond the request itself.
 pub async fn me_usage(
-    Extension(access): Extension<AccessControl>,
-    Extension(caller): Extension<Caller>,
+    access: Option<Extension<AccessControl>>,
+    caller: Option<Extension<Caller>>,
 ) -> Result<Json<Envelope<UsagePayload>>, ApiError> {
+    // The token gate admits the caller and attaches both; a router mounted without the gate
+    // has no caller to report on, which is the caller's problem to fix, not a server fault.
+    let (Some(Extension(access)), Some(Extension(caller))) = (access, caller) else {
+        return Err(ApiError::Unauthorized);
+    };
     let now = access.now();
     let report = access
         .limiter()

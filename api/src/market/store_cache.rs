@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
-use chrono::NaiveDate;
+use chrono::{DateTime, NaiveDate, Utc};
 use optics_compute::store::{MARKET_WIDE, Snapshot, SnapshotKey, SnapshotStore, StoreError};
 use optics_schemas::bus::snapshot_datasets;
 use optics_schemas::{
@@ -14,6 +14,7 @@ use optics_schemas::{
 use super::history::{ChainHistory, HistoryError};
 use super::{ChainView, Coverage, ExposureView, FlowView};
 use crate::error::ApiError;
+use crate::metrics::Metrics;
 use crate::state::{MarketDataReader, ReadFuture};
 use crate::ticker::Ticker;
 
@@ -48,6 +49,8 @@ pub struct StoreMarketData {
     store: SnapshotStore,
     history: ChainHistory,
     latest: RwLock<Latest>,
+    /// Told the market time (`as_of`) of every snapshot installed, for the snapshot-age gauge.
+    metrics: Metrics,
 }
 
 /// The datasets held in memory.
@@ -65,7 +68,14 @@ impl StoreMarketData {
             history: ChainHistory::new(store.clone()),
             store,
             latest: RwLock::new(Latest::default()),
+            metrics: Metrics::new(),
         }
+    }
+
+    /// The metrics this cache reports snapshot ages to: give them to the API state
+    /// ([`crate::AppState::with_metrics`]) so `/metrics` serves `optics_snapshot_age_seconds`.
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
     }
 
     /// The store read.
@@ -174,10 +184,12 @@ impl StoreMarketData {
                 let Some(view) = ChainView::new(rows) else {
                     return Ok(());
                 };
+                self.report_published(key, view.as_of);
                 put(&mut self.write().chains, ticker, stamp, view);
             }
             snapshot_datasets::EXPOSURES => {
                 let rows = decode(snapshot, ExposureRow::from_batch)?;
+                self.report_published(key, rows.iter().map(|r| r.as_of).max());
                 let mut latest = self.write();
                 if put(&mut latest.exposure_rows, ticker.clone(), stamp, rows) {
                     refresh_exposures(&mut latest, &ticker);
@@ -185,6 +197,7 @@ impl StoreMarketData {
             }
             snapshot_datasets::EXPOSURE_SUMMARY => {
                 let rows = decode(snapshot, ExposureSummaryRow::from_batch)?;
+                self.report_published(key, rows.iter().map(|r| r.as_of).max());
                 let mut latest = self.write();
                 if put(&mut latest.exposure_summaries, ticker.clone(), stamp, rows) {
                     refresh_exposures(&mut latest, &ticker);
@@ -192,11 +205,20 @@ impl StoreMarketData {
             }
             snapshot_datasets::FLOW => {
                 let rows = decode(snapshot, FlowSnapshotRow::from_batch)?;
+                self.report_published(key, rows.iter().map(|r| r.as_of).max());
                 put(&mut self.write().flows, ticker, stamp, FlowView { rows });
             }
             _ => {}
         }
         Ok(())
+    }
+
+    /// Reports the market time of a snapshot of `key`'s dataset to the age gauge (the gauge
+    /// keeps the newest per dataset, so an older session loaded later does not age it).
+    fn report_published(&self, key: &SnapshotKey, as_of: impl Into<Option<DateTime<Utc>>>) {
+        if let Some(as_of) = as_of.into() {
+            self.metrics.set_snapshot_published_at(&key.dataset, as_of);
+        }
     }
 
     fn read(&self) -> std::sync::RwLockReadGuard<'_, Latest> {
