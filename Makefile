@@ -43,6 +43,7 @@ bench: ## benchmarks that print figures (ns/option, ratios, accuracies, throughp
 	$(CARGO) bench -p optics --bench pipeline
 	$(CARGO) bench -p optics-api --bench load
 	$(CARGO) bench -p optics-api --bench auth
+	$(CARGO) bench -p optics-api --bench chain_at_time
 
 reference: ## regenerate the reference vectors (QuantLib + mpmath; optionlab for strategies)
 	test -x $(REFERENCE_VENV)/bin/python || $(PYTHON) -m venv $(REFERENCE_VENV)

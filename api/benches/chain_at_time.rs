@@ -98,7 +98,15 @@ fn main() {
                 .iter()
                 .cloned()
                 .map(|mut row| {
+                    // The same chain relabelled to each session: the calendar fields follow.
                     row.trade_date = *date;
+                    row.dte =
+                        i32::try_from((row.expiration - *date).num_days()).unwrap_or(i32::MAX);
+                    for side in [&mut row.call, &mut row.put] {
+                        if side.oi_date.is_some() {
+                            side.oi_date = date.pred_opt();
+                        }
+                    }
                     row
                 })
                 .collect();

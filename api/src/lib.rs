@@ -39,6 +39,7 @@ pub mod metrics;
 pub mod openapi;
 pub mod params;
 pub mod registry;
+pub mod response_cache;
 mod router;
 mod state;
 mod suggest;

@@ -62,8 +62,19 @@ pub fn router_with(
     data_routes: Vec<(&'static str, MethodRouter<AppState>)>,
 ) -> Router {
     let mut routes = Vec::new();
-    for (slug, method_router) in handlers::platform::routes().into_iter().chain(data_routes) {
+    let platform = handlers::platform::routes().into_iter().map(|r| (r, false));
+    let data = data_routes.into_iter().map(|r| (r, true));
+    for ((slug, method_router), is_data) in platform.chain(data) {
         match registry::endpoint(slug) {
+            // Data answers depend only on the request, the market data and the clock's second
+            // (see `response_cache`); the usage report is per caller and never cached.
+            Some(spec) if is_data && spec.method == registry::Method::Get && slug != "me-usage" => {
+                let method_router = method_router.layer(middleware::from_fn_with_state(
+                    state.clone(),
+                    crate::response_cache::cached,
+                ));
+                routes.push((spec, method_router));
+            }
             Some(spec) => routes.push((spec, method_router)),
             // A handler for a slug the contract does not have: not mounted (the registry
             // test names it).

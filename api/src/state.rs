@@ -19,6 +19,7 @@ use crate::freshness::{Freshness, freshness};
 use crate::market::{ChainView, Coverage, ExposureView, FlowView};
 use crate::metrics::Metrics;
 use crate::registry::Registry;
+use crate::response_cache::ResponseCache;
 use crate::ticker::Ticker;
 
 /// Where data handlers read market data (see [`crate::market`]): the latest snapshot of each
@@ -49,6 +50,13 @@ pub trait MarketDataReader: Send + Sync + fmt::Debug + 'static {
         trade_date: NaiveDate,
         expiration: NaiveDate,
     ) -> ReadFuture<'a, Result<Option<Vec<ChainRow>>, ApiError>>;
+
+    /// A number that changes whenever anything this reader serves changes (a snapshot swapped
+    /// in, the reference data reloaded). Answers built from the reader are reused while it
+    /// stays the same ([`crate::response_cache`]); `None` (the default) turns that off.
+    fn generation(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// The future a history read returns (boxed: the reader is a trait object).
@@ -111,6 +119,7 @@ pub struct AppState {
     metrics: Metrics,
     market_data: Option<Arc<dyn MarketDataReader>>,
     gate: Option<RouteGate>,
+    response_cache: Arc<ResponseCache>,
     pub(crate) catalogue: Arc<Catalogue>,
 }
 
@@ -124,6 +133,7 @@ impl AppState {
             metrics: Metrics::new(),
             market_data: None,
             gate: None,
+            response_cache: Arc::new(ResponseCache::default()),
             catalogue: Arc::new(Catalogue::default()),
         }
     }
@@ -157,6 +167,11 @@ impl AppState {
     /// The current instant, from the injected clock.
     pub fn now(&self) -> DateTime<Utc> {
         self.clock.now()
+    }
+
+    /// The answers of data routes held for reuse.
+    pub fn response_cache(&self) -> &ResponseCache {
+        &self.response_cache
     }
 
     /// The clock itself.

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use optics_compute::store::{SnapshotKey, SnapshotStore};
-use optics_schemas::ChainRow;
+use optics_compute::store::{MARKET_WIDE, SnapshotKey, SnapshotStore};
+use optics_schemas::{ChainRow, EarningsEvent, Record};
 use optics_tests::run_optics;
 
 const OPTICS: &str = env!("CARGO_BIN_EXE_optics");
@@ -100,6 +100,31 @@ fn stored_chain(data_dir: &Path, ticker: &str) -> Vec<ChainRow> {
     })
 }
 
+/// The underlyings with a stored chain on 2026-11-20, and every stored earnings event.
+fn stored_underlyings_and_earnings(data_dir: &Path) -> (Vec<String>, Vec<EarningsEvent>) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let store = SnapshotStore::local(&data_dir.join("snapshots")).unwrap();
+        let date = chrono::NaiveDate::from_ymd_opt(2026, 11, 20).unwrap();
+        let underlyings = store.underlyings("chain", date).await.unwrap();
+        let earnings_date = store
+            .latest_trade_date("earnings", MARKET_WIDE, None)
+            .await
+            .unwrap()
+            .expect("stored earnings");
+        let key = SnapshotKey::new("earnings", earnings_date, MARKET_WIDE);
+        let snapshot = store.read(&key).await.unwrap().expect("earnings snapshot");
+        let events = snapshot
+            .batches
+            .iter()
+            .flat_map(|b| EarningsEvent::from_batch(b).unwrap())
+            .collect();
+        (underlyings, events)
+    })
+}
+
 #[test]
 fn a_backfilled_store_is_served_with_auth_and_the_envelope() {
     let dir =
@@ -186,6 +211,69 @@ fn a_backfilled_store_is_served_with_auth_and_the_envelope() {
         assert_eq!(row["Call OI"].as_u64(), stored.call.open_interest);
     }
     assert_eq!(data["stock_price"].as_f64(), Some(stored_rows[0].spot));
+
+    // Earnings dates come from the stored reference data: the first report on or after the
+    // session, or null (this small universe is indices and ETFs; api/tests/store_market.rs
+    // covers stocks with reports).
+    let (underlyings, events) = stored_underlyings_and_earnings(&dir.0);
+    let session = chrono::NaiveDate::from_ymd_opt(2026, 11, 20).unwrap();
+    for symbol in &underlyings {
+        let next = events
+            .iter()
+            .filter(|e| e.symbol == *symbol && e.report_date >= session)
+            .map(|e| e.report_date.to_string())
+            .min();
+        let expected = next.map_or(serde_json::Value::Null, serde_json::Value::from);
+        for endpoint in ["stock", "greeks-heatmap"] {
+            let path = format!("/api/mcp/data/{endpoint}/{symbol}");
+            let (status, body) = get(&address, &path, Some(token));
+            assert_eq!(status, 200, "{body}");
+            assert_eq!(body["data"]["earnings_date"], expected, "{path}");
+        }
+    }
+    assert!(!underlyings.is_empty());
+
+    // The heatmap's gamma cells are the stored chain's call gammas.
+    let (status, body) = get(&address, "/api/mcp/data/greeks-heatmap/SPY", Some(token));
+    assert_eq!(status, 200, "{body}");
+    let heatmap = &body["data"];
+    assert_eq!(heatmap["expirations_raw"][0], expiration.as_str());
+    let mut cells = 0;
+    for (strike, cell) in heatmap["strikes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(heatmap["greek_matrices"]["gamma"][0].as_array().unwrap())
+    {
+        let strike = strike.as_f64().unwrap();
+        let row = stored_rows
+            .iter()
+            .filter(|r| r.strike == strike)
+            // The PM series where an expiration lists both.
+            .max_by_key(|r| r.settlement.as_str() == "PM");
+        assert_eq!(
+            cell.as_f64(),
+            row.and_then(|r| r.call.greeks.gamma),
+            "{strike}"
+        );
+        cells += usize::from(cell.is_number());
+    }
+    assert!(cells > 10, "{cells} gamma cells");
+
+    // Chain-at-time through DataFusion over the stored Parquet: the same rows.
+    let (status, body) = get(
+        &address,
+        &format!("/api/mcp/data/chain-at-time/SPY?expiration={expiration}&trade_date=2026-11-20"),
+        Some(token),
+    );
+    assert_eq!(status, 200, "{body}");
+    let at_time = body["data"]["chain"].as_array().expect("chain rows");
+    assert_eq!(at_time.len(), stored_rows.len());
+    for (row, stored) in at_time.iter().zip(&stored_rows) {
+        assert_eq!(row["Strike"].as_f64(), Some(stored.strike));
+        assert_eq!(row["Call Bid"].as_f64(), stored.call.bid);
+        assert_eq!(row["Gamma Call"].as_f64(), stored.call.greeks.gamma);
+    }
 
     // An uncovered ticker: a 4xx that names it.
     let (status, body) = get(&address, "/api/mcp/data/chain/NOPE", Some(token));

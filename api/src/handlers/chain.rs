@@ -498,7 +498,8 @@ pub struct StockPayload {
     pub options_volume: String,
     /// Beta to SPY, formatted to two decimals.
     pub beta: Option<String>,
-    /// Next earnings report date: `null` (earnings are not in the market-data reads).
+    /// Next earnings report on or after the chain's session, from the reference data; `null`
+    /// when none is scheduled.
     pub earnings_date: Option<NaiveDate>,
     /// The session the price belongs to.
     pub trade_date: NaiveDate,
@@ -567,7 +568,7 @@ pub async fn stock(State(state): State<AppState>, ticker: Ticker) -> Answer<Stoc
         volume: None,
         options_volume,
         beta: company.map(|c| format!("{:.2}", c.beta_spy)),
-        earnings_date: None,
+        earnings_date: coverage.next_earnings(ticker.as_str(), view.trade_date),
         trade_date: view.trade_date,
         as_of: view.as_of,
         data_type: data_type(&freshness, view.trade_date),

@@ -10,6 +10,8 @@
 //! (γ·OI·100·S²·0.01, calls positive and puts negative under the dealer convention); strikes
 //! and levels are dollars.
 
+use std::collections::BTreeMap;
+
 use axum::Json;
 use axum::extract::State;
 use axum::http::HeaderMap;
@@ -21,8 +23,8 @@ use optics_compute::exposure::{
 };
 use optics_compute::pricing::OptionType;
 use optics_schemas::{
-    DirectionalBiasCode, ExposureRow, ExposureSummaryRow, FlipDegeneracyCode, PositioningCode,
-    VolatilityRegimeCode,
+    ChainRow, DirectionalBiasCode, ExposureRow, ExposureSummaryRow, FlipDegeneracyCode,
+    PositioningCode, VolatilityRegimeCode,
 };
 use serde::Serialize;
 
@@ -522,7 +524,7 @@ fn contract_exposures(chain: &ChainView, expiration: NaiveDate) -> Vec<ContractE
 }
 
 /// `C` or `P`.
-fn type_code(option_type: OptionType) -> &'static str {
+pub(crate) fn type_code(option_type: OptionType) -> &'static str {
     match option_type {
         OptionType::Call => "C",
         OptionType::Put => "P",
@@ -610,7 +612,7 @@ pub async fn expected_move(
     )?))
 }
 
-fn no_chain(ticker: &Ticker) -> ApiError {
+pub(crate) fn no_chain(ticker: &Ticker) -> ApiError {
     ApiError::upstream(format!(
         "No option chain for {ticker} yet; retry in a few seconds"
     ))
@@ -675,7 +677,10 @@ fn listed_or_nearest(
     crate::handlers::flow::listed_or_nearest(ticker, chain, requested)
 }
 
-fn chain_of(state: &AppState, ticker: &Ticker) -> Result<std::sync::Arc<ChainView>, ApiError> {
+pub(crate) fn chain_of(
+    state: &AppState,
+    ticker: &Ticker,
+) -> Result<std::sync::Arc<ChainView>, ApiError> {
     state
         .market_data()?
         .chain(ticker)
@@ -749,25 +754,7 @@ pub async fn max_pain_of(
     let chain = chain_of(&state, &ticker)?;
     let expiration = listed_or_nearest(&ticker, &chain, requested)?;
     let rows = chain.rows_of(expiration);
-    let mut open_interest: Vec<OpenInterestAtStrike> = Vec::with_capacity(rows.len());
-    for row in rows {
-        let (call, put) = (
-            row.call.open_interest.unwrap_or(0),
-            row.put.open_interest.unwrap_or(0),
-        );
-        // AM and PM series of one expiration share strikes: one entry per strike.
-        match open_interest.iter_mut().find(|o| o.strike == row.strike) {
-            Some(entry) => {
-                entry.call = entry.call.saturating_add(call);
-                entry.put = entry.put.saturating_add(put);
-            }
-            None => open_interest.push(OpenInterestAtStrike {
-                strike: row.strike,
-                call,
-                put,
-            }),
-        }
-    }
+    let open_interest = open_interest_by_strike(rows);
     let spot = chain.stock_price();
     let pain = max_pain(&open_interest, spot).ok_or_else(|| {
         ApiError::upstream(format!(
@@ -962,9 +949,9 @@ pub struct BatchPayload<T> {
     /// How many did not.
     pub failed: usize,
     /// The payload of each symbol that answered, by symbol.
-    pub results: std::collections::BTreeMap<String, T>,
+    pub results: BTreeMap<String, T>,
     /// Why each other symbol is missing, by symbol.
-    pub errors: std::collections::BTreeMap<String, String>,
+    pub errors: BTreeMap<String, String>,
 }
 
 /// Runs `one` for every symbol of `tickers`: a symbol outside the coverage universe fails the
@@ -979,8 +966,8 @@ fn batch<T>(
         .iter()
         .map(|t| state.covered_ticker(t.as_str()))
         .collect::<Result<_, _>>()?;
-    let mut results = std::collections::BTreeMap::new();
-    let mut errors = std::collections::BTreeMap::new();
+    let mut results = BTreeMap::new();
+    let mut errors = BTreeMap::new();
     for ticker in &covered {
         match one(ticker) {
             Ok(payload) => {
@@ -1078,11 +1065,11 @@ pub struct IndexComparison {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CrossIndexPayload {
     /// The side-by-side table, by symbol.
-    pub comparison: std::collections::BTreeMap<String, IndexComparison>,
+    pub comparison: BTreeMap<String, IndexComparison>,
     /// The `/gex` payload (aggregate) of each symbol.
-    pub indices: std::collections::BTreeMap<String, GexPayload>,
+    pub indices: BTreeMap<String, GexPayload>,
     /// Symbols that could not be answered, with the reason.
-    pub errors: std::collections::BTreeMap<String, String>,
+    pub errors: BTreeMap<String, String>,
     /// What `normalized_gex` divides by.
     pub normalization: &'static str,
 }
@@ -1098,7 +1085,7 @@ pub async fn cross_index_gex(
     let per_side = window_request.strikes_per_side(window::GEX_STRIKES_PER_SIDE);
     let reader = state.market_data()?.clone();
     let freshness = state.freshness();
-    let mut comparison = std::collections::BTreeMap::new();
+    let mut comparison = BTreeMap::new();
     let batch = batch(&state, &tickers, |ticker| {
         let exposures = reader
             .exposures(ticker)
@@ -1303,13 +1290,13 @@ pub struct GreeksExposurePayload {
     /// The strikes of the profiles, ascending.
     pub strikes: Vec<f64>,
     /// Totals and profiles per Greek.
-    pub exposures: std::collections::BTreeMap<&'static str, GreekExposure>,
+    pub exposures: BTreeMap<&'static str, GreekExposure>,
     /// Key strikes per Greek (gamma's are in `key_levels`).
-    pub greek_levels: std::collections::BTreeMap<&'static str, GreekLevelsPayload>,
+    pub greek_levels: BTreeMap<&'static str, GreekLevelsPayload>,
     /// Named levels with distance from spot.
     pub key_levels: NamedLevels,
     /// Unit string per Greek.
-    pub units: std::collections::BTreeMap<&'static str, &'static str>,
+    pub units: BTreeMap<&'static str, &'static str>,
     /// The instant the exposures were priced.
     pub as_of: DateTime<Utc>,
     /// `LIVE` or `EOD`, market hours and a sentence.
@@ -1417,9 +1404,9 @@ pub async fn greeks_exposure(
             })
             .collect()
     };
-    let mut by_greek = std::collections::BTreeMap::new();
-    let mut greek_levels = std::collections::BTreeMap::new();
-    let mut units = std::collections::BTreeMap::new();
+    let mut by_greek = BTreeMap::new();
+    let mut greek_levels = BTreeMap::new();
+    let mut units = BTreeMap::new();
     for kind in ExposureKind::ALL {
         if kind == ExposureKind::DeltaAdjustedGamma {
             continue; // reported inside `gamma`
@@ -1947,4 +1934,25 @@ pub async fn zero_dte(
         window: (window_request.detail == Detail::Compact).then_some(strike_window),
         notices: params.clamp_notices(),
     }))
+}
+
+/// Call and put open interest per listed strike of `rows` (AM and PM series of one
+/// expiration summed; several expirations summed too), the input of max pain and of the
+/// open-interest walls.
+pub(crate) fn open_interest_by_strike(rows: &[ChainRow]) -> Vec<OpenInterestAtStrike> {
+    let mut by_strike: BTreeMap<i64, OpenInterestAtStrike> = BTreeMap::new();
+    for row in rows {
+        let entry = by_strike
+            .entry((row.strike * 100.0).round() as i64)
+            .or_insert(OpenInterestAtStrike {
+                strike: row.strike,
+                call: 0,
+                put: 0,
+            });
+        entry.call = entry
+            .call
+            .saturating_add(row.call.open_interest.unwrap_or(0));
+        entry.put = entry.put.saturating_add(row.put.open_interest.unwrap_or(0));
+    }
+    by_strike.into_values().collect()
 }

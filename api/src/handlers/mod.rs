@@ -18,6 +18,7 @@
 pub mod chain;
 pub mod exposure;
 pub mod flow;
+pub mod greeks;
 pub mod platform;
 pub mod risk;
 pub mod strategy;
@@ -61,6 +62,11 @@ pub fn data_routes() -> Vec<(&'static str, MethodRouter<AppState>)> {
             axum::routing::get(exposure::greeks_exposure),
         ),
         ("zero-dte", axum::routing::get(exposure::zero_dte)),
+        (
+            "third-order-greeks",
+            axum::routing::get(greeks::third_order_greeks),
+        ),
+        ("greeks-heatmap", axum::routing::get(greeks::greeks_heatmap)),
         ("flow", axum::routing::get(flow::flow)),
         ("smart-money", axum::routing::get(flow::smart_money_flow)),
         (

@@ -51,7 +51,13 @@ impl ChainHistory {
     pub fn new(store: SnapshotStore) -> Self {
         // One partition per query: a chain-at-time file is a few MB; more threads only add
         // scheduling to a sub-20 ms read and compete with the API's own workers.
-        let ctx = SessionContext::new_with_config(SessionConfig::new().with_target_partitions(1));
+        // Strings as written (Utf8): DataFusion would otherwise read them as Utf8View, which
+        // the snapshot schemas do not accept.
+        let config = SessionConfig::new().with_target_partitions(1).set_bool(
+            "datafusion.execution.parquet.schema_force_view_types",
+            false,
+        );
+        let ctx = SessionContext::new_with_config(config);
         if let Ok(url) = Url::parse(STORE_URL) {
             ctx.register_object_store(&url, Arc::clone(store.object_store()));
         }

@@ -10,6 +10,7 @@
 mod history;
 mod store_cache;
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use chrono::{DateTime, NaiveDate, Utc};
@@ -107,9 +108,17 @@ pub struct FlowView {
 pub struct Coverage {
     /// Companies by symbol order.
     pub companies: Vec<Arc<Company>>,
+    /// Earnings report dates per symbol, ascending (the newest `earnings` reference snapshot).
+    pub earnings: BTreeMap<String, Vec<NaiveDate>>,
 }
 
 impl Coverage {
+    /// The first earnings report of `symbol` on or after `from`.
+    pub fn next_earnings(&self, symbol: &str, from: NaiveDate) -> Option<NaiveDate> {
+        let dates = self.earnings.get(symbol)?;
+        dates.get(dates.partition_point(|d| *d < from)).copied()
+    }
+
     /// The company of `symbol`.
     pub fn get(&self, symbol: &str) -> Option<&Arc<Company>> {
         self.companies

@@ -1,14 +1,15 @@
 //! [`StoreMarketData`]: the latest snapshots of the store held decoded in memory.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 
 use chrono::{DateTime, NaiveDate, Utc};
 use optics_compute::store::{MARKET_WIDE, Snapshot, SnapshotKey, SnapshotStore, StoreError};
 use optics_schemas::bus::snapshot_datasets;
 use optics_schemas::{
-    ChainRow, Company, Dataset, ExposureRow, ExposureSummaryRow, FlowSnapshotRow, Record,
-    SchemaError, SnapshotEvent,
+    ChainRow, Company, Dataset, EarningsEvent, ExposureRow, ExposureSummaryRow, FlowSnapshotRow,
+    Record, SchemaError, SnapshotEvent,
 };
 
 use super::history::{ChainHistory, HistoryError};
@@ -51,6 +52,8 @@ pub struct StoreMarketData {
     latest: RwLock<Latest>,
     /// Told the market time (`as_of`) of every snapshot installed, for the snapshot-age gauge.
     metrics: Metrics,
+    /// Bumped after every swap (see [`MarketDataReader::generation`]).
+    generation: AtomicU64,
 }
 
 /// The datasets held in memory.
@@ -69,6 +72,7 @@ impl StoreMarketData {
             store,
             latest: RwLock::new(Latest::default()),
             metrics: Metrics::new(),
+            generation: AtomicU64::new(0),
         }
     }
 
@@ -135,7 +139,7 @@ impl StoreMarketData {
     /// Reloads what `event` announces (a newer version of a partition). Events of datasets
     /// the API does not hold are ignored.
     pub async fn apply(&self, event: &SnapshotEvent) -> Result<(), LoadError> {
-        if event.dataset == Dataset::Companies.name() {
+        if event.dataset == Dataset::Companies.name() || event.dataset == Dataset::Earnings.name() {
             return self.load_coverage().await;
         }
         if !LIVE_DATASETS.contains(&event.dataset.as_str()) {
@@ -170,8 +174,44 @@ impl StoreMarketData {
             companies.extend(Company::from_batch(batch)?.into_iter().map(Arc::new));
         }
         companies.sort_by(|a, b| a.symbol.cmp(&b.symbol));
-        self.write().coverage = Arc::new(Coverage { companies });
+        let earnings = self.load_earnings().await?;
+        self.write().coverage = Arc::new(Coverage {
+            companies,
+            earnings,
+        });
+        self.bump();
         Ok(())
+    }
+
+    /// Report dates per symbol from the newest `earnings` reference snapshot (empty without
+    /// one: earnings dates are then unknown, reported as null).
+    async fn load_earnings(&self) -> Result<BTreeMap<String, Vec<NaiveDate>>, LoadError> {
+        let dataset = Dataset::Earnings.name();
+        let mut by_symbol: BTreeMap<String, Vec<NaiveDate>> = BTreeMap::new();
+        let Some(date) = self
+            .store
+            .latest_trade_date(dataset, MARKET_WIDE, None)
+            .await?
+        else {
+            return Ok(by_symbol);
+        };
+        let key = SnapshotKey::new(dataset, date, MARKET_WIDE);
+        let Some(snapshot) = self.store.read(&key).await? else {
+            return Ok(by_symbol);
+        };
+        for batch in &snapshot.batches {
+            for event in EarningsEvent::from_batch(batch)? {
+                by_symbol
+                    .entry(event.symbol)
+                    .or_default()
+                    .push(event.report_date);
+            }
+        }
+        for dates in by_symbol.values_mut() {
+            dates.sort_unstable();
+            dates.dedup();
+        }
+        Ok(by_symbol)
     }
 
     /// Decodes a snapshot and swaps it in, unless a newer one is already held.
@@ -208,9 +248,16 @@ impl StoreMarketData {
                 self.report_published(key, rows.iter().map(|r| r.as_of).max());
                 put(&mut self.write().flows, ticker, stamp, FlowView { rows });
             }
-            _ => {}
+            _ => return Ok(()),
         }
+        self.bump();
         Ok(())
+    }
+
+    /// A new generation, after the swap is visible: an answer built from the old data can
+    /// then only be kept under the old number.
+    fn bump(&self) {
+        self.generation.fetch_add(1, Ordering::Release);
     }
 
     /// Reports the market time of a snapshot of `key`'s dataset to the age gauge (the gauge
@@ -298,6 +345,10 @@ impl MarketDataReader for StoreMarketData {
 
     fn coverage(&self) -> Arc<Coverage> {
         Arc::clone(&self.read().coverage)
+    }
+
+    fn generation(&self) -> Option<u64> {
+        Some(self.generation.load(Ordering::Acquire))
     }
 
     fn chain_at_time<'a>(

@@ -680,6 +680,16 @@ pub(super) static DATA_ENDPOINTS: &[EndpointSpec] = &[
                 bounds: "calls or puts",
                 kind: ParamKind::Choice(&["calls", "puts"]),
             },
+            ParamSpec {
+                name: "greek",
+                location: ParamLocation::Query,
+                required: false,
+                default: Some("gamma"),
+                bounds: "charm, delta, gamma, iv, rho, theta, vanna or vega",
+                kind: ParamKind::Choice(&[
+                    "charm", "delta", "gamma", "iv", "rho", "theta", "vanna", "vega",
+                ]),
+            },
         ],
         example: Example {
             request: "/greeks-heatmap/SPY?option_type=puts",

@@ -342,7 +342,10 @@ impl MemoryMarket {
                 ),
             ]),
             covered: companies.iter().map(|c| c.symbol.clone()).collect(),
-            coverage: Arc::new(Coverage { companies }),
+            coverage: Arc::new(Coverage {
+                companies,
+                ..Coverage::default()
+            }),
             history: spy_history_rows(),
         }
     }

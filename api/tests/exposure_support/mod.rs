@@ -90,6 +90,10 @@ pub struct MemoryMarket {
     pub chains: BTreeMap<String, Arc<ChainView>>,
     pub exposures: BTreeMap<String, Arc<ExposureView>>,
     pub flows: BTreeMap<String, Arc<FlowView>>,
+    /// Earnings report dates per symbol (the reference data's).
+    pub earnings: BTreeMap<String, Vec<NaiveDate>>,
+    /// The reader's generation; `Some` turns the response cache on.
+    pub generation: Option<u64>,
 }
 
 impl MemoryMarket {
@@ -101,6 +105,15 @@ impl MemoryMarket {
         self.exposures
             .insert(symbol.clone(), market.exposures.clone());
         self.flows.insert(symbol, market.flow.clone());
+        self
+    }
+
+    /// Schedules an earnings report of `symbol` on `date`.
+    pub fn with_earnings(mut self, symbol: &str, date: NaiveDate) -> Self {
+        self.earnings
+            .entry(symbol.to_owned())
+            .or_default()
+            .push(date);
         self
     }
 
@@ -129,7 +142,18 @@ impl MarketDataReader for MemoryMarket {
     }
 
     fn coverage(&self) -> Arc<Coverage> {
-        Arc::new(Coverage::default())
+        let mut earnings = self.earnings.clone();
+        for dates in earnings.values_mut() {
+            dates.sort_unstable();
+        }
+        Arc::new(Coverage {
+            earnings,
+            ..Coverage::default()
+        })
+    }
+
+    fn generation(&self) -> Option<u64> {
+        self.generation
     }
 
     fn chain_at_time<'a>(

@@ -833,8 +833,14 @@ fn a_short_history_gives_nulls_not_errors() {
 mod never_panic {
     use super::*;
     use proptest::prelude::*;
+    use proptest::test_runner::RngSeed;
 
     proptest! {
+        #![proptest_config(ProptestConfig {
+            rng_seed: RngSeed::Fixed(0x0071_C501),
+            ..ProptestConfig::default()
+        })]
+
         #[test]
         fn realized_on_any_numbers(
             closes in prop::collection::vec(any::<f64>(), 0..40),

@@ -1,0 +1,219 @@
+//! The store-backed reader (`StoreMarketData`) over an in-memory object store: it loads the
+//! newest snapshot of each ticker and the reference data at start, swaps in a newer chain or
+//! earnings table when its `snapshot` event arrives, and never lets an older session's late
+//! event replace a newer one.
+
+mod common;
+
+use std::sync::Arc;
+
+use chrono::{DateTime, NaiveDate, TimeZone, Utc};
+use common::get;
+use object_store::memory::InMemory;
+use object_store::path::Path;
+use optics_api::market::StoreMarketData;
+use optics_api::{MarketDataReader, Ticker};
+use optics_compute::chain::{ChainMarket, build_chain};
+use optics_compute::pricing::PricingModel;
+use optics_compute::store::{MARKET_WIDE, SnapshotKey, SnapshotStore};
+use optics_compute::time::{Clock, ManualClock};
+use optics_schemas::{
+    AssetClass, ChainRow, Company, EarningsEvent, EarningsTiming, Record, SnapshotEvent,
+};
+
+fn day(d: u32) -> NaiveDate {
+    NaiveDate::from_ymd_opt(2026, 11, d).unwrap()
+}
+
+fn at(d: u32, hour: u32) -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 11, d, hour, 0, 0).unwrap()
+}
+
+fn chain_rows(trade_date: NaiveDate, as_of: DateTime<Utc>, spot: f64) -> Vec<ChainRow> {
+    let quotes = optics_tests::fixtures::synthetic_chain("SPY", spot, 2, 21, spot - 10.0, 5, 80);
+    build_chain(
+        &quotes,
+        &ChainMarket {
+            underlying: "SPY".to_owned(),
+            trade_date,
+            as_of,
+            spot: Some(spot),
+            rate: 0.04,
+            dividend_yield: 0.01,
+            model: PricingModel::BlackScholesMerton,
+        },
+    )
+    .unwrap()
+    .rows
+}
+
+fn companies() -> Vec<Company> {
+    ["AAPL", "SPY"]
+        .into_iter()
+        .map(|symbol| Company {
+            symbol: symbol.to_owned(),
+            name: format!("{symbol} Inc."),
+            asset_class: if symbol == "SPY" {
+                AssetClass::Etf
+            } else {
+                AssetClass::Stock
+            },
+            sector: None,
+            sector_etf: None,
+            market_cap: None,
+            beta_spy: 1.0,
+            corr_spy: 0.9,
+            priced_on_forward: false,
+        })
+        .collect()
+}
+
+fn earnings(dates: &[(&str, NaiveDate)]) -> Vec<EarningsEvent> {
+    dates
+        .iter()
+        .map(|(symbol, date)| EarningsEvent {
+            symbol: (*symbol).to_owned(),
+            report_date: *date,
+            timing: EarningsTiming::AfterClose,
+            fiscal_quarter: "FY2026 Q4".to_owned(),
+            eps_estimate: 1.0,
+            eps_actual: None,
+            revenue_estimate: None,
+            revenue_actual: None,
+        })
+        .collect()
+}
+
+async fn publish_chain(store: &SnapshotStore, rows: &[ChainRow]) -> SnapshotEvent {
+    let key = SnapshotKey::new("chain", rows[0].trade_date, "SPY");
+    store
+        .publish(&key, &ChainRow::to_batch(rows).unwrap(), &[], rows[0].as_of)
+        .await
+        .unwrap()
+}
+
+async fn publish_reference<R: Record>(
+    store: &SnapshotStore,
+    rows: &[R],
+    trade_date: NaiveDate,
+) -> SnapshotEvent {
+    let key = SnapshotKey::new(R::DATASET.name(), trade_date, MARKET_WIDE);
+    store
+        .publish(&key, &R::to_batch(rows).unwrap(), &[], at(20, 21))
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn loads_the_newest_snapshots_and_swaps_on_events() {
+    let store = SnapshotStore::new(Arc::new(InMemory::new()), Path::from("snapshots"));
+    publish_chain(&store, &chain_rows(day(19), at(19, 21), 100.0)).await;
+    publish_chain(&store, &chain_rows(day(20), at(20, 15), 101.0)).await;
+    publish_reference(&store, &companies(), day(20)).await;
+    publish_reference(
+        &store,
+        &earnings(&[("AAPL", day(3)), ("AAPL", day(27)), ("AAPL", day(30))]),
+        day(20),
+    )
+    .await;
+
+    let market = StoreMarketData::new(store.clone());
+    market.load().await.unwrap();
+    let spy = Ticker::parse("SPY").unwrap();
+    let chain = market.chain(&spy).expect("a chain");
+    assert_eq!(chain.trade_date, day(20), "the newest session wins");
+    assert_eq!(chain.stock_price(), 101.0);
+    assert!(market.covers(&spy));
+    let coverage = market.coverage();
+    assert_eq!(coverage.next_earnings("AAPL", day(20)), Some(day(27)));
+    assert_eq!(coverage.next_earnings("AAPL", day(27)), Some(day(27)));
+    assert_eq!(coverage.next_earnings("AAPL", day(28)), Some(day(30)));
+    assert_eq!(coverage.next_earnings("SPY", day(20)), None);
+
+    // A newer chain of the same session, announced: swapped in.
+    let event = publish_chain(&store, &chain_rows(day(20), at(20, 16), 102.0)).await;
+    market.apply(&event).await.unwrap();
+    assert_eq!(market.chain(&spy).unwrap().stock_price(), 102.0);
+
+    // An older session's late event does not replace it.
+    let late = publish_chain(&store, &chain_rows(day(19), at(19, 21), 99.0)).await;
+    market.apply(&late).await.unwrap();
+    assert_eq!(market.chain(&spy).unwrap().stock_price(), 102.0);
+
+    // A new earnings table, announced: the next report moves.
+    let event = publish_reference(&store, &earnings(&[("AAPL", day(24))]), day(20)).await;
+    market.apply(&event).await.unwrap();
+    assert_eq!(
+        market.coverage().next_earnings("AAPL", day(20)),
+        Some(day(24))
+    );
+    assert_eq!(market.coverage().next_earnings("AAPL", day(25)), None);
+}
+
+async fn ok_json(app: &axum::Router, uri: &str) -> serde_json::Value {
+    let answer = get(app, uri, &[]).await;
+    assert_eq!(answer.status, 200, "{}", answer.text());
+    answer.json()
+}
+
+#[tokio::test]
+async fn a_swapped_snapshot_is_served_at_once_despite_the_response_cache() {
+    let store = SnapshotStore::new(Arc::new(InMemory::new()), Path::from("snapshots"));
+    publish_chain(&store, &chain_rows(day(20), at(20, 15), 101.0)).await;
+    publish_reference(&store, &companies(), day(20)).await;
+    let market = Arc::new(StoreMarketData::new(store.clone()));
+    market.load().await.unwrap();
+    let clock = Arc::new(ManualClock::new(at(20, 15)));
+    let state =
+        optics_api::AppState::new(clock.clone() as Arc<dyn Clock>).with_market_data(market.clone());
+    let app = optics_api::router(state);
+
+    let uri = "/api/mcp/data/chain/SPY";
+    let first = ok_json(&app, uri).await;
+    assert_eq!(first["data"]["stock_price"], 101.0);
+    assert_eq!(ok_json(&app, uri).await, first, "the held answer");
+
+    let event = publish_chain(&store, &chain_rows(day(20), at(20, 16), 102.0)).await;
+    market.apply(&event).await.unwrap();
+    let swapped = ok_json(&app, uri).await;
+    assert_eq!(
+        swapped["data"]["stock_price"], 102.0,
+        "no stale answer after a swap"
+    );
+
+    // Freshness follows the clock: after the close the same data is labelled end of day.
+    assert_eq!(swapped["data"]["freshness"]["data_freshness"], "LIVE");
+    clock.set(at(20, 22));
+    let after_close = ok_json(&app, uri).await;
+    assert_eq!(after_close["data"]["freshness"]["data_freshness"], "EOD");
+}
+
+#[tokio::test]
+async fn chain_at_time_reads_a_stored_session_through_datafusion() {
+    let store = SnapshotStore::new(Arc::new(InMemory::new()), Path::from("snapshots"));
+    let rows = chain_rows(day(19), at(19, 21), 100.0);
+    publish_chain(&store, &rows).await;
+    let market = StoreMarketData::new(store.clone());
+    let spy = Ticker::parse("SPY").unwrap();
+    let expiration = rows.iter().map(|r| r.expiration).max().unwrap();
+    let read = market
+        .chain_at_time(&spy, day(19), expiration)
+        .await
+        .unwrap()
+        .expect("the stored session");
+    let mut expected: Vec<ChainRow> = rows
+        .iter()
+        .filter(|r| r.expiration == expiration)
+        .cloned()
+        .collect();
+    expected.sort_by(|a, b| a.strike.total_cmp(&b.strike));
+    assert_eq!(read, expected, "every field as stored");
+    assert!(
+        market
+            .chain_at_time(&spy, day(18), expiration)
+            .await
+            .unwrap()
+            .is_none(),
+        "a session not carried"
+    );
+}
