@@ -81,7 +81,7 @@ pub(crate) fn run(args: &BackfillArgs) -> anyhow::Result<()> {
     ))?;
     progress.finish_and_clear();
     println!(
-        "{} sessions ({} → {}) of {} underlyings: {} contracts, {} snapshot files in {:.1} s",
+        "{} sessions ({} → {}) of {} underlyings: {} contracts, {} vol_daily rows, {} snapshot files in {:.1} s",
         summary.sessions,
         sessions
             .first()
@@ -90,6 +90,7 @@ pub(crate) fn run(args: &BackfillArgs) -> anyhow::Result<()> {
         sessions.last().map(ToString::to_string).unwrap_or_default(),
         universe.len(),
         summary.contracts,
+        summary.vol_rows,
         summary.snapshots,
         started.elapsed().as_secs_f64()
     );

@@ -6,10 +6,12 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
+use optics_compute::store::SnapshotStore;
 use optics_compute::time::{Clock, SystemClock};
-use optics_compute::worker::{ComputeWorker, WorkerConfig};
+use optics_compute::worker::{ComputeWorker, WorkerConfig, close_latest_session};
 use optics_ingest::bus::kafka::KafkaBus;
-use optics_schemas::Bus;
+use optics_schemas::bus::topics;
+use optics_schemas::{Bus, Message};
 
 use crate::settings::StoreArgs;
 
@@ -32,6 +34,48 @@ pub(crate) struct ComputeArgs {
     /// Continuously compounded risk-free rate, decimal.
     #[arg(long, env = "OPTICS_RATE", default_value_t = 0.04)]
     rate: f64,
+    /// Also publish each session's market-wide `vol_daily` partition after its close (from
+    /// the closing chains in the store). Turn it on for one worker of the group.
+    #[arg(long, env = "OPTICS_SESSION_CLOSE", default_value_t = false)]
+    session_close: bool,
+}
+
+/// Real time between two checks for a session close to publish.
+const SESSION_CLOSE_POLL: Duration = Duration::from_secs(5);
+
+/// Publishes the `vol_daily` partition of every session close as it passes (see
+/// [`close_latest_session`]) and announces it on the bus; runs until the task is dropped.
+pub(crate) async fn publish_session_closes(
+    store: SnapshotStore,
+    bus: Arc<dyn Bus>,
+    clock: Arc<dyn Clock>,
+) {
+    let mut poll = tokio::time::interval(SESSION_CLOSE_POLL);
+    poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        poll.tick().await;
+        match close_latest_session(&store, clock.now()).await {
+            Ok(Some(closed)) => {
+                println!(
+                    "session close {}: vol_daily for {} underlyings ({} skipped)",
+                    closed.event.trade_date,
+                    closed.rows.len(),
+                    closed.skipped.len()
+                );
+                for (underlying, reason) in &closed.skipped {
+                    eprintln!("  {underlying}: {reason}");
+                }
+                if let Err(e) = bus
+                    .publish(topics::SNAPSHOTS, Message::Snapshot(closed.event))
+                    .await
+                {
+                    eprintln!("announcing the session close: {e}");
+                }
+            }
+            Ok(None) => {}
+            Err(e) => eprintln!("session close: {e}"),
+        }
+    }
 }
 
 pub(crate) fn run(args: &ComputeArgs) -> anyhow::Result<()> {
@@ -49,6 +93,13 @@ pub(crate) fn run(args: &ComputeArgs) -> anyhow::Result<()> {
             Arc::new(KafkaBus::from_url(&args.bus).with_context(|| format!("bus {}", args.bus))?);
         let store = args.store.open_store()?;
         let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+        let closer = args.session_close.then(|| {
+            tokio::spawn(publish_session_closes(
+                store.clone(),
+                Arc::clone(&bus),
+                Arc::clone(&clock),
+            ))
+        });
         let worker = ComputeWorker::new(
             bus,
             store,
@@ -66,6 +117,9 @@ pub(crate) fn run(args: &ComputeArgs) -> anyhow::Result<()> {
             args.worker_id, args.group, args.bus
         );
         let stats = worker.run(crate::serve_command::shutdown_signal()).await?;
+        if let Some(closer) = closer {
+            closer.abort();
+        }
         println!("stopped: {stats:?}");
         Ok(())
     })

@@ -116,6 +116,11 @@ async fn run_async(args: &RunArgs) -> anyhow::Result<()> {
             ..WorkerConfig::default()
         },
     );
+    let closer_task = tokio::spawn(crate::compute_command::publish_session_closes(
+        store.clone(),
+        Arc::clone(&bus),
+        Arc::clone(&clock),
+    ));
     let (stop_worker, worker_stopped) = tokio::sync::oneshot::channel::<()>();
     let worker_task = tokio::spawn(worker.run(async {
         let _ = worker_stopped.await;
@@ -154,6 +159,7 @@ async fn run_async(args: &RunArgs) -> anyhow::Result<()> {
     )
     .await?;
     source_task.abort();
+    closer_task.abort();
     let _ = stop_worker.send(());
     bus.close();
     let _ = worker_task.await;
@@ -205,9 +211,10 @@ async fn seed_if_empty(
     .await?;
     progress.finish_and_clear();
     println!(
-        "seeded {} sessions ({} contracts) in {:.1} s",
+        "seeded {} sessions ({} contracts, {} vol_daily rows) in {:.1} s",
         summary.sessions,
         summary.contracts,
+        summary.vol_rows,
         started.elapsed().as_secs_f64()
     );
     Ok(Some(tape))

@@ -9,7 +9,8 @@ use chrono::{DateTime, NaiveDate, TimeDelta, Utc};
 use indicatif::ProgressBar;
 use optics_compute::store::{MARKET_WIDE, SnapshotKey, SnapshotStore};
 use optics_compute::time::{ManualClock, NyseCalendar};
-use optics_compute::worker::{ComputeWorker, WorkerConfig};
+use optics_compute::worker::close::read_prior_vol_daily;
+use optics_compute::worker::{CloseReference, ComputeWorker, WorkerConfig, publish_vol_daily};
 use optics_ingest::simulator::history::{HistoryConfig, MarketHistory, history_from_tape};
 use optics_ingest::simulator::market::MarketTape;
 use optics_ingest::simulator::quotes::OpenInterestBook;
@@ -25,6 +26,8 @@ pub(crate) struct SeedSummary {
     pub(crate) sessions: usize,
     pub(crate) snapshots: u64,
     pub(crate) contracts: u64,
+    /// `vol_daily` rows published (one per underlying and session).
+    pub(crate) vol_rows: u64,
 }
 
 /// The `count` trading days up to and including `last`, oldest first.
@@ -84,7 +87,8 @@ pub(crate) async fn publish_reference(
 /// Simulates the history through `last` and the end-of-day snapshots of `sessions` (oldest
 /// first, all on or before `last`), publishing both. Each session is simulated from the
 /// previous one's closing open interest, jumped to its close, and built by an offline worker
-/// at the closing instant.
+/// at the closing instant; its `vol_daily` partition follows from the closing chains, the
+/// history and the earlier sessions' rows (those already in the store included).
 pub(crate) async fn seed(
     store: &SnapshotStore,
     universe: &Arc<Universe>,
@@ -119,6 +123,11 @@ pub(crate) async fn seed(
     };
     publish_reference(store, &history, last, close_of(last)?).await?;
 
+    let mut close_reference = CloseReference {
+        prior: read_prior_vol_daily(store, sessions[0]).await?,
+        bars: history.bars.clone(),
+        earnings: history.earnings.clone(),
+    };
     let mut summary = SeedSummary::default();
     let mut carried: Option<OpenInterestBook> = None;
     progress.set_length(sessions.len() as u64);
@@ -163,6 +172,14 @@ pub(crate) async fn seed(
             .publish_dirty(close)
             .await
             .with_context(|| format!("building the snapshots of {date}"))?;
+        if let Some(closed) = publish_vol_daily(store, date, close, close, &close_reference)
+            .await
+            .with_context(|| format!("the session close of {date}"))?
+        {
+            summary.snapshots += 1;
+            summary.vol_rows += closed.rows.len() as u64;
+            close_reference.prior.extend(closed.rows);
+        }
         summary.sessions += 1;
         summary.snapshots += worker.stats().snapshots;
         summary.contracts += worker.stats().quotes_accepted;

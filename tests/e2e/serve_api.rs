@@ -154,6 +154,12 @@ fn a_backfilled_store_is_served_with_auth_and_the_envelope() {
         String::from_utf8_lossy(&output.stderr)
     );
     assert!(dir.0.join("snapshots/chain/trade_date=2026-11-20").is_dir());
+    // The session close: the market-wide volatility row of every underlying.
+    assert!(
+        dir.0
+            .join("snapshots/vol_daily/trade_date=2026-11-20/underlying=_all")
+            .is_dir()
+    );
 
     let (_server, address) = serve(&dir.0);
     let token = std::fs::read_to_string(dir.0.join("api-token")).expect("bootstrap token file");

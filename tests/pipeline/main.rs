@@ -3,4 +3,5 @@
 
 mod kafka_workers;
 mod replay;
+mod session_close;
 mod worker_to_store;

@@ -15,10 +15,13 @@
 //!   and beta of log returns, earnings-move statistics, percentiles and the distribution
 //!   figures of a volatility cone.
 //! - [`daily`]: the `vol_daily` snapshot row of one underlying at a session close.
+//! - [`close`]: the rows of every underlying at a session close, from the reference tables,
+//!   the closing chains and the earlier rows.
 //!
 //! Input that cannot be computed on is a [`VolError`] naming what is wrong; "not enough data"
 //! for an otherwise valid input is `None` where the function documents it.
 
+pub mod close;
 pub mod daily;
 pub mod implied;
 pub mod realized;
@@ -27,6 +30,7 @@ pub mod stats;
 #[cfg(test)]
 mod tests;
 
+pub use close::{BENCHMARK_SYMBOL, SessionCloseInputs, SessionCloseRows, vol_daily_rows};
 pub use daily::{DailyVolInputs, IV_RANK_LOOKBACK_SESSIONS, IV_RANK_MIN_SESSIONS, vol_daily_row};
 pub use implied::{
     CONSTANT_MATURITY_DAYS, ConstantMaturityIv, ExpirationVol, constant_maturity_iv,

@@ -830,6 +830,34 @@ fn a_short_history_gives_nulls_not_errors() {
     ));
 }
 
+#[test]
+fn reaction_sessions_follow_the_report_timing() {
+    use optics_schemas::{EarningsEvent, EarningsTiming};
+    let d = |day: u32| NaiveDate::from_ymd_opt(2026, 11, day).unwrap();
+    // Mon 16 … Fri 20, then Mon 23.
+    let dates = [d(16), d(17), d(18), d(19), d(20), d(23)];
+    let report = |day: u32, timing| EarningsEvent {
+        symbol: "X".into(),
+        report_date: d(day),
+        timing,
+        fiscal_quarter: "Q".into(),
+        eps_estimate: 1.0,
+        eps_actual: None,
+        revenue_estimate: None,
+        revenue_actual: None,
+    };
+    let sessions = |r: &EarningsEvent| close::reaction_sessions(&dates, &[r]);
+    assert_eq!(sessions(&report(18, EarningsTiming::BeforeOpen)), [2]);
+    assert_eq!(sessions(&report(18, EarningsTiming::AfterClose)), [3]);
+    assert_eq!(sessions(&report(18, EarningsTiming::Unknown)), [2, 3]);
+    // After Friday's close the reaction is Monday's; a weekend report too.
+    assert_eq!(sessions(&report(20, EarningsTiming::AfterClose)), [5]);
+    assert_eq!(sessions(&report(21, EarningsTiming::BeforeOpen)), [5]);
+    // The first close has no return; a reaction after the last close is not in the series.
+    assert!(sessions(&report(16, EarningsTiming::BeforeOpen)).is_empty());
+    assert!(sessions(&report(23, EarningsTiming::AfterClose)).is_empty());
+}
+
 mod never_panic {
     use super::*;
     use proptest::prelude::*;

@@ -21,6 +21,7 @@
 //! each worker reads the reference topic in a group of its own (`<group>-ref-<worker id>`).
 
 mod book;
+pub mod close;
 pub mod cycle;
 
 use std::collections::BTreeMap;
@@ -36,6 +37,9 @@ use optics_schemas::{
 };
 
 pub use book::{ApplyStats, UnderlyingBook};
+pub use close::{
+    CloseReference, SESSION_CLOSE_GRACE, SessionClose, close_latest_session, publish_vol_daily,
+};
 pub use cycle::{CycleContext, DatasetSnapshot};
 
 use crate::store::{SnapshotKey, SnapshotStore, StoreError};

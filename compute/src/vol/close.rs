@@ -1,0 +1,186 @@
+//! The market-wide `vol_daily` rows of one session close: every underlying's inputs gathered
+//! from the reference tables (daily bars, earnings), its closing chain and the earlier
+//! `vol_daily` rows, then [`vol_daily_row`] per underlying in parallel.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use chrono::{DateTime, NaiveDate, Utc};
+use optics_schemas::{ChainRow, DailyBar, EarningsEvent, EarningsTiming, VolDailyRow};
+use rayon::prelude::*;
+
+use super::VolError;
+use super::daily::{DailyVolInputs, IV_RANK_LOOKBACK_SESSIONS, vol_daily_row};
+
+/// The symbol beta and correlation are measured against.
+pub const BENCHMARK_SYMBOL: &str = "SPY";
+
+/// Everything one session close is computed from.
+#[derive(Debug, Clone, Copy)]
+pub struct SessionCloseInputs<'a> {
+    /// The session.
+    pub trade_date: NaiveDate,
+    /// The session close instant (the rows' `as_of`).
+    pub as_of: DateTime<Utc>,
+    /// Daily bars of any symbols and dates, any order; bars after `trade_date` are ignored.
+    pub bars: &'a [DailyBar],
+    /// Earnings reports of any symbols, any order.
+    pub earnings: &'a [EarningsEvent],
+    /// The closing chain of `trade_date` per underlying.
+    pub chains: &'a BTreeMap<String, Vec<ChainRow>>,
+    /// Earlier `vol_daily` rows (any dates before `trade_date`; later ones are ignored): the
+    /// IV rank and percentile lookback.
+    pub prior: &'a [VolDailyRow],
+}
+
+/// The rows of a session close and the underlyings that could not get one.
+#[derive(Debug, Default)]
+pub struct SessionCloseRows {
+    /// One row per underlying, sorted by underlying.
+    pub rows: Vec<VolDailyRow>,
+    /// Underlyings without a row, with the reason.
+    pub skipped: Vec<(String, VolError)>,
+}
+
+/// The `vol_daily` rows of a session close: one per underlying that has a closing chain or a
+/// bar on `trade_date`.
+///
+/// - Closes: the underlying's bars up to `trade_date`; when there is no bar for `trade_date`
+///   yet (a live close, before the vendor's daily bar arrives) the closing chain's spot is the
+///   day's close.
+/// - Earnings reaction sessions: a pre-open report reacts on its date, an after-close report on
+///   the next session; a report of unknown timing marks both.
+/// - SPY closes for beta and correlation when SPY has a close on every date the underlying has.
+/// - IV rank lookback: the underlying's earlier `iv30d_pct` values, oldest first.
+pub fn vol_daily_rows(inputs: &SessionCloseInputs<'_>) -> SessionCloseRows {
+    let day = inputs.trade_date;
+    let mut bars_by_symbol: BTreeMap<&str, BTreeMap<NaiveDate, f64>> = BTreeMap::new();
+    for bar in inputs.bars.iter().filter(|b| b.date <= day) {
+        bars_by_symbol
+            .entry(bar.symbol.as_str())
+            .or_default()
+            .insert(bar.date, bar.close);
+    }
+    let mut reports: BTreeMap<&str, Vec<&EarningsEvent>> = BTreeMap::new();
+    for event in inputs.earnings {
+        reports
+            .entry(event.symbol.as_str())
+            .or_default()
+            .push(event);
+    }
+    let mut prior: BTreeMap<&str, BTreeMap<NaiveDate, f64>> = BTreeMap::new();
+    for row in inputs.prior.iter().filter(|r| r.trade_date < day) {
+        if let Some(iv) = row.iv30d_pct {
+            prior
+                .entry(row.underlying.as_str())
+                .or_default()
+                .insert(row.trade_date, iv);
+        }
+    }
+    let symbols: BTreeSet<&str> = inputs
+        .chains
+        .keys()
+        .map(String::as_str)
+        .chain(
+            bars_by_symbol
+                .iter()
+                .filter(|(_, bars)| bars.contains_key(&day))
+                .map(|(s, _)| *s),
+        )
+        .collect();
+    let empty_chain: Vec<ChainRow> = Vec::new();
+    let benchmark = bars_by_symbol.get(BENCHMARK_SYMBOL).map(|bars| {
+        let mut bars = bars.clone();
+        close_from_chain(&mut bars, day, inputs.chains.get(BENCHMARK_SYMBOL));
+        bars
+    });
+    let results: Vec<(String, Result<VolDailyRow, VolError>)> = symbols
+        .par_iter()
+        .map(|&symbol| {
+            let chain = inputs.chains.get(symbol).unwrap_or(&empty_chain);
+            let mut bars = bars_by_symbol.get(symbol).cloned().unwrap_or_default();
+            close_from_chain(&mut bars, day, Some(chain));
+            let dates: Vec<NaiveDate> = bars.keys().copied().collect();
+            let closes: Vec<f64> = bars.values().copied().collect();
+            let reaction_sessions = reaction_sessions(
+                &dates,
+                reports.get(symbol).map(Vec::as_slice).unwrap_or_default(),
+            );
+            let spy_closes: Option<Vec<f64>> = benchmark.as_ref().and_then(|spy| {
+                dates
+                    .iter()
+                    .map(|d| spy.get(d).copied())
+                    .collect::<Option<_>>()
+            });
+            let prior_iv30d: Vec<f64> = prior
+                .get(symbol)
+                .map(|by_date| {
+                    let skip = by_date.len().saturating_sub(IV_RANK_LOOKBACK_SESSIONS - 1);
+                    by_date.values().skip(skip).copied().collect()
+                })
+                .unwrap_or_default();
+            let row = vol_daily_row(&DailyVolInputs {
+                underlying: symbol,
+                trade_date: day,
+                as_of: inputs.as_of,
+                closes: &closes,
+                reaction_sessions: &reaction_sessions,
+                chain,
+                prior_iv30d_pct: &prior_iv30d,
+                spy_closes: spy_closes.as_deref(),
+            });
+            (symbol.to_owned(), row)
+        })
+        .collect();
+    let mut out = SessionCloseRows::default();
+    for (symbol, result) in results {
+        match result {
+            Ok(row) => out.rows.push(row),
+            Err(e) => out.skipped.push((symbol, e)),
+        }
+    }
+    out
+}
+
+/// Adds the closing chain's spot as the close of `day` when there is no bar for it.
+fn close_from_chain(
+    bars: &mut BTreeMap<NaiveDate, f64>,
+    day: NaiveDate,
+    chain: Option<&Vec<ChainRow>>,
+) {
+    if bars.contains_key(&day) {
+        return;
+    }
+    if let Some(spot) = chain
+        .and_then(|rows| rows.first())
+        .map(|r| r.spot)
+        .filter(|s| s.is_finite() && *s > 0.0)
+    {
+        bars.insert(day, spot);
+    }
+}
+
+/// Indices into `dates` (ascending sessions) of the sessions whose close first reflects a
+/// report: the report date for a pre-open report, the next session for an after-close one,
+/// both for an unknown timing. Index 0 has no return before it and is never listed.
+pub fn reaction_sessions(dates: &[NaiveDate], reports: &[&EarningsEvent]) -> Vec<usize> {
+    let first_on_or_after = |d: NaiveDate| dates.partition_point(|x| *x < d);
+    let first_after = |d: NaiveDate| dates.partition_point(|x| *x <= d);
+    let mut sessions: BTreeSet<usize> = BTreeSet::new();
+    for report in reports {
+        let candidates = match report.timing {
+            EarningsTiming::BeforeOpen => [Some(first_on_or_after(report.report_date)), None],
+            EarningsTiming::AfterClose => [Some(first_after(report.report_date)), None],
+            EarningsTiming::Unknown => [
+                Some(first_on_or_after(report.report_date)),
+                Some(first_after(report.report_date)),
+            ],
+        };
+        sessions.extend(
+            candidates
+                .into_iter()
+                .flatten()
+                .filter(|&i| i >= 1 && i < dates.len()),
+        );
+    }
+    sessions.into_iter().collect()
+}
