@@ -25,7 +25,9 @@
 //! about the size of SPY's near-dated chain) with its exposures and flow computed as the worker
 //! does. Each data route is paired with a static twin: a bare axum route returning that
 //! route's exact response bytes, measured in the same run; the throughput ratio is route /
-//! twin. Data routes answer from the response cache after the first request of each clock
+//! twin. Requests send `Accept-Encoding: gzip` (answers of 1,400 bytes and more come back
+//! gzip-encoded, the encoding made once per held answer); `/flow/SPY` full is also measured
+//! without it. Data routes answer from the response cache after the first request of each clock
 //! second, as the store-backed reader does between snapshot swaps (`BenchMarket` has one
 //! generation).
 
@@ -35,7 +37,8 @@ use std::time::{Duration, Instant};
 
 use axum::Router;
 use axum::body::Bytes;
-use axum::http::header::CONTENT_TYPE;
+use axum::http::header::{CONTENT_ENCODING, CONTENT_TYPE};
+use axum::http::{HeaderMap, HeaderValue};
 use axum::routing::get;
 use chrono::NaiveDate;
 use chrono::TimeZone;
@@ -55,7 +58,7 @@ use optics_schemas::ChainRow;
 use tokio::net::{TcpListener, TcpStream};
 
 /// Paths of the static twins, one per measured data route.
-const STATIC_PATHS: [&str; 8] = [
+const STATIC_PATHS: [&str; 9] = [
     "/bench/static/0",
     "/bench/static/1",
     "/bench/static/2",
@@ -64,6 +67,7 @@ const STATIC_PATHS: [&str; 8] = [
     "/bench/static/5",
     "/bench/static/6",
     "/bench/static/7",
+    "/bench/static/8",
 ];
 
 fn setting(name: &str, default: u64) -> u64 {
@@ -165,13 +169,22 @@ impl MarketDataReader for BenchMarket {
     }
 }
 
-/// One request; returns the body length (checked by the caller).
-async fn request(sender: &mut Sender, path: &str) -> usize {
+/// A route's path and whether its requests send `Accept-Encoding: gzip`.
+#[derive(Debug, Clone, Copy)]
+struct Target {
+    path: &'static str,
+    gzip: bool,
+}
+
+/// One request; returns the body length as received (checked by the caller).
+async fn request(sender: &mut Sender, target: Target) -> usize {
     sender.ready().await.expect("connection ready");
-    let request = Request::get(path)
-        .header("host", "127.0.0.1")
-        .body(Empty::<Bytes>::new())
-        .expect("request");
+    let mut request = Request::get(target.path).header("host", "127.0.0.1");
+    if target.gzip {
+        request = request.header("accept-encoding", "gzip");
+    }
+    let request = request.body(Empty::<Bytes>::new()).expect("request");
+    let path = target.path;
     let response = sender.send_request(request).await.expect("response");
     assert!(
         response.status().is_success(),
@@ -202,7 +215,7 @@ fn quantile(sorted: &[Duration], q: f64) -> Duration {
 
 async fn fixed_rate(
     addr: SocketAddr,
-    path: &'static str,
+    target: Target,
     rate: u64,
     secs: u64,
     conns: u64,
@@ -220,7 +233,7 @@ async fn fixed_rate(
                 let scheduled = start + interval * u32::try_from(i).unwrap_or(u32::MAX);
                 tokio::time::sleep_until(scheduled).await;
                 let sent = Instant::now();
-                request(&mut sender, path).await;
+                request(&mut sender, target).await;
                 latencies.push((sent.elapsed(), scheduled.elapsed()));
                 i += conns;
             }
@@ -246,7 +259,7 @@ async fn fixed_rate(
     }
 }
 
-async fn saturation(addr: SocketAddr, path: &'static str, secs: u64, conns: u64) -> f64 {
+async fn saturation(addr: SocketAddr, target: Target, secs: u64, conns: u64) -> f64 {
     let deadline = Instant::now() + Duration::from_secs(secs);
     let started = Instant::now();
     let mut tasks = Vec::new();
@@ -255,7 +268,7 @@ async fn saturation(addr: SocketAddr, path: &'static str, secs: u64, conns: u64)
             let mut sender = connect(addr).await;
             let mut count = 0u64;
             while Instant::now() < deadline {
-                request(&mut sender, path).await;
+                request(&mut sender, target).await;
                 count += 1;
             }
             count
@@ -290,38 +303,51 @@ fn main() {
         let probe_addr = probe.local_addr().expect("address");
         let probe_app = app.clone();
         tokio::spawn(async move { axum::serve(probe, probe_app).await });
+        // Every client sends `Accept-Encoding: gzip` as curl --compressed, browsers and HTTP
+        // libraries do (answers of 1,400 bytes and more then go out gzip-encoded); the full
+        // flow is measured without it too.
+        let route = |path, gzip| Target { path, gzip };
         let routes = [
-            ("index /api/mcp/data/       ", "/api/mcp/data/"),
-            ("chain /chain/SPY           ", "/api/mcp/data/chain/SPY"),
-            ("expirations /SPY           ", "/api/mcp/data/expirations/SPY"),
-            ("gex /gex/SPY (full)        ", "/api/mcp/data/gex/SPY"),
-            ("gex /gex/SPY compact       ", "/api/mcp/data/gex/SPY?detail=compact"),
-            ("flow /flow/SPY (full)      ", "/api/mcp/data/flow/SPY"),
-            ("flow /flow/SPY compact     ", "/api/mcp/data/flow/SPY?detail=compact"),
-            ("heatmap /greeks-heatmap/SPY", "/api/mcp/data/greeks-heatmap/SPY"),
+            ("index /api/mcp/data/            ", route("/api/mcp/data/", true)),
+            ("chain /chain/SPY                ", route("/api/mcp/data/chain/SPY", true)),
+            ("expirations /SPY                ", route("/api/mcp/data/expirations/SPY", true)),
+            ("gex /gex/SPY (full)             ", route("/api/mcp/data/gex/SPY", true)),
+            ("gex /gex/SPY compact            ", route("/api/mcp/data/gex/SPY?detail=compact", true)),
+            ("flow /flow/SPY (full)           ", route("/api/mcp/data/flow/SPY", true)),
+            ("flow /flow/SPY (full, identity) ", route("/api/mcp/data/flow/SPY", false)),
+            ("flow /flow/SPY compact          ", route("/api/mcp/data/flow/SPY?detail=compact", true)),
+            ("heatmap /greeks-heatmap/SPY     ", route("/api/mcp/data/greeks-heatmap/SPY", true)),
         ];
         let mut app: Router = app;
-        for ((_, path), static_path) in routes.iter().zip(STATIC_PATHS) {
-            let body = {
+        for ((_, target), static_path) in routes.iter().zip(STATIC_PATHS) {
+            let (body, encoding) = {
                 let mut sender = connect(probe_addr).await;
                 sender.ready().await.expect("ready");
+                let mut probe = Request::get(target.path).header("host", "127.0.0.1");
+                if target.gzip {
+                    probe = probe.header("accept-encoding", "gzip");
+                }
                 let response = sender
-                    .send_request(
-                        Request::get(*path)
-                            .header("host", "127.0.0.1")
-                            .body(Empty::<Bytes>::new())
-                            .expect("request"),
-                    )
+                    .send_request(probe.body(Empty::<Bytes>::new()).expect("request"))
                     .await
                     .expect("response");
-                assert!(response.status().is_success(), "{path}: {}", response.status());
-                response.into_body().collect().await.expect("body").to_bytes()
+                assert!(response.status().is_success(), "{}: {}", target.path, response.status());
+                let encoding = response.headers().get(CONTENT_ENCODING).cloned();
+                (response.into_body().collect().await.expect("body").to_bytes(), encoding)
             };
+            // The twin sends the same bytes with the same encoding.
             app = app.route(
                 static_path,
                 get(move || {
-                    let body = body.clone();
-                    async move { ([(CONTENT_TYPE, "application/json")], body) }
+                    let (body, encoding) = (body.clone(), encoding.clone());
+                    async move {
+                        let mut headers = HeaderMap::new();
+                        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+                        if let Some(encoding) = encoding {
+                            headers.insert(CONTENT_ENCODING, encoding);
+                        }
+                        (headers, body)
+                    }
                 }),
             );
         }
@@ -332,9 +358,10 @@ fn main() {
              2 server+client worker threads"
         );
         println!("(server and load generator share the 2 cores: figures are indicative)");
-        for ((label, path), static_path) in routes.iter().zip(STATIC_PATHS) {
+        for ((label, target), static_path) in routes.iter().zip(STATIC_PATHS) {
             let mut saturated = [0.0; 2];
-            for (k, (name, target)) in [(*label, *path), ("  static twin              ", static_path)]
+            let twin = Target { path: static_path, gzip: target.gzip };
+            for (k, (name, target)) in [(*label, *target), ("  static twin                   ", twin)]
                 .into_iter()
                 .enumerate()
             {

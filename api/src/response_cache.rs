@@ -8,17 +8,25 @@
 //! second of the clock. Hot reads then cost a map lookup and a reference-counted copy instead
 //! of rebuilding and serialising a payload of up to megabytes.
 //!
+//! Clients that accept gzip (`Accept-Encoding`, as curl `--compressed`, browsers and the usual
+//! HTTP libraries send) get answers of [`MIN_GZIP_BYTES`] and more gzip-encoded. The encoded copy
+//! is made once per held answer, on the first request that asks for it, and served to every
+//! later one: JSON of numbers shrinks several-fold, so a multi-megabyte payload (the full flow
+//! of SPY) costs a fraction of the bytes to send. Answers that are not held go out as built.
+//!
 //! The cache sits inside the token gate: every request is still authenticated, authorised and
 //! metered, and the gate's rate-limit headers are added to the cached answer. Only `200`
 //! answers are kept; errors are rebuilt each time. Readers without a generation (test
 //! doubles) are never cached.
 
 use std::collections::HashMap;
-use std::sync::RwLock;
+use std::io::Write as _;
+use std::sync::{Arc, OnceLock, RwLock};
 
-use axum::body::{Body, Bytes, HttpBody as _};
+use axum::body::{Bytes, HttpBody as _};
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, Method, StatusCode};
+use axum::http::header::{ACCEPT_ENCODING, CONTENT_ENCODING, CONTENT_LENGTH, VARY};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
@@ -31,6 +39,8 @@ const MAX_BODY_BYTES: u64 = 16 << 20;
 /// The most body bytes held in all; reaching it empties the cache (entries are rebuilt on
 /// the next request, so a full clear is only a burst of misses).
 const MAX_TOTAL_BYTES: usize = 256 << 20;
+/// Smallest answer sent gzip-encoded: below about one network packet, encoding saves nothing.
+pub const MIN_GZIP_BYTES: usize = 1400;
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct CacheKey {
@@ -46,6 +56,56 @@ struct CachedAnswer {
     second: i64,
     headers: HeaderMap,
     body: Bytes,
+    /// The gzip encoding of `body`, made on first demand and shared by the clones.
+    gzip: Arc<OnceLock<Bytes>>,
+}
+
+impl CachedAnswer {
+    /// The answer for a client that does (`true`) or does not accept gzip.
+    fn respond(&self, accepts_gzip: bool) -> Response {
+        let mut headers = self.headers.clone();
+        if self.body.len() < MIN_GZIP_BYTES {
+            return (StatusCode::OK, headers, self.body.clone()).into_response();
+        }
+        headers.insert(VARY, HeaderValue::from_static("accept-encoding"));
+        if !accepts_gzip {
+            return (StatusCode::OK, headers, self.body.clone()).into_response();
+        }
+        let encoded = self.gzip.get_or_init(|| gzip(&self.body)).clone();
+        headers.insert(CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+        headers.insert(CONTENT_LENGTH, HeaderValue::from(encoded.len()));
+        (StatusCode::OK, headers, encoded).into_response()
+    }
+}
+
+/// gzip at the fastest level: the answer is encoded once a second at most, but on the request
+/// path of the client that asked first.
+fn gzip(body: &[u8]) -> Bytes {
+    let mut encoder = flate2::write::GzEncoder::new(
+        Vec::with_capacity(body.len() / 4),
+        flate2::Compression::fast(),
+    );
+    // Writing to a Vec cannot fail.
+    let _ = encoder.write_all(body);
+    Bytes::from(encoder.finish().unwrap_or_default())
+}
+
+/// Whether `Accept-Encoding` admits gzip: listed (or `*`) with a non-zero quality.
+pub fn accepts_gzip(headers: &HeaderMap) -> bool {
+    headers
+        .get_all(ACCEPT_ENCODING)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|item| {
+            let mut parts = item.split(';');
+            let coding = parts.next().unwrap_or_default().trim();
+            let quality = parts
+                .filter_map(|p| p.trim().strip_prefix("q="))
+                .find_map(|q| q.trim().parse::<f64>().ok())
+                .unwrap_or(1.0);
+            (coding.eq_ignore_ascii_case("gzip") || coding == "*") && quality > 0.0
+        })
 }
 
 /// The cache shared by every route of one router.
@@ -110,9 +170,10 @@ pub(crate) async fn cached(
         service_client: is_service_client(request.headers()),
     };
     let second = state.now().timestamp();
+    let wants_gzip = accepts_gzip(request.headers());
     let cache = state.response_cache();
     if let Some(answer) = cache.get(&key, generation, second) {
-        return (StatusCode::OK, answer.headers, answer.body).into_response();
+        return answer.respond(wants_gzip);
     }
 
     let response = next.run(request).await;
@@ -129,14 +190,37 @@ pub(crate) async fn cached(
         // The body's exact size was announced above; a failure here is a broken body.
         return ApiError::internal("reading a response body", "the body failed").into_response();
     };
-    cache.put(
-        key,
-        CachedAnswer {
-            generation,
-            second,
-            headers: parts.headers.clone(),
-            body: body.clone(),
-        },
-    );
-    Response::from_parts(parts, Body::from(body))
+    let answer = CachedAnswer {
+        generation,
+        second,
+        headers: parts.headers,
+        body,
+        gzip: Arc::default(),
+    };
+    cache.put(key, answer.clone());
+    answer.respond(wants_gzip)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn accepts(value: &str) -> bool {
+        let mut headers = HeaderMap::new();
+        headers.insert(ACCEPT_ENCODING, HeaderValue::from_str(value).unwrap());
+        accepts_gzip(&headers)
+    }
+
+    #[test]
+    fn accept_encoding_is_read_with_its_qualities() {
+        assert!(accepts("gzip"));
+        assert!(accepts("gzip, deflate, br"));
+        assert!(accepts("br;q=1.0, GZIP;q=0.5"));
+        assert!(accepts("*"));
+        assert!(!accepts("gzip;q=0"));
+        assert!(!accepts("gzip; q=0.0, identity"));
+        assert!(!accepts("deflate, br"));
+        assert!(!accepts("x-gzip-like"));
+        assert!(!accepts_gzip(&HeaderMap::new()));
+    }
 }

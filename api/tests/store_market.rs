@@ -217,3 +217,64 @@ async fn chain_at_time_reads_a_stored_session_through_datafusion() {
         "a session not carried"
     );
 }
+
+#[tokio::test]
+async fn large_held_answers_go_out_gzip_encoded_to_clients_that_accept_it() {
+    use std::io::Read as _;
+    let store = SnapshotStore::new(Arc::new(InMemory::new()), Path::from("snapshots"));
+    publish_chain(&store, &chain_rows(day(20), at(20, 15), 101.0)).await;
+    publish_reference(&store, &companies(), day(20)).await;
+    let market = Arc::new(StoreMarketData::new(store.clone()));
+    market.load().await.unwrap();
+    let state = optics_api::AppState::new(Arc::new(ManualClock::new(at(20, 15))) as Arc<dyn Clock>)
+        .with_market_data(market);
+    let app = optics_api::router(state);
+    let uri = "/api/mcp/data/chain/SPY";
+
+    let plain = get(&app, uri, &[]).await;
+    assert_eq!(plain.status, 200);
+    assert!(plain.body.len() >= optics_api::response_cache::MIN_GZIP_BYTES);
+    assert_eq!(plain.header("content-encoding"), None);
+    assert_eq!(plain.header("vary"), Some("accept-encoding"));
+
+    // The first gzip request (the answer is held already) and a later one (the held encoding).
+    for _ in 0..2 {
+        let encoded = get(&app, uri, &[("accept-encoding", "br;q=1.0, gzip;q=0.8")]).await;
+        assert_eq!(encoded.status, 200);
+        assert_eq!(encoded.header("content-encoding"), Some("gzip"));
+        assert_eq!(encoded.header("vary"), Some("accept-encoding"));
+        assert_eq!(
+            encoded.header("content-length"),
+            Some(encoded.body.len().to_string().as_str())
+        );
+        assert!(
+            encoded.body.len() * 3 < plain.body.len() * 2,
+            "JSON shrinks: {} of {}",
+            encoded.body.len(),
+            plain.body.len()
+        );
+        let mut decoded = Vec::new();
+        flate2::read::GzDecoder::new(encoded.body.as_slice())
+            .read_to_end(&mut decoded)
+            .unwrap();
+        assert_eq!(decoded, plain.body, "the same answer, byte for byte");
+        // The gate's headers are still there.
+        assert_eq!(encoded.header("content-type"), plain.header("content-type"));
+    }
+
+    // Refused explicitly: identity.
+    let refused = get(&app, uri, &[("accept-encoding", "gzip;q=0, identity")]).await;
+    assert_eq!(refused.header("content-encoding"), None);
+    assert_eq!(refused.body, plain.body);
+
+    // Small answers are never encoded.
+    let small = get(
+        &app,
+        "/api/mcp/data/expirations/SPY",
+        &[("accept-encoding", "gzip")],
+    )
+    .await;
+    assert_eq!(small.status, 200, "{}", small.text());
+    assert!(small.body.len() < optics_api::response_cache::MIN_GZIP_BYTES);
+    assert_eq!(small.header("content-encoding"), None);
+}
