@@ -1,7 +1,9 @@
 //! The compute pipeline's figures: one worker cycle over the default universe (chain, IV and
 //! Greeks, exposures with every flip level, flow) on 1 and 2 threads; snapshot write rate to a
-//! local directory; replay speed of an archived session against real time. Prints medians;
-//! asserts nothing about time. `cargo bench --bench pipeline` (or `make bench`).
+//! local directory; replay speed of an archived session against real time; then the same cycle
+//! over a scaled universe of synthetic underlyings (`OPTICS_BENCH_SCALE_UNDERLYINGS`, default
+//! 960: about 1.5 M contracts) — IV + Greeks alone and with exposures, flips and flow. Prints
+//! medians; asserts nothing about time. `cargo bench --bench pipeline` (or `make bench`).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -19,6 +21,38 @@ use optics_schemas::{Dataset, Message, OptionQuote};
 use optics_tests::bench::median;
 
 const REPEATS: usize = 3;
+
+/// Books as the worker holds them after the option-quote messages of one instant.
+fn books_of(event: &optics_ingest::SourceEvent) -> (Vec<(String, Arc<UnderlyingBook>)>, usize) {
+    let mut books = Vec::new();
+    let mut contracts = 0;
+    for message in event.messages_of(Dataset::OptionQuotes) {
+        let Message::Data(batch) = message else {
+            continue;
+        };
+        let rows: Vec<OptionQuote> = batch.rows().expect("rows");
+        contracts += rows.len();
+        let mut book = UnderlyingBook::default();
+        book.apply_quotes(rows);
+        books.push((batch.key().to_owned(), Arc::new(book)));
+    }
+    (books, contracts)
+}
+
+/// Median wall time of one cycle over `books` on the current rayon pool.
+fn cycle_wall(books: &[(String, Arc<UnderlyingBook>)], ctx: &CycleContext) -> Duration {
+    median(
+        (0..REPEATS)
+            .map(|_| {
+                let start = Instant::now();
+                let built = build_all(books, ctx).expect("cycle");
+                let wall = start.elapsed();
+                drop(built);
+                wall
+            })
+            .collect(),
+    )
+}
 
 fn main() {
     let trade_date = NaiveDate::from_ymd_opt(2026, 11, 18).expect("date");
@@ -38,18 +72,7 @@ fn main() {
     let closing = instants.last().expect("a closing event");
 
     // Books as the worker holds them at the close.
-    let mut books: Vec<(String, Arc<UnderlyingBook>)> = Vec::new();
-    let mut contracts = 0;
-    for message in closing.messages_of(Dataset::OptionQuotes) {
-        let Message::Data(batch) = message else {
-            continue;
-        };
-        let rows: Vec<OptionQuote> = batch.rows().expect("rows");
-        contracts += rows.len();
-        let mut book = UnderlyingBook::default();
-        book.apply_quotes(rows);
-        books.push((batch.key().to_owned(), Arc::new(book)));
-    }
+    let (books, contracts) = books_of(closing);
     let ctx = CycleContext {
         as_of: close,
         rate: 0.04,
@@ -161,4 +184,42 @@ fn main() {
         session_length.as_secs_f64() / replay_wall.as_secs_f64()
     );
     let _ = std::fs::remove_dir_all(&dir);
+
+    // The scale universe: synthetic underlyings jumped to the close.
+    let underlyings = std::env::var("OPTICS_BENCH_SCALE_UNDERLYINGS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(960);
+    let scaled = Arc::new(Universe::scaled(underlyings, 7));
+    let mut simulator = SessionSimulator::new(
+        Arc::clone(&scaled),
+        SessionConfig {
+            interval: TimeDelta::minutes(30),
+            ..SessionConfig::new(7, trade_date)
+        },
+        None,
+    )
+    .expect("session");
+    let event = simulator
+        .advance_to(close)
+        .expect("a closing instant")
+        .expect("event");
+    let (books, contracts) = books_of(&event);
+    drop(event);
+    println!(
+        "scale universe: {} underlyings, {contracts} contracts, 2 threads, median of {REPEATS}",
+        books.len()
+    );
+    let chain_only_wall = cycle_wall(&books, &chain_only);
+    println!(
+        "  IV + Greeks (chain only): {:.0} ms wall ({:.0} ns/contract)",
+        chain_only_wall.as_secs_f64() * 1e3,
+        chain_only_wall.as_secs_f64() * 1e9 / contracts as f64
+    );
+    let full_wall = cycle_wall(&books, &ctx);
+    println!(
+        "  IV + Greeks + exposures + flip levels + flow: {:.0} ms wall ({:.0} ns/contract)",
+        full_wall.as_secs_f64() * 1e3,
+        full_wall.as_secs_f64() * 1e9 / contracts as f64
+    );
 }
