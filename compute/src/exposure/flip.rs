@@ -11,14 +11,23 @@
 //!    Contracts without an IV, already expired, or with no open interest do not enter the curve;
 //!    a contract whose |d1| exceeds 9 at S′ contributes nothing there (its φ(d1) is below
 //!    2.6e-18 of its peak).
-//! 2. **Grid.** [`FlipConfig::points`] evenly spaced spots over S·(1 ± [`FlipConfig::half_width`])
-//!    — by default 161 points over ±20 %, a step of 0.25 % of spot, spot itself the middle point.
+//! 2. **Grid.** [`FlipConfig::points`] hypothetical spots from S·(1 − [`FlipConfig::half_width`])
+//!    to S·(1 + half_width), spot itself the middle point, evenly spaced in ln S on each side
+//!    of spot — by default 161 points over ±20 %: 80 steps of 0.279 % below spot and 80 of
+//!    0.228 % above. Even steps in ln S make d1 linear in the step number, so along one side a
+//!    contract's Gaussian factor follows a two-multiplication recurrence (e^{−d1²/2} has a
+//!    constant second ratio e^{−δ²}) started from one exact exponential where the contract
+//!    becomes non-negligible; the grid values so obtained agree with direct evaluation at the
+//!    same d1 to about 1e-14 relative.
 //! 3. **Bracketing.** Every pair of consecutive non-zero grid values of opposite sign brackets a
-//!    crossing. Two crossings closer together than one grid step can cancel and go unseen.
+//!    crossing; its ends are re-evaluated directly (no recurrence) and the pair is kept when
+//!    the signs still differ. Two crossings closer together than one grid step can cancel and
+//!    go unseen.
 //! 4. **Refinement.** Brent's method (Brent 1973, *Algorithms for Minimization without
 //!    Derivatives*, ch. 4, "zeroin") on each bracket, to an absolute tolerance of
-//!    [`FlipConfig::relative_tolerance`] × spot (default 1e-9 × spot). Grid points, brackets
-//!    and expirations are evaluated in parallel (rayon); each value is a sequential sum, so the
+//!    [`FlipConfig::relative_tolerance`] × spot (default 1e-9 × spot), summing only the
+//!    contracts that are not negligible somewhere in the bracket. Expirations and brackets are
+//!    evaluated in parallel (rayon); each value is a sequential sum in contract order, so the
 //!    result does not depend on the number of threads.
 //! 5. **Choice.** [`FlipLevel::level`] is the crossing nearest the current spot (the lower one
 //!    on a tie); every crossing is listed in [`FlipLevel::crossings`].
@@ -32,7 +41,7 @@ use rayon::prelude::*;
 use super::{CONTRACT_MULTIPLIER, ExposureError, ONE_PERCENT};
 use std::f64::consts::FRAC_1_SQRT_2;
 
-use crate::pricing::special::{erfc, erfcx};
+use crate::pricing::special::{erfc, erfcx_above_threshold};
 
 /// How the flip level is searched for.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -73,13 +82,36 @@ impl FlipConfig {
         Ok(())
     }
 
-    /// The hypothetical spots of the grid, ascending; the middle one is `spot` exactly.
+    /// Grid steps on each side of spot.
+    fn steps_per_side(&self) -> usize {
+        self.points / 2
+    }
+
+    /// The step in ln S below spot (negative) and above it.
+    fn log_steps(&self) -> (f64, f64) {
+        let steps = self.steps_per_side().max(1) as f64;
+        (
+            (1.0 - self.half_width).ln() / steps,
+            (1.0 + self.half_width).ln() / steps,
+        )
+    }
+
+    /// The hypothetical spots of the grid, ascending; the middle one is `spot` exactly and the
+    /// ends are `spot·(1 ± half_width)`.
     pub fn grid(&self, spot: f64) -> Vec<f64> {
-        let last = self.points.saturating_sub(1).max(1) as f64;
+        let steps = self.steps_per_side();
+        let (down, up) = self.log_steps();
         (0..self.points)
             .map(|j| {
-                let offset = self.half_width * (2.0 * j as f64 - last) / last;
-                spot * (1.0 + offset)
+                if j == 0 {
+                    spot * (1.0 - self.half_width)
+                } else if j == 2 * steps {
+                    spot * (1.0 + self.half_width)
+                } else if j < steps {
+                    spot * (down * (steps - j) as f64).exp()
+                } else {
+                    spot * (up * (j - steps) as f64).exp()
+                }
             })
             .collect()
     }
@@ -204,7 +236,13 @@ impl CurveContract {
         if d1.abs() > NEGLIGIBLE_D1 {
             return (0.0, 0.0);
         }
-        let density = (-0.5 * d1 * d1).exp();
+        self.values(spot, d1, (-0.5 * d1 * d1).exp())
+    }
+
+    /// (GEX, delta-adjusted GEX) at `spot`, where this contract's d1 is `d1` and
+    /// `density` = e^{−d1²/2}.
+    #[inline(always)]
+    fn values(&self, spot: f64, d1: f64, density: f64) -> (f64, f64) {
         let gex = self.coefficient * spot * density;
         // N(−|d1|) = erfc(y)/2 with y = |d1|/√2, from the density already computed:
         // erfc(y) = e^{−y²}·erfcx(y), and erfcx needs no exponential above Cody's 0.46875
@@ -214,7 +252,7 @@ impl CurveContract {
             * if y <= 0.468_75 {
                 erfc(y)
             } else {
-                density * erfcx(y)
+                density * erfcx_above_threshold(y)
             };
         let cdf = if self.theta_sign * d1 <= 0.0 {
             lower_tail
@@ -222,6 +260,70 @@ impl CurveContract {
             1.0 - lower_tail
         };
         (gex, gex * self.discounted_forward_ratio * cdf)
+    }
+
+    /// The interval of ln S′ over which |d1| ≤ [`NEGLIGIBLE_D1`] (outside it the contract
+    /// contributes nothing).
+    #[inline]
+    fn active_log_spots(&self) -> (f64, f64) {
+        let total_vol = 2.0 * self.half_total_vol;
+        let base = self.log_ratio_minus_log_strike;
+        (
+            (-NEGLIGIBLE_D1 - self.half_total_vol) * total_vol - base,
+            (NEGLIGIBLE_D1 - self.half_total_vol) * total_vol - base,
+        )
+    }
+
+    /// True when the contract is not negligible somewhere in ln S′ ∈ [`low`, `high`].
+    #[inline]
+    fn active_within(&self, low: f64, high: f64) -> bool {
+        let (from, to) = self.active_log_spots();
+        from <= high && to >= low
+    }
+
+    /// Adds the contract's values at the grid points of one side of spot: point k (k from
+    /// `first` to `steps`) is `grid[middle − k]` below spot or `grid[middle + k]` above, at
+    /// ln S′ = ln spot + k·`step`. Along a side d1 is linear in k (slope δ), so
+    /// e^{−d1²/2} follows `density ← density·ratio, ratio ← ratio·e^{−δ²}` from one exact
+    /// exponential at the first non-negligible point; both factors stay within e^{±40.5}.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn accumulate_side(
+        &self,
+        grid: &[f64],
+        middle: usize,
+        below: bool,
+        ln_spot: f64,
+        step: f64,
+        first: usize,
+        gamma: &mut [f64],
+        adjusted: &mut [f64],
+    ) {
+        let (from, to) = self.active_log_spots();
+        let (k_a, k_b) = ((from - ln_spot) / step, (to - ln_spot) / step);
+        let k_start = k_a.min(k_b).ceil().max(first as f64);
+        let k_end = k_a.max(k_b).floor().min(middle as f64);
+        if !(k_start <= k_end) {
+            return;
+        }
+        // Both are whole numbers in [first, middle] here.
+        let (k_start, k_end) = (k_start as usize, k_end as usize);
+        let delta = step * self.inv_total_vol;
+        let d1_at_spot =
+            (ln_spot + self.log_ratio_minus_log_strike) * self.inv_total_vol + self.half_total_vol;
+        let d1_start = d1_at_spot + k_start as f64 * delta;
+        let mut density = (-0.5 * d1_start * d1_start).exp();
+        let mut ratio = (-d1_start * delta - 0.5 * delta * delta).exp();
+        let decay = (-delta * delta).exp();
+        for k in k_start..=k_end {
+            let j = if below { middle - k } else { middle + k };
+            let d1 = d1_at_spot + k as f64 * delta;
+            let (g, a) = self.values(grid[j], d1, density);
+            gamma[j] += g;
+            adjusted[j] += a;
+            density *= ratio;
+            ratio *= decay;
+        }
     }
 }
 
@@ -240,6 +342,13 @@ pub(crate) struct Flips {
     pub(crate) groups: Vec<(FlipLevel, FlipLevel)>,
     /// All groups: (gamma flip, delta-adjusted gamma flip).
     pub(crate) aggregate: (FlipLevel, FlipLevel),
+}
+
+/// The re-priced curves (GEX, delta-adjusted GEX) of some contracts at every grid point.
+#[derive(Debug, Clone)]
+struct GridValues {
+    gamma: Vec<f64>,
+    adjusted: Vec<f64>,
 }
 
 impl GammaCurve {
@@ -270,63 +379,106 @@ impl GammaCurve {
         })
     }
 
-    /// Flip levels of every group and of the whole, from one pass over the grid.
+    /// Both curves of `contracts` over `grid` (from [`FlipConfig::grid`]), each point a sum in
+    /// contract order.
+    fn grid_values(
+        contracts: &[CurveContract],
+        grid: &[f64],
+        spot: f64,
+        config: &FlipConfig,
+    ) -> GridValues {
+        let middle = grid.len() / 2;
+        let (down, up) = config.log_steps();
+        let ln_spot = spot.ln();
+        let mut gamma = vec![0.0; grid.len()];
+        let mut adjusted = vec![0.0; grid.len()];
+        for contract in contracts {
+            contract.accumulate_side(
+                grid,
+                middle,
+                true,
+                ln_spot,
+                down,
+                0,
+                &mut gamma,
+                &mut adjusted,
+            );
+            contract.accumulate_side(
+                grid,
+                middle,
+                false,
+                ln_spot,
+                up,
+                1,
+                &mut gamma,
+                &mut adjusted,
+            );
+        }
+        GridValues { gamma, adjusted }
+    }
+
+    /// Flip levels of every group and of the whole, from one pass over the grid per group.
     pub(crate) fn flips(&self, spot: f64, config: &FlipConfig) -> Flips {
         let groups = self.group_starts.len();
         let grid = config.grid(spot);
-        // values[j][g] = (GEX, delta-adjusted GEX) of group g at grid point j.
-        let values: Vec<Vec<(f64, f64)>> = grid
-            .par_iter()
-            .map(|&s| (0..groups).map(|g| Self::sum(self.group(g), s)).collect())
-            .collect();
         let tolerance = config.relative_tolerance * spot;
         let middle = grid.len() / 2;
         let solve = |contracts: &[CurveContract], curve: &[f64], adjusted: bool| {
-            let f = |s: f64| {
-                let (g, d) = Self::sum(contracts, s);
-                if adjusted { d } else { g }
-            };
-            flip_from_curve(&grid, curve, curve[middle], spot, tolerance, f)
+            flip_from_curve(
+                &grid,
+                curve,
+                curve[middle],
+                spot,
+                tolerance,
+                contracts,
+                adjusted,
+            )
         };
-        // Each solve is independent; rayon keeps the order, so results do not depend on threads.
-        let per_group = (0..groups)
+        // Each group is independent; rayon keeps the order, so results do not depend on
+        // threads.
+        let per_group: Vec<(GridValues, (FlipLevel, FlipLevel))> = (0..groups)
             .into_par_iter()
             .map(|g| {
-                let gamma: Vec<f64> = values.iter().map(|row| row[g].0).collect();
-                let adjusted: Vec<f64> = values.iter().map(|row| row[g].1).collect();
-                (
-                    solve(self.group(g), &gamma, false),
-                    solve(self.group(g), &adjusted, true),
-                )
+                let values = Self::grid_values(self.group(g), &grid, spot, config);
+                let flips = (
+                    solve(self.group(g), &values.gamma, false),
+                    solve(self.group(g), &values.adjusted, true),
+                );
+                (values, flips)
             })
             .collect();
-        let total = |pick: fn(&(f64, f64)) -> f64| -> Vec<f64> {
-            values
-                .iter()
-                .map(|row| row.iter().map(pick).sum())
-                .collect()
-        };
-        let (gamma_total, adjusted_total) = (total(|v| v.0), total(|v| v.1));
+        let mut gamma_total = vec![0.0; grid.len()];
+        let mut adjusted_total = vec![0.0; grid.len()];
+        for (values, _) in &per_group {
+            for (total, v) in gamma_total.iter_mut().zip(&values.gamma) {
+                *total += v;
+            }
+            for (total, v) in adjusted_total.iter_mut().zip(&values.adjusted) {
+                *total += v;
+            }
+        }
         let aggregate = rayon::join(
             || solve(&self.contracts, &gamma_total, false),
             || solve(&self.contracts, &adjusted_total, true),
         );
         Flips {
-            groups: per_group,
+            groups: per_group.into_iter().map(|(_, flips)| flips).collect(),
             aggregate,
         }
     }
 }
 
-/// Brackets sign changes of `curve` over `grid`, refines each with Brent and picks the one
-/// nearest `spot`.
+/// Brackets sign changes of `curve` over `grid`, refines each with Brent on the direct sum
+/// over `contracts` (the delta-adjusted curve when `adjusted`) and picks the one nearest
+/// `spot`.
 fn flip_from_curve(
     grid: &[f64],
     curve: &[f64],
     value_at_spot: f64,
     spot: f64,
     tolerance: f64,
-    f: impl Fn(f64) -> f64 + Sync,
+    contracts: &[CurveContract],
+    adjusted: bool,
 ) -> FlipLevel {
     let nonzero: Vec<(f64, f64)> = grid
         .iter()
@@ -345,10 +497,36 @@ fn flip_from_curve(
         .windows(2)
         .filter(|w| (w[0].1 > 0.0) != (w[1].1 > 0.0))
         .collect();
-    let crossings: Vec<f64> = brackets
+    let mut crossings: Vec<f64> = brackets
         .par_iter()
-        .map(|w| brent(&f, w[0], w[1], tolerance))
+        .filter_map(|w| {
+            let (low, high) = (w[0].0, w[1].0);
+            // Only the contracts that are not negligible somewhere in the bracket count there.
+            let active: Vec<CurveContract> = contracts
+                .iter()
+                .filter(|c| c.active_within(low.ln(), high.ln()))
+                .copied()
+                .collect();
+            let f = |s: f64| {
+                let (g, d) = GammaCurve::sum(&active, s);
+                if adjusted { d } else { g }
+            };
+            // The grid values came from the recurrence; the bracket is confirmed directly.
+            let (f_low, f_high) = (f(low), f(high));
+            if f_low == 0.0 {
+                Some(low)
+            } else if f_high == 0.0 {
+                Some(high)
+            } else if (f_low > 0.0) != (f_high > 0.0) {
+                Some(brent(f, (low, f_low), (high, f_high), tolerance))
+            } else {
+                // Both ends within rounding of zero: the curve touches zero, no crossing.
+                None
+            }
+        })
         .collect();
+    // A root exactly on a grid point ends two brackets.
+    crossings.dedup();
     if crossings.is_empty() {
         let degeneracy = if nonzero[0].1 > 0.0 {
             FlipDegeneracy::AlwaysPositive
@@ -452,4 +630,102 @@ pub(crate) fn brent(
         fb = f(b);
     }
     b
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A spread of contracts from one hour to three years, strikes from half to twice spot.
+    fn curve(spot: f64) -> GammaCurve {
+        let mut curve = GammaCurve::default();
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut uniform = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 11) as f64 / (1u64 << 53) as f64
+        };
+        for years in [
+            1.0 / 24.0 / 365.0,
+            1.0 / 365.0,
+            0.02,
+            0.1,
+            0.5,
+            1.0,
+            3.0_f64,
+        ] {
+            curve.start_group();
+            for _ in 0..400 {
+                let strike = spot * (0.5 + 1.5 * uniform());
+                let sign = if uniform() < 0.5 { 1.0 } else { -1.0 };
+                let iv = 0.05 + 1.0 * uniform();
+                let open_interest = (uniform() * 20_000.0) as u64;
+                let forward = spot * (0.03 * years).exp();
+                if let Some(c) =
+                    CurveContract::new(sign, open_interest, strike, forward, spot, iv, years, 0.04)
+                {
+                    curve.push(c);
+                }
+            }
+        }
+        curve
+    }
+
+    #[test]
+    fn recurrence_grid_values_match_direct_evaluation() {
+        let spot = 4_321.5;
+        let curve = curve(spot);
+        let config = FlipConfig::default();
+        let grid = config.grid(spot);
+        for g in 0..curve.group_starts.len() {
+            let contracts = curve.group(g);
+            let values = GammaCurve::grid_values(contracts, &grid, spot, &config);
+            let middle = grid.len() / 2;
+            let (down, up) = config.log_steps();
+            for (j, &s) in grid.iter().enumerate() {
+                // The recurrence's own abscissa: a grid point's ln differs from it by an ulp,
+                // which a one-hour contract's d1 amplifies by 1/(σ√T).
+                let ln_s = if j < middle {
+                    spot.ln() + (middle - j) as f64 * down
+                } else {
+                    spot.ln() + (j - middle) as f64 * up
+                };
+                let (mut gamma, mut adjusted, mut gross) = (0.0, 0.0, 0.0_f64);
+                for c in contracts {
+                    let (cg, ca) = c.at(s, ln_s);
+                    gamma += cg;
+                    adjusted += ca;
+                    gross += cg.abs();
+                }
+                let tolerance = 1e-12 * gross.max(f64::MIN_POSITIVE);
+                assert!(
+                    (values.gamma[j] - gamma).abs() <= tolerance,
+                    "group {g} point {j}: {} vs {gamma}",
+                    values.gamma[j]
+                );
+                assert!(
+                    (values.adjusted[j] - adjusted).abs() <= tolerance,
+                    "group {g} point {j}: {} vs {adjusted}",
+                    values.adjusted[j]
+                );
+            }
+            // The value at spot starts a recurrence: it is the direct sum, bit for bit.
+            assert_eq!(values.gamma[middle], GammaCurve::sum(contracts, spot).0);
+        }
+    }
+
+    #[test]
+    fn a_contract_is_active_exactly_where_its_d1_is_within_the_cutoff() {
+        let spot = 100.0;
+        let curve = curve(spot);
+        for c in &curve.contracts {
+            let (from, to) = c.active_log_spots();
+            let d1 = |ln_s: f64| {
+                (ln_s + c.log_ratio_minus_log_strike) * c.inv_total_vol + c.half_total_vol
+            };
+            assert!((d1(from) + NEGLIGIBLE_D1).abs() < 1e-9);
+            assert!((d1(to) - NEGLIGIBLE_D1).abs() < 1e-9);
+        }
+    }
 }

@@ -750,12 +750,18 @@ fn bad_input_is_a_typed_error() {
 }
 
 #[test]
-fn grid_is_symmetric_with_spot_in_the_middle() {
+fn grid_is_log_even_on_each_side_with_spot_in_the_middle() {
     let grid = FlipConfig::default().grid(SPOT);
     assert_eq!(grid.len(), 161);
     assert_eq!(grid[80], SPOT);
     assert!(close(grid[0], 80.0, 1e-15) && close(grid[160], 120.0, 1e-15));
-    assert!(close(grid[1] - grid[0], 0.25, 1e-12));
+    // Even steps in ln S on each side of spot.
+    let below = (grid[1] / grid[0]).ln();
+    assert!(close(below, -(0.8f64.ln()) / 80.0, 1e-12));
+    assert!((1..80).all(|j| close((grid[j + 1] / grid[j]).ln(), below, 1e-9)));
+    let above = (grid[160] / grid[159]).ln();
+    assert!(close(above, 1.2f64.ln() / 80.0, 1e-12));
+    assert!((80..160).all(|j| close((grid[j + 1] / grid[j]).ln(), above, 1e-9)));
 }
 
 #[test]
