@@ -20,15 +20,17 @@
 //!    becomes non-negligible; the grid values so obtained agree with direct evaluation at the
 //!    same d1 to about 1e-14 relative.
 //! 3. **Bracketing.** Every pair of consecutive non-zero grid values of opposite sign brackets a
-//!    crossing; its ends are re-evaluated directly (no recurrence) and the pair is kept when
-//!    the signs still differ. Two crossings closer together than one grid step can cancel and
-//!    go unseen.
-//! 4. **Refinement.** Brent's method (Brent 1973, *Algorithms for Minimization without
-//!    Derivatives*, ch. 4, "zeroin") on each bracket, to an absolute tolerance of
-//!    [`FlipConfig::relative_tolerance`] × spot (default 1e-9 × spot), summing only the
-//!    contracts that are not negligible somewhere in the bracket. Expirations and brackets are
-//!    evaluated in parallel (rayon); each value is a sequential sum in contract order, so the
-//!    result does not depend on the number of threads.
+//!    crossing. Two crossings closer together than one grid step can cancel and go unseen.
+//! 4. **Refinement.** From the zero of the cubic through the grid values around the bracket,
+//!    Newton steps on the direct sum (no recurrence) with its exact slope, each evaluation
+//!    also shrinking the bracket, until a step is below [`FlipConfig::relative_tolerance`] ×
+//!    spot (default 1e-9 × spot; convergence is quadratic, so the error left is far smaller);
+//!    when a step would leave the bracket, or six do not converge, Brent's method (Brent 1973,
+//!    *Algorithms for Minimization without Derivatives*, ch. 4, "zeroin") finishes on the
+//!    bracket to the same tolerance. Only the contracts that are not negligible somewhere in
+//!    the bracket are summed. Expirations and brackets are evaluated in parallel (rayon); each
+//!    value is a sequential sum in contract order, so the result does not depend on the number
+//!    of threads.
 //! 5. **Choice.** [`FlipLevel::level`] is the crossing nearest the current spot (the lower one
 //!    on a tie); every crossing is listed in [`FlipLevel::crossings`].
 //!
@@ -228,8 +230,9 @@ impl CurveContract {
         })
     }
 
-    /// (GEX, delta-adjusted GEX) at spot `spot` (`ln_spot` = ln `spot`), dollars per 1 % move.
-    #[inline]
+    /// (GEX, delta-adjusted GEX) at spot `spot` (`ln_spot` = ln `spot`), dollars per 1 % move:
+    /// the direct evaluation the grid's recurrence is checked against.
+    #[cfg(test)]
     fn at(&self, spot: f64, ln_spot: f64) -> (f64, f64) {
         let d1 =
             (ln_spot + self.log_ratio_minus_log_strike) * self.inv_total_vol + self.half_total_vol;
@@ -239,14 +242,47 @@ impl CurveContract {
         self.values(spot, d1, (-0.5 * d1 * d1).exp())
     }
 
+    /// One curve's value at `spot` and its derivative with respect to spot: GEX
+    /// (`adjusted` false) or delta-adjusted GEX. d(S·e^{−d1²/2})/dS = e^{−d1²/2}·(1 − d1/(σ√T))
+    /// and dN(θ·d1)/dS = θ·φ(d1)/(S·σ√T).
+    #[inline]
+    fn value_and_slope(&self, spot: f64, ln_spot: f64, adjusted: bool) -> (f64, f64) {
+        let d1 =
+            (ln_spot + self.log_ratio_minus_log_strike) * self.inv_total_vol + self.half_total_vol;
+        if d1.abs() > NEGLIGIBLE_D1 {
+            return (0.0, 0.0);
+        }
+        let density = (-0.5 * d1 * d1).exp();
+        let gex_slope = self.coefficient * density * (1.0 - d1 * self.inv_total_vol);
+        if !adjusted {
+            return (self.coefficient * spot * density, gex_slope);
+        }
+        let gex = self.coefficient * spot * density;
+        let cdf = self.cdf(d1, density);
+        let cdf_slope =
+            self.theta_sign * density * ONE_OVER_SQRT_TWO_PI * self.inv_total_vol / spot;
+        (
+            gex * self.discounted_forward_ratio * cdf,
+            self.discounted_forward_ratio * (gex_slope * cdf + gex * cdf_slope),
+        )
+    }
+
     /// (GEX, delta-adjusted GEX) at `spot`, where this contract's d1 is `d1` and
     /// `density` = e^{−d1²/2}.
     #[inline(always)]
     fn values(&self, spot: f64, d1: f64, density: f64) -> (f64, f64) {
         let gex = self.coefficient * spot * density;
-        // N(−|d1|) = erfc(y)/2 with y = |d1|/√2, from the density already computed:
-        // erfc(y) = e^{−y²}·erfcx(y), and erfcx needs no exponential above Cody's 0.46875
-        // (below it erfc itself is a plain rational function).
+        (
+            gex,
+            gex * self.discounted_forward_ratio * self.cdf(d1, density),
+        )
+    }
+
+    /// N(θ·d1), from `density` = e^{−d1²/2}: N(−|d1|) = erfc(y)/2 with y = |d1|/√2 and
+    /// erfc(y) = e^{−y²}·erfcx(y); erfcx needs no exponential above Cody's 0.46875 (below it
+    /// erfc itself is a plain rational function).
+    #[inline(always)]
+    fn cdf(&self, d1: f64, density: f64) -> f64 {
         let y = d1.abs() * FRAC_1_SQRT_2;
         let lower_tail = 0.5
             * if y <= 0.468_75 {
@@ -254,12 +290,11 @@ impl CurveContract {
             } else {
                 density * erfcx_above_threshold(y)
             };
-        let cdf = if self.theta_sign * d1 <= 0.0 {
+        if self.theta_sign * d1 <= 0.0 {
             lower_tail
         } else {
             1.0 - lower_tail
-        };
-        (gex, gex * self.discounted_forward_ratio * cdf)
+        }
     }
 
     /// The interval of ln S′ over which |d1| ≤ [`NEGLIGIBLE_D1`] (outside it the contract
@@ -371,6 +406,7 @@ impl GammaCurve {
         &self.contracts[start..end]
     }
 
+    #[cfg(test)]
     fn sum(contracts: &[CurveContract], spot: f64) -> (f64, f64) {
         let ln_spot = spot.ln();
         contracts.iter().fold((0.0, 0.0), |(g, d), c| {
@@ -468,7 +504,7 @@ impl GammaCurve {
     }
 }
 
-/// Brackets sign changes of `curve` over `grid`, refines each with Brent on the direct sum
+/// Brackets sign changes of `curve` over `grid`, refines each ([`refine`]) on the direct sum
 /// over `contracts` (the delta-adjusted curve when `adjusted`) and picks the one nearest
 /// `spot`.
 fn flip_from_curve(
@@ -493,36 +529,42 @@ fn flip_from_curve(
             ..FlipLevel::default()
         };
     }
-    let brackets: Vec<&[(f64, f64)]> = nonzero
+    // The index in `nonzero` of each bracket's lower end.
+    let brackets: Vec<usize> = nonzero
         .windows(2)
-        .filter(|w| (w[0].1 > 0.0) != (w[1].1 > 0.0))
+        .enumerate()
+        .filter(|(_, w)| (w[0].1 > 0.0) != (w[1].1 > 0.0))
+        .map(|(i, _)| i)
         .collect();
     let mut crossings: Vec<f64> = brackets
         .par_iter()
-        .filter_map(|w| {
-            let (low, high) = (w[0].0, w[1].0);
+        .map(|&i| {
+            let ((low, f_low), (high, f_high)) = (nonzero[i], nonzero[i + 1]);
             // Only the contracts that are not negligible somewhere in the bracket count there.
+            let (ln_low, ln_high) = (low.ln(), high.ln());
             let active: Vec<CurveContract> = contracts
                 .iter()
-                .filter(|c| c.active_within(low.ln(), high.ln()))
+                .filter(|c| c.active_within(ln_low, ln_high))
                 .copied()
                 .collect();
-            let f = |s: f64| {
-                let (g, d) = GammaCurve::sum(&active, s);
-                if adjusted { d } else { g }
+            let value_and_slope = |s: f64| {
+                let ln_s = s.ln();
+                active.iter().fold((0.0, 0.0), |(v, dv), c| {
+                    let (cv, cdv) = c.value_and_slope(s, ln_s, adjusted);
+                    (v + cv, dv + cdv)
+                })
             };
-            // The grid values came from the recurrence; the bracket is confirmed directly.
-            let (f_low, f_high) = (f(low), f(high));
-            if f_low == 0.0 {
-                Some(low)
-            } else if f_high == 0.0 {
-                Some(high)
-            } else if (f_low > 0.0) != (f_high > 0.0) {
-                Some(brent(f, (low, f_low), (high, f_high), tolerance))
-            } else {
-                // Both ends within rounding of zero: the curve touches zero, no crossing.
-                None
-            }
+            let start = cubic_root_estimate(
+                &nonzero[i.saturating_sub(1)..(i + 3).min(nonzero.len())],
+                (low, high),
+            );
+            refine(
+                value_and_slope,
+                (low, f_low),
+                (high, f_high),
+                start,
+                tolerance,
+            )
         })
         .collect();
     // A root exactly on a grid point ends two brackets.
@@ -552,6 +594,82 @@ fn flip_from_curve(
         degeneracy: None,
         value_at_spot,
     }
+}
+
+/// Where the cubic through `points` (two to four consecutive grid values around the
+/// bracket) crosses zero inside `bracket`: a start for [`refine`] good to a small fraction
+/// of a grid step where the curve is smooth on that scale. Newton's divided differences,
+/// then Newton on the polynomial from the secant point, kept inside the bracket.
+fn cubic_root_estimate(points: &[(f64, f64)], (low, high): (f64, f64)) -> f64 {
+    let n = points.len().min(4);
+    let x: Vec<f64> = points[..n].iter().map(|p| p.0).collect();
+    let mut c: Vec<f64> = points[..n].iter().map(|p| p.1).collect();
+    for order in 1..n {
+        for i in (order..n).rev() {
+            c[i] = (c[i] - c[i - 1]) / (x[i] - x[i - order]);
+        }
+    }
+    let polynomial = |t: f64| {
+        // p(t) and p′(t) by Horner on the Newton form.
+        let (mut p, mut dp) = (c[n - 1], 0.0);
+        for i in (0..n - 1).rev() {
+            dp = dp * (t - x[i]) + p;
+            p = p * (t - x[i]) + c[i];
+        }
+        (p, dp)
+    };
+    let (f_low, f_high) = (polynomial(low).0, polynomial(high).0);
+    let mut t = low - f_low * (high - low) / (f_high - f_low);
+    for _ in 0..8 {
+        let (p, dp) = polynomial(t);
+        let next = t - p / dp;
+        if !(next > low && next < high) {
+            break;
+        }
+        t = next;
+    }
+    if t > low && t < high {
+        t
+    } else {
+        0.5 * (low + high)
+    }
+}
+
+/// The root of a curve in the bracket `(a, f(a))`, `(b, f(b))` (f(a)·f(b) < 0) to absolute
+/// tolerance `tolerance`: Newton steps with the exact slope from `start`, each evaluation
+/// also shrinking the bracket, until a step is below the tolerance (convergence is quadratic,
+/// so the error left is of the order of the last step squared over the curve's scale); Brent's
+/// method on the bracket when a step would leave it or six steps do not converge.
+fn refine(
+    value_and_slope: impl Fn(f64) -> (f64, f64),
+    (mut a, mut f_a): (f64, f64),
+    (mut b, mut f_b): (f64, f64),
+    start: f64,
+    tolerance: f64,
+) -> f64 {
+    const NEWTON_STEPS: usize = 6;
+    let mut x = start;
+    for _ in 0..NEWTON_STEPS {
+        let (value, slope) = value_and_slope(x);
+        if value == 0.0 {
+            return x;
+        }
+        if (value > 0.0) == (f_a > 0.0) {
+            (a, f_a) = (x, value);
+        } else {
+            (b, f_b) = (x, value);
+        }
+        let step = value / slope;
+        let next = x - step;
+        if !(next > a && next < b) {
+            break;
+        }
+        x = next;
+        if step.abs() <= tolerance {
+            return x;
+        }
+    }
+    brent(|s| value_and_slope(s).0, (a, f_a), (b, f_b), tolerance)
 }
 
 /// Brent's zeroin on a bracket `(a, f(a))`, `(b, f(b))` with f(a)·f(b) < 0, to absolute
@@ -727,5 +845,54 @@ mod tests {
             assert!((d1(from) + NEGLIGIBLE_D1).abs() < 1e-9);
             assert!((d1(to) - NEGLIGIBLE_D1).abs() < 1e-9);
         }
+    }
+
+    #[test]
+    fn slopes_match_finite_differences() {
+        let spot = 250.0;
+        let curve = curve(spot);
+        for c in curve.contracts.iter().step_by(37) {
+            for s in [0.85 * spot, 0.97 * spot, spot, 1.04 * spot, 1.15 * spot] {
+                for adjusted in [false, true] {
+                    let (value, slope) = c.value_and_slope(s, s.ln(), adjusted);
+                    // Steps of 0.001 and 0.0005 in d1, Richardson-extrapolated.
+                    let h = 1e-3 * s * 2.0 * c.half_total_vol;
+                    let f = |x: f64| c.value_and_slope(x, x.ln(), adjusted).0;
+                    let central = |h: f64| (f(s + h) - f(s - h)) / (2.0 * h);
+                    let numeric = (4.0 * central(0.5 * h) - central(h)) / 3.0;
+                    let scale = value.abs() / s + numeric.abs() + 1e-300;
+                    assert!(
+                        (slope - numeric).abs() <= 1e-6 * scale,
+                        "adjusted {adjusted} at {s}: {slope} vs {numeric}"
+                    );
+                    let (g, a) = c.at(s, s.ln());
+                    assert_eq!(value, if adjusted { a } else { g });
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn refine_converges_with_newton_and_falls_back_to_brent() {
+        // e^x − 3: root ln 3; Newton from inside the bracket.
+        let f = |x: f64| (x.exp() - 3.0, x.exp());
+        let root = refine(f, (0.5, f(0.5).0), (2.0, f(2.0).0), 1.0, 1e-12);
+        assert!((root - 3f64.ln()).abs() < 1e-12);
+        // atan(x − 1): Newton from 3.5 overshoots out of the bracket; Brent finishes.
+        let g = |x: f64| ((x - 1.0).atan(), 1.0 / (1.0 + (x - 1.0) * (x - 1.0)));
+        let root = refine(g, (-4.0, g(-4.0).0), (4.0, g(4.0).0), 3.5, 1e-12);
+        assert!((root - 1.0).abs() < 1e-11);
+    }
+
+    #[test]
+    fn cubic_estimate_is_exact_on_a_cubic() {
+        // (x − 1.3)(x + 2)(x − 4) through four points; the root in [1, 2] is 1.3.
+        let p = |x: f64| (x - 1.3) * (x + 2.0) * (x - 4.0);
+        let points: Vec<(f64, f64)> = [0.0, 1.0, 2.0, 3.0].iter().map(|&x| (x, p(x))).collect();
+        let estimate = cubic_root_estimate(&points, (1.0, 2.0));
+        assert!((estimate - 1.3).abs() < 1e-12, "{estimate}");
+        // Two points: the secant.
+        let estimate = cubic_root_estimate(&points[1..3], (1.0, 2.0));
+        assert!(estimate > 1.0 && estimate < 2.0);
     }
 }
