@@ -8,17 +8,23 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use arrow_array::RecordBatch;
 use chrono::{NaiveDate, TimeDelta};
+use optics_compute::exposure::{
+    ExposureConfig, compute_exposures, contracts_from_chain, exposure_rows, exposure_summary_rows,
+};
 use optics_compute::store::{SnapshotKey, SnapshotStore};
 use optics_compute::time::NyseCalendar;
-use optics_compute::worker::cycle::{CycleContext, build_all};
+use optics_compute::worker::cycle::{CycleContext, build_all, chain_of};
 use optics_compute::worker::{UnderlyingBook, WorkerConfig};
 use optics_ingest::archive::QuoteArchive;
 use optics_ingest::replay::replay_session;
 use optics_ingest::simulator::session::{SessionConfig, SessionSimulator};
 use optics_ingest::simulator::universe::Universe;
+use optics_schemas::{ChainRow, ExposureRow, ExposureSummaryRow};
 use optics_schemas::{Dataset, Message, OptionQuote};
 use optics_tests::bench::median;
+use rayon::prelude::*;
 
 const REPEATS: usize = 3;
 
@@ -52,6 +58,31 @@ fn cycle_wall(books: &[(String, Arc<UnderlyingBook>)], ctx: &CycleContext) -> Du
             })
             .collect(),
     )
+}
+
+/// The worker's cycle without the flow dataset (the scale goal's "IV + Greeks + exposures"):
+/// per underlying the chain and its batch, then exposures with every flip level and their
+/// batches.
+fn chains_and_exposures(
+    books: &[(String, Arc<UnderlyingBook>)],
+    ctx: &CycleContext,
+) -> Vec<(RecordBatch, RecordBatch, RecordBatch)> {
+    books
+        .par_iter()
+        .filter_map(|(underlying, book)| {
+            let chain = chain_of(underlying, book, ctx).expect("chain")?;
+            let chain_batch = ChainRow::to_batch(&chain.rows).expect("chain batch");
+            let (contracts, context) = contracts_from_chain(&chain.rows).expect("contracts");
+            let report = compute_exposures(&contracts, &context, &ExposureConfig::default())
+                .expect("exposures");
+            let rows = ExposureRow::to_batch(&exposure_rows(&report, chain.trade_date))
+                .expect("exposure batch");
+            let summary =
+                ExposureSummaryRow::to_batch(&exposure_summary_rows(&report, chain.trade_date))
+                    .expect("summary batch");
+            Some((chain_batch, rows, summary))
+        })
+        .collect()
 }
 
 fn main() {
@@ -215,6 +246,22 @@ fn main() {
         "  IV + Greeks (chain only): {:.0} ms wall ({:.0} ns/contract)",
         chain_only_wall.as_secs_f64() * 1e3,
         chain_only_wall.as_secs_f64() * 1e9 / contracts as f64
+    );
+    let exposures_wall = median(
+        (0..REPEATS)
+            .map(|_| {
+                let start = Instant::now();
+                let built = chains_and_exposures(&books, &ctx);
+                let wall = start.elapsed();
+                drop(built);
+                wall
+            })
+            .collect(),
+    );
+    println!(
+        "  IV + Greeks + exposures (chain batch, exposures, flip levels, levels, exposure batches): {:.0} ms wall ({:.0} ns/contract)",
+        exposures_wall.as_secs_f64() * 1e3,
+        exposures_wall.as_secs_f64() * 1e9 / contracts as f64
     );
     let full_wall = cycle_wall(&books, &ctx);
     println!(

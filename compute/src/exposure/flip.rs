@@ -43,7 +43,9 @@ use rayon::prelude::*;
 use super::{CONTRACT_MULTIPLIER, ExposureError, ONE_PERCENT};
 use std::f64::consts::FRAC_1_SQRT_2;
 
-use crate::pricing::special::{erfc, erfcx_above_threshold};
+use crate::pricing::special::{
+    CODY_THRESHOLD, ONE_OVER_SQRT_PI, cody_ab, cody_cd, cody_pq, erfc, erfcx_above_threshold,
+};
 
 /// How the flip level is searched for.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -269,7 +271,7 @@ impl CurveContract {
 
     /// (GEX, delta-adjusted GEX) at `spot`, where this contract's d1 is `d1` and
     /// `density` = e^{−d1²/2}.
-    #[inline(always)]
+    #[cfg(test)]
     fn values(&self, spot: f64, d1: f64, density: f64) -> (f64, f64) {
         let gex = self.coefficient * spot * density;
         (
@@ -316,50 +318,196 @@ impl CurveContract {
         from <= high && to >= low
     }
 
-    /// Adds the contract's values at the grid points of one side of spot: point k (k from
-    /// `first` to `steps`) is `grid[middle − k]` below spot or `grid[middle + k]` above, at
-    /// ln S′ = ln spot + k·`step`. Along a side d1 is linear in k (slope δ), so
-    /// e^{−d1²/2} follows `density ← density·ratio, ratio ← ratio·e^{−δ²}` from one exact
-    /// exponential at the first non-negligible point; both factors stay within e^{±40.5}.
+    /// Adds the contract's values at the grid points `side` (one side of spot, ascending) where
+    /// ln S′ = ln `spot` + (j − `middle`)·`step`, `step` > 0. Along a side d1 is linear in j
+    /// (slope δ), so e^{−d1²/2} follows `density ← density·ratio, ratio ← ratio·e^{−δ²}` from
+    /// one exact exponential at the non-negligible point nearest spot (`from_spot_down` for
+    /// the side below spot); both factors stay within e^{±40.5}. The delta-adjusted values are then added region by region of d1 (the
+    /// branches of Cody's erfc and the side of the strike), each a loop without branches
+    /// that the compiler can vectorise.
     #[allow(clippy::too_many_arguments)]
     #[inline]
     fn accumulate_side(
         &self,
         grid: &[f64],
+        side: std::ops::RangeInclusive<usize>,
         middle: usize,
-        below: bool,
         ln_spot: f64,
         step: f64,
-        first: usize,
+        from_spot_down: bool,
+        scratch: &mut Scratch,
         gamma: &mut [f64],
         adjusted: &mut [f64],
     ) {
         let (from, to) = self.active_log_spots();
-        let (k_a, k_b) = ((from - ln_spot) / step, (to - ln_spot) / step);
-        let k_start = k_a.min(k_b).ceil().max(first as f64);
-        let k_end = k_a.max(k_b).floor().min(middle as f64);
-        if !(k_start <= k_end) {
+        let middle_f = middle as f64;
+        let j_start = (middle_f + (from - ln_spot) / step)
+            .ceil()
+            .max(*side.start() as f64);
+        let j_end = (middle_f + (to - ln_spot) / step)
+            .floor()
+            .min(*side.end() as f64);
+        if !(j_start <= j_end) {
             return;
         }
-        // Both are whole numbers in [first, middle] here.
-        let (k_start, k_end) = (k_start as usize, k_end as usize);
+        // Both are whole numbers within `side` here.
+        let (j_start, j_end) = (j_start as usize, j_end as usize);
+        let n = j_end - j_start + 1;
         let delta = step * self.inv_total_vol;
         let d1_at_spot =
             (ln_spot + self.log_ratio_minus_log_strike) * self.inv_total_vol + self.half_total_vol;
-        let d1_start = d1_at_spot + k_start as f64 * delta;
-        let mut density = (-0.5 * d1_start * d1_start).exp();
-        let mut ratio = (-d1_start * delta - 0.5 * delta * delta).exp();
-        let decay = (-delta * delta).exp();
-        for k in k_start..=k_end {
-            let j = if below { middle - k } else { middle + k };
-            let d1 = d1_at_spot + k as f64 * delta;
-            let (g, a) = self.values(grid[j], d1, density);
-            gamma[j] += g;
-            adjusted[j] += a;
-            density *= ratio;
-            ratio *= decay;
+        let d1_start = d1_at_spot + (j_start as f64 - middle_f) * delta;
+        let density = &mut scratch.density[..n];
+        let gex = &mut scratch.gex[..n];
+        if from_spot_down {
+            // Below spot the recurrence starts at the point nearest spot, so the value at spot
+            // itself is the direct one.
+            let d1_end = d1_at_spot + (j_end as f64 - middle_f) * delta;
+            gaussian_recurrence(density, d1_end, -delta);
+            density.reverse();
+        } else {
+            gaussian_recurrence(density, d1_start, delta);
+        }
+        let gamma = &mut gamma[j_start..=j_end];
+        let spots = &grid[j_start..=j_end];
+        for (((g, out), &s), &d) in gex
+            .iter_mut()
+            .zip(gamma.iter_mut())
+            .zip(spots)
+            .zip(&*density)
+        {
+            *g = self.coefficient * s * d;
+            *out += *g;
+        }
+        // Regions of d1 = d1_start + i·δ by Cody's branches of erfc(|d1|/√2) (0.46875 and 4)
+        // and by the sign of d1; `region_start(t)` is the first i with d1 > t.
+        let region_start =
+            |t: f64| (((t - d1_start) / delta).floor() + 1.0).clamp(0.0, n as f64) as usize;
+        let large = CODY_LARGE * SQRT_2;
+        let small = CODY_THRESHOLD * SQRT_2;
+        let bounds = [
+            0,
+            region_start(-large),
+            region_start(-small),
+            region_start(0.0),
+            region_start(small),
+            region_start(large),
+            n,
+        ];
+        let adjusted = &mut adjusted[j_start..=j_end];
+        let regions = Regions {
+            bounds,
+            call: self.theta_sign > 0.0,
+            d1_at_spot,
+            offset: j_start as f64 - middle_f,
+            delta,
+            weight: self.discounted_forward_ratio,
+        };
+        regions.add(0, lower_tail_large, density, gex, adjusted);
+        regions.add(1, lower_tail_middle, density, gex, adjusted);
+        regions.add(2, lower_tail_small, density, gex, adjusted);
+        regions.add(3, lower_tail_small, density, gex, adjusted);
+        regions.add(4, lower_tail_middle, density, gex, adjusted);
+        regions.add(5, lower_tail_large, density, gex, adjusted);
+    }
+}
+
+/// `out[i]` = e^{−(d1 + i·δ)²/2}: one exact exponential, then the ratio of consecutive
+/// values, r_i = e^{−d1_i·δ − δ²/2}, shrinks by e^{−δ²} per point. Even and odd points run as
+/// two chains (ratios over two points, shrinking by e^{−4δ²}) so that consecutive
+/// multiplications do not wait on each other. With |d1| ≤ 9 along the way every factor stays
+/// within e^{±81}.
+#[inline]
+fn gaussian_recurrence(out: &mut [f64], d1: f64, delta: f64) {
+    let decay = (-delta * delta).exp();
+    let first_ratio = (-d1 * delta - 0.5 * delta * delta).exp();
+    let mut even = (-0.5 * d1 * d1).exp();
+    let mut odd = even * first_ratio;
+    let mut even_ratio = first_ratio * first_ratio * decay;
+    let mut odd_ratio = even_ratio * decay * decay;
+    let decay_over_two = (decay * decay) * (decay * decay);
+    for pair in out.chunks_mut(2) {
+        pair[0] = even;
+        if let Some(second) = pair.get_mut(1) {
+            *second = odd;
+        }
+        even *= even_ratio;
+        odd *= odd_ratio;
+        even_ratio *= decay_over_two;
+        odd_ratio *= decay_over_two;
+    }
+}
+
+/// The six regions of d1 along one side (see [`CurveContract::accumulate_side`]).
+struct Regions {
+    /// Region r is `bounds[r]..bounds[r + 1]`.
+    bounds: [usize; 7],
+    /// Calls (θ = +1) take the lower tail where d1 ≤ 0 (regions 0–2), puts where d1 > 0.
+    call: bool,
+    d1_at_spot: f64,
+    /// d1 of point i is `d1_at_spot + (offset + i)·delta`.
+    offset: f64,
+    delta: f64,
+    /// e^{−rT}·F/S.
+    weight: f64,
+}
+
+impl Regions {
+    /// Adds gex·weight·N(θ·d1) over region `region`, N(−|d1|) by `tail`: one loop without
+    /// branches per region (generic, so `tail` inlines).
+    #[inline(always)]
+    fn add<F: Fn(f64, f64) -> f64>(
+        &self,
+        region: usize,
+        tail: F,
+        density: &[f64],
+        gex: &[f64],
+        adjusted: &mut [f64],
+    ) {
+        let range = self.bounds[region]..self.bounds[region + 1];
+        let upper = (region < 3) != self.call;
+        let (density, gex, adjusted) = (
+            &density[range.clone()],
+            &gex[range.clone()],
+            &mut adjusted[range.clone()],
+        );
+        let first = self.offset + range.start as f64;
+        for (i, ((out, &g), &d)) in adjusted.iter_mut().zip(gex).zip(density).enumerate() {
+            let y = (self.d1_at_spot + (first + i as f64) * self.delta).abs() * FRAC_1_SQRT_2;
+            let lower = tail(y, d);
+            let cdf = if upper { 1.0 - lower } else { lower };
+            *out += g * self.weight * cdf;
         }
     }
+}
+
+/// √2.
+const SQRT_2: f64 = std::f64::consts::SQRT_2;
+/// Where Cody's erfc switches to its asymptotic form.
+const CODY_LARGE: f64 = 4.0;
+
+/// N(−|d1|) for y = |d1|/√2 ≤ 0.46875: erfc(y)/2, a plain rational function.
+#[inline(always)]
+fn lower_tail_small(y: f64, _density: f64) -> f64 {
+    0.5 * (1.0 - y * cody_ab(y * y))
+}
+
+/// N(−|d1|) for 0.46875 < y ≤ 4: e^{−y²}·erfcx(y)/2 with e^{−y²} = `density`.
+#[inline(always)]
+fn lower_tail_middle(y: f64, density: f64) -> f64 {
+    0.5 * density * cody_cd(y)
+}
+
+/// N(−|d1|) for y > 4: Cody's asymptotic erfcx.
+#[inline(always)]
+fn lower_tail_large(y: f64, density: f64) -> f64 {
+    0.5 * density * ((ONE_OVER_SQRT_PI - cody_pq(1.0 / (y * y))) / y)
+}
+
+/// Per-side buffers of [`CurveContract::accumulate_side`], reused across contracts.
+struct Scratch {
+    density: Vec<f64>,
+    gex: Vec<f64>,
 }
 
 /// The contracts of the re-priced curve, grouped (one group per expiration).
@@ -428,24 +576,30 @@ impl GammaCurve {
         let ln_spot = spot.ln();
         let mut gamma = vec![0.0; grid.len()];
         let mut adjusted = vec![0.0; grid.len()];
+        let mut scratch = Scratch {
+            density: vec![0.0; middle + 1],
+            gex: vec![0.0; middle + 1],
+        };
         for contract in contracts {
             contract.accumulate_side(
                 grid,
+                0..=middle,
                 middle,
-                true,
                 ln_spot,
-                down,
-                0,
+                -down,
+                true,
+                &mut scratch,
                 &mut gamma,
                 &mut adjusted,
             );
             contract.accumulate_side(
                 grid,
+                middle + 1..=grid.len() - 1,
                 middle,
-                false,
                 ln_spot,
                 up,
-                1,
+                false,
+                &mut scratch,
                 &mut gamma,
                 &mut adjusted,
             );

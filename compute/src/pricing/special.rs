@@ -20,9 +20,9 @@ pub(crate) const SQRT_TWO_PI: f64 = 2.506_628_274_631_000_5;
 pub(crate) const ONE_OVER_SQRT_TWO_PI: f64 = 0.398_942_280_401_432_7;
 pub(crate) const SQRT_PI_OVER_TWO: f64 = 1.253_314_137_315_500_3;
 pub(crate) const LN_TWO_PI: f64 = 1.837_877_066_409_345_5;
-const ONE_OVER_SQRT_PI: f64 = 0.564_189_583_547_756_3;
+pub(crate) const ONE_OVER_SQRT_PI: f64 = 0.564_189_583_547_756_3;
 
-const CODY_THRESHOLD: f64 = 0.46875;
+pub(crate) const CODY_THRESHOLD: f64 = 0.46875;
 /// Below this `erfcx` overflows: the root of exp(x²)·erfc(x) = f64::MAX.
 const ERFCX_XNEG: f64 = -26.628_735_713_751_4;
 /// At and above this `erfc` underflows to zero.
@@ -79,13 +79,13 @@ const Q: [f64; 5] = [
 ];
 
 #[inline(always)]
-fn cody_ab(z: f64) -> f64 {
+pub(crate) fn cody_ab(z: f64) -> f64 {
     ((((A[4] * z + A[0]) * z + A[1]) * z + A[2]) * z + A[3])
         / ((((z + B[0]) * z + B[1]) * z + B[2]) * z + B[3])
 }
 
 #[inline(always)]
-fn cody_cd(y: f64) -> f64 {
+pub(crate) fn cody_cd(y: f64) -> f64 {
     ((((((((C[8] * y + C[0]) * y + C[1]) * y + C[2]) * y + C[3]) * y + C[4]) * y + C[5]) * y
         + C[6])
         * y
@@ -96,7 +96,7 @@ fn cody_cd(y: f64) -> f64 {
 }
 
 #[inline(always)]
-fn cody_pq(z: f64) -> f64 {
+pub(crate) fn cody_pq(z: f64) -> f64 {
     z * (((((P[5] * z + P[0]) * z + P[1]) * z + P[2]) * z + P[3]) * z + P[4])
         / (((((z + Q[0]) * z + Q[1]) * z + Q[2]) * z + Q[3]) * z + Q[4])
 }
