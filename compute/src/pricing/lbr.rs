@@ -4,6 +4,10 @@
 //! order for |x| beyond 190 / 580) on a branch-dependent objective function. The result is
 //! accurate to the attainable precision (1 + |b/(s·∂b/∂s)|)·ε of the normalised price.
 //!
+//! One departure: in the lowest and middle branches the initial guess comes from tables of
+//! exact solutions (`guess_table`) wherever they reach, accurate enough that one iteration
+//! suffices; the rational-cubic guess remains the fallback and builds the tables.
+//!
 //! Copyright notice required by the reference code this module is ported from:
 //! Copyright © 2013-2024 Peter Jäckel. Permission to use, copy, modify, and distribute this
 //! software is freely granted, provided that this notice is preserved. The software is provided
@@ -16,6 +20,7 @@ use super::black::{
     inv_normalised_vega, normalised_black_and_inv_vega, normalised_vega, rational_cubic,
     scaled_normalised_black_and_ln_vega, vega_over_complementary_normalised_black,
 };
+use super::guess_table::{GUESS_TABLES, GuessTables};
 use super::special::{
     ONE_OVER_SQRT_TWO, SQRT_PI_OVER_TWO, SQRT_TWO, SQRT_TWO_PI, cbrt_positive, erfc, erfcx,
     erfcx_above_threshold, erfinv, exp_of_negative_square, inverse_norm_cdf,
@@ -35,7 +40,7 @@ const SQRT_DBL_MAX: f64 = 1.3407807929942596e154;
 /// A step smaller than this (relative to s) leaves an error of order (step)⁴ ≈ 1e-20 after a
 /// fourth-order Householder iteration, so the second iteration is skipped. The reference code
 /// always runs two; this saves most of the second one at no measurable cost in accuracy (see
-/// the `one_iteration_suffices_only_when_converged` test and the benchmark's accuracy figures).
+/// the `guess_table` tests and the benchmark's accuracy figures).
 const CONVERGED_STEP: f64 = 1e-5;
 
 #[inline(always)]
@@ -223,10 +228,60 @@ impl Default for Solve {
     }
 }
 
-/// Rejects prices without a volatility and computes the initial guess (Jäckel's four
-/// rational-cubic branches).
+/// The branch points of the initial guess for θx = −s_c²/2 (what the tables are built on).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct BranchPoints {
+    pub(crate) theta_x: f64,
+    pub(crate) s_l: f64,
+    pub(crate) b_l: f64,
+    pub(crate) b_c: f64,
+    pub(crate) s_u: f64,
+    pub(crate) b_u: f64,
+}
+
+impl BranchPoints {
+    pub(crate) fn at(s_c: f64) -> Self {
+        let theta_x = -0.5 * s_c * s_c;
+        let b_max = (0.5 * theta_x).exp();
+        let ome = one_minus_erfcx((-theta_x).sqrt());
+        Self {
+            theta_x,
+            s_l: s_c - SQRT_PI_OVER_TWO * ome,
+            b_l: b_l_over_b_max(s_c) * b_max,
+            b_c: 0.5 * b_max * ome,
+            s_u: s_c + SQRT_PI_OVER_TWO * (2.0 - ome),
+            b_u: b_u_over_b_max(s_c) * b_max,
+        }
+    }
+}
+
+/// The total volatility for a normalised price by the reference algorithm: the rational-cubic
+/// guess and two Householder iterations. Builds the guess tables (NaN where there is no
+/// solution, which the tables never ask for).
+pub(crate) fn reference_solve(beta: f64, theta_x: f64) -> f64 {
+    match initial_guess_from(beta, theta_x, None) {
+        Ok(mut solve) => {
+            householder_step(&mut solve);
+            householder_step(&mut solve);
+            solve.s
+        }
+        Err(_) => f64::NAN,
+    }
+}
+
+/// Rejects prices without a volatility and computes the initial guess: tabulated where the
+/// tables reach (see `guess_table`), else Jäckel's four rational-cubic branches.
 #[inline]
 pub(crate) fn initial_guess(beta: f64, theta_x: f64) -> Result<Solve, NormalisedFailure> {
+    initial_guess_from(beta, theta_x, Some(&GUESS_TABLES))
+}
+
+#[inline]
+fn initial_guess_from(
+    beta: f64,
+    theta_x: f64,
+    tables: Option<&GuessTables>,
+) -> Result<Solve, NormalisedFailure> {
     debug_assert!(theta_x <= 0.0);
     if beta.is_nan() {
         return Err(NormalisedFailure::BelowIntrinsic);
@@ -267,6 +322,17 @@ pub(crate) fn initial_guess(beta: f64, theta_x: f64) -> Result<Solve, Normalised
         let b_l = b_l_over_b_max(s_c) * b_max;
         if beta < b_l {
             // Lowest branch, objective g(s) = 1/ln(b(s)) − 1/ln(β).
+            let ln_beta = beta.ln();
+            let inv_ln_beta = 1.0 / ln_beta;
+            solve.aux = ln_beta;
+            solve.aux2 = inv_ln_beta;
+            solve.objective = Objective::Lowest;
+            // r = ln b_l / ln β ∈ (0, 1); the table holds (s/s_l)²/r.
+            let r = b_l.ln() * inv_ln_beta;
+            if let Some(w) = tables.and_then(|t| t.lowest.at(s_c.sqrt(), r)) {
+                solve.s = s_l * (w * r).sqrt();
+                return Ok(solve);
+            }
             let (f_lower_map_l, d_f_lower_map_l_d_beta, d2_f_lower_map_l_d_beta2) =
                 f_lower_map_and_first_two_derivatives(theta_x, s_l);
             let r_ll =
@@ -295,14 +361,17 @@ pub(crate) fn initial_guess(beta: f64, theta_x: f64) -> Result<Solve, Normalised
                 let t = beta / b_l;
                 f = (f_lower_map_l * t + b_l * (1.0 - t)) * t;
             }
-            let ln_beta = beta.ln();
             solve.s = inverse_f_lower_map(theta_x, f);
-            solve.aux = ln_beta;
-            solve.aux2 = 1.0 / ln_beta;
-            solve.objective = Objective::Lowest;
             return Ok(solve);
         }
         // Lower middle: s_l ≤ s < s_c.
+        if let Some(tables) = tables {
+            let tau = (beta / b_l).ln() / (b_c / b_l).ln();
+            if let Some(fraction) = tables.lower_middle.at(s_c.sqrt(), tau) {
+                solve.s = s_l + fraction * (s_c - s_l);
+                return Ok(solve);
+            }
+        }
         let inv_v_c = SQRT_TWO_PI / b_max;
         let inv_v_l = inv_normalised_vega(theta_x, s_l);
         let r_lm = rational_cubic::convex_control_parameter_to_fit_second_derivative_at_right_side(
@@ -315,6 +384,13 @@ pub(crate) fn initial_guess(beta: f64, theta_x: f64) -> Result<Solve, Normalised
         let b_u = b_u_over_b_max(s_c) * b_max;
         if beta <= b_u {
             // Upper middle: s_c ≤ s ≤ s_u.
+            if let Some(tables) = tables {
+                let t = (beta - b_c) / (b_u - b_c);
+                if let Some(fraction) = tables.upper_middle.at(s_c.sqrt(), t) {
+                    solve.s = s_c + fraction * (s_u - s_c);
+                    return Ok(solve);
+                }
+            }
             let inv_v_c = SQRT_TWO_PI / b_max;
             let inv_v_u = inv_normalised_vega(theta_x, s_u);
             let r_um =

@@ -16,6 +16,7 @@
 mod batch;
 mod black;
 mod greeks;
+mod guess_table;
 mod implied_vol;
 mod lbr;
 pub mod special;
