@@ -2,8 +2,7 @@
 //! parallel with rayon, writing straight into column vectors (and Arrow arrays).
 //!
 //! Rows are independent, so the arrays are cut into fixed-size chunks and each chunk is solved
-//! on whichever core is free; within a chunk, implied volatilities are solved in blocks stage by
-//! stage (see `BLOCK_ROWS`). Results are identical to the single-contract functions, row for
+//! on whichever core is free. Results are identical to the single-contract functions, row for
 //! row: every row goes through exactly the same operations.
 
 use arrow_array::{Array, BooleanArray, Float64Array, StringArray};
@@ -16,11 +15,6 @@ use super::{OptionInputs, OptionType, PricingModel};
 
 /// Rows per parallel task: large enough to amortise scheduling, small enough to balance.
 const CHUNK_ROWS: usize = 4096;
-/// Rows solved stage by stage (all initial guesses, then all first iterations, then the
-/// second iterations still needed): each stage's loop body is short and its rows are
-/// independent, so the out-of-order core overlaps consecutive rows instead of waiting on one
-/// row's long dependency chain. Small enough that the scratch state stays in L1.
-const BLOCK_ROWS: usize = 64;
 
 /// A chain (or any set of contracts) as borrowed columns, one entry per contract.
 #[derive(Debug, Clone, Copy)]
@@ -217,63 +211,37 @@ pub fn implied_vols_batch(
         .enumerate()
         .for_each(|(chunk_index, (out, status))| {
             let offset = chunk_index * CHUNK_ROWS;
-            for (block_index, (out, status)) in out
-                .chunks_mut(BLOCK_ROWS)
-                .zip(status.chunks_mut(BLOCK_ROWS))
-                .enumerate()
-            {
-                solve_block(
-                    chain,
-                    prices,
-                    offset + block_index * BLOCK_ROWS,
-                    out,
-                    status,
-                );
-            }
+            solve_rows(chain, prices, offset, out, status);
         });
 }
 
-/// Solves rows `offset..offset + out.len()` (at most [`BLOCK_ROWS`]) stage by stage; every row
-/// gets exactly the operations `implied_vol` would apply to it, so the bits agree.
+/// Solves rows `offset..offset + out.len()`; every row gets exactly the operations
+/// `implied_vol` would apply to it, so the bits agree. (Rows used to be solved in blocks, stage
+/// by stage, to overlap the two iterations of neighbouring rows; with the tabulated initial
+/// guess almost every row takes one iteration and the plain loop is as fast.)
 #[inline]
-fn solve_block(
+fn solve_rows(
     chain: &ChainColumns<'_>,
     prices: &[f64],
     offset: usize,
     out: &mut [f64],
     status: &mut [IvStatus],
 ) {
-    let n = out.len();
-    debug_assert!(n <= BLOCK_ROWS && status.len() == n);
-    let mut solves = [Solve::default(); BLOCK_ROWS];
-    let mut solved = [false; BLOCK_ROWS];
-    let mut pending = [false; BLOCK_ROWS];
-    for j in 0..n {
-        match prepare_row(&chain.row(offset + j), prices[offset + j]) {
-            Ok(solve) => {
-                solves[j] = solve;
-                solved[j] = true;
+    debug_assert_eq!(out.len(), status.len());
+    for j in 0..out.len() {
+        let row = chain.row(offset + j);
+        match prepare_row(&row, prices[offset + j]) {
+            Ok(mut solve) => {
+                if !householder_step(&mut solve) {
+                    householder_step(&mut solve);
+                }
+                out[j] = finish(&row, &solve);
+                status[j] = IvStatus::Solved;
             }
             Err(e) => {
                 out[j] = f64::NAN;
                 status[j] = IvStatus::from_error(&e);
             }
-        }
-    }
-    for j in 0..n {
-        if solved[j] {
-            pending[j] = !householder_step(&mut solves[j]);
-        }
-    }
-    for j in 0..n {
-        if pending[j] {
-            householder_step(&mut solves[j]);
-        }
-    }
-    for j in 0..n {
-        if solved[j] {
-            out[j] = finish(&chain.row(offset + j), &solves[j]);
-            status[j] = IvStatus::Solved;
         }
     }
 }
@@ -304,16 +272,7 @@ pub fn implied_vol_and_greeks_batch(chain: &ChainColumns<'_>, prices: &[f64]) ->
         .for_each(|(chunk_index, mut chunk)| {
             let offset = chunk_index * CHUNK_ROWS;
             let rows = chunk.iv.len();
-            for start in (0..rows).step_by(BLOCK_ROWS) {
-                let end = (start + BLOCK_ROWS).min(rows);
-                solve_block(
-                    chain,
-                    prices,
-                    offset + start,
-                    &mut chunk.iv[start..end],
-                    &mut chunk.iv_status[start..end],
-                );
-            }
+            solve_rows(chain, prices, offset, &mut *chunk.iv, &mut *chunk.iv_status);
             for j in 0..rows {
                 if chunk.iv_status[j] == IvStatus::Solved {
                     let vol = chunk.iv[j];

@@ -77,8 +77,8 @@ pub(crate) fn implied_vol_unchecked(
 
 /// Normalises the price and computes the initial guess: the first stage of a solve. Batch
 /// kernels run [`prepare`], [`householder_step`] (once, then again where it returns false)
-/// and [`finish`] over many rows at a time; [`implied_vol_unchecked`] runs the same stages
-/// for one row, so both give identical bits.
+/// and [`finish`] row by row, exactly as [`implied_vol_unchecked`] does, so both give
+/// identical bits.
 #[inline]
 pub(crate) fn prepare(inputs: &OptionInputs, price: f64) -> Result<Solve, ImpliedVolError> {
     let discount = inputs.discount();

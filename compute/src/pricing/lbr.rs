@@ -195,10 +195,7 @@ pub(crate) enum Objective {
     Highest,
 }
 
-/// A solve in progress: the current total volatility and what the iterations need. Splitting
-/// the solve into [`initial_guess`] and [`householder_step`] lets batch kernels run each stage
-/// over many rows at a time (independent rows overlap in the out-of-order core); the single
-/// solve (`implied_vol_unchecked`) runs the same functions, so both give identical bits.
+/// A solve in progress: the current total volatility and what the iterations need.
 /// A solve is: `initial_guess`, `householder_step`, and a second step where the first
 /// returned false.
 #[derive(Debug, Clone, Copy)]
@@ -212,20 +209,6 @@ pub(crate) struct Solve {
     /// 1/ln β (lowest branch).
     aux2: f64,
     objective: Objective,
-}
-
-impl Default for Solve {
-    /// A finished placeholder (batch kernels' scratch arrays).
-    fn default() -> Self {
-        Self {
-            s: f64::NAN,
-            theta_x: 0.0,
-            beta: 0.0,
-            aux: 0.0,
-            aux2: 0.0,
-            objective: Objective::Exact,
-        }
-    }
 }
 
 /// The branch points of the initial guess for θx = −s_c²/2 (what the tables are built on).
