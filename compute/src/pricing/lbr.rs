@@ -238,6 +238,99 @@ impl BranchPoints {
     }
 }
 
+/// The functions of s_c = √(2|x|) alone that pick the initial guess's branch, relative to
+/// b_max = exp(θx/2) so that they stay of order one. Tabulated in `guess_table`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct BranchRatios {
+    /// 1 − erfcx(s_c/√2): b_c = ½·b_max·ome, s_l = s_c − √(π/2)·ome, s_u = s_c + √(π/2)·(2 − ome).
+    pub(crate) ome: f64,
+    /// b_l/b_max.
+    pub(crate) b_l: f64,
+    /// b_u/b_max.
+    pub(crate) b_u: f64,
+    /// ln(b_l/b_max).
+    pub(crate) ln_b_l: f64,
+    /// 1/ln(b_c/b_l).
+    pub(crate) inv_ln_b_c_over_b_l: f64,
+}
+
+impl BranchRatios {
+    pub(crate) const LEN: usize = 5;
+
+    pub(crate) fn at(s_c: f64) -> Self {
+        let ome = one_minus_erfcx(s_c * ONE_OVER_SQRT_TWO);
+        let b_l = b_l_over_b_max(s_c);
+        Self {
+            ome,
+            b_l,
+            b_u: b_u_over_b_max(s_c),
+            ln_b_l: b_l.ln(),
+            inv_ln_b_c_over_b_l: 1.0 / (0.5 * ome / b_l).ln(),
+        }
+    }
+
+    pub(crate) fn to_array(self) -> [f64; Self::LEN] {
+        [
+            self.ome,
+            self.b_l,
+            self.b_u,
+            self.ln_b_l,
+            self.inv_ln_b_c_over_b_l,
+        ]
+    }
+
+    #[inline(always)]
+    pub(crate) fn from_array(
+        [ome, b_l, b_u, ln_b_l, inv_ln_b_c_over_b_l]: [f64; Self::LEN],
+    ) -> Self {
+        Self {
+            ome,
+            b_l,
+            b_u,
+            ln_b_l,
+            inv_ln_b_c_over_b_l,
+        }
+    }
+}
+
+/// The initial guess from the tables alone (branch ratios included), or `None` where they do
+/// not reach; then the exact branch points and the rational guess decide. Interpolated branch
+/// points can put a price within ~1e-7 (relative) of b_l, b_c or b_u on the neighbouring branch: its table
+/// covers it (both objectives converge there) or answers `None`.
+#[inline]
+fn tabulated_guess(tables: &GuessTables, solve: &mut Solve, b_max: f64, s_c: f64) -> Option<f64> {
+    let root_s_c = s_c.sqrt();
+    let ratios = BranchRatios::from_array(tables.branch_ratios.at(root_s_c)?);
+    let beta = solve.beta;
+    let b_c = 0.5 * b_max * ratios.ome;
+    if beta < b_c {
+        let s_l = s_c - SQRT_PI_OVER_TWO * ratios.ome;
+        let b_l = ratios.b_l * b_max;
+        if beta < b_l {
+            let ln_beta = beta.ln();
+            let inv_ln_beta = 1.0 / ln_beta;
+            // r = ln b_l / ln β with ln b_l = ln(b_l/b_max) + θx/2.
+            let r = (ratios.ln_b_l + 0.5 * solve.theta_x) * inv_ln_beta;
+            let w = tables.lowest.at(root_s_c, r)?;
+            solve.aux = ln_beta;
+            solve.aux2 = inv_ln_beta;
+            solve.objective = Objective::Lowest;
+            return Some(s_l * (w * r).sqrt());
+        }
+        let tau = (beta / b_l).ln() * ratios.inv_ln_b_c_over_b_l;
+        let fraction = tables.lower_middle.at(root_s_c, tau)?;
+        return Some(s_l + fraction * (s_c - s_l));
+    }
+    let b_u = ratios.b_u * b_max;
+    if beta > b_u {
+        return None;
+    }
+    let s_u = s_c + SQRT_PI_OVER_TWO * (2.0 - ratios.ome);
+    let t = (beta - b_c) / (b_u - b_c);
+    let fraction = tables.upper_middle.at(root_s_c, t)?;
+    Some(s_c + fraction * (s_u - s_c))
+}
+
 /// The total volatility for a normalised price by the reference algorithm: the rational-cubic
 /// guess and two Householder iterations. Builds the guess tables (NaN where there is no
 /// solution, which the tables never ask for).
@@ -297,6 +390,12 @@ fn initial_guess_from(
     // b_c = b(θx, s_c) with s_c = √(2|x|) reduces to exp(−|x|/2)/2·[1 − erfcx(√|x|)].
     let sqrt_ax = (-theta_x).sqrt();
     let s_c = SQRT_TWO * sqrt_ax;
+    if let Some(tables) = tables
+        && let Some(s) = tabulated_guess(tables, &mut solve, b_max, s_c)
+    {
+        solve.s = s;
+        return Ok(solve);
+    }
     let ome = one_minus_erfcx(sqrt_ax);
     let b_c = 0.5 * b_max * ome;
     if beta < b_c {
