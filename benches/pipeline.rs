@@ -13,6 +13,7 @@ use chrono::{NaiveDate, TimeDelta};
 use optics_compute::exposure::{
     ExposureConfig, compute_exposures, contracts_from_chain, exposure_rows, exposure_summary_rows,
 };
+use optics_compute::flow::{FlowConfig, flow_rows, flow_snapshot_rows};
 use optics_compute::store::{SnapshotKey, SnapshotStore};
 use optics_compute::time::NyseCalendar;
 use optics_compute::worker::cycle::{CycleContext, build_all, chain_of};
@@ -21,7 +22,7 @@ use optics_ingest::archive::QuoteArchive;
 use optics_ingest::replay::replay_session;
 use optics_ingest::simulator::session::{SessionConfig, SessionSimulator};
 use optics_ingest::simulator::universe::Universe;
-use optics_schemas::{ChainRow, ExposureRow, ExposureSummaryRow};
+use optics_schemas::{ChainRow, ExposureRow, ExposureSummaryRow, FlowSnapshotRow};
 use optics_schemas::{Dataset, Message, OptionQuote};
 use optics_tests::bench::median;
 use rayon::prelude::*;
@@ -58,6 +59,48 @@ fn cycle_wall(books: &[(String, Arc<UnderlyingBook>)], ctx: &CycleContext) -> Du
             })
             .collect(),
     )
+}
+
+/// Where one cycle's time goes on one thread: each stage of `build_underlying` summed over the
+/// underlyings, in the order chain (IV + Greeks + rows), chain batch, exposure inputs,
+/// exposures with flip levels, exposure batches, flow (rows and batch).
+fn stage_times(books: &[(String, Arc<UnderlyingBook>)], ctx: &CycleContext) -> [Duration; 6] {
+    let mut times = [Duration::ZERO; 6];
+    for (underlying, book) in books {
+        let mut lap = Instant::now();
+        let mut split = |stage: usize| {
+            times[stage] += lap.elapsed();
+            lap = Instant::now();
+        };
+        let Some(chain) = chain_of(underlying, book, ctx).expect("chain") else {
+            continue;
+        };
+        split(0);
+        let chain_batch = ChainRow::to_batch(&chain.rows).expect("chain batch");
+        split(1);
+        let (contracts, context) = contracts_from_chain(&chain.rows).expect("contracts");
+        split(2);
+        let report =
+            compute_exposures(&contracts, &context, &ExposureConfig::default()).expect("exposures");
+        split(3);
+        let rows = ExposureRow::to_batch(&exposure_rows(&report, chain.trade_date))
+            .expect("exposure batch");
+        let summary =
+            ExposureSummaryRow::to_batch(&exposure_summary_rows(&report, chain.trade_date))
+                .expect("summary batch");
+        split(4);
+        let flow = flow_rows(&contracts, context.spot, &FlowConfig::default()).expect("flow");
+        let flow = FlowSnapshotRow::to_batch(&flow_snapshot_rows(
+            &flow,
+            underlying,
+            chain.trade_date,
+            chain.as_of,
+        ))
+        .expect("flow batch");
+        split(5);
+        drop((chain_batch, rows, summary, flow));
+    }
+    times
 }
 
 /// The worker's cycle without the flow dataset (the scale goal's "IV + Greeks + exposures"):
@@ -133,6 +176,25 @@ fn main() {
             wall.as_secs_f64() * 1e3
         );
     }
+    let stages: Vec<[Duration; 6]> = (0..REPEATS)
+        .map(|_| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(1)
+                .build()
+                .expect("pool")
+                .install(|| stage_times(&books, &ctx))
+        })
+        .collect();
+    let stage = |i: usize| median(stages.iter().map(|s| s[i]).collect()).as_secs_f64() * 1e3;
+    println!(
+        "  by stage, 1 thread (ms): chain with IV + Greeks {:.1}, chain batch {:.1}, exposure inputs {:.1}, exposures with flip levels {:.1}, exposure batches {:.1}, flow {:.1}",
+        stage(0),
+        stage(1),
+        stage(2),
+        stage(3),
+        stage(4),
+        stage(5)
+    );
     let chain_only = CycleContext {
         chain_only: true,
         ..ctx
