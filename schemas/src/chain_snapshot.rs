@@ -35,7 +35,9 @@ use crate::columns::chain::{self as col, CALL, PUT, SideColumns};
 use crate::enums::{OptionType, SettlementStyle, WireEnum};
 use crate::error::SchemaError;
 use crate::occ::OccSymbol;
-use crate::table::{check_symbol, date_to_days, days_to_date, field, opt, timestamp_type};
+use crate::table::{
+    check_symbol, date_to_days, days_to_date, field, micros_to_timestamp, opt, timestamp_type,
+};
 
 /// The dataset's name, as used in storage paths, snapshot events and error messages.
 pub const CHAIN_DATASET: &str = "chain";
@@ -614,7 +616,7 @@ fn timestamp_value(
     array: &TimestampMicrosecondArray,
     row: usize,
 ) -> Result<DateTime<Utc>, SchemaError> {
-    DateTime::from_timestamp_micros(array.value(row))
+    micros_to_timestamp(array.value(row))
         .filter(|t| (MIN_YEAR..=MAX_YEAR).contains(&t.year()))
         .ok_or_else(|| {
             invalid(

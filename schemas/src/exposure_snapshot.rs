@@ -30,8 +30,8 @@ use crate::columns::exposures::{self as col, CALL, MEASURE_COUNT, MeasureColumns
 use crate::enums::WireEnum;
 use crate::error::SchemaError;
 use crate::table::{
-    bools, check_symbol, date_to_days, dates, days_to_date, f64s, f64s_opt, field, opt,
-    timestamp_type, timestamps, u64s, utf8, utf8_opt,
+    bools, check_symbol, date_to_days, dates, days_to_date, f64s, f64s_opt, field,
+    micros_to_timestamp, opt, read_rows, timestamp_type, timestamps, u64s, utf8, utf8_opt,
 };
 
 /// The strike-grain dataset's name (storage paths, events, error messages).
@@ -381,14 +381,14 @@ impl ExposureRow {
         columns.extend(measure_arrays(rows, |r| &r.put));
         columns.extend(measure_arrays(rows, |r| &r.net));
         let batch = RecordBatch::try_new(exposures_schema(), columns)?;
-        read_exposures(&batch)?;
+        read_exposures(&batch, false)?;
         Ok(batch)
     }
 
     /// Validates a batch (columns by name, types, nulls, every value rule) and reads its rows.
     pub fn from_batch(batch: &RecordBatch) -> Result<Vec<ExposureRow>, SchemaError> {
         let batch = conform(EXPOSURES_DATASET, &exposures_schema(), col::ALL, batch)?;
-        read_exposures(&batch)
+        read_exposures(&batch, true)
     }
 }
 
@@ -426,7 +426,7 @@ impl ExposureSummaryRow {
         columns.push(utf8(rows.iter().map(|r| r.positioning.as_str())));
         columns.push(utf8(rows.iter().map(|r| r.directional_bias.as_str())));
         let batch = RecordBatch::try_new(exposure_summary_schema(), columns)?;
-        read_summary(&batch)?;
+        read_summary(&batch, false)?;
         Ok(batch)
     }
 
@@ -438,7 +438,7 @@ impl ExposureSummaryRow {
             scol::ALL,
             batch,
         )?;
-        read_summary(&batch)
+        read_summary(&batch, true)
     }
 }
 
@@ -494,7 +494,7 @@ fn check_net(
     Ok(())
 }
 
-fn read_exposures(batch: &RecordBatch) -> Result<Vec<ExposureRow>, SchemaError> {
+fn read_exposures(batch: &RecordBatch, keep: bool) -> Result<Vec<ExposureRow>, SchemaError> {
     let c = SnapshotColumns::new(EXPOSURES_DATASET, batch);
     let underlying = c.str(col::UNDERLYING)?;
     let trade_date = c.date(col::TRADE_DATE)?;
@@ -508,33 +508,31 @@ fn read_exposures(batch: &RecordBatch) -> Result<Vec<ExposureRow>, SchemaError> 
     let call = MeasureArrays::new(&c, &CALL)?;
     let put = MeasureArrays::new(&c, &PUT)?;
     let net = MeasureArrays::new(&c, &NET)?;
-    (0..batch.num_rows())
-        .map(|row| {
-            let trade_date = c.date_value(col::TRADE_DATE, trade_date, row)?;
-            let expiration = c.date_value(col::EXPIRATION, expiration, row)?;
-            let dte = dte.value(row);
-            c.check_dte(col::DTE, row, trade_date, expiration, dte)?;
-            let (call, put, net) = (call.read(&c, row)?, put.read(&c, row)?, net.read(&c, row)?);
-            check_net(&c, row, &call, &put, &net)?;
-            Ok(ExposureRow {
-                underlying: c.symbol(col::UNDERLYING, underlying, row)?,
-                trade_date,
-                as_of: c.timestamp_value(col::AS_OF, as_of, row)?,
-                expiration,
-                dte,
-                strike: c.positive(col::STRIKE, row, strike.value(row))?,
-                spot: c.positive(col::SPOT, row, spot.value(row))?,
-                call_open_interest: call_oi.value(row),
-                put_open_interest: put_oi.value(row),
-                call,
-                put,
-                net,
-            })
+    read_rows(batch.num_rows(), keep, |row| {
+        let trade_date = c.date_value(col::TRADE_DATE, trade_date, row)?;
+        let expiration = c.date_value(col::EXPIRATION, expiration, row)?;
+        let dte = dte.value(row);
+        c.check_dte(col::DTE, row, trade_date, expiration, dte)?;
+        let (call, put, net) = (call.read(&c, row)?, put.read(&c, row)?, net.read(&c, row)?);
+        check_net(&c, row, &call, &put, &net)?;
+        Ok(ExposureRow {
+            underlying: c.symbol(col::UNDERLYING, underlying, row)?,
+            trade_date,
+            as_of: c.timestamp_value(col::AS_OF, as_of, row)?,
+            expiration,
+            dte,
+            strike: c.positive(col::STRIKE, row, strike.value(row))?,
+            spot: c.positive(col::SPOT, row, spot.value(row))?,
+            call_open_interest: call_oi.value(row),
+            put_open_interest: put_oi.value(row),
+            call,
+            put,
+            net,
         })
-        .collect()
+    })
 }
 
-fn read_summary(batch: &RecordBatch) -> Result<Vec<ExposureSummaryRow>, SchemaError> {
+fn read_summary(batch: &RecordBatch, keep: bool) -> Result<Vec<ExposureSummaryRow>, SchemaError> {
     let c = SnapshotColumns::new(EXPOSURE_SUMMARY_DATASET, batch);
     let underlying = c.str(scol::UNDERLYING)?;
     let trade_date = c.date(scol::TRADE_DATE)?;
@@ -558,135 +556,133 @@ fn read_summary(batch: &RecordBatch) -> Result<Vec<ExposureSummaryRow>, SchemaEr
     let regime = c.str(scol::VOLATILITY_REGIME)?;
     let positioning = c.str(scol::POSITIONING)?;
     let bias = c.str(scol::DIRECTIONAL_BIAS)?;
-    (0..batch.num_rows())
-        .map(|row| {
-            let trade_date = c.date_value(scol::TRADE_DATE, trade_date, row)?;
-            let expiration = opt(expiration, row, || {
-                c.date_value(scol::EXPIRATION, expiration, row)
-            })
-            .transpose()?;
-            let dte = opt(dte, row, || dte.value(row));
-            match (expiration, dte) {
-                (Some(e), Some(d)) => c.check_dte(scol::DTE, row, trade_date, e, d)?,
-                (None, None) => {}
-                _ => {
-                    return Err(c.invalid(
-                        scol::DTE,
-                        Some(row),
-                        "expiration and dte must be both present or both null (aggregate row)",
-                    ));
-                }
-            }
-            let (call, put, net) = (call.read(&c, row)?, put.read(&c, row)?, net.read(&c, row)?);
-            check_net(&c, row, &call, &put, &net)?;
-            let flip = opt(flip_level, row, || {
-                c.positive(scol::FLIP_LEVEL, row, flip_level.value(row))
-            })
-            .transpose()?;
-            if flip_degenerate.is_null(row) || flip_degenerate.value(row) != flip.is_none() {
-                return Err(c.invalid(
-                    scol::FLIP_DEGENERATE,
-                    Some(row),
-                    "must be true exactly when flip_level is null",
-                ));
-            }
-            let degeneracy = opt(flip_degeneracy, row, || {
-                c.code::<FlipDegeneracyCode>(scol::FLIP_DEGENERACY, flip_degeneracy, row)
-            })
-            .transpose()?;
-            if degeneracy.is_some() == flip.is_some() {
-                return Err(c.invalid(
-                    scol::FLIP_DEGENERACY,
-                    Some(row),
-                    "a reason is given exactly when there is no flip level",
-                ));
-            }
-            let mut values = [None; LEVEL_COUNT];
-            for (value, (name, array)) in values.iter_mut().zip(&levels) {
-                *value = opt(*array, row, || {
-                    let v = array.value(row);
-                    // GEX values carry a sign; every other level is a price or a ratio.
-                    if name.ends_with("_gex_usd_per_pct") {
-                        c.finite(name, row, v)
-                    } else if *name == scol::MAX_PAIN_USD || *name == scol::GEX_RATIO {
-                        c.non_negative(name, row, v)
-                    } else {
-                        c.positive(name, row, v)
-                    }
-                })
-                .transpose()?;
-            }
-            let [
-                delta_adjusted_flip_level,
-                gamma_flip,
-                call_wall,
-                call_wall_gex,
-                put_wall,
-                put_wall_gex,
-                key_gamma_strike,
-                key_gamma_gex,
-                max_gamma_strike,
-                min_gamma_strike,
-                vol_trigger,
-                charm_pressure_strike,
-                vanna_resistance_strike,
-                vanna_support_strike,
-                max_pain_strike,
-                max_pain_usd,
-                gex_ratio,
-            ] = values;
-            for (level, exposure, name) in [
-                (call_wall, call_wall_gex, scol::CALL_WALL_GEX),
-                (put_wall, put_wall_gex, scol::PUT_WALL_GEX),
-                (key_gamma_strike, key_gamma_gex, scol::KEY_GAMMA_GEX),
-                (max_pain_strike, max_pain_usd, scol::MAX_PAIN_USD),
-            ] {
-                if level.is_some() != exposure.is_some() {
-                    return Err(c.invalid(
-                        name,
-                        Some(row),
-                        "a level and its value must be both present or both null",
-                    ));
-                }
-            }
-            Ok(ExposureSummaryRow {
-                underlying: c.symbol(scol::UNDERLYING, underlying, row)?,
-                trade_date,
-                as_of: c.timestamp_value(scol::AS_OF, as_of, row)?,
-                expiration,
-                dte,
-                spot: c.positive(scol::SPOT, row, spot.value(row))?,
-                contracts: contracts.value(row),
-                call_open_interest: call_oi.value(row),
-                put_open_interest: put_oi.value(row),
-                call,
-                put,
-                net,
-                flip_level: flip,
-                flip_degeneracy: degeneracy,
-                delta_adjusted_flip_level,
-                gamma_flip,
-                call_wall,
-                call_wall_gex,
-                put_wall,
-                put_wall_gex,
-                key_gamma_strike,
-                key_gamma_gex,
-                max_gamma_strike,
-                min_gamma_strike,
-                vol_trigger,
-                charm_pressure_strike,
-                vanna_resistance_strike,
-                vanna_support_strike,
-                max_pain_strike,
-                max_pain_usd,
-                gex_ratio,
-                volatility_regime: c.code(scol::VOLATILITY_REGIME, regime, row)?,
-                positioning: c.code(scol::POSITIONING, positioning, row)?,
-                directional_bias: c.code(scol::DIRECTIONAL_BIAS, bias, row)?,
-            })
+    read_rows(batch.num_rows(), keep, |row| {
+        let trade_date = c.date_value(scol::TRADE_DATE, trade_date, row)?;
+        let expiration = opt(expiration, row, || {
+            c.date_value(scol::EXPIRATION, expiration, row)
         })
-        .collect()
+        .transpose()?;
+        let dte = opt(dte, row, || dte.value(row));
+        match (expiration, dte) {
+            (Some(e), Some(d)) => c.check_dte(scol::DTE, row, trade_date, e, d)?,
+            (None, None) => {}
+            _ => {
+                return Err(c.invalid(
+                    scol::DTE,
+                    Some(row),
+                    "expiration and dte must be both present or both null (aggregate row)",
+                ));
+            }
+        }
+        let (call, put, net) = (call.read(&c, row)?, put.read(&c, row)?, net.read(&c, row)?);
+        check_net(&c, row, &call, &put, &net)?;
+        let flip = opt(flip_level, row, || {
+            c.positive(scol::FLIP_LEVEL, row, flip_level.value(row))
+        })
+        .transpose()?;
+        if flip_degenerate.is_null(row) || flip_degenerate.value(row) != flip.is_none() {
+            return Err(c.invalid(
+                scol::FLIP_DEGENERATE,
+                Some(row),
+                "must be true exactly when flip_level is null",
+            ));
+        }
+        let degeneracy = opt(flip_degeneracy, row, || {
+            c.code::<FlipDegeneracyCode>(scol::FLIP_DEGENERACY, flip_degeneracy, row)
+        })
+        .transpose()?;
+        if degeneracy.is_some() == flip.is_some() {
+            return Err(c.invalid(
+                scol::FLIP_DEGENERACY,
+                Some(row),
+                "a reason is given exactly when there is no flip level",
+            ));
+        }
+        let mut values = [None; LEVEL_COUNT];
+        for (value, (name, array)) in values.iter_mut().zip(&levels) {
+            *value = opt(*array, row, || {
+                let v = array.value(row);
+                // GEX values carry a sign; every other level is a price or a ratio.
+                if name.ends_with("_gex_usd_per_pct") {
+                    c.finite(name, row, v)
+                } else if *name == scol::MAX_PAIN_USD || *name == scol::GEX_RATIO {
+                    c.non_negative(name, row, v)
+                } else {
+                    c.positive(name, row, v)
+                }
+            })
+            .transpose()?;
+        }
+        let [
+            delta_adjusted_flip_level,
+            gamma_flip,
+            call_wall,
+            call_wall_gex,
+            put_wall,
+            put_wall_gex,
+            key_gamma_strike,
+            key_gamma_gex,
+            max_gamma_strike,
+            min_gamma_strike,
+            vol_trigger,
+            charm_pressure_strike,
+            vanna_resistance_strike,
+            vanna_support_strike,
+            max_pain_strike,
+            max_pain_usd,
+            gex_ratio,
+        ] = values;
+        for (level, exposure, name) in [
+            (call_wall, call_wall_gex, scol::CALL_WALL_GEX),
+            (put_wall, put_wall_gex, scol::PUT_WALL_GEX),
+            (key_gamma_strike, key_gamma_gex, scol::KEY_GAMMA_GEX),
+            (max_pain_strike, max_pain_usd, scol::MAX_PAIN_USD),
+        ] {
+            if level.is_some() != exposure.is_some() {
+                return Err(c.invalid(
+                    name,
+                    Some(row),
+                    "a level and its value must be both present or both null",
+                ));
+            }
+        }
+        Ok(ExposureSummaryRow {
+            underlying: c.symbol(scol::UNDERLYING, underlying, row)?,
+            trade_date,
+            as_of: c.timestamp_value(scol::AS_OF, as_of, row)?,
+            expiration,
+            dte,
+            spot: c.positive(scol::SPOT, row, spot.value(row))?,
+            contracts: contracts.value(row),
+            call_open_interest: call_oi.value(row),
+            put_open_interest: put_oi.value(row),
+            call,
+            put,
+            net,
+            flip_level: flip,
+            flip_degeneracy: degeneracy,
+            delta_adjusted_flip_level,
+            gamma_flip,
+            call_wall,
+            call_wall_gex,
+            put_wall,
+            put_wall_gex,
+            key_gamma_strike,
+            key_gamma_gex,
+            max_gamma_strike,
+            min_gamma_strike,
+            vol_trigger,
+            charm_pressure_strike,
+            vanna_resistance_strike,
+            vanna_support_strike,
+            max_pain_strike,
+            max_pain_usd,
+            gex_ratio,
+            volatility_regime: c.code(scol::VOLATILITY_REGIME, regime, row)?,
+            positioning: c.code(scol::POSITIONING, positioning, row)?,
+            directional_bias: c.code(scol::DIRECTIONAL_BIAS, bias, row)?,
+        })
+    })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -867,7 +863,7 @@ impl<'a> SnapshotColumns<'a> {
         array: &TimestampMicrosecondArray,
         row: usize,
     ) -> Result<DateTime<Utc>, SchemaError> {
-        DateTime::from_timestamp_micros(array.value(row))
+        micros_to_timestamp(array.value(row))
             .filter(|t| (MIN_YEAR..=MAX_YEAR).contains(&t.year()))
             .ok_or_else(|| {
                 self.invalid(

@@ -20,7 +20,7 @@ use crate::enums::{OptionType, WireEnum};
 use crate::error::SchemaError;
 use crate::exposure_snapshot::{SnapshotColumns, conform, snapshot_code_enum};
 use crate::table::{
-    bools, dates, f64s, f64s_opt, field, opt, timestamp_type, timestamps, u64s, utf8,
+    bools, dates, f64s, f64s_opt, field, opt, read_rows, timestamp_type, timestamps, u64s, utf8,
 };
 
 /// The dataset's name (storage paths, events, error messages).
@@ -125,18 +125,18 @@ impl FlowSnapshotRow {
             utf8(rows.iter().map(|r| r.moneyness.as_str())),
         ];
         let batch = RecordBatch::try_new(flow_schema(), columns)?;
-        read(&batch)?;
+        read(&batch, false)?;
         Ok(batch)
     }
 
     /// Validates a batch (columns by name, types, nulls, every value rule) and reads its rows.
     pub fn from_batch(batch: &RecordBatch) -> Result<Vec<FlowSnapshotRow>, SchemaError> {
         let batch = conform(FLOW_DATASET, &flow_schema(), col::ALL, batch)?;
-        read(&batch)
+        read(&batch, true)
     }
 }
 
-fn read(batch: &RecordBatch) -> Result<Vec<FlowSnapshotRow>, SchemaError> {
+fn read(batch: &RecordBatch, keep: bool) -> Result<Vec<FlowSnapshotRow>, SchemaError> {
     let c = SnapshotColumns::new(FLOW_DATASET, batch);
     let underlying = c.str(col::UNDERLYING)?;
     let trade_date = c.date(col::TRADE_DATE)?;
@@ -155,60 +155,57 @@ fn read(batch: &RecordBatch) -> Result<Vec<FlowSnapshotRow>, SchemaError> {
     let ratio = c.f64(col::VOLUME_OI_RATIO)?;
     let is_unusual = c.bool(col::IS_UNUSUAL)?;
     let moneyness = c.str(col::MONEYNESS)?;
-    (0..batch.num_rows())
-        .map(|row| {
-            let price = |name: &'static str, array: &Float64Array| {
-                opt(array, row, || c.non_negative(name, row, array.value(row))).transpose()
-            };
-            let trade_date = c.date_value(col::TRADE_DATE, trade_date, row)?;
-            let expiration = c.date_value(col::EXPIRATION, expiration, row)?;
-            let dte = dte.value(row);
-            c.check_dte(col::DTE, row, trade_date, expiration, dte)?;
-            let (bid, ask) = (price(col::BID, bid)?, price(col::ASK, ask)?);
-            if let (Some(b), Some(a)) = (bid, ask)
-                && b > a
-            {
-                return Err(c.invalid(col::BID, Some(row), format!("bid {b} is above ask {a}")));
-            }
-            let volume = volume.value(row);
-            if volume == 0 {
-                return Err(c.invalid(
-                    col::VOLUME,
-                    Some(row),
-                    "a flow row is a contract that traded: volume must be > 0",
-                ));
-            }
-            let open_interest = open_interest.value(row);
-            let volume_oi_ratio = price(col::VOLUME_OI_RATIO, ratio)?;
-            if volume_oi_ratio.is_some() != (open_interest > 0) {
-                return Err(c.invalid(
-                    col::VOLUME_OI_RATIO,
-                    Some(row),
-                    "present exactly when open interest is > 0",
-                ));
-            }
-            Ok(FlowSnapshotRow {
-                underlying: c.symbol(col::UNDERLYING, underlying, row)?,
-                trade_date,
-                as_of: c.timestamp_value(col::AS_OF, as_of, row)?,
-                expiration,
-                dte,
-                strike: c.positive(col::STRIKE, row, strike.value(row))?,
-                option_type: c.code(col::OPTION_TYPE, option_type, row)?,
-                bid,
-                ask,
-                mid: price(col::MID, mid)?,
-                delta: opt(delta, row, || c.finite(col::DELTA, row, delta.value(row)))
-                    .transpose()?,
-                volume,
-                open_interest,
-                premium_usd: price(col::PREMIUM_USD, premium)?,
-                volume_oi_ratio,
-                is_unusual: is_unusual.value(row),
-                moneyness: c.code(col::MONEYNESS, moneyness, row)?,
-            })
+    read_rows(batch.num_rows(), keep, |row| {
+        let price = |name: &'static str, array: &Float64Array| {
+            opt(array, row, || c.non_negative(name, row, array.value(row))).transpose()
+        };
+        let trade_date = c.date_value(col::TRADE_DATE, trade_date, row)?;
+        let expiration = c.date_value(col::EXPIRATION, expiration, row)?;
+        let dte = dte.value(row);
+        c.check_dte(col::DTE, row, trade_date, expiration, dte)?;
+        let (bid, ask) = (price(col::BID, bid)?, price(col::ASK, ask)?);
+        if let (Some(b), Some(a)) = (bid, ask)
+            && b > a
+        {
+            return Err(c.invalid(col::BID, Some(row), format!("bid {b} is above ask {a}")));
+        }
+        let volume = volume.value(row);
+        if volume == 0 {
+            return Err(c.invalid(
+                col::VOLUME,
+                Some(row),
+                "a flow row is a contract that traded: volume must be > 0",
+            ));
+        }
+        let open_interest = open_interest.value(row);
+        let volume_oi_ratio = price(col::VOLUME_OI_RATIO, ratio)?;
+        if volume_oi_ratio.is_some() != (open_interest > 0) {
+            return Err(c.invalid(
+                col::VOLUME_OI_RATIO,
+                Some(row),
+                "present exactly when open interest is > 0",
+            ));
+        }
+        Ok(FlowSnapshotRow {
+            underlying: c.symbol(col::UNDERLYING, underlying, row)?,
+            trade_date,
+            as_of: c.timestamp_value(col::AS_OF, as_of, row)?,
+            expiration,
+            dte,
+            strike: c.positive(col::STRIKE, row, strike.value(row))?,
+            option_type: c.code(col::OPTION_TYPE, option_type, row)?,
+            bid,
+            ask,
+            mid: price(col::MID, mid)?,
+            delta: opt(delta, row, || c.finite(col::DELTA, row, delta.value(row))).transpose()?,
+            volume,
+            open_interest,
+            premium_usd: price(col::PREMIUM_USD, premium)?,
+            volume_oi_ratio,
+            is_unusual: is_unusual.value(row),
+            moneyness: c.code(col::MONEYNESS, moneyness, row)?,
         })
-        .collect()
+    })
 }
 
 #[cfg(test)]

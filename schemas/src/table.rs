@@ -599,7 +599,7 @@ impl<'a> Columns<'a> {
         column: &TimestampMicrosecondArray,
         row: usize,
     ) -> Result<DateTime<Utc>, SchemaError> {
-        DateTime::from_timestamp_micros(column.value(row))
+        micros_to_timestamp(column.value(row))
             .ok_or_else(|| self.invalid(name, row, "timestamp out of range"))
     }
 
@@ -633,6 +633,23 @@ pub(crate) fn check_symbol(s: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Reads every row of a batch with `read_row`, stopping at the first error, and keeps the rows
+/// only when `keep`: `to_batch` checks what it built without allocating a second copy of it.
+pub(crate) fn read_rows<R>(
+    rows: usize,
+    keep: bool,
+    mut read_row: impl FnMut(usize) -> Result<R, SchemaError>,
+) -> Result<Vec<R>, SchemaError> {
+    let mut out = Vec::with_capacity(if keep { rows } else { 0 });
+    for row in 0..rows {
+        let value = read_row(row)?;
+        if keep {
+            out.push(value);
+        }
+    }
+    Ok(out)
+}
+
 // ---------------------------------------------------------------------------------------------
 // Dates and times.
 
@@ -647,8 +664,40 @@ pub fn date_to_days(date: NaiveDate) -> i32 {
 }
 
 /// The date `days` after 1970-01-01 (Arrow `Date32`); `None` outside chrono's range.
+///
+/// Remembers recent conversions on each thread (eight slots by day number): a batch's date
+/// columns repeat a handful of values (the trade date on every row, expirations in runs), and
+/// chrono's calendar arithmetic was a measurable part of checking a chain batch.
 pub fn days_to_date(days: i32) -> Option<NaiveDate> {
-    NaiveDate::from_num_days_from_ce_opt(days.checked_add(UNIX_EPOCH_FROM_CE)?)
+    const SLOTS: usize = 8;
+    thread_local! {
+        static RECENT: std::cell::Cell<[(i32, Option<NaiveDate>); SLOTS]> =
+            const { std::cell::Cell::new([(0, NaiveDate::from_ymd_opt(1970, 1, 1)); SLOTS]) };
+    }
+    RECENT.with(|recent| {
+        let mut slots = recent.get();
+        let slot = days.rem_euclid(SLOTS as i32) as usize;
+        if slots[slot].0 == days {
+            return slots[slot].1;
+        }
+        let date = NaiveDate::from_num_days_from_ce_opt(days.checked_add(UNIX_EPOCH_FROM_CE)?);
+        slots[slot] = (days, date);
+        recent.set(slots);
+        date
+    })
+}
+
+/// The instant `micros` µs after 1970-01-01T00:00:00Z (Arrow timestamps); `None` outside
+/// chrono's range. Equal to `DateTime::from_timestamp_micros`, with the date part through
+/// [`days_to_date`].
+pub fn micros_to_timestamp(micros: i64) -> Option<DateTime<Utc>> {
+    const MICROS_PER_DAY: i64 = 86_400_000_000;
+    let days = i32::try_from(micros.div_euclid(MICROS_PER_DAY)).ok()?;
+    let within_day = micros.rem_euclid(MICROS_PER_DAY);
+    let seconds = u32::try_from(within_day / 1_000_000).ok()?;
+    let nanos = u32::try_from(within_day % 1_000_000).ok()? * 1_000;
+    let time = chrono::NaiveTime::from_num_seconds_from_midnight_opt(seconds, nanos)?;
+    Some(days_to_date(days)?.and_time(time).and_utc())
 }
 
 fn year_start(year: i32) -> NaiveDate {
@@ -756,6 +805,50 @@ mod tests {
         assert_eq!(days_to_date(date_to_days(d)), Some(d));
         assert_eq!(days_to_date(i32::MAX), None);
         assert_eq!(days_to_date(i32::MIN), None);
+    }
+
+    #[test]
+    fn remembered_conversions_equal_chrono_s() {
+        // Repeats, alternations and out-of-range values, so the one-entry memo is exercised.
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut micros: Vec<i64> = vec![
+            0,
+            -1,
+            1,
+            i64::MIN,
+            i64::MAX,
+            86_400_000_000,
+            -86_400_000_000,
+        ];
+        for _ in 0..20_000 {
+            let v = next();
+            micros.push(match v % 4 {
+                0 => (v >> 2) as i64,
+                1 => ((v >> 2) as i64) % 10_000_000_000_000_000,
+                2 => *micros.last().unwrap(),
+                _ => 1_795_000_000_000_000 + ((v >> 2) % 1_000_000_000_000) as i64,
+            });
+        }
+        for &m in &micros {
+            assert_eq!(
+                micros_to_timestamp(m),
+                DateTime::from_timestamp_micros(m),
+                "{m}"
+            );
+            let days = (m >> 34) as i32;
+            assert_eq!(
+                days_to_date(days),
+                days.checked_add(UNIX_EPOCH_FROM_CE)
+                    .and_then(NaiveDate::from_num_days_from_ce_opt),
+                "{days}"
+            );
+        }
     }
 
     #[test]
