@@ -24,7 +24,9 @@
 //! 4. **Refinement.** From the zero of the cubic through the grid values around the bracket,
 //!    Newton steps on the direct sum (no recurrence) with its exact slope, each evaluation
 //!    also shrinking the bracket, until a step is below [`FlipConfig::relative_tolerance`] ×
-//!    spot (default 1e-9 × spot; convergence is quadratic, so the error left is far smaller);
+//!    spot (default 1e-9 × spot; convergence is quadratic, so the error left is far smaller)
+//!    or the error the step leaves, |f″/(2f′)|·step² from the exact curvature, is below a
+//!    hundredth of that (usually after the first evaluation);
 //!    when a step would leave the bracket, or six do not converge, Brent's method (Brent 1973,
 //!    *Algorithms for Minimization without Derivatives*, ch. 4, "zeroin") finishes on the
 //!    bracket to the same tolerance. Only the contracts that are not negligible somewhere in
@@ -244,28 +246,36 @@ impl CurveContract {
         self.values(spot, d1, (-0.5 * d1 * d1).exp())
     }
 
-    /// One curve's value at `spot` and its derivative with respect to spot: GEX
-    /// (`adjusted` false) or delta-adjusted GEX. d(S·e^{−d1²/2})/dS = e^{−d1²/2}·(1 − d1/(σ√T))
-    /// and dN(θ·d1)/dS = θ·φ(d1)/(S·σ√T).
+    /// One curve's value at `spot` with its first and second derivatives with respect to spot:
+    /// GEX (`adjusted` false) or delta-adjusted GEX. With e = e^{−d1²/2} and
+    /// d1′ = 1/(S·σ√T): (S·e)′ = e·(1 − d1/(σ√T)), (S·e)″ = e·d1′·(d1²/(σ√T) − d1 − 1/(σ√T)),
+    /// N(θ·d1)′ = θ·φ(d1)·d1′ and N(θ·d1)″ = −θ·φ(d1)·d1′/S·(d1/(σ√T) + 1).
     #[inline]
-    fn value_and_slope(&self, spot: f64, ln_spot: f64, adjusted: bool) -> (f64, f64) {
+    fn value_slope_curvature(&self, spot: f64, ln_spot: f64, adjusted: bool) -> (f64, f64, f64) {
         let d1 =
             (ln_spot + self.log_ratio_minus_log_strike) * self.inv_total_vol + self.half_total_vol;
         if d1.abs() > NEGLIGIBLE_D1 {
-            return (0.0, 0.0);
+            return (0.0, 0.0, 0.0);
         }
         let density = (-0.5 * d1 * d1).exp();
-        let gex_slope = self.coefficient * density * (1.0 - d1 * self.inv_total_vol);
-        if !adjusted {
-            return (self.coefficient * spot * density, gex_slope);
-        }
+        let d1_slope = self.inv_total_vol / spot;
+        let c_density = self.coefficient * density;
+        // The same product as the grid's, bit for bit.
         let gex = self.coefficient * spot * density;
+        let gex_slope = c_density * (1.0 - d1 * self.inv_total_vol);
+        let gex_curvature =
+            c_density * d1_slope * (d1 * d1 * self.inv_total_vol - d1 - self.inv_total_vol);
+        if !adjusted {
+            return (gex, gex_slope, gex_curvature);
+        }
         let cdf = self.cdf(d1, density);
-        let cdf_slope =
-            self.theta_sign * density * ONE_OVER_SQRT_TWO_PI * self.inv_total_vol / spot;
+        let cdf_slope = self.theta_sign * density * ONE_OVER_SQRT_TWO_PI * d1_slope;
+        let cdf_curvature = -cdf_slope / spot * (d1 * self.inv_total_vol + 1.0);
+        let w = self.discounted_forward_ratio;
         (
-            gex * self.discounted_forward_ratio * cdf,
-            self.discounted_forward_ratio * (gex_slope * cdf + gex * cdf_slope),
+            w * gex * cdf,
+            w * (gex_slope * cdf + gex * cdf_slope),
+            w * (gex_curvature * cdf + 2.0 * gex_slope * cdf_slope + gex * cdf_curvature),
         )
     }
 
@@ -701,11 +711,11 @@ fn flip_from_curve(
                 .filter(|c| c.active_within(ln_low, ln_high))
                 .copied()
                 .collect();
-            let value_and_slope = |s: f64| {
+            let value_slope_curvature = |s: f64| {
                 let ln_s = s.ln();
-                active.iter().fold((0.0, 0.0), |(v, dv), c| {
-                    let (cv, cdv) = c.value_and_slope(s, ln_s, adjusted);
-                    (v + cv, dv + cdv)
+                active.iter().fold((0.0, 0.0, 0.0), |(v, dv, d2v), c| {
+                    let (cv, cdv, cd2v) = c.value_slope_curvature(s, ln_s, adjusted);
+                    (v + cv, dv + cdv, d2v + cd2v)
                 })
             };
             let start = cubic_root_estimate(
@@ -713,7 +723,7 @@ fn flip_from_curve(
                 (low, high),
             );
             refine(
-                value_and_slope,
+                value_slope_curvature,
                 (low, f_low),
                 (high, f_high),
                 start,
@@ -791,11 +801,13 @@ fn cubic_root_estimate(points: &[(f64, f64)], (low, high): (f64, f64)) -> f64 {
 
 /// The root of a curve in the bracket `(a, f(a))`, `(b, f(b))` (f(a)·f(b) < 0) to absolute
 /// tolerance `tolerance`: Newton steps with the exact slope from `start`, each evaluation
-/// also shrinking the bracket, until a step is below the tolerance (convergence is quadratic,
-/// so the error left is of the order of the last step squared over the curve's scale); Brent's
-/// method on the bracket when a step would leave it or six steps do not converge.
+/// also shrinking the bracket, until a step is below the tolerance or the error Newton's step
+/// leaves, |f″/(2f′)|·step², is below a hundredth of it (then the step is taken without
+/// evaluating the curve again: from the grid's cubic estimate that is usually after the first
+/// evaluation); Brent's method on the bracket when a step would leave it or six steps do not
+/// converge. `value_slope_curvature` gives f, f′ and f″.
 fn refine(
-    value_and_slope: impl Fn(f64) -> (f64, f64),
+    value_slope_curvature: impl Fn(f64) -> (f64, f64, f64),
     (mut a, mut f_a): (f64, f64),
     (mut b, mut f_b): (f64, f64),
     start: f64,
@@ -804,7 +816,7 @@ fn refine(
     const NEWTON_STEPS: usize = 6;
     let mut x = start;
     for _ in 0..NEWTON_STEPS {
-        let (value, slope) = value_and_slope(x);
+        let (value, slope, curvature) = value_slope_curvature(x);
         if value == 0.0 {
             return x;
         }
@@ -819,11 +831,17 @@ fn refine(
             break;
         }
         x = next;
-        if step.abs() <= tolerance {
+        let error_left = (0.5 * curvature / slope).abs() * step * step;
+        if step.abs() <= tolerance || error_left <= 0.01 * tolerance {
             return x;
         }
     }
-    brent(|s| value_and_slope(s).0, (a, f_a), (b, f_b), tolerance)
+    brent(
+        |s| value_slope_curvature(s).0,
+        (a, f_a),
+        (b, f_b),
+        tolerance,
+    )
 }
 
 /// Brent's zeroin on a bracket `(a, f(a))`, `(b, f(b))` with f(a)·f(b) < 0, to absolute
@@ -1008,16 +1026,24 @@ mod tests {
         for c in curve.contracts.iter().step_by(37) {
             for s in [0.85 * spot, 0.97 * spot, spot, 1.04 * spot, 1.15 * spot] {
                 for adjusted in [false, true] {
-                    let (value, slope) = c.value_and_slope(s, s.ln(), adjusted);
+                    let (value, slope, curvature) = c.value_slope_curvature(s, s.ln(), adjusted);
                     // Steps of 0.001 and 0.0005 in d1, Richardson-extrapolated.
                     let h = 1e-3 * s * 2.0 * c.half_total_vol;
-                    let f = |x: f64| c.value_and_slope(x, x.ln(), adjusted).0;
-                    let central = |h: f64| (f(s + h) - f(s - h)) / (2.0 * h);
+                    let f = |x: f64| c.value_slope_curvature(x, x.ln(), adjusted);
+                    let central = |h: f64| (f(s + h).0 - f(s - h).0) / (2.0 * h);
                     let numeric = (4.0 * central(0.5 * h) - central(h)) / 3.0;
                     let scale = value.abs() / s + numeric.abs() + 1e-300;
                     assert!(
                         (slope - numeric).abs() <= 1e-6 * scale,
                         "adjusted {adjusted} at {s}: {slope} vs {numeric}"
+                    );
+                    // The curvature against central differences of the exact slope.
+                    let slope_central = |h: f64| (f(s + h).1 - f(s - h).1) / (2.0 * h);
+                    let numeric = (4.0 * slope_central(0.5 * h) - slope_central(h)) / 3.0;
+                    let scale = slope.abs() / s + value.abs() / (s * s) + numeric.abs() + 1e-300;
+                    assert!(
+                        (curvature - numeric).abs() <= 1e-6 * scale,
+                        "adjusted {adjusted} at {s}: curvature {curvature} vs {numeric}"
                     );
                     let (g, a) = c.at(s, s.ln());
                     assert_eq!(value, if adjusted { a } else { g });
@@ -1027,13 +1053,51 @@ mod tests {
     }
 
     #[test]
+    fn refined_crossings_meet_the_tolerance() {
+        // Every crossing against Brent on the direct sum to 1e-13 × spot: the curvature-aware
+        // stop must not return before the configured tolerance is reached.
+        let spot = 250.0;
+        let curve = curve(spot);
+        let config = FlipConfig::default();
+        let flips = curve.flips(spot, &config);
+        let mut checked = 0;
+        let groups = (0..curve.group_starts.len()).map(|g| (curve.group(g), &flips.groups[g]));
+        for (contracts, (gamma, adjusted)) in
+            std::iter::once((&curve.contracts[..], &flips.aggregate)).chain(groups)
+        {
+            for (crossings, is_adjusted) in [(&gamma.crossings, false), (&adjusted.crossings, true)]
+            {
+                for &level in crossings.iter() {
+                    let f = |s: f64| {
+                        let (g, a) = GammaCurve::sum(contracts, s);
+                        if is_adjusted { a } else { g }
+                    };
+                    let (low, high) = (level - 1e-7 * spot, level + 1e-7 * spot);
+                    assert!(f(low) * f(high) < 0.0, "no sign change around {level}");
+                    let exact = brent(f, (low, f(low)), (high, f(high)), 1e-13 * spot);
+                    assert!(
+                        (level - exact).abs() <= config.relative_tolerance * spot,
+                        "{level} vs {exact}"
+                    );
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked >= 10, "{checked} crossings");
+    }
+
+    #[test]
     fn refine_converges_with_newton_and_falls_back_to_brent() {
         // e^x − 3: root ln 3; Newton from inside the bracket.
-        let f = |x: f64| (x.exp() - 3.0, x.exp());
+        let f = |x: f64| (x.exp() - 3.0, x.exp(), x.exp());
         let root = refine(f, (0.5, f(0.5).0), (2.0, f(2.0).0), 1.0, 1e-12);
         assert!((root - 3f64.ln()).abs() < 1e-12);
         // atan(x − 1): Newton from 3.5 overshoots out of the bracket; Brent finishes.
-        let g = |x: f64| ((x - 1.0).atan(), 1.0 / (1.0 + (x - 1.0) * (x - 1.0)));
+        let g = |x: f64| {
+            let u = x - 1.0;
+            let slope = 1.0 / (1.0 + u * u);
+            (u.atan(), slope, -2.0 * u * slope * slope)
+        };
         let root = refine(g, (-4.0, g(-4.0).0), (4.0, g(4.0).0), 3.5, 1e-12);
         assert!((root - 1.0).abs() < 1e-11);
     }
