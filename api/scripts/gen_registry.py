@@ -15,7 +15,8 @@ What the script adds to the records, because the records do not carry it:
 - the tier "any" for the utility endpoints (index, search, expirations, calendars, usage);
 - the cost of a call in monthly-budget units (COSTS);
 - our own one-line summary of each endpoint (SUMMARIES) and a runnable example (EXAMPLES);
-  no prose is copied from the records.
+  no prose is copied from the records;
+- parameters the interface specification names but the records leave out (ADDED_PARAMS).
 """
 
 import json
@@ -68,24 +69,51 @@ SUMMARIES = {
     "charm": "Dealer charm exposure by strike and in total.",
     "greeks-heatmap": "Per-contract Greeks across strikes and expirations.",
     "third-order-greeks": "Speed, color, ultima and zomma by strike.",
-    "cross-index-gex": "Gamma exposure side by side for several index ETFs.",
-    "gex": "Dealer gamma exposure, flip level, walls and the per-strike profile.",
-    "greeks-exposure": "Dealer exposure to every Greek, totals and by strike.",
+    "cross-index-gex": (
+        "Gamma exposure side by side for several index ETFs; each index payload is the /gex "
+        "aggregate, its strike lists windowed 25 each side of spot under compact detail."
+    ),
+    "gex": (
+        "Dealer gamma exposure, flip level, walls and the per-strike profile, summed over the "
+        "expirations through expirations_through. aggregate=false reports the nearest "
+        "expiration alone at the top level and every expiration in by_expiration; expiration "
+        "picks one for both. Under compact detail each by_expiration entry carries the window "
+        "of its own strike lists."
+    ),
+    "greeks-exposure": (
+        "Dealer exposure to every Greek, totals and by strike. aggregate=false reports the "
+        "nearest expiration (or the one given) at the top level and adds by_expiration blocks "
+        "with each Greek's totals and profile per selected expiration."
+    ),
     "max-pain": "The strike with the least total option payout at expiration.",
     "volume-profile": "Call and put volume by strike for one expiration.",
-    "zero-dte": "Same-day-expiry exposure, chain and levels.",
+    "zero-dte": (
+        "Same-day-expiry exposure, chain and levels; the expected-move hit rate, IV forecast "
+        "and edge score are not provided (no stored history of same-day expected moves to "
+        "score)."
+    ),
     "gex-batch": "Gamma exposure for up to 25 symbols in one call.",
-    "flow": "Today's option flow: largest trades, unusual activity and sentiment.",
+    "flow": (
+        "Today's option flow: largest trades, unusual activity and sentiment. 503 with "
+        "data_unavailable when the volume feed is down or behind the chain; timestamps are "
+        "ISO 8601 without a zone (UTC)."
+    ),
     "smart-money": "The part of today's flow that looks institutional, scored.",
     "earnings-history": "Past earnings reactions against the moves options implied.",
     "earnings-verdict": "Whether the next earnings straddle looks rich or cheap.",
-    "expected-move": "The at-the-money straddle's expected move and its bounds.",
+    "expected-move": (
+        "The at-the-money straddle's expected move and its bounds; expected_move_percent is a "
+        "fraction of spot (0.0191 = 1.91%), expected_move_pct the same in percent."
+    ),
     "expected-vs-actual": "Implied earnings moves compared with realized ones.",
     "historical-moves": "Distribution of past price moves over several horizons.",
     "iv-crush": "How implied volatility behaved around past earnings.",
     "mispricing-assessment": "A score of how options price the next earnings event.",
     "post-earnings-drift": "Price drift in the sessions after past earnings.",
-    "expected-move-batch": "Expected moves for up to 25 symbols in one call.",
+    "expected-move-batch": (
+        "Expected moves for up to 25 symbols in one call, each as /expected-move answers it "
+        "(expected_move_percent a fraction of spot, expected_move_pct in percent)."
+    ),
     "analyze-strategy": "Payoff, breakevens, probability of profit and Greeks of your legs.",
     "build-strategy": "Builds a named strategy from the live chain by delta and width.",
     "optimize-strategy": "Searches strikes for the best iron condor or credit spread.",
@@ -176,6 +204,7 @@ CHOICE_BOUNDS = {
     "analysis, history, curvature",
     "call or put",
     "calls or puts",
+    "charm, delta, gamma, iv, rho, theta, vanna or vega",
     "compact or full",
     "iron_condor or credit_spread",
     "max_profit, min_loss, risk_reward, probability",
@@ -183,6 +212,56 @@ CHOICE_BOUNDS = {
     "high_iv_rank, low_iv_rank, high_vrp, earnings_this_week, high_skew, steep_contango, "
     "mean_reversion, vol_pairs, decorrelation, unusual_volume, pin_risk, list",
 }
+
+
+# Parameters the interface specification names (4.1, 4.4) that the records leave out, each
+# inserted before the named record parameter (None: appended).
+ADDED_PARAMS = {
+    "flow": [
+        (
+            "limit",
+            {
+                "name": "strikes_around",
+                "type": "query",
+                "default": 0,
+                "bounds": "0 for all",
+                "required": False,
+            },
+        )
+    ],
+    "greeks-heatmap": [
+        (
+            None,
+            {
+                "name": "greek",
+                "type": "query",
+                "default": "gamma",
+                "bounds": "charm, delta, gamma, iv, rho, theta, vanna or vega",
+                "required": False,
+            },
+        )
+    ],
+    "cross-index-gex": [
+        (
+            None,
+            {
+                "name": "detail",
+                "type": "query",
+                "default": "full for REST, compact for MCP clients",
+                "bounds": "compact or full",
+                "required": False,
+            },
+        )
+    ],
+}
+
+
+def params_of(e):
+    params = list(e["params"])
+    for before, added in ADDED_PARAMS.get(e["slug"], []):
+        names = [p["name"] for p in params]
+        params.insert(names.index(before) if before in names else len(params), added)
+    return params
 
 
 def rust_str(s):
@@ -320,7 +399,7 @@ def main():
         w(f"        cost: {cost(slug)},")
         w(f"        summary: {rust_str(SUMMARIES[slug])},")
         w("        params: &[")
-        for p in e["params"]:
+        for p in params_of(e):
             w("            ParamSpec {")
             w(f"                name: {rust_str(p['name'])},")
             w(f"                location: {location(p)},")

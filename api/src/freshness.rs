@@ -39,6 +39,44 @@ pub struct Freshness {
 
 /// The freshness of data served at `now`.
 pub fn freshness(now: DateTime<Utc>, calendar: &NyseCalendar) -> Freshness {
+    session_freshness(now, calendar).0
+}
+
+/// The freshness of data that belongs to the session `data_trade_date`, served at `now`: the
+/// same as [`freshness`] when that is the session the clock expects (the one in progress, or
+/// the last one closed); otherwise the data is another (in practice an earlier) session's, so
+/// it is labelled `EOD` with its own trade date and a message saying the expected session's
+/// data has not arrived — never `LIVE`.
+pub fn freshness_of_session(
+    now: DateTime<Utc>,
+    calendar: &NyseCalendar,
+    data_trade_date: NaiveDate,
+) -> Freshness {
+    let (expected, why) = session_freshness(now, calendar);
+    if expected.trade_date == data_trade_date {
+        return expected;
+    }
+    let situation = if expected.is_market_hours {
+        format!(
+            "Market open, but the {} session's data has not arrived",
+            expected.trade_date
+        )
+    } else {
+        format!(
+            "Market {why}, but the end of day of the {} session has not arrived",
+            expected.trade_date
+        )
+    };
+    Freshness {
+        is_market_hours: expected.is_market_hours,
+        data_freshness: DataFreshness::Eod,
+        trade_date: data_trade_date,
+        message: format!("{situation}: the data shown is from the {data_trade_date} session."),
+    }
+}
+
+/// The clock's freshness and, when the market is closed, why (`closed for the weekend`, …).
+fn session_freshness(now: DateTime<Utc>, calendar: &NyseCalendar) -> (Freshness, String) {
     let state = calendar.market_state(now);
     let next_open = state.next_open.with_timezone(&NEW_YORK);
     let close = state.next_close.with_timezone(&NEW_YORK);
@@ -49,7 +87,7 @@ pub fn freshness(now: DateTime<Utc>, calendar: &NyseCalendar) -> Freshness {
         } else {
             format!("closes at {} ET", close.format("%H:%M"))
         };
-        return Freshness {
+        let live = Freshness {
             is_market_hours: true,
             data_freshness: DataFreshness::Live,
             trade_date: state.trade_date,
@@ -58,6 +96,7 @@ pub fn freshness(now: DateTime<Utc>, calendar: &NyseCalendar) -> Freshness {
                 state.trade_date
             ),
         };
+        return (live, "open".to_owned());
     }
     let today = new_york_date(now);
     let why = if let Some(holiday) = calendar.holiday(today) {
@@ -69,7 +108,7 @@ pub fn freshness(now: DateTime<Utc>, calendar: &NyseCalendar) -> Freshness {
     } else {
         "not open yet".to_owned()
     };
-    Freshness {
+    let closed = Freshness {
         is_market_hours: false,
         data_freshness: DataFreshness::Eod,
         trade_date: state.trade_date,
@@ -78,7 +117,8 @@ pub fn freshness(now: DateTime<Utc>, calendar: &NyseCalendar) -> Freshness {
             state.trade_date,
             next_open.format("%Y-%m-%d %H:%M")
         ),
-    }
+    };
+    (closed, why)
 }
 
 #[cfg(test)]

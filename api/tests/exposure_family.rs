@@ -105,8 +105,18 @@ async fn gex_aggregate_totals_and_profile_match_the_chain() {
         "gex_ratio",
     );
     assert_eq!(data["aggregate"], true);
+    assert!(data["expiration"].is_null());
     assert_eq!(data["expirations_included"], 3);
     assert_eq!(data["expirations_total"], 3);
+    let listed: Vec<String> = spy
+        .chain
+        .expirations
+        .iter()
+        .map(|e| e.to_string())
+        .collect();
+    assert_eq!(data["expirations_selected"], serde_json::json!(listed));
+    // The aggregate runs through the last listed expiration.
+    assert_eq!(data["expirations_through"], listed[2]);
     assert_eq!(data["ticker"], "SPY");
     assert_eq!(data["stock_price"], SPOT);
     assert!(
@@ -172,7 +182,6 @@ async fn gex_aggregate_totals_and_profile_match_the_chain() {
         "AMPLIFIED"
     };
     assert_eq!(data["implications"]["volatility_regime"], regime);
-    assert_eq!(data["flip_degenerate"], data["flip_level"].is_null());
     assert_eq!(data["by_expiration"].as_array().unwrap().len(), 3);
     assert_eq!(data["data_freshness"], "LIVE");
     assert_eq!(data["is_market_hours"], true);
@@ -188,6 +197,9 @@ async fn one_expiration_agrees_with_the_chain_strike_by_strike() {
     assert_eq!(data["aggregate"], false);
     assert_eq!(data["expiration"], expiration.to_string());
     assert_eq!(data["expirations_included"], 1);
+    assert_eq!(data["expirations_through"], expiration.to_string());
+    // An expiration given: it alone is broken out.
+    assert_eq!(data["by_expiration"].as_array().unwrap().len(), 1);
 
     let by_strike = expected_by_strike(&spy.chain, Some(expiration));
     let total: f64 = by_strike.values().map(|v| v.0 + v.1).sum();
@@ -267,25 +279,67 @@ async fn one_expiration_agrees_with_the_chain_strike_by_strike() {
 }
 
 #[tokio::test]
-async fn aggregate_false_takes_the_nearest_expiration() {
+async fn aggregate_false_reads_the_nearest_expiration_and_breaks_every_one_out() {
     let spy = spy();
     let app = app(MemoryMarket::default().with(&spy), now());
     let data = get(&app, "/api/mcp/data/gex/SPY?aggregate=false", &[])
         .await
         .data();
+    // The top level is the nearest expiration alone (the reference's "one only").
+    let nearest = spy.chain.expirations[0];
     assert_eq!(data["aggregate"], false);
-    assert_eq!(data["expiration"], spy.chain.expirations[0].to_string());
-    assert_eq!(data["expirations_selected"].as_array().unwrap().len(), 1);
+    assert_eq!(data["expiration"], nearest.to_string());
+    assert_eq!(data["expirations_included"], 1);
+    assert_eq!(
+        data["expirations_selected"],
+        serde_json::json!([nearest.to_string()])
+    );
+    assert_eq!(data["expirations_through"], nearest.to_string());
+    let nearest_strikes = expected_by_strike(&spy.chain, Some(nearest));
+    let nearest_total: f64 = nearest_strikes.values().map(|v| v.0 + v.1).sum();
+    assert_close(
+        num(&data["total_gex"], "total"),
+        nearest_total,
+        GEX_TOLERANCE,
+        "nearest total",
+    );
+    assert_eq!(
+        data["gex_by_strike"].as_array().unwrap().len(),
+        nearest_strikes.len()
+    );
+    // ... and every expiration is broken out, each with its own totals from the chain.
+    let entries = data["by_expiration"].as_array().unwrap();
+    assert_eq!(entries.len(), spy.chain.expirations.len());
+    for (entry, expiration) in entries.iter().zip(&spy.chain.expirations) {
+        assert_eq!(entry["expiration"], expiration.to_string());
+        let by_strike = expected_by_strike(&spy.chain, Some(*expiration));
+        let call: f64 = by_strike.values().map(|v| v.0).sum();
+        let put: f64 = by_strike.values().map(|v| v.1).sum();
+        assert_close(num(&entry["call_gex"], "c"), call, GEX_TOLERANCE, "call");
+        assert_close(num(&entry["put_gex"], "p"), put, GEX_TOLERANCE, "put");
+        assert_close(
+            num(&entry["total_gex"], "t"),
+            call + put,
+            GEX_TOLERANCE,
+            "total",
+        );
+        assert_eq!(
+            entry["gex_by_strike"].as_array().unwrap().len(),
+            by_strike.len()
+        );
+        assert!(entry.get("window").is_none(), "full detail: no window");
+    }
 }
 
 #[tokio::test]
 async fn compact_detail_windows_strikes_around_spot() {
     let app = spy_app();
-    // A service client gets 25 strikes per side.
+    // A service client gets 25 strikes per side (the original client's header is the same
+    // signal).
     let data = get(
         &app,
         "/api/mcp/data/gex/SPY",
-        &[("x-service-client", "mcp")],
+        &[("x-apexvol-client", "claude")],
     )
     .await
     .data();
@@ -309,15 +363,33 @@ async fn compact_detail_windows_strikes_around_spot() {
     let full = get(&app, "/api/mcp/data/gex/SPY", &[]).await.data();
     assert_eq!(data["total_gex"], full["total_gex"]);
     assert_eq!(data["key_levels"], full["key_levels"]);
-    let entry = &data["by_expiration"][0];
-    assert_eq!(entry["gex_by_strike"].as_array().unwrap().len(), 50);
-    assert!(
-        entry["detailed"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .all(|d| num(&d["strike"], "k") >= strikes[0] && num(&d["strike"], "k") <= strikes[49])
-    );
+    // Each by_expiration entry is windowed the same way and says so in its own window.
+    for entry in data["by_expiration"].as_array().unwrap() {
+        assert_eq!(entry["gex_by_strike"].as_array().unwrap().len(), 50);
+        assert!(
+            entry["detailed"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|d| num(&d["strike"], "k") >= strikes[0]
+                    && num(&d["strike"], "k") <= strikes[49])
+        );
+        let window = &entry["window"];
+        assert_eq!(window["detail"], "compact");
+        assert_eq!(window["rows_total"], 61);
+        assert_eq!(window["rows_returned"], 50);
+        assert_eq!(window["truncated"], true);
+        assert_eq!(window["strikes_around"], 25);
+    }
+    // The X-Service-Client header is the same signal.
+    let same = get(
+        &app,
+        "/api/mcp/data/gex/SPY",
+        &[("x-service-client", "mcp")],
+    )
+    .await
+    .data();
+    assert_eq!(same["window"], data["window"]);
 
     // detail=full overrides the header; detail=compact with strikes_around sizes the window.
     let full = get(
@@ -338,6 +410,7 @@ async fn compact_detail_windows_strikes_around_spot() {
     .data();
     assert_eq!(small["gex_by_strike"].as_array().unwrap().len(), 10);
     assert_eq!(small["window"]["rows_returned"], 10);
+    assert_eq!(small["by_expiration"][1]["window"]["rows_returned"], 10);
 }
 
 #[tokio::test]
@@ -402,11 +475,23 @@ async fn expected_move_skips_the_same_day_expiry_and_prices_the_straddle() {
         1e-12,
         "move",
     );
+    // expected_move_percent is a fraction of spot (spec 2.7); expected_move_pct in percent.
     assert_close(
-        num(&data["expected_move_percent"], "pct"),
+        num(&data["expected_move_percent"], "fraction"),
+        straddle / spot,
+        1e-12,
+        "fraction of spot",
+    );
+    assert!(num(&data["expected_move_percent"], "fraction") < 0.5);
+    assert_close(
+        num(&data["expected_move_pct"], "pct"),
         100.0 * straddle / spot,
         1e-12,
-        "percent",
+        "percent of spot",
+    );
+    assert_eq!(
+        data["units"]["expected_move_percent"],
+        "fraction of spot (0.0191 = 1.91%)"
     );
     assert_close(
         num(&data["upper_bound"], "up"),
@@ -443,9 +528,10 @@ async fn expected_move_skips_the_same_day_expiry_and_prices_the_straddle() {
     )
     .await
     .error(StatusCode::BAD_REQUEST);
-    get(&app, "/api/mcp/data/expected-move/QQQ", &[])
+    let body = get(&app, "/api/mcp/data/expected-move/QQQ", &[])
         .await
         .error(StatusCode::FAILED_DEPENDENCY);
+    assert_eq!(body["upstream"], true);
 }
 
 #[tokio::test]
@@ -625,9 +711,10 @@ async fn batch_gex_answers_per_symbol_and_lists_failures() {
         .error(StatusCode::NOT_FOUND);
     assert!(body["error"].as_str().unwrap().contains("NOPE"), "{body}");
     // Nobody answers: 424.
-    get(&app, "/api/mcp/data/batch/gex?tickers=QQQ", &[])
+    let body = get(&app, "/api/mcp/data/batch/gex?tickers=QQQ", &[])
         .await
         .error(StatusCode::FAILED_DEPENDENCY);
+    assert_eq!(body["upstream"], true);
     get(&app, "/api/mcp/data/batch/gex", &[])
         .await
         .error(StatusCode::BAD_REQUEST);
@@ -653,6 +740,19 @@ async fn batch_expected_move_prices_each_symbol() {
         assert_close(
             num(&result["expected_move_dollars"], "em"),
             straddle,
+            1e-12,
+            symbol,
+        );
+        let spot = market.chain.stock_price();
+        assert_close(
+            num(&result["expected_move_percent"], "fraction"),
+            straddle / spot,
+            1e-12,
+            symbol,
+        );
+        assert_close(
+            num(&result["expected_move_pct"], "pct"),
+            100.0 * straddle / spot,
             1e-12,
             symbol,
         );
@@ -708,6 +808,68 @@ async fn cross_index_gex_normalises_by_option_notional() {
         .await
         .data();
     assert_eq!(data["comparison"].as_object().unwrap().len(), 2);
+    // REST: every strike of each index, no window.
+    assert_eq!(
+        data["indices"]["SPY"]["gex_by_strike"]
+            .as_array()
+            .unwrap()
+            .len(),
+        61
+    );
+    assert!(data["indices"]["SPY"].get("window").is_none());
+}
+
+#[tokio::test]
+async fn cross_index_gex_detail_overrides_the_client_default() {
+    let app = app(
+        MemoryMarket::default()
+            .with(&spy())
+            .with(&market("QQQ", 500.0, 81, 5)),
+        now(),
+    );
+    let strikes = |data: &Value, symbol: &str| {
+        data["indices"][symbol]["gex_by_strike"]
+            .as_array()
+            .unwrap()
+            .len()
+    };
+    let client = [("x-service-client", "mcp")];
+    // A service client: each index windowed to 25 strikes each side of its spot.
+    let compact = get(
+        &app,
+        "/api/mcp/data/cross-index-gex?tickers=SPY,QQQ",
+        &client,
+    )
+    .await
+    .data();
+    assert_eq!(strikes(&compact, "SPY"), 50);
+    assert_eq!(strikes(&compact, "QQQ"), 50);
+    assert_eq!(compact["indices"]["QQQ"]["window"]["rows_total"], 81);
+    assert_eq!(compact["indices"]["QQQ"]["window"]["truncated"], true);
+    // detail=full overrides the header: every strike, no window.
+    let full = get(
+        &app,
+        "/api/mcp/data/cross-index-gex?tickers=SPY,QQQ&detail=full",
+        &client,
+    )
+    .await
+    .data();
+    assert_eq!(strikes(&full, "SPY"), 61);
+    assert_eq!(strikes(&full, "QQQ"), 81);
+    assert!(full["indices"]["QQQ"].get("window").is_none());
+    // detail=compact trims for a REST caller too; the comparison is never trimmed.
+    let asked = get(
+        &app,
+        "/api/mcp/data/cross-index-gex?tickers=SPY,QQQ&detail=compact",
+        &[],
+    )
+    .await
+    .data();
+    assert_eq!(strikes(&asked, "QQQ"), 50);
+    assert_eq!(asked["comparison"], full["comparison"]);
+    get(&app, "/api/mcp/data/cross-index-gex?detail=brief", &[])
+        .await
+        .error(StatusCode::BAD_REQUEST);
 }
 
 /// Σ over the chain of ±greek·OI·100 (calls +, puts −) with `greek` read from each side; and
@@ -854,6 +1016,98 @@ async fn greeks_exposure_totals_and_levels_match_the_chain() {
         serde_json::json!([expiration.to_string()])
     );
     assert_eq!(one["aggregate"], false);
+    // The aggregate read has no per-expiration breakdown.
+    assert!(data.get("by_expiration").is_none());
+    assert!(one.get("by_expiration").is_none());
+}
+
+/// `dealer_sum` over the rows of one expiration.
+fn dealer_sum_of(
+    chain: &ChainView,
+    expiration: NaiveDate,
+    greek: impl Fn(&optics_schemas::ChainSide) -> Option<f64>,
+) -> (f64, f64, Vec<(f64, f64)>) {
+    let rows = chain.rows_of(expiration).to_vec();
+    let one = ChainView::new(rows).unwrap();
+    dealer_sum(&one, |side, _| greek(side))
+}
+
+#[tokio::test]
+async fn greeks_exposure_aggregate_false_breaks_out_every_expiration() {
+    let spy = spy();
+    let app = app(MemoryMarket::default().with(&spy), now());
+    let data = get(
+        &app,
+        "/api/mcp/data/greeks-exposure/SPY?aggregate=false",
+        &[],
+    )
+    .await
+    .data();
+    let nearest = spy.chain.expirations[0];
+    // Top level: the nearest expiration alone.
+    assert_eq!(data["aggregate"], false);
+    assert_eq!(
+        data["expirations"],
+        serde_json::json!([nearest.to_string()])
+    );
+    let (calls, puts, _) = dealer_sum_of(&spy.chain, nearest, |s| s.greeks.delta);
+    assert_close(
+        num(&data["exposures"]["delta"]["total"], "delta"),
+        calls + puts,
+        1e-7,
+        "nearest delta",
+    );
+    // One block per expiration, each Greek's totals and profile from that expiration's rows.
+    let blocks = data["by_expiration"].as_array().unwrap();
+    assert_eq!(blocks.len(), spy.chain.expirations.len());
+    for (block, expiration) in blocks.iter().zip(&spy.chain.expirations) {
+        assert_eq!(block["expiration"], expiration.to_string());
+        assert_eq!(
+            block["dte"],
+            (*expiration - spy.chain.trade_date).num_days()
+        );
+        for (name, read) in [
+            (
+                "delta",
+                (|s: &optics_schemas::ChainSide| s.greeks.delta) as fn(&_) -> _,
+            ),
+            ("vanna", |s| s.greeks.vanna),
+            ("charm", |s| s.greeks.charm),
+            ("vega", |s| s.greeks.vega),
+        ] {
+            let (calls, puts, by_strike) = dealer_sum_of(&spy.chain, *expiration, read);
+            let greek = &block["exposures"][name];
+            assert_close(num(&greek["call_total"], name), calls, 1e-7, name);
+            assert_close(num(&greek["put_total"], name), puts, 1e-7, name);
+            assert_close(num(&greek["total"], name), calls + puts, 1e-7, name);
+            let profile = greek["profile"].as_array().unwrap();
+            assert_eq!(profile.len(), by_strike.len(), "{name} {expiration}");
+            for (point, (strike, net)) in profile.iter().zip(&by_strike) {
+                assert_eq!(num(&point["strike"], "k"), *strike);
+                assert_close(num(&point["net"], name), *net, 1e-7, name);
+            }
+        }
+        let gex: f64 = expected_by_strike(&spy.chain, Some(*expiration))
+            .values()
+            .map(|v| v.0 + v.1)
+            .sum();
+        assert_close(
+            num(&block["exposures"]["gamma"]["total"], "gex"),
+            gex,
+            GEX_TOLERANCE,
+            "gamma",
+        );
+    }
+    // With an expiration named, aggregate=false breaks out that one alone.
+    let last = spy.chain.expirations[2];
+    let uri = format!("/api/mcp/data/greeks-exposure/SPY?aggregate=false&expiration={last}");
+    let one = get(&app, &uri, &[]).await.data();
+    assert_eq!(one["by_expiration"].as_array().unwrap().len(), 1);
+    assert_eq!(one["by_expiration"][0]["expiration"], last.to_string());
+    assert_eq!(
+        one["by_expiration"][0]["exposures"]["delta"]["total"],
+        one["exposures"]["delta"]["total"]
+    );
 }
 
 /// Standard normal CDF from Abramowitz & Stegun 7.1.26 (|erf error| < 1.5e-7, so a straddle on
@@ -1010,8 +1264,10 @@ async fn zero_dte_reads_the_same_day_expiration() {
         1e-12,
         "risk reversal",
     );
-    assert!(data["em_hit_rate"].is_null());
-    assert!(data["unavailable"]["em_hit_rate"].is_string());
+    // Not computed, so not presented: no null placeholders.
+    for absent in ["em_hit_rate", "iv_forecast", "edge_score", "unavailable"] {
+        assert!(data.get(absent).is_none(), "{absent} is in the payload");
+    }
 
     // Full REST: every strike; compact windows both lists around spot.
     assert_eq!(data["by_strike"].as_array().unwrap().len(), 61);
@@ -1030,4 +1286,403 @@ async fn zero_dte_reads_the_same_day_expiration() {
     assert_eq!(strike, SPOT);
     let chain_row = rows.iter().find(|r| r.strike == strike).unwrap();
     assert_eq!(num(&row["call_bid"], "bid"), chain_row.call.bid.unwrap());
+}
+
+#[tokio::test]
+async fn zero_dte_compact_default_keeps_30_strikes_each_side() {
+    // 121 one-dollar strikes from 40 to 160: 60 below spot, 61 at or above.
+    let wide = market("SPY", SPOT, 121, 7);
+    let app = app(MemoryMarket::default().with(&wide), now());
+    let full = get(&app, "/api/mcp/data/zero-dte/SPY", &[]).await.data();
+    assert_eq!(full["by_strike"].as_array().unwrap().len(), 121);
+    assert!(full.get("window").is_none());
+    for header in ["x-apexvol-client", "x-service-client"] {
+        let data = get(&app, "/api/mcp/data/zero-dte/SPY", &[(header, "assistant")])
+            .await
+            .data();
+        let strikes: Vec<f64> = data["by_strike"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| num(&r["strike"], "k"))
+            .collect();
+        assert_eq!(strikes.len(), 60, "{header}");
+        assert_eq!(strikes.iter().filter(|&&k| k < SPOT).count(), 30);
+        assert_eq!(strikes.iter().filter(|&&k| k >= SPOT).count(), 30);
+        assert_eq!(strikes[0], SPOT - 30.0);
+        assert_eq!(strikes[59], SPOT + 29.0);
+        let table: Vec<f64> = data["chain_table"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| num(&r["strike"], "k"))
+            .collect();
+        assert_eq!(table, strikes, "chain_table keeps the same strikes");
+        let window = &data["window"];
+        assert_eq!(window["detail"], "compact");
+        assert_eq!(window["strikes_around"], 30);
+        assert_eq!(window["rows_total"], 121);
+        assert_eq!(window["rows_returned"], 60);
+        assert_eq!(window["truncated"], true);
+        // Scalars are never trimmed.
+        assert_eq!(data["metrics"], full["metrics"]);
+        assert_eq!(data["gamma_regime"], full["gamma_regime"]);
+    }
+}
+
+/// A hand-built book: strikes, open interest and IVs chosen here, priced by the test's own
+/// Black–Scholes–Merton gamma (not the seeded fixture, not the service's pricing code).
+mod hand_built {
+    use chrono::{DateTime, NaiveDate, TimeZone, Utc};
+    use optics_schemas::{ChainRow, ChainSide, ForwardSource, PricingModelCode, SettlementStyle};
+
+    pub const SPOT: f64 = 100.0;
+    pub const RATE: f64 = 0.04;
+    pub const YIELD: f64 = 0.01;
+
+    /// One expiration of a book: per strike (strike, call IV, call OI, put IV, put OI).
+    type Expiration = (NaiveDate, [(f64, f64, u64, f64, u64); 5]);
+
+    /// One listed contract of the book.
+    #[derive(Debug, Clone, Copy)]
+    pub struct Contract {
+        pub expiration: NaiveDate,
+        pub years: f64,
+        pub strike: f64,
+        pub is_call: bool,
+        pub iv: f64,
+        pub oi: u64,
+    }
+
+    pub fn as_of() -> DateTime<Utc> {
+        Utc.with_ymd_and_hms(2026, 11, 20, 15, 30, 0).unwrap()
+    }
+
+    fn trade_date() -> NaiveDate {
+        NaiveDate::from_ymd_opt(2026, 11, 20).unwrap()
+    }
+
+    /// Years (ACT/365) from `as_of` to 16:00 New York (21:00 UTC in winter) on `expiration`.
+    fn years_to(expiration: NaiveDate) -> f64 {
+        let close = expiration.and_hms_opt(21, 0, 0).unwrap().and_utc();
+        (close - as_of()).num_seconds() as f64 / (365.0 * 86_400.0)
+    }
+
+    /// Two expirations × five strikes: puts heavy below spot, calls heavy above, so dealer
+    /// GEX is negative for spots in the put strikes and positive in the call strikes. Each
+    /// tuple: strike, call IV, call OI, put IV, put OI.
+    pub fn two_sided() -> Vec<Contract> {
+        let near = NaiveDate::from_ymd_opt(2026, 12, 18).unwrap();
+        let far = NaiveDate::from_ymd_opt(2027, 1, 15).unwrap();
+        let book: [Expiration; 2] = [
+            (
+                near,
+                [
+                    (90.0, 0.30, 200, 0.32, 9_000),
+                    (95.0, 0.26, 800, 0.27, 12_000),
+                    (100.0, 0.22, 4_000, 0.23, 5_000),
+                    (105.0, 0.20, 7_000, 0.21, 900),
+                    (110.0, 0.19, 6_500, 0.20, 300),
+                ],
+            ),
+            (
+                far,
+                [
+                    (90.0, 0.29, 100, 0.31, 4_000),
+                    (95.0, 0.25, 300, 0.26, 2_500),
+                    (100.0, 0.22, 1_500, 0.22, 1_200),
+                    (105.0, 0.21, 2_000, 0.21, 400),
+                    (110.0, 0.20, 3_000, 0.20, 100),
+                ],
+            ),
+        ];
+        contracts(&book)
+    }
+
+    /// Calls only (puts listed without open interest): GEX is positive at every spot.
+    pub fn calls_only() -> Vec<Contract> {
+        let near = NaiveDate::from_ymd_opt(2026, 12, 18).unwrap();
+        contracts(&[(
+            near,
+            [
+                (95.0, 0.25, 1_000, 0.26, 0),
+                (100.0, 0.22, 3_000, 0.23, 0),
+                (105.0, 0.20, 2_000, 0.21, 0),
+                (110.0, 0.19, 500, 0.20, 0),
+                (115.0, 0.19, 100, 0.20, 0),
+            ],
+        )])
+    }
+
+    fn contracts(book: &[Expiration]) -> Vec<Contract> {
+        let mut out = Vec::new();
+        for (expiration, strikes) in book {
+            let years = years_to(*expiration);
+            for &(strike, call_iv, call_oi, put_iv, put_oi) in strikes {
+                for (is_call, iv, oi) in [(true, call_iv, call_oi), (false, put_iv, put_oi)] {
+                    out.push(Contract {
+                        expiration: *expiration,
+                        years,
+                        strike,
+                        is_call,
+                        iv,
+                        oi,
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    /// Chain rows of `underlying` carrying the book's IVs and open interest (prices and Greeks
+    /// are left for the service to derive from the IVs).
+    pub fn chain_rows(underlying: &str, book: &[Contract]) -> Vec<ChainRow> {
+        let mut rows: Vec<ChainRow> = Vec::new();
+        for pair in book.chunks(2) {
+            let (call, put) = (pair[0], pair[1]);
+            let side = |c: &Contract, code: char| ChainSide {
+                option_symbol: Some(format!("{underlying}{}{code}{}", c.expiration, c.strike)),
+                iv: Some(c.iv),
+                open_interest: Some(c.oi),
+                volume: Some(0),
+                ..ChainSide::default()
+            };
+            rows.push(ChainRow {
+                underlying: underlying.to_owned(),
+                trade_date: trade_date(),
+                as_of: as_of(),
+                expiration: call.expiration,
+                settlement: SettlementStyle::Pm,
+                dte: (call.expiration - trade_date()).num_days() as i32,
+                years_to_expiry: call.years,
+                strike: call.strike,
+                spot: SPOT,
+                forward: SPOT * ((RATE - YIELD) * call.years).exp(),
+                forward_source: ForwardSource::Carry,
+                forward_strike_count: 0,
+                rate: RATE,
+                carry_yield: YIELD,
+                model: PricingModelCode::Bsm,
+                call: side(&call, 'C'),
+                put: side(&put, 'P'),
+            });
+        }
+        rows
+    }
+
+    /// Black–Scholes–Merton gamma per $1 at spot `s` (Hull, ch. 19):
+    /// e^{−qT}·φ(d1)/(s·σ·√T), d1 = (ln(s/K) + (r − q + σ²/2)T)/(σ√T).
+    pub fn gamma(c: &Contract, s: f64) -> f64 {
+        let vol_time = c.iv * c.years.sqrt();
+        let d1 = ((s / c.strike).ln() + (RATE - YIELD + 0.5 * c.iv * c.iv) * c.years) / vol_time;
+        let density = (-0.5 * d1 * d1).exp() / (2.0 * std::f64::consts::PI).sqrt();
+        (-YIELD * c.years).exp() * density / (s * vol_time)
+    }
+
+    /// Dealer GEX of one contract at spot `s`: ±γ·OI·100·s²·0.01 (calls +, puts −), each
+    /// contract keeping its IV and time.
+    pub fn gex(c: &Contract, s: f64) -> f64 {
+        let sign = if c.is_call { 1.0 } else { -1.0 };
+        sign * gamma(c, s) * c.oi as f64 * 100.0 * s * s * 0.01
+    }
+
+    /// Total dealer GEX of the book re-priced at spot `s`.
+    pub fn total_gex(book: &[Contract], s: f64) -> f64 {
+        book.iter().map(|c| gex(c, s)).sum()
+    }
+
+    /// The flip level: every sign change of the re-priced total over 4,001 spots evenly spaced
+    /// across ±20 % of spot, each bisected to 1e-12 × spot; the one nearest spot. `None` when
+    /// the total never changes sign.
+    pub fn flip_level(book: &[Contract]) -> Option<f64> {
+        let points = 4_001;
+        let grid: Vec<f64> = (0..points)
+            .map(|i| SPOT * (0.8 + 0.4 * i as f64 / (points - 1) as f64))
+            .collect();
+        let mut crossings = Vec::new();
+        for pair in grid.windows(2) {
+            let (mut lo, mut hi) = (pair[0], pair[1]);
+            let (f_lo, f_hi) = (total_gex(book, lo), total_gex(book, hi));
+            if f_lo == 0.0 || f_lo.signum() == f_hi.signum() {
+                continue;
+            }
+            while hi - lo > 1e-12 * SPOT {
+                let mid = 0.5 * (lo + hi);
+                if total_gex(book, mid).signum() == f_lo.signum() {
+                    lo = mid;
+                } else {
+                    hi = mid;
+                }
+            }
+            crossings.push(0.5 * (lo + hi));
+        }
+        crossings
+            .into_iter()
+            .min_by(|a, b| (a - SPOT).abs().total_cmp(&(b - SPOT).abs()))
+    }
+}
+
+/// The re-priced flip level is compared within this fraction of spot: the service refines to
+/// 1e-9 × spot and the test bisects to 1e-12 × spot.
+const FLIP_TOLERANCE: f64 = 1e-7;
+
+#[tokio::test]
+async fn gex_of_a_hand_built_book_matches_black_scholes_recomputed_here() {
+    use hand_built::{Contract, SPOT as BOOK_SPOT};
+
+    let book = hand_built::two_sided();
+    let one_sided = hand_built::calls_only();
+    let reader = MemoryMarket::default()
+        .with(&exposure_support::market_from_rows(hand_built::chain_rows(
+            "AAA", &book,
+        )))
+        .with(&exposure_support::market_from_rows(hand_built::chain_rows(
+            "BBB", &one_sided,
+        )));
+    let app = app(reader, now());
+    let data = get(&app, "/api/mcp/data/gex/AAA", &[]).await.data();
+
+    // Per strike (both expirations summed) and totals, from the test's own gamma.
+    let mut by_strike: BTreeMap<i64, (f64, f64, u64)> = BTreeMap::new();
+    for c in &book {
+        let entry = by_strike.entry(c.strike as i64).or_default();
+        let g = hand_built::gex(c, BOOK_SPOT);
+        if c.is_call {
+            entry.0 += g;
+        } else {
+            entry.1 += g;
+        }
+        entry.2 += c.oi;
+    }
+    let call: f64 = by_strike.values().map(|v| v.0).sum();
+    let put: f64 = by_strike.values().map(|v| v.1).sum();
+    let tolerance = 1e-8;
+    assert_close(num(&data["call_gex"], "call"), call, tolerance, "call_gex");
+    assert_close(num(&data["put_gex"], "put"), put, tolerance, "put_gex");
+    assert_close(
+        num(&data["total_gex"], "total"),
+        call + put,
+        tolerance,
+        "total_gex",
+    );
+    let rows = data["gex_by_strike"].as_array().unwrap();
+    let profile = data["gex_profile"].as_array().unwrap();
+    assert_eq!(rows.len(), 5);
+    for ((row, point), (strike, (c, p, oi))) in rows.iter().zip(profile).zip(&by_strike) {
+        assert_eq!(num(&row["strike"], "strike"), *strike as f64);
+        assert_eq!(row["oi"], *oi);
+        assert_close(num(&row["gex"], "gex"), c + p, tolerance, "strike gex");
+        assert_close(num(&point["call_gex"], "c"), *c, tolerance, "strike call");
+        assert_close(num(&point["put_gex"], "p"), *p, tolerance, "strike put");
+    }
+    // Per expiration, contract by contract (the `detailed` gamma is per share).
+    for entry in data["by_expiration"].as_array().unwrap() {
+        let expiration: NaiveDate = entry["expiration"].as_str().unwrap().parse().unwrap();
+        let of: Vec<&Contract> = book.iter().filter(|c| c.expiration == expiration).collect();
+        let total: f64 = of.iter().map(|c| hand_built::gex(c, BOOK_SPOT)).sum();
+        assert_close(
+            num(&entry["total_gex"], "t"),
+            total,
+            tolerance,
+            "expiration",
+        );
+        for c in of {
+            let code = if c.is_call { "C" } else { "P" };
+            let found = entry["detailed"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|d| num(&d["strike"], "k") == c.strike && d["type"] == code)
+                .unwrap_or_else(|| panic!("no {code} {} {expiration}", c.strike));
+            assert_close(
+                num(&found["gamma"], "gamma"),
+                hand_built::gamma(c, BOOK_SPOT),
+                1e-9,
+                "per-share gamma",
+            );
+        }
+    }
+
+    // Walls, key strike and the strike of the most positive net GEX.
+    let strike_of = |key: fn(&(f64, f64, u64)) -> f64| {
+        by_strike
+            .iter()
+            .max_by(|a, b| key(a.1).total_cmp(&key(b.1)))
+            .map(|(k, _)| *k as f64)
+            .unwrap()
+    };
+    let call_wall = strike_of(|v| v.0);
+    let put_wall = strike_of(|v| v.1.abs());
+    let key_strike = strike_of(|v| (v.0 + v.1).abs());
+    let max_gex_strike = strike_of(|v| v.0 + v.1);
+    let levels = &data["key_levels"];
+    assert_eq!(num(&levels["call_wall"], "call_wall"), call_wall);
+    assert_eq!(num(&levels["put_wall"], "put_wall"), put_wall);
+    assert_eq!(num(&levels["key_strike"], "key"), key_strike);
+    assert_eq!(num(&data["max_gex_strike"], "max"), max_gex_strike);
+    // The book is built so that these are distinct strikes: a mix-up cannot pass.
+    assert_eq!((call_wall, put_wall), (105.0, 95.0));
+
+    // The flip level, re-priced over a grid and bisected here.
+    let flip = hand_built::flip_level(&book).expect("the two-sided book changes sign");
+    assert!(
+        (flip - BOOK_SPOT).abs() > 0.5,
+        "a flip away from spot: {flip}"
+    );
+    let served = num(&data["flip_level"], "flip_level");
+    assert!(
+        (served - flip).abs() <= FLIP_TOLERANCE * BOOK_SPOT,
+        "flip {served} vs recomputed {flip}"
+    );
+    assert_eq!(data["flip_degenerate"], false);
+    assert!(data["flip_degeneracy"].is_null());
+
+    // Implications by their documented rules: regime from the sign of net GEX, positioning
+    // from gex_ratio against 1 ± 10 %, bias from the two.
+    let ratio = call / put.abs();
+    assert_close(num(&data["gex_ratio"], "ratio"), ratio, 1e-9, "gex_ratio");
+    let regime = if call + put > 0.0 {
+        "SUPPRESSED"
+    } else {
+        "AMPLIFIED"
+    };
+    let positioning = if ratio > 1.1 {
+        "CALL_DOMINATED"
+    } else if ratio < 1.0 / 1.1 {
+        "PUT_DOMINATED"
+    } else {
+        "BALANCED"
+    };
+    let bias = match (regime, positioning) {
+        ("SUPPRESSED", "CALL_DOMINATED") => "BULLISH",
+        ("AMPLIFIED", "PUT_DOMINATED") => "BEARISH",
+        _ => "NEUTRAL",
+    };
+    let implications = &data["implications"];
+    assert_eq!(implications["volatility_regime"], regime);
+    assert_eq!(implications["positioning"], positioning);
+    assert_eq!(implications["directional_bias"], bias);
+
+    // One-sided book: re-priced GEX never changes sign, so there is no flip.
+    assert_eq!(hand_built::flip_level(&one_sided), None);
+    let calls_only: f64 = one_sided
+        .iter()
+        .map(|c| hand_built::gex(c, BOOK_SPOT))
+        .sum();
+    let data = get(&app, "/api/mcp/data/gex/BBB", &[]).await.data();
+    assert_close(
+        num(&data["total_gex"], "total"),
+        calls_only,
+        tolerance,
+        "calls only",
+    );
+    assert!(data["flip_level"].is_null(), "{}", data["flip_level"]);
+    assert_eq!(data["flip_degenerate"], true);
+    assert_eq!(data["flip_degeneracy"], "always_positive");
+    assert!(data["gex_ratio"].is_null(), "no put GEX to divide by");
+    let implications = &data["implications"];
+    assert_eq!(implications["volatility_regime"], "SUPPRESSED");
+    assert_eq!(implications["positioning"], "CALL_DOMINATED");
+    assert_eq!(implications["directional_bias"], "BULLISH");
+    assert!(data["key_levels"]["put_wall"].is_null());
 }

@@ -1,5 +1,6 @@
 //! The flow endpoints over an in-memory market: totals and rankings checked against values
-//! recomputed here from the chain's volume, open interest and quotes.
+//! recomputed here from the chain's volume, open interest and quotes; and the 503 state over
+//! the store-backed reader, with snapshots published by the real compute worker.
 
 mod common;
 mod exposure_support;
@@ -13,8 +14,9 @@ use serde_json::Value;
 
 const SPOT: f64 = 100.0;
 
+/// Two minutes after the fixtures' quotes (15:30 UTC): the market is open and the flow current.
 fn now() -> DateTime<Utc> {
-    Utc.with_ymd_and_hms(2026, 11, 20, 15, 45, 0).unwrap()
+    Utc.with_ymd_and_hms(2026, 11, 20, 15, 32, 0).unwrap()
 }
 
 fn spy() -> Market {
@@ -157,6 +159,22 @@ async fn flow_summary_and_lists_match_the_chain() {
     }
     // A row carries the spec's fields.
     let row = &all[0];
+    // timestamp: ISO 8601 without a zone (spec 2.1), the instant of the quotes in UTC.
+    let quoted = exposure_support::quoted_at();
+    for stamp in [&data["timestamp"], &row["timestamp"]] {
+        let text = stamp.as_str().unwrap();
+        assert!(!text.ends_with('Z') && !text.contains('+'), "{text}");
+        let parsed: chrono::NaiveDateTime = text.parse().unwrap();
+        assert_eq!(parsed, quoted.naive_utc());
+    }
+    assert_eq!(
+        data["as_of"]
+            .as_str()
+            .unwrap()
+            .parse::<DateTime<Utc>>()
+            .unwrap(),
+        quoted
+    );
     for field in [
         "ask",
         "bid",
@@ -237,7 +255,7 @@ async fn compact_flow_caps_the_lists() {
     let data = get(
         &app,
         "/api/mcp/data/flow/SPY",
-        &[("x-service-client", "mcp")],
+        &[("x-apexvol-client", "claude")],
     )
     .await
     .data();
@@ -252,6 +270,15 @@ async fn compact_flow_caps_the_lists() {
     assert_eq!(window["rows_returned"], 25 + 10 + unusual);
     // Summary is never trimmed.
     assert_eq!(data["summary"]["total_flow_count"], traded.len());
+    // X-Service-Client is the same signal.
+    let same = get(
+        &app,
+        "/api/mcp/data/flow/SPY",
+        &[("x-service-client", "mcp")],
+    )
+    .await
+    .data();
+    assert_eq!(same["window"], data["window"]);
 
     let data = get(&app, "/api/mcp/data/flow/SPY?detail=compact&limit=5", &[])
         .await
@@ -272,6 +299,11 @@ async fn flow_answers_503_when_the_volume_feed_is_down() {
     assert_eq!(body["data_unavailable"], true);
     // No chain at all is an upstream failure, not the flow feed.
     let body = get(&app, "/api/mcp/data/flow/QQQ", &[])
+        .await
+        .error(StatusCode::FAILED_DEPENDENCY);
+    assert_eq!(body["upstream"], true);
+    // Smart money reads the same flow: an upstream failure there.
+    let body = get(&app, "/api/mcp/data/smart-money/SPY", &[])
         .await
         .error(StatusCode::FAILED_DEPENDENCY);
     assert_eq!(body["upstream"], true);
@@ -376,4 +408,278 @@ async fn volume_profile_sums_one_expiration() {
     )
     .await
     .error(StatusCode::BAD_REQUEST);
+}
+
+#[tokio::test]
+async fn strikes_around_windows_the_flow_lists_around_spot() {
+    let spy = spy();
+    let app = app(MemoryMarket::default().with(&spy), now());
+    let traded = traded(&spy);
+    // The traded strikes, and the 5 below spot and the 5 at or above it.
+    let mut strikes: Vec<f64> = traded.iter().map(|t| t.strike).collect();
+    strikes.sort_by(f64::total_cmp);
+    strikes.dedup();
+    let split = strikes.iter().position(|k| *k >= SPOT).unwrap();
+    assert!(split >= 5 && strikes.len() - split >= 5, "{strikes:?}");
+    let (low, high) = (strikes[split - 5], strikes[split + 4]);
+    let inside: Vec<&Traded> = traded
+        .iter()
+        .filter(|t| t.strike >= low && t.strike <= high)
+        .collect();
+    assert!(inside.len() < traded.len());
+
+    let data = get(
+        &app,
+        "/api/mcp/data/flow/SPY?detail=compact&strikes_around=5&limit=500",
+        &[],
+    )
+    .await
+    .data();
+    let all = data["all_flow"].as_array().unwrap();
+    assert_eq!(all.len(), inside.len());
+    let in_band = |row: &Value| {
+        let k = num(&row["strike"], "strike");
+        k >= low && k <= high
+    };
+    assert!(all.iter().all(in_band));
+    // The ranked lists keep their order within the band: the 10 largest premiums in it.
+    let mut premiums: Vec<f64> = inside.iter().map(|t| t.premium).collect();
+    premiums.sort_by(|a, b| b.total_cmp(a));
+    let largest = data["largest_flows"].as_array().unwrap();
+    assert_eq!(largest.len(), 10);
+    assert!(largest.iter().all(in_band));
+    for (row, premium) in largest.iter().zip(&premiums) {
+        assert_close(num(&row["premium"], "premium"), *premium, 1e-9, "largest");
+    }
+    let unusual_inside = inside
+        .iter()
+        .filter(|t| t.volume >= 100 && (t.oi == 0 || t.volume >= 2 * t.oi))
+        .count();
+    let unusual = data["unusual_activity"].as_array().unwrap();
+    assert_eq!(unusual.len(), unusual_inside.min(10));
+    assert!(unusual.iter().all(in_band));
+    // The window reports the strike window and the cap over the three lists.
+    let unusual_total = traded
+        .iter()
+        .filter(|t| t.volume >= 100 && (t.oi == 0 || t.volume >= 2 * t.oi))
+        .count();
+    let window = &data["window"];
+    assert_eq!(window["detail"], "compact");
+    assert_eq!(window["strikes_around"], 5);
+    assert_eq!(window["limit"], 500);
+    assert_eq!(window["rows_total"], 2 * traded.len() + unusual_total);
+    assert_eq!(window["rows_returned"], all.len() + 10 + unusual.len());
+    assert_eq!(window["truncated"], true);
+    // The summary and the clusters are never trimmed.
+    assert_eq!(data["summary"]["total_flow_count"], traded.len());
+    assert_eq!(data["top_expirations"].as_array().unwrap().len(), 3);
+
+    // 0 keeps every strike; above the bound it is clamped and said so.
+    let every = get(
+        &app,
+        "/api/mcp/data/flow/SPY?detail=compact&strikes_around=0&limit=500",
+        &[],
+    )
+    .await
+    .data();
+    assert_eq!(every["all_flow"].as_array().unwrap().len(), traded.len());
+    assert!(every["window"].get("strikes_around").is_none());
+    let clamped = get(
+        &app,
+        "/api/mcp/data/flow/SPY?detail=compact&strikes_around=9999&limit=500",
+        &[],
+    )
+    .await
+    .data();
+    assert_eq!(clamped["window"]["strikes_around"], 500);
+    assert_eq!(clamped["all_flow"].as_array().unwrap().len(), traded.len());
+    assert_eq!(clamped["clamped"][0]["parameter"], "strikes_around");
+    assert_eq!(clamped["clamped"][0]["used"], 500);
+    get(&app, "/api/mcp/data/flow/SPY?strikes_around=five", &[])
+        .await
+        .error(StatusCode::BAD_REQUEST);
+}
+
+/// The flow's 503 state in the real system: the compute worker publishes into a store and the
+/// API reads it through the store-backed reader.
+mod store_backed {
+    use std::sync::Arc;
+
+    use chrono::{DateTime, Duration, NaiveDate, TimeZone, Utc};
+    use object_store::memory::InMemory;
+    use object_store::path::Path;
+    use optics_api::market::StoreMarketData;
+    use optics_compute::store::SnapshotStore;
+    use optics_compute::time::ManualClock;
+    use optics_compute::worker::{ComputeWorker, WorkerConfig};
+    use optics_schemas::{DataBatch, Message, OptionQuote};
+
+    pub fn store() -> SnapshotStore {
+        SnapshotStore::new(Arc::new(InMemory::new()), Path::from("snapshots"))
+    }
+
+    /// November 2026 at `hour:minute` UTC.
+    pub fn at(day: u32, hour: u32, minute: u32) -> DateTime<Utc> {
+        Utc.with_ymd_and_hms(2026, 11, day, hour, minute, 0)
+            .unwrap()
+    }
+
+    /// SPY quotes observed at `quoted`, session volume included unless `volume` is false.
+    fn quotes(quoted: DateTime<Utc>, volume: bool) -> Vec<OptionQuote> {
+        let mut quotes =
+            optics_tests::fixtures::synthetic_chain("SPY", 100.0, 3, 21, 90.0, 4, usize::MAX);
+        let session: NaiveDate = quoted.date_naive();
+        for quote in &mut quotes {
+            quote.quote_time = quoted;
+            quote.oi_date = session - Duration::days(1);
+            if !volume {
+                quote.volume = 0;
+            }
+        }
+        quotes
+    }
+
+    /// One compute cycle at `quoted` by a fresh offline worker: the chain only, or every
+    /// dataset (chain, exposures, flow).
+    pub async fn publish(
+        store: &SnapshotStore,
+        quoted: DateTime<Utc>,
+        chain_only: bool,
+        volume: bool,
+    ) {
+        let mut worker = ComputeWorker::offline(
+            store.clone(),
+            Arc::new(ManualClock::new(quoted)),
+            WorkerConfig {
+                chain_only,
+                ..WorkerConfig::default()
+            },
+        );
+        let batch = DataBatch::from_rows("SPY", &quotes(quoted, volume)).unwrap();
+        worker.apply(&Message::Data(batch)).unwrap();
+        let events = worker.publish_dirty(quoted).await.unwrap();
+        assert!(!events.is_empty(), "the worker published");
+    }
+
+    /// The router over the store's newest snapshots, with the clock at `now`.
+    pub async fn app(store: &SnapshotStore, now: DateTime<Utc>) -> axum::Router {
+        let market = StoreMarketData::new(store.clone());
+        market.load().await.unwrap();
+        let state = optics_api::AppState::new(Arc::new(ManualClock::new(now)))
+            .with_market_data(Arc::new(market));
+        optics_api::router(state)
+    }
+}
+
+fn unavailable(body: &Value, contains: &str) {
+    assert_eq!(body["data_unavailable"], true, "{body}");
+    assert!(
+        body["error"].as_str().unwrap().contains(contains),
+        "{contains:?} not in {body}"
+    );
+}
+
+#[tokio::test]
+async fn flow_is_503_when_the_worker_published_a_chain_without_flow() {
+    use store_backed::{at, publish, store};
+    let store = store();
+    // The worker's chain-only mode: a chain of the session, no flow.
+    publish(&store, at(20, 15, 30), true, true).await;
+    let app = store_backed::app(&store, at(20, 15, 31)).await;
+    assert_eq!(
+        get(&app, "/api/mcp/data/chain/SPY", &[]).await.status,
+        StatusCode::OK
+    );
+    let body = get(&app, "/api/mcp/data/flow/SPY", &[])
+        .await
+        .error(StatusCode::SERVICE_UNAVAILABLE);
+    unavailable(&body, "no flow has been computed");
+
+    // A full cycle publishes the flow: served, labelled live.
+    publish(&store, at(20, 15, 31), false, true).await;
+    let app = store_backed::app(&store, at(20, 15, 32)).await;
+    let data = get(&app, "/api/mcp/data/flow/SPY", &[]).await.data();
+    assert_eq!(data["data_freshness"], "LIVE");
+    assert_eq!(data["timestamp"], "2026-11-20T15:31:00");
+    assert!(data["summary"]["total_flow_count"].as_u64().unwrap() > 0);
+}
+
+#[tokio::test]
+async fn flow_behind_the_chain_is_503_not_live() {
+    use store_backed::{at, publish, store};
+    // Thursday's full cycle, then Friday's quotes built into a chain only: the flow held is
+    // the earlier session's.
+    let store = store();
+    publish(&store, at(19, 20, 0), false, true).await;
+    publish(&store, at(20, 15, 30), true, true).await;
+    let app = store_backed::app(&store, at(20, 15, 31)).await;
+    let body = get(&app, "/api/mcp/data/flow/SPY", &[])
+        .await
+        .error(StatusCode::SERVICE_UNAVAILABLE);
+    unavailable(&body, "2026-11-19 session");
+
+    // Same session, but the flow stopped at 15:00 while the chain moved on to 15:30.
+    let store = store_backed::store();
+    publish(&store, at(20, 15, 0), false, true).await;
+    publish(&store, at(20, 15, 30), true, true).await;
+    let app = store_backed::app(&store, at(20, 15, 31)).await;
+    let body = get(&app, "/api/mcp/data/flow/SPY", &[])
+        .await
+        .error(StatusCode::SERVICE_UNAVAILABLE);
+    unavailable(&body, "is stale");
+
+    // Chain and flow agree but the whole feed stopped: in the session, not current.
+    let store = store_backed::store();
+    publish(&store, at(20, 15, 0), false, true).await;
+    let app = store_backed::app(&store, at(20, 15, 31)).await;
+    let body = get(&app, "/api/mcp/data/flow/SPY", &[])
+        .await
+        .error(StatusCode::SERVICE_UNAVAILABLE);
+    unavailable(&body, "not current");
+    // Smart money answers 424 over the same stale flow.
+    let body = get(&app, "/api/mcp/data/smart-money/SPY", &[])
+        .await
+        .error(StatusCode::FAILED_DEPENDENCY);
+    assert_eq!(body["upstream"], true);
+
+    // Thursday's data during Friday's session is not labelled live: it is refused. On Saturday
+    // it is served, labelled EOD of its own session (Friday's has not arrived).
+    let store = store_backed::store();
+    publish(&store, at(19, 20, 0), false, true).await;
+    let app = store_backed::app(&store, at(20, 15, 31)).await;
+    let body = get(&app, "/api/mcp/data/flow/SPY", &[])
+        .await
+        .error(StatusCode::SERVICE_UNAVAILABLE);
+    unavailable(&body, "market is open for the 2026-11-20 session");
+    let app = store_backed::app(&store, at(21, 15, 0)).await;
+    let data = get(&app, "/api/mcp/data/flow/SPY", &[]).await.data();
+    assert_eq!(data["data_freshness"], "EOD");
+    assert_eq!(data["trade_date"], "2026-11-19");
+    assert_eq!(data["is_market_hours"], false);
+    assert!(
+        data["message"].as_str().unwrap().contains("2026-11-19"),
+        "{}",
+        data["message"]
+    );
+}
+
+#[tokio::test]
+async fn flow_is_503_when_no_contract_carries_a_session_volume() {
+    use store_backed::{at, publish, store};
+    // Quotes keep coming but every volume is zero: the volume feed is down.
+    let store = store();
+    publish(&store, at(20, 15, 30), false, false).await;
+    let app = store_backed::app(&store, at(20, 15, 31)).await;
+    assert_eq!(
+        get(&app, "/api/mcp/data/gex/SPY", &[]).await.status,
+        StatusCode::OK,
+        "the chain and exposures are served"
+    );
+    let body = get(&app, "/api/mcp/data/flow/SPY", &[])
+        .await
+        .error(StatusCode::SERVICE_UNAVAILABLE);
+    unavailable(
+        &body,
+        "no contract of the 2026-11-20 chain carries a session volume",
+    );
 }

@@ -438,9 +438,10 @@ async fn heatmap_rejects_bad_choices_and_reports_missing_data() {
     .data();
     assert_eq!(data["option_type"], "puts");
     assert!(data["earnings_date"].is_null());
-    get(&app, "/api/mcp/data/greeks-heatmap/QQQ", &[])
+    let body = get(&app, "/api/mcp/data/greeks-heatmap/QQQ", &[])
         .await
         .error(StatusCode::FAILED_DEPENDENCY);
+    assert_eq!(body["upstream"], true);
     get(&app, "/api/mcp/data/greeks-heatmap/NOPE", &[])
         .await
         .error(StatusCode::NOT_FOUND);
@@ -548,6 +549,7 @@ async fn batch_answers_agree_with_single_ones() {
             "gex_ratio",
             "max_gex_strike",
             "expirations_included",
+            "expirations_through",
             "key_levels",
             "implications",
             "stock_price",
@@ -563,6 +565,7 @@ async fn batch_answers_agree_with_single_ones() {
             "expiration",
             "expected_move_dollars",
             "expected_move_percent",
+            "expected_move_pct",
             "upper_bound",
             "lower_bound",
             "straddle_price",
@@ -606,8 +609,9 @@ async fn cached_answers_are_keyed_by_query_and_client_kind() {
     assert_eq!(calls["option_type"], "calls");
     // Errors are rebuilt, not held.
     for _ in 0..2 {
-        get(&app, "/api/mcp/data/gex/QQQ", &[])
+        let body = get(&app, "/api/mcp/data/gex/QQQ", &[])
             .await
             .error(StatusCode::FAILED_DEPENDENCY);
+        assert_eq!(body["upstream"], true);
     }
 }

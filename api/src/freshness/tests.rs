@@ -108,3 +108,35 @@ fn serializes_with_the_spec_field_names() {
     let eod = serde_json::to_value(freshness(at(2026, 11, 21, 15, 0), &NyseCalendar)).unwrap();
     assert_eq!(eod["data_freshness"], "EOD");
 }
+
+#[test]
+fn data_of_an_earlier_session_is_never_live() {
+    // Friday 2026-11-20 15:00 UTC: the session is open, but the data is Thursday's.
+    let now = at(2026, 11, 20, 15, 0);
+    let stale = freshness_of_session(now, &NyseCalendar, date(2026, 11, 19));
+    assert!(stale.is_market_hours);
+    assert_eq!(stale.data_freshness, DataFreshness::Eod);
+    assert_eq!(stale.trade_date, date(2026, 11, 19));
+    assert_eq!(
+        stale.message,
+        "Market open, but the 2026-11-20 session's data has not arrived: the data shown is \
+         from the 2026-11-19 session."
+    );
+    // The session's own data is labelled as freshness() labels it.
+    assert_eq!(
+        freshness_of_session(now, &NyseCalendar, date(2026, 11, 20)),
+        freshness(now, &NyseCalendar)
+    );
+    // Saturday: the last session is Friday's; Thursday's data says so.
+    let weekend = freshness_of_session(at(2026, 11, 21, 15, 0), &NyseCalendar, date(2026, 11, 19));
+    assert!(!weekend.is_market_hours);
+    assert_eq!(weekend.data_freshness, DataFreshness::Eod);
+    assert_eq!(weekend.trade_date, date(2026, 11, 19));
+    assert!(
+        weekend
+            .message
+            .starts_with("Market closed for the weekend, but the end of day of the 2026-11-20"),
+        "{}",
+        weekend.message
+    );
+}

@@ -40,18 +40,22 @@ use crate::window::{self, Detail, Window, WindowRequest};
 /// Dollars per billion, for `total_gex_billions`.
 const USD_PER_BILLION: f64 = 1e9;
 
-/// Which expirations a GEX request covers.
+/// Which expirations a GEX (or Greek-exposure) request covers: the top-level figures and the
+/// per-expiration breakdown (`by_expiration[]`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum GexSelection {
-    /// Every expiration summed (the summary's aggregate row).
+    /// Every expiration summed (the summary's aggregate row); every expiration broken out.
     Aggregate,
-    /// One listed expiration.
+    /// `expiration` given: that expiration alone, at the top level and in the breakdown.
     One(NaiveDate),
+    /// `aggregate=false` without `expiration`: the nearest expiration that has not expired at
+    /// the top level (one expiration only, not a sum), and every expiration broken out.
+    EachNearestFirst(NaiveDate),
 }
 
 impl GexSelection {
     /// `expiration` wins when given (one expiration instead of the aggregate); otherwise
-    /// `aggregate=false` picks the nearest expiration that has not expired.
+    /// `aggregate=false` picks the nearest expiration that has not expired for the top level.
     pub(crate) fn from_params(
         expiration: Option<NaiveDate>,
         aggregate: bool,
@@ -69,8 +73,61 @@ impl GexSelection {
             .filter(|s| s.dte.is_some_and(|d| d >= 0))
             .filter_map(|s| s.expiration)
             .min()
-            .map(Self::One)
+            .map(Self::EachNearestFirst)
             .ok_or_else(|| ApiError::upstream("No expiration with dealer exposures yet"))
+    }
+
+    /// The expiration of the top-level figures; `None` for the aggregate.
+    pub(crate) fn top_expiration(self) -> Option<NaiveDate> {
+        match self {
+            Self::Aggregate => None,
+            Self::One(expiration) | Self::EachNearestFirst(expiration) => Some(expiration),
+        }
+    }
+
+    /// The summary row of the top-level figures and the per-expiration summaries broken out
+    /// (ascending); 400 when a requested expiration is not listed.
+    pub(crate) fn resolve<'a>(
+        self,
+        ticker: &Ticker,
+        exposures: &'a ExposureView,
+    ) -> Result<(&'a ExposureSummaryRow, Vec<&'a ExposureSummaryRow>), ApiError> {
+        let mut listed: Vec<&ExposureSummaryRow> = exposures
+            .summary
+            .iter()
+            .filter(|s| s.expiration.is_some())
+            .collect();
+        listed.sort_by_key(|s| s.expiration);
+        let one = |expiration: NaiveDate| {
+            listed
+                .iter()
+                .find(|s| s.expiration == Some(expiration))
+                .copied()
+                .ok_or_else(|| not_listed(ticker, expiration, &listed))
+        };
+        match self {
+            Self::Aggregate => {
+                let aggregate = exposures
+                    .summary
+                    .iter()
+                    .find(|s| s.expiration.is_none())
+                    .ok_or_else(|| no_exposures(ticker))?;
+                Ok((aggregate, listed))
+            }
+            Self::One(expiration) => {
+                let top = one(expiration)?;
+                Ok((top, vec![top]))
+            }
+            Self::EachNearestFirst(expiration) => {
+                let top = one(expiration)?;
+                Ok((top, listed))
+            }
+        }
+    }
+
+    /// Whether `row` enters the top-level figures.
+    fn includes(self, row: &ExposureRow) -> bool {
+        self.top_expiration().is_none_or(|e| row.expiration == e)
     }
 }
 
@@ -147,10 +204,15 @@ pub struct GexExpiration {
     pub max_gamma_strike: Option<f64>,
     /// Strike of the most negative net GEX.
     pub min_gamma_strike: Option<f64>,
-    /// Per contract (inside the strike window under compact detail).
+    /// Per contract, at the strikes kept in `gex_by_strike` (all of them under full detail).
     pub detailed: Vec<GexContract>,
-    /// Per strike with the cumulative sum (inside the window under compact detail).
+    /// Per strike with the cumulative sum from the lowest listed strike (inside the strike
+    /// window under compact detail; the running sum still counts the strikes left out).
     pub gex_by_strike: Vec<CumulativeGexStrike>,
+    /// What compact detail trimmed of this entry's `gex_by_strike` (and so of `detailed`,
+    /// which lists the contracts of the strikes kept); present when compact.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window: Option<Window>,
 }
 
 /// The levels traders watch; strikes and spot in dollars.
@@ -209,9 +271,10 @@ pub struct GexPayload {
     pub ticker: String,
     /// The spot the exposures were scaled with, dollars.
     pub stock_price: f64,
-    /// True when summed across expirations.
+    /// True when summed across expirations; false when the top-level figures are one
+    /// expiration's (`expiration`, or with `aggregate=false` the nearest one).
     pub aggregate: bool,
-    /// The expiration when one was selected; null for the aggregate.
+    /// The expiration of the top-level figures; null for the aggregate.
     pub expiration: Option<NaiveDate>,
     /// Call GEX, dollars per 1 % move.
     pub call_gex: f64,
@@ -235,17 +298,20 @@ pub struct GexPayload {
     pub max_gex_strike: Option<f64>,
     /// Strike of the most negative net GEX.
     pub min_gex_strike: Option<f64>,
-    /// Expirations summed.
+    /// Expirations in the top-level figures.
     pub expirations_included: usize,
     /// Expirations with exposures in the snapshot.
     pub expirations_total: usize,
-    /// The expirations summed, ascending.
+    /// The expirations in the top-level figures, ascending.
     pub expirations_selected: Vec<NaiveDate>,
+    /// The last of them (YYYY-MM-DD): the aggregate runs through this expiration.
+    pub expirations_through: Option<NaiveDate>,
     /// Net GEX per strike.
     pub gex_by_strike: Vec<GexStrike>,
     /// Call, put and net GEX per strike.
     pub gex_profile: Vec<GexProfilePoint>,
-    /// One entry per expiration included.
+    /// One entry per expiration broken out: every expiration for the aggregate and for
+    /// `aggregate=false`, the requested one when `expiration` is given.
     pub by_expiration: Vec<GexExpiration>,
     /// Walls, key strike, max pain and spot.
     pub key_levels: GexKeyLevels,
@@ -258,12 +324,13 @@ pub struct GexPayload {
     /// `LIVE` or `EOD`, market hours and a sentence.
     #[serde(flatten)]
     pub freshness: Freshness,
-    /// What compact detail trimmed (`gex_by_strike` and `gex_profile`); present when compact.
+    /// What compact detail trimmed of the top-level `gex_by_strike` and `gex_profile` (the same
+    /// strikes); each `by_expiration` entry carries the window of its own lists. Present when
+    /// compact.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub window: Option<Window>,
-    /// Parameters that were clamped to their bounds.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub notices: Vec<ClampNotice>,
+    /// Parameters moved into their documented range (empty when none was).
+    pub clamped: Vec<ClampNotice>,
 }
 
 /// `GET /gex/{ticker}`.
@@ -293,7 +360,7 @@ pub async fn gex(
         window_request.detail,
         state.freshness(),
     )?;
-    payload.notices = params.clamp_notices();
+    payload.clamped = params.clamp_notices();
     Ok(ok(payload))
 }
 
@@ -315,43 +382,27 @@ pub(crate) fn gex_payload(
     detail: Detail,
     freshness: Freshness,
 ) -> Result<GexPayload, ApiError> {
-    let expiration_summaries: Vec<&ExposureSummaryRow> = exposures
+    let (summary, broken_out) = selection.resolve(ticker, exposures)?;
+    let expirations_total = exposures
         .summary
         .iter()
         .filter(|s| s.expiration.is_some())
-        .collect();
-    let (summary, included): (&ExposureSummaryRow, Vec<&ExposureSummaryRow>) = match selection {
-        GexSelection::Aggregate => {
-            let aggregate = exposures
-                .summary
-                .iter()
-                .find(|s| s.expiration.is_none())
-                .ok_or_else(|| no_exposures(ticker))?;
-            (aggregate, expiration_summaries.clone())
-        }
-        GexSelection::One(expiration) => {
-            let one = expiration_summaries
-                .iter()
-                .find(|s| s.expiration == Some(expiration))
-                .copied()
-                .ok_or_else(|| not_listed(ticker, expiration, &expiration_summaries))?;
-            (one, vec![one])
-        }
+        .count();
+    let included: Vec<NaiveDate> = match selection.top_expiration() {
+        Some(expiration) => vec![expiration],
+        None => broken_out.iter().filter_map(|s| s.expiration).collect(),
     };
     let spot = summary.spot;
-    let rows: Vec<&ExposureRow> = match selection {
-        GexSelection::Aggregate => exposures.rows.iter().collect(),
-        GexSelection::One(expiration) => exposures
-            .rows
-            .iter()
-            .filter(|r| r.expiration == expiration)
-            .collect(),
-    };
+    let rows: Vec<&ExposureRow> = exposures
+        .rows
+        .iter()
+        .filter(|r| selection.includes(r))
+        .collect();
     let profile = strike_profile(&rows);
     let (range, strike_window) =
         window::window_around_strike(&profile, |p| p.point.strike, spot, per_side, detail);
     let kept = &profile[range];
-    let by_expiration = included
+    let by_expiration = broken_out
         .iter()
         .map(|s| expiration_entry(s, exposures, chain, per_side, detail))
         .collect();
@@ -360,7 +411,7 @@ pub(crate) fn gex_payload(
         ticker: ticker.to_string(),
         stock_price: spot,
         aggregate: selection == GexSelection::Aggregate,
-        expiration: summary.expiration,
+        expiration: selection.top_expiration(),
         call_gex: summary.call.gamma,
         put_gex: summary.put.gamma,
         total_gex,
@@ -373,8 +424,9 @@ pub(crate) fn gex_payload(
         max_gex_strike: summary.max_gamma_strike,
         min_gex_strike: summary.min_gamma_strike,
         expirations_included: included.len(),
-        expirations_total: expiration_summaries.len(),
-        expirations_selected: included.iter().filter_map(|s| s.expiration).collect(),
+        expirations_total,
+        expirations_through: included.last().copied(),
+        expirations_selected: included,
         gex_by_strike: kept
             .iter()
             .map(|p| GexStrike {
@@ -404,7 +456,7 @@ pub(crate) fn gex_payload(
         as_of: summary.as_of,
         freshness,
         window: (detail == Detail::Compact).then_some(strike_window),
-        notices: Vec::new(),
+        clamped: Vec::new(),
     })
 }
 
@@ -482,7 +534,7 @@ fn expiration_entry(
             }
         })
         .collect();
-    let (range, _) =
+    let (range, strike_window) =
         window::window_around_strike(&by_strike, |s| s.strike, summary.spot, per_side, detail);
     let kept = by_strike[range].to_vec();
     let strike_range = match (kept.first(), kept.last()) {
@@ -506,6 +558,7 @@ fn expiration_entry(
         min_gamma_strike: summary.min_gamma_strike,
         detailed,
         gex_by_strike: kept,
+        window: (detail == Detail::Compact).then_some(strike_window),
     }
 }
 
@@ -567,8 +620,10 @@ pub struct ExpectedMovePayload {
     pub stock_price: f64,
     /// The at-the-money straddle mid, dollars: one expected absolute move.
     pub expected_move_dollars: f64,
-    /// The move as percent of spot (1.91 = 1.91 %).
+    /// The move as a fraction of spot (0.0191 = 1.91 %), as the interface specifies (spec 2.7).
     pub expected_move_percent: f64,
+    /// The same move in percentage points of spot (1.91 = 1.91 %), for convenience.
+    pub expected_move_pct: f64,
     /// Spot + the move, dollars.
     pub upper_bound: f64,
     /// Spot − the move, dollars.
@@ -584,12 +639,31 @@ pub struct ExpectedMovePayload {
     /// The listed strikes the straddle is read from (interpolated between them when they
     /// differ), dollars.
     pub atm_strikes: [f64; 2],
+    /// The unit of each move figure.
+    pub units: ExpectedMoveUnits,
     /// The instant the chain was priced.
     pub as_of: DateTime<Utc>,
     /// `LIVE` or `EOD`, market hours and a sentence.
     #[serde(flatten)]
     pub freshness: Freshness,
 }
+
+/// Unit strings of the expected-move figures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct ExpectedMoveUnits {
+    /// Unit of `expected_move_dollars`, the bounds and the prices.
+    pub expected_move_dollars: &'static str,
+    /// Unit of `expected_move_percent`.
+    pub expected_move_percent: &'static str,
+    /// Unit of `expected_move_pct`.
+    pub expected_move_pct: &'static str,
+}
+
+const EXPECTED_MOVE_UNITS: ExpectedMoveUnits = ExpectedMoveUnits {
+    expected_move_dollars: "dollars",
+    expected_move_percent: "fraction of spot (0.0191 = 1.91%)",
+    expected_move_pct: "percent of spot (1.91 = 1.91%)",
+};
 
 /// `GET /expected-move/{ticker}`: the ATM straddle of the requested expiration, or of the
 /// nearest one after today (a same-day expiry is skipped unless asked for by date).
@@ -654,7 +728,8 @@ pub(crate) fn expected_move_payload(
         dte: moved.dte,
         stock_price: moved.spot,
         expected_move_dollars: moved.expected_move_dollars,
-        expected_move_percent: 100.0 * moved.expected_move_fraction,
+        expected_move_percent: moved.expected_move_fraction,
+        expected_move_pct: 100.0 * moved.expected_move_fraction,
         upper_bound: moved.upper_bound,
         lower_bound: moved.lower_bound,
         straddle_price: moved.call_mid + moved.put_mid,
@@ -662,6 +737,7 @@ pub(crate) fn expected_move_payload(
         put_price: moved.put_mid,
         forward: moved.forward,
         atm_strikes: [moved.lower_strike, moved.upper_strike],
+        units: EXPECTED_MOVE_UNITS,
         as_of: chain.as_of,
         freshness,
     })
@@ -952,6 +1028,8 @@ pub struct BatchPayload<T> {
     pub results: BTreeMap<String, T>,
     /// Why each other symbol is missing, by symbol.
     pub errors: BTreeMap<String, String>,
+    /// Parameters moved into their documented range (empty when none was).
+    pub clamped: Vec<ClampNotice>,
 }
 
 /// Runs `one` for every symbol of `tickers`: a symbol outside the coverage universe fails the
@@ -992,6 +1070,7 @@ fn batch<T>(
         failed: errors.len(),
         results,
         errors,
+        clamped: Vec::new(),
     })
 }
 
@@ -1028,7 +1107,10 @@ pub async fn batch_gex(
             freshness.clone(),
         )
     })?;
-    Ok(ok(payload))
+    Ok(ok(BatchPayload {
+        clamped: params.clamp_notices(),
+        ..payload
+    }))
 }
 
 /// `GET /batch/expected-move?tickers=…`: the `/expected-move` payload per symbol.
@@ -1281,9 +1363,10 @@ pub struct GreeksExposurePayload {
     pub ticker: String,
     /// The spot the exposures were scaled with, dollars.
     pub stock_price: f64,
-    /// True when summed across expirations.
+    /// True when summed across expirations; false when the top-level figures are one
+    /// expiration's (`expiration`, or with `aggregate=false` the nearest one).
     pub aggregate: bool,
-    /// The expirations summed.
+    /// The expirations in the top-level figures.
     pub expirations: Vec<NaiveDate>,
     /// How many.
     pub expirations_included: usize,
@@ -1295,6 +1378,10 @@ pub struct GreeksExposurePayload {
     pub greek_levels: BTreeMap<&'static str, GreekLevelsPayload>,
     /// Named levels with distance from spot.
     pub key_levels: NamedLevels,
+    /// With `aggregate=false`: one block per expiration selected (every listed one, or the
+    /// one `expiration` names), each with every Greek's totals and profile. Absent otherwise.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub by_expiration: Vec<GreeksExpiration>,
     /// Unit string per Greek.
     pub units: BTreeMap<&'static str, &'static str>,
     /// The instant the exposures were priced.
@@ -1302,6 +1389,20 @@ pub struct GreeksExposurePayload {
     /// `LIVE` or `EOD`, market hours and a sentence.
     #[serde(flatten)]
     pub freshness: Freshness,
+}
+
+/// One expiration of the `/greeks-exposure` `by_expiration[]` breakdown.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GreeksExpiration {
+    /// The expiration.
+    pub expiration: NaiveDate,
+    /// Calendar days to it.
+    pub dte: Option<i32>,
+    /// The strikes of its profiles, ascending.
+    pub strikes: Vec<f64>,
+    /// Totals and profiles per Greek, as the top-level `exposures` (gamma with its flip
+    /// levels and delta-adjusted figures).
+    pub exposures: BTreeMap<&'static str, GreekExposure>,
 }
 
 /// The strike profile of `rows` (any expirations) in the compute crate's type, ascending.
@@ -1336,61 +1437,12 @@ fn strike_exposures(rows: &[&ExposureRow]) -> Vec<StrikeExposure> {
     out
 }
 
-/// `GET /greeks-exposure/{ticker}`: every Greek's dealer exposure, aggregate or one expiration.
-pub async fn greeks_exposure(
-    State(state): State<AppState>,
-    ticker: Ticker,
-    params: QueryParams,
-) -> Result<Json<Envelope<GreeksExposurePayload>>, ApiError> {
-    let ticker = state.covered_ticker(ticker.as_str())?;
-    let expiration = params.date("expiration")?;
-    let aggregate = params.bool("aggregate")?;
-    let exposures = state
-        .market_data()?
-        .exposures(&ticker)
-        .ok_or_else(|| no_exposures(&ticker))?;
-    let selection = GexSelection::from_params(expiration, aggregate, &exposures)?;
-    let expiration_summaries: Vec<&ExposureSummaryRow> = exposures
-        .summary
-        .iter()
-        .filter(|s| s.expiration.is_some())
-        .collect();
-    let (summary, included) = match selection {
-        GexSelection::Aggregate => (
-            exposures
-                .summary
-                .iter()
-                .find(|s| s.expiration.is_none())
-                .ok_or_else(|| no_exposures(&ticker))?,
-            expiration_summaries.clone(),
-        ),
-        GexSelection::One(expiration) => {
-            let one = expiration_summaries
-                .iter()
-                .find(|s| s.expiration == Some(expiration))
-                .copied()
-                .ok_or_else(|| not_listed(&ticker, expiration, &expiration_summaries))?;
-            (one, vec![one])
-        }
-    };
-    let rows: Vec<&ExposureRow> = exposures
-        .rows
-        .iter()
-        .filter(|r| match selection {
-            GexSelection::Aggregate => true,
-            GexSelection::One(e) => r.expiration == e,
-        })
-        .collect();
-    let spot = summary.spot;
-    let strikes = strike_exposures(&rows);
-    let mut running = ExposureVector::ZERO;
-    let cumulative: Vec<ExposureVector> = strikes
-        .iter()
-        .map(|s| {
-            running += s.net();
-            running
-        })
-        .collect();
+/// Every Greek's totals and strike profile (`exposures.<greek>`) over `strikes`, with the totals
+/// and flip levels of `summary`.
+fn greek_exposures(
+    strikes: &[StrikeExposure],
+    summary: &ExposureSummaryRow,
+) -> BTreeMap<&'static str, GreekExposure> {
     let call_totals = ExposureVector(summary.call.to_array());
     let put_totals = ExposureVector(summary.put.to_array());
     let profile_of = |kind: ExposureKind| -> Vec<GreekProfilePoint> {
@@ -1405,8 +1457,6 @@ pub async fn greeks_exposure(
             .collect()
     };
     let mut by_greek = BTreeMap::new();
-    let mut greek_levels = BTreeMap::new();
-    let mut units = BTreeMap::new();
     for kind in ExposureKind::ALL {
         if kind == ExposureKind::DeltaAdjustedGamma {
             continue; // reported inside `gamma`
@@ -1435,6 +1485,53 @@ pub async fn greeks_exposure(
                 gamma,
             },
         );
+    }
+    by_greek
+}
+
+/// `GET /greeks-exposure/{ticker}`: every Greek's dealer exposure, aggregate or one expiration;
+/// with `aggregate=false` also broken out per expiration.
+pub async fn greeks_exposure(
+    State(state): State<AppState>,
+    ticker: Ticker,
+    params: QueryParams,
+) -> Result<Json<Envelope<GreeksExposurePayload>>, ApiError> {
+    let ticker = state.covered_ticker(ticker.as_str())?;
+    let expiration = params.date("expiration")?;
+    let aggregate = params.bool("aggregate")?;
+    let exposures = state
+        .market_data()?
+        .exposures(&ticker)
+        .ok_or_else(|| no_exposures(&ticker))?;
+    let selection = GexSelection::from_params(expiration, aggregate, &exposures)?;
+    let (summary, broken_out) = selection.resolve(&ticker, &exposures)?;
+    let included: Vec<NaiveDate> = match selection.top_expiration() {
+        Some(expiration) => vec![expiration],
+        None => broken_out.iter().filter_map(|s| s.expiration).collect(),
+    };
+    let rows: Vec<&ExposureRow> = exposures
+        .rows
+        .iter()
+        .filter(|r| selection.includes(r))
+        .collect();
+    let spot = summary.spot;
+    let strikes = strike_exposures(&rows);
+    let mut running = ExposureVector::ZERO;
+    let cumulative: Vec<ExposureVector> = strikes
+        .iter()
+        .map(|s| {
+            running += s.net();
+            running
+        })
+        .collect();
+    let call_totals = ExposureVector(summary.call.to_array());
+    let put_totals = ExposureVector(summary.put.to_array());
+    let mut greek_levels = BTreeMap::new();
+    let mut units = BTreeMap::new();
+    for kind in ExposureKind::ALL {
+        if kind == ExposureKind::DeltaAdjustedGamma {
+            continue; // reported inside `gamma`
+        }
         units.insert(kind.name(), kind.unit());
         if kind != ExposureKind::Gamma {
             let levels = GreekLevels::from_profile(
@@ -1457,16 +1554,39 @@ pub async fn greeks_exposure(
             );
         }
     }
+    // The breakdown is asked for with aggregate=false only: it repeats every profile per
+    // expiration, which the aggregate read does not need.
+    let by_expiration = if aggregate {
+        Vec::new()
+    } else {
+        broken_out
+            .iter()
+            .map(|s| {
+                let rows: Vec<&ExposureRow> = exposures
+                    .rows
+                    .iter()
+                    .filter(|r| Some(r.expiration) == s.expiration)
+                    .collect();
+                let strikes = strike_exposures(&rows);
+                GreeksExpiration {
+                    expiration: s.expiration.unwrap_or_default(),
+                    dte: s.dte,
+                    strikes: strikes.iter().map(|k| k.strike).collect(),
+                    exposures: greek_exposures(&strikes, s),
+                }
+            })
+            .collect()
+    };
     let gamma_levels = GammaLevels::from_profile(&strikes, spot);
     let key = KeyLevels::from_profile(&strikes, &gamma_levels, summary.flip_level, spot);
     Ok(ok(GreeksExposurePayload {
         ticker: ticker.to_string(),
         stock_price: spot,
         aggregate: selection == GexSelection::Aggregate,
-        expirations: included.iter().filter_map(|s| s.expiration).collect(),
         expirations_included: included.len(),
+        expirations: included,
         strikes: strikes.iter().map(|s| s.strike).collect(),
-        exposures: by_greek,
+        exposures: greek_exposures(&strikes, summary),
         greek_levels,
         key_levels: NamedLevels {
             call_wall: key.call_wall.map(Into::into),
@@ -1477,6 +1597,7 @@ pub async fn greeks_exposure(
             vanna_support: key.vanna_support.map(Into::into),
             vol_trigger: key.vol_trigger.map(Into::into),
         },
+        by_expiration,
         units,
         as_of: summary.as_of,
         freshness: state.freshness(),
@@ -1542,7 +1663,7 @@ pub struct ZeroDteQuote {
 /// The priced move of the session.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct ZeroDteMetrics {
-    /// The ATM straddle as percent of spot.
+    /// The ATM straddle in percentage points of spot (1.91 = 1.91 %).
     pub expected_move: f64,
     /// The ATM straddle, dollars.
     pub expected_move_dollars: f64,
@@ -1621,17 +1742,6 @@ pub struct SkewSignal {
     pub signal: &'static str,
 }
 
-/// Fields the zero-dte read names but this build cannot compute, with the reason.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct ZeroDteUnavailable {
-    /// Why `em_hit_rate` is null.
-    pub em_hit_rate: &'static str,
-    /// Why `iv_forecast` is null.
-    pub iv_forecast: &'static str,
-    /// Why `edge_score` is null.
-    pub edge_score: &'static str,
-}
-
 /// The `/zero-dte/{ticker}` payload.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ZeroDtePayload {
@@ -1657,16 +1767,10 @@ pub struct ZeroDtePayload {
     pub chain_table: Vec<ZeroDteQuote>,
     /// Hourly decay of the ATM straddle.
     pub theta_burn: ThetaBurn,
-    /// The skew read; null without 25-delta IVs on both sides.
+    /// The skew read; null without 25-delta IVs on both sides. (The reference's expected-move
+    /// hit rate, IV forecast and edge score are not provided: the store keeps no history of
+    /// same-day expected moves to score them against.)
     pub skew_signal: Option<SkewSignal>,
-    /// Past same-day expected moves against realized: not computed (see `unavailable`).
-    pub em_hit_rate: Option<f64>,
-    /// IV forecast: not computed (see `unavailable`).
-    pub iv_forecast: Option<f64>,
-    /// Edge score: not computed (see `unavailable`).
-    pub edge_score: Option<f64>,
-    /// Why the three fields above are null.
-    pub unavailable: ZeroDteUnavailable,
     /// Units of the IV fields.
     pub iv_units: &'static str,
     /// The instant the chain was priced.
@@ -1674,12 +1778,12 @@ pub struct ZeroDtePayload {
     /// `LIVE` or `EOD`, market hours and a sentence.
     #[serde(flatten)]
     pub freshness: Freshness,
-    /// What compact detail trimmed (by_strike and chain_table, same strikes).
+    /// What compact detail trimmed (by_strike and chain_table, the same strikes; 30 each side
+    /// of spot by default).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub window: Option<Window>,
-    /// Parameters that were clamped to their bounds.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub notices: Vec<ClampNotice>,
+    /// Parameters moved into their documented range (empty when none was).
+    pub clamped: Vec<ClampNotice>,
 }
 
 /// Hours per year on the calendar-day (/365) clock the chain's `years_to_expiry` uses.
@@ -1919,20 +2023,11 @@ pub async fn zero_dte(
                     calendar hours to the 16:00 New York close",
         },
         skew_signal,
-        em_hit_rate: None,
-        iv_forecast: None,
-        edge_score: None,
-        unavailable: ZeroDteUnavailable {
-            em_hit_rate: "needs a history of same-day expected moves and realized closes, \
-                          which the store does not carry yet",
-            iv_forecast: "needs an intraday IV history model, not built yet",
-            edge_score: "built from em_hit_rate and iv_forecast, so not computed without them",
-        },
         iv_units: "percent",
         as_of: chain.as_of,
         freshness: state.freshness(),
         window: (window_request.detail == Detail::Compact).then_some(strike_window),
-        notices: params.clamp_notices(),
+        clamped: params.clamp_notices(),
     }))
 }
 

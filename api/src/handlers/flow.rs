@@ -7,12 +7,34 @@
 //!
 //! Units: premium in dollars (volume × mid × 100), volume and open interest in contracts,
 //! ratios unitless. The flow aggregates cumulative session volume per contract; it does not
-//! label individual prints.
+//! label individual prints. `timestamp` fields are ISO 8601 without a zone, as the interface
+//! specifies (spec 2.1); they are UTC, the instant `as_of` gives with its zone.
+//!
+//! # When the flow is unavailable (503, `data_unavailable: true`)
+//!
+//! The worker publishes the chain and the flow from one cycle with one `as_of`, so the flow is
+//! served only beside a chain it matches ([`servable_flow`]). With a chain held, `/flow`
+//! answers 503 when:
+//! - no listed contract of the chain carries a session volume (every volume absent or zero):
+//!   the volume feed is down;
+//! - no flow snapshot is held for the underlying;
+//! - the flow is of an earlier session than the chain, was read more than
+//!   [`FLOW_MAX_LAG_BEHIND_CHAIN`] before it, or is empty while the chain shows volume: the
+//!   volume side stalled while quotes kept arriving;
+//! - the market is open and the flow is not of the session in progress, or is older than
+//!   [`FLOW_LIVE_MAX_AGE`] by the clock: nothing current to label `LIVE`.
+//!
+//! Without a chain the answer is 424 (upstream), as elsewhere. `/smart-money`, which reads the
+//! same flow, answers 424 in the same cases (the 503 state is the flow endpoint's alone).
+//! Outside market hours the freshness block names the flow's own session
+//! ([`crate::freshness::freshness_of_session`]).
+
+use std::sync::Arc;
 
 use axum::Json;
 use axum::extract::State;
 use axum::http::HeaderMap;
-use chrono::{DateTime, NaiveDate, Utc};
+use chrono::{DateTime, NaiveDate, NaiveDateTime, TimeDelta, Utc};
 use optics_compute::exposure::contracts_from_chain;
 use optics_compute::flow::{
     ExpirationFlow, FlowConfig, FlowRow, Moneyness, SmartMoneyConfig, StrikeFlow, largest_flows,
@@ -24,25 +46,32 @@ use serde::Serialize;
 
 use crate::envelope::{Envelope, ok};
 use crate::error::ApiError;
-use crate::freshness::Freshness;
+use crate::freshness::{DataFreshness, Freshness, freshness_of_session};
 use crate::market::{ChainView, FlowView};
 use crate::params::{ClampNotice, QueryParams};
 use crate::state::AppState;
 use crate::ticker::Ticker;
-use crate::window::{self, Window, WindowRequest};
+use crate::window::{self, Detail, Window, WindowRequest};
 
 /// Entries of `top_strikes` and `top_expirations` (never trimmed further).
 const TOP_CLUSTERS: usize = 10;
 /// Strikes listed in `top_volume_strikes` and `top_oi_strikes`.
 const TOP_PROFILE_STRIKES: usize = 10;
+/// Flow read longer than this before the chain it would be served beside is stale: the worker
+/// publishes both from one cycle (every second by default), so a larger gap means the volume
+/// side stopped while quotes kept coming.
+pub const FLOW_MAX_LAG_BEHIND_CHAIN: TimeDelta = TimeDelta::minutes(2);
+/// During a session, flow older than this by the clock is not live data: at one cycle a
+/// second, five minutes without a new flow snapshot means the feed is down.
+pub const FLOW_LIVE_MAX_AGE: TimeDelta = TimeDelta::minutes(5);
 
 /// One contract's session flow (`largest_flows[]`, `unusual_activity[]`, `all_flow[]`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FlowRowPayload {
     /// Underlying symbol.
     pub ticker: String,
-    /// The instant the flow was read.
-    pub timestamp: DateTime<Utc>,
+    /// The instant the flow was read: ISO 8601 without a zone (spec 2.1), UTC.
+    pub timestamp: NaiveDateTime,
     /// Expiration date.
     pub expiration: NaiveDate,
     /// Calendar days to it.
@@ -130,8 +159,10 @@ pub struct FlowPayload {
     pub success: bool,
     /// Underlying symbol.
     pub ticker: String,
-    /// The instant the flow was read.
-    pub timestamp: DateTime<Utc>,
+    /// The instant the flow was read: ISO 8601 without a zone (spec 2.1), UTC.
+    pub timestamp: NaiveDateTime,
+    /// The same instant with its zone.
+    pub as_of: DateTime<Utc>,
     /// The chain's price, dollars.
     pub stock_price: f64,
     /// Totals and the sentiment read (never trimmed).
@@ -149,11 +180,11 @@ pub struct FlowPayload {
     /// `LIVE` or `EOD`, market hours and which data is shown.
     #[serde(flatten)]
     pub freshness: Freshness,
-    /// What compact detail trimmed (all_flow, largest_flows and unusual_activity together).
+    /// What compact detail trimmed: all_flow, largest_flows and unusual_activity together
+    /// (row counts summed), with the `strikes_around` and `limit` applied.
     pub window: Window,
-    /// Parameters that were clamped to their bounds.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub notices: Vec<ClampNotice>,
+    /// Parameters moved into their documented range (empty when none was).
+    pub clamped: Vec<ClampNotice>,
 }
 
 /// The flow rows of a view in the compute crate's type.
@@ -186,7 +217,7 @@ fn compute_row(row: &FlowSnapshotRow) -> FlowRow {
     }
 }
 
-fn row_payload(row: &FlowRow, ticker: &Ticker, timestamp: DateTime<Utc>) -> FlowRowPayload {
+fn row_payload(row: &FlowRow, ticker: &Ticker, timestamp: NaiveDateTime) -> FlowRowPayload {
     FlowRowPayload {
         ticker: ticker.to_string(),
         timestamp,
@@ -210,28 +241,129 @@ fn row_payload(row: &FlowRow, ticker: &Ticker, timestamp: DateTime<Utc>) -> Flow
     }
 }
 
+/// The flow of `chain` when it can be served beside it; otherwise why not (see the module
+/// docs). `now` and `freshness` are the clock's.
+pub(crate) fn servable_flow(
+    ticker: &Ticker,
+    chain: &ChainView,
+    flow: Option<Arc<FlowView>>,
+    now: DateTime<Utc>,
+    freshness: &Freshness,
+) -> Result<Arc<FlowView>, String> {
+    let traded = chain.rows.iter().any(|r| {
+        [&r.call, &r.put]
+            .iter()
+            .any(|side| side.is_listed() && side.volume.is_some_and(|v| v > 0))
+    });
+    if !traded {
+        return Err(format!(
+            "The options volume feed for {ticker} is down: no contract of the {} chain carries \
+             a session volume. Retry later",
+            chain.trade_date
+        ));
+    }
+    let Some(flow) = flow else {
+        return Err(format!(
+            "The options volume feed for {ticker} is unavailable: the chain is current but no \
+             flow has been computed. Retry later"
+        ));
+    };
+    // Every flow row carries the cycle's trade date and instant.
+    let Some(first) = flow.rows.first() else {
+        return Err(format!(
+            "The options flow of {ticker} is behind its chain: the chain of {} shows volume but \
+             the flow is empty. Retry later",
+            chain.as_of
+        ));
+    };
+    if first.trade_date != chain.trade_date || chain.as_of - first.as_of > FLOW_MAX_LAG_BEHIND_CHAIN
+    {
+        return Err(format!(
+            "The options flow of {ticker} is stale: read at {} ({} session) while the chain is \
+             of {} ({} session). Retry later",
+            first.as_of, first.trade_date, chain.as_of, chain.trade_date
+        ));
+    }
+    if freshness.data_freshness == DataFreshness::Live
+        && (first.trade_date != freshness.trade_date || now - first.as_of > FLOW_LIVE_MAX_AGE)
+    {
+        return Err(format!(
+            "The options flow of {ticker} is not current: the market is open for the {} session \
+             but the latest flow was read at {} ({} session). Retry later",
+            freshness.trade_date, first.as_of, first.trade_date
+        ));
+    }
+    Ok(flow)
+}
+
 /// The chain and flow of `ticker`: 424 without a chain, 503 (`data_unavailable`) when the
-/// chain is there but the volume feed behind the flow is not.
+/// chain is there but its flow cannot be served ([`servable_flow`]). The freshness returned
+/// is the flow's session's.
 fn chain_and_flow(
     state: &AppState,
     ticker: &Ticker,
-) -> Result<(std::sync::Arc<ChainView>, std::sync::Arc<FlowView>), ApiError> {
+) -> Result<(Arc<ChainView>, Arc<FlowView>, Freshness), ApiError> {
     let reader = state.market_data()?;
     let chain = reader.chain(ticker).ok_or_else(|| {
         ApiError::upstream(format!(
             "No option chain for {ticker} yet; retry in a few seconds"
         ))
     })?;
-    let flow = reader.flow(ticker).ok_or_else(|| {
-        ApiError::FlowUnavailable(format!(
-            "The options volume feed for {ticker} is unavailable; the chain is current but \
-             flow cannot be computed. Retry later"
-        ))
-    })?;
-    Ok((chain, flow))
+    let now = state.now();
+    let flow = servable_flow(ticker, &chain, reader.flow(ticker), now, &state.freshness())
+        .map_err(ApiError::FlowUnavailable)?;
+    let freshness = freshness_of_session(now, state.calendar(), chain.trade_date);
+    Ok((chain, flow, freshness))
+}
+
+/// The strikes kept by a window of `per_side` listed strikes each side of `spot` over the
+/// strikes of `rows`: `(lowest, highest)`, or `None` to keep every strike.
+fn strike_band(rows: &[FlowRow], spot: f64, per_side: Option<usize>) -> Option<(f64, f64)> {
+    let per_side = per_side?;
+    let mut strikes: Vec<f64> = rows.iter().map(|r| r.strike).collect();
+    strikes.sort_by(f64::total_cmp);
+    strikes.dedup();
+    let (range, _) =
+        window::window_around_strike(&strikes, |k| *k, spot, Some(per_side), Detail::Compact);
+    let kept = &strikes[range];
+    Some((*kept.first()?, *kept.last()?))
+}
+
+/// `list` inside `band` (all when `None`), then its first `limit` rows; the window block
+/// counts the list before either trim.
+fn windowed(
+    list: &[FlowRow],
+    band: Option<(f64, f64)>,
+    per_side: Option<usize>,
+    limit: Option<usize>,
+    detail: Detail,
+) -> (Vec<FlowRow>, Window) {
+    let mut kept: Vec<FlowRow> = list
+        .iter()
+        .filter(|r| band.is_none_or(|(lo, hi)| r.strike >= lo && r.strike <= hi))
+        .copied()
+        .collect();
+    if let Some(limit) = limit {
+        kept.truncate(limit);
+    }
+    let window = Window {
+        detail,
+        rows_total: list.len(),
+        rows_returned: kept.len(),
+        truncated: kept.len() < list.len(),
+        strikes_around: per_side,
+        limit,
+    };
+    (kept, window)
 }
 
 /// `GET /flow/{ticker}`.
+///
+/// Under compact detail the three row lists are trimmed: first to the contracts whose strike
+/// is among the `strikes_around` traded strikes each side of spot (when given; 0 or absent
+/// keeps every strike), then `all_flow` to `limit` rows (default 25) and `largest_flows` and
+/// `unusual_activity` to 10 each. The summary and the strike and expiration clusters are never
+/// trimmed.
 pub async fn flow(
     State(state): State<AppState>,
     ticker: Ticker,
@@ -240,23 +372,25 @@ pub async fn flow(
 ) -> Result<Json<Envelope<FlowPayload>>, ApiError> {
     let ticker = state.covered_ticker(ticker.as_str())?;
     let window_request = WindowRequest::from_request(&headers, &params)?;
-    let (chain, view) = chain_and_flow(&state, &ticker)?;
+    let (chain, view, freshness) = chain_and_flow(&state, &ticker)?;
     let config = FlowConfig::default();
     let rows = compute_rows(&view);
-    let timestamp = view.rows.first().map_or(chain.as_of, |r| r.as_of);
+    let as_of = view.rows.first().map_or(chain.as_of, |r| r.as_of);
+    let timestamp = as_of.naive_utc();
+    let spot = chain.stock_price();
     let summary = summarize_flow(&rows, &config);
     let detail = window_request.detail;
+    // No strike window unless asked for: the compact default trims by rows only.
+    let per_side = window_request.strikes_per_side(0);
+    let band = strike_band(&rows, spot, per_side);
     let all_limit = window_request.row_limit(window::FLOW_ALL_FLOW_ROWS);
-    let top_limit = window_request
-        .detail
-        .eq(&window::Detail::Compact)
-        .then_some(window::FLOW_TOP_ROWS);
+    let top_limit = (detail == Detail::Compact).then_some(window::FLOW_TOP_ROWS);
     // Ranked in full, then windowed, so rows_total counts every candidate.
     let largest = largest_flows(&rows, rows.len());
     let unusual = unusual_activity(&rows, rows.len());
-    let (all_range, all_window) = window::window_first(rows.len(), all_limit, detail);
-    let (largest_range, largest_window) = window::window_first(largest.len(), top_limit, detail);
-    let (unusual_range, unusual_window) = window::window_first(unusual.len(), top_limit, detail);
+    let (all_kept, all_window) = windowed(&rows, band, per_side, all_limit, detail);
+    let (largest_kept, largest_window) = windowed(&largest, band, per_side, top_limit, detail);
+    let (unusual_kept, unusual_window) = windowed(&unusual, band, per_side, top_limit, detail);
     let shape = |list: &[FlowRow]| -> Vec<FlowRowPayload> {
         list.iter()
             .map(|r| row_payload(r, &ticker, timestamp))
@@ -266,7 +400,8 @@ pub async fn flow(
         success: true,
         ticker: ticker.to_string(),
         timestamp,
-        stock_price: chain.stock_price(),
+        as_of,
+        stock_price: spot,
         summary: FlowSummaryPayload {
             call_put_ratio: summary.call_put_ratio,
             put_call_ratio: summary.put_call_ratio,
@@ -288,9 +423,9 @@ pub async fn flow(
                 100.0 * config.sentiment_threshold
             ),
         },
-        largest_flows: shape(&largest[largest_range]),
-        unusual_activity: shape(&unusual[unusual_range]),
-        all_flow: shape(&rows[all_range]),
+        largest_flows: shape(&largest_kept),
+        unusual_activity: shape(&unusual_kept),
+        all_flow: shape(&all_kept),
         top_strikes: top_strikes(&rows, TOP_CLUSTERS)
             .iter()
             .map(|s: &StrikeFlow| {
@@ -317,9 +452,9 @@ pub async fn flow(
                 )
             })
             .collect(),
-        freshness: state.freshness(),
+        freshness,
         window: all_window.combine(largest_window).combine(unusual_window),
-        notices: params.clamp_notices(),
+        clamped: params.clamp_notices(),
     }))
 }
 
@@ -361,33 +496,29 @@ pub struct SmartMoneyPayload {
     pub total_smart_premium: f64,
     /// The filters (a contract needs `large_premium` and one other).
     pub filters: SmartMoneyFilters,
-    /// The instant the flow was read.
-    pub timestamp: DateTime<Utc>,
+    /// The instant the flow was read: ISO 8601 without a zone (spec 2.1), UTC.
+    pub timestamp: NaiveDateTime,
+    /// The same instant with its zone.
+    pub as_of: DateTime<Utc>,
     /// `LIVE` or `EOD`, market hours and a sentence.
     #[serde(flatten)]
     pub freshness: Freshness,
 }
 
-/// `GET /smart-money/{ticker}`.
+/// `GET /smart-money/{ticker}`: 424 when the flow cannot be served (the cases of the module
+/// docs).
 pub async fn smart_money_flow(
     State(state): State<AppState>,
     ticker: Ticker,
 ) -> Result<Json<Envelope<SmartMoneyPayload>>, ApiError> {
     let ticker = state.covered_ticker(ticker.as_str())?;
-    let reader = state.market_data()?;
-    let chain = reader.chain(&ticker);
-    let view = reader.flow(&ticker).ok_or_else(|| {
-        ApiError::upstream(format!(
-            "No session flow for {ticker} yet; retry in a few seconds"
-        ))
+    let (chain, view, freshness) = chain_and_flow(&state, &ticker).map_err(|e| match e {
+        ApiError::FlowUnavailable(reason) => ApiError::upstream(reason),
+        other => other,
     })?;
     let rows = compute_rows(&view);
-    let timestamp = view
-        .rows
-        .first()
-        .map(|r| r.as_of)
-        .or(chain.as_ref().map(|c| c.as_of))
-        .unwrap_or_else(|| state.now());
+    let as_of = view.rows.first().map_or(chain.as_of, |r| r.as_of);
+    let timestamp = as_of.naive_utc();
     let config = SmartMoneyConfig::default();
     let trades: Vec<SmartMoneyTradePayload> = smart_money(&rows, &config)
         .iter()
@@ -399,7 +530,7 @@ pub async fn smart_money_flow(
         .collect();
     Ok(ok(SmartMoneyPayload {
         ticker: ticker.to_string(),
-        stock_price: chain.as_ref().map_or(f64::NAN, |c| c.stock_price()),
+        stock_price: chain.stock_price(),
         total_smart_trades: trades.len(),
         total_smart_premium: trades.iter().filter_map(|t| t.row.premium).sum(),
         smart_money_trades: trades,
@@ -409,7 +540,8 @@ pub async fn smart_money_flow(
             min_dte: config.min_dte,
         },
         timestamp,
-        freshness: state.freshness(),
+        as_of,
+        freshness,
     }))
 }
 

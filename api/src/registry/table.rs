@@ -734,15 +734,25 @@ pub(super) static DATA_ENDPOINTS: &[EndpointSpec] = &[
         path: "/cross-index-gex",
         tier: Tier::Premium,
         cost: Cost::PerSymbol,
-        summary: "Gamma exposure side by side for several index ETFs.",
-        params: &[ParamSpec {
-            name: "tickers",
-            location: ParamLocation::Query,
-            required: false,
-            default: Some("SPY,QQQ,IWM,DIA"),
-            bounds: "CSV of index ETFs",
-            kind: ParamKind::SymbolList { max_len: 25 },
-        }],
+        summary: "Gamma exposure side by side for several index ETFs; each index payload is the /gex aggregate, its strike lists windowed 25 each side of spot under compact detail.",
+        params: &[
+            ParamSpec {
+                name: "tickers",
+                location: ParamLocation::Query,
+                required: false,
+                default: Some("SPY,QQQ,IWM,DIA"),
+                bounds: "CSV of index ETFs",
+                kind: ParamKind::SymbolList { max_len: 25 },
+            },
+            ParamSpec {
+                name: "detail",
+                location: ParamLocation::Query,
+                required: false,
+                default: Some("full for REST, compact for MCP clients"),
+                bounds: "compact or full",
+                kind: ParamKind::Choice(&["compact", "full"]),
+            },
+        ],
         example: Example {
             request: "/cross-index-gex?tickers=SPY,QQQ",
             body: None,
@@ -755,7 +765,7 @@ pub(super) static DATA_ENDPOINTS: &[EndpointSpec] = &[
         path: "/gex/{ticker}",
         tier: Tier::Premium,
         cost: Cost::Units(1),
-        summary: "Dealer gamma exposure, flip level, walls and the per-strike profile.",
+        summary: "Dealer gamma exposure, flip level, walls and the per-strike profile, summed over the expirations through expirations_through. aggregate=false reports the nearest expiration alone at the top level and every expiration in by_expiration; expiration picks one for both. Under compact detail each by_expiration entry carries the window of its own strike lists.",
         params: &[
             ParamSpec {
                 name: "ticker",
@@ -810,7 +820,7 @@ pub(super) static DATA_ENDPOINTS: &[EndpointSpec] = &[
         path: "/greeks-exposure/{ticker}",
         tier: Tier::Premium,
         cost: Cost::Units(1),
-        summary: "Dealer exposure to every Greek, totals and by strike.",
+        summary: "Dealer exposure to every Greek, totals and by strike. aggregate=false reports the nearest expiration (or the one given) at the top level and adds by_expiration blocks with each Greek's totals and profile per selected expiration.",
         params: &[
             ParamSpec {
                 name: "ticker",
@@ -911,7 +921,7 @@ pub(super) static DATA_ENDPOINTS: &[EndpointSpec] = &[
         path: "/zero-dte/{ticker}",
         tier: Tier::Pro,
         cost: Cost::Units(1),
-        summary: "Same-day-expiry exposure, chain and levels.",
+        summary: "Same-day-expiry exposure, chain and levels; the expected-move hit rate, IV forecast and edge score are not provided (no stored history of same-day expected moves to score).",
         params: &[
             ParamSpec {
                 name: "ticker",
@@ -950,7 +960,7 @@ pub(super) static DATA_ENDPOINTS: &[EndpointSpec] = &[
         path: "/flow/{ticker}",
         tier: Tier::Premium,
         cost: Cost::Units(1),
-        summary: "Today's option flow: largest trades, unusual activity and sentiment.",
+        summary: "Today's option flow: largest trades, unusual activity and sentiment. 503 with data_unavailable when the volume feed is down or behind the chain; timestamps are ISO 8601 without a zone (UTC).",
         params: &[
             ParamSpec {
                 name: "ticker",
@@ -967,6 +977,14 @@ pub(super) static DATA_ENDPOINTS: &[EndpointSpec] = &[
                 default: Some("full for REST, compact for MCP clients"),
                 bounds: "compact or full",
                 kind: ParamKind::Choice(&["compact", "full"]),
+            },
+            ParamSpec {
+                name: "strikes_around",
+                location: ParamLocation::Query,
+                required: false,
+                default: Some("0"),
+                bounds: "0 for all",
+                kind: ParamKind::Int { min: 0, max: 500 },
             },
             ParamSpec {
                 name: "limit",
@@ -1062,7 +1080,7 @@ pub(super) static DATA_ENDPOINTS: &[EndpointSpec] = &[
         path: "/expected-move/{ticker}",
         tier: Tier::Premium,
         cost: Cost::Units(1),
-        summary: "The at-the-money straddle's expected move and its bounds.",
+        summary: "The at-the-money straddle's expected move and its bounds; expected_move_percent is a fraction of spot (0.0191 = 1.91%), expected_move_pct the same in percent.",
         params: &[
             ParamSpec {
                 name: "ticker",
@@ -2141,7 +2159,7 @@ pub(super) static DATA_ENDPOINTS: &[EndpointSpec] = &[
         path: "/batch/expected-move",
         tier: Tier::Premium,
         cost: Cost::PerSymbol,
-        summary: "Expected moves for up to 25 symbols in one call.",
+        summary: "Expected moves for up to 25 symbols in one call, each as /expected-move answers it (expected_move_percent a fraction of spot, expected_move_pct in percent).",
         params: &[
             ParamSpec {
                 name: "tickers",
