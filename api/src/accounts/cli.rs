@@ -17,7 +17,7 @@ use crate::auth::token::random_secret;
 pub struct AccountDbArgs {
     /// Account store: `postgres://user@host/db` for a shared PostgreSQL, or `sqlite://<file>`;
     /// default: `accounts.sqlite3` in the data directory.
-    #[arg(long = "db", env = "OPTICS_DB")]
+    #[arg(long = "db", env = "OPTICS_DB", global = true)]
     pub db: Option<String>,
 }
 

@@ -13,18 +13,32 @@ pub(crate) struct Migration {
 }
 
 /// SQLite migrations, oldest first.
-pub(crate) const SQLITE: &[Migration] = &[Migration {
-    version: 1,
-    name: "0001_accounts.sql",
-    sql: include_str!("../../migrations/sqlite/0001_accounts.sql"),
-}];
+pub(crate) const SQLITE: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "0001_accounts.sql",
+        sql: include_str!("../../migrations/sqlite/0001_accounts.sql"),
+    },
+    Migration {
+        version: 2,
+        name: "0002_monthly_usage.sql",
+        sql: include_str!("../../migrations/sqlite/0002_monthly_usage.sql"),
+    },
+];
 
 /// PostgreSQL migrations, oldest first.
-pub(crate) const POSTGRES: &[Migration] = &[Migration {
-    version: 1,
-    name: "0001_accounts.sql",
-    sql: include_str!("../../migrations/postgres/0001_accounts.sql"),
-}];
+pub(crate) const POSTGRES: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "0001_accounts.sql",
+        sql: include_str!("../../migrations/postgres/0001_accounts.sql"),
+    },
+    Migration {
+        version: 2,
+        name: "0002_monthly_usage.sql",
+        sql: include_str!("../../migrations/postgres/0002_monthly_usage.sql"),
+    },
+];
 
 /// The bookkeeping table (same DDL on both engines).
 pub(crate) const CREATE_MIGRATIONS_TABLE: &str =

@@ -4,7 +4,9 @@
 //!   and optional own monthly budget, [`TokenInfo`], [`TokenGrant`], sessions.
 //! - [`AccountStore`]: the storage trait, with [`SqliteStore`] (the embedded default, a file
 //!   beside the data directory) and [`PgStore`] (`--db postgres://…`, shared by API replicas).
-//!   Both run their migrations (`api/migrations/{sqlite,postgres}/`) when opened.
+//!   Both run their migrations (`api/migrations/{sqlite,postgres}/`) when opened. The store
+//!   also keeps each account's [`MonthlyUsage`], written behind by the in-memory limiter so
+//!   the monthly budget survives a restart.
 //! - [`tokens`]: issuing, rotating and revoking tokens with the lifetime and cap rules.
 //! - [`admin`]: the operator functions behind `optics accounts …` / `optics tokens …` and the
 //!   first-start bootstrap; [`cli`]: their clap arguments.
@@ -28,8 +30,8 @@ mod store;
 pub mod tokens;
 
 pub use model::{
-    Account, AccountId, Credentials, NewAccount, NewSession, NewToken, PasswordHashPhc, Plan,
-    TokenGrant, TokenInfo, TokenStatus, normalise_email,
+    Account, AccountId, Credentials, MonthlyUsage, NewAccount, NewSession, NewToken,
+    PasswordHashPhc, Plan, TokenGrant, TokenInfo, TokenStatus, normalise_email,
 };
 pub use open::{DEFAULT_SQLITE_FILE, open_store};
 pub use postgres::PgStore;

@@ -270,6 +270,22 @@ pub struct NewSession {
     pub expires_at: DateTime<Utc>,
 }
 
+/// Calls and budget units one account spent on one endpoint in one calendar month (UTC): the
+/// stored form of the in-memory limiter's month, so a restart keeps the budget spent.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct MonthlyUsage {
+    /// The account.
+    pub account_id: AccountId,
+    /// The month, `YYYY-MM` (UTC).
+    pub month: String,
+    /// The endpoint as the usage breakdown names it (`GET /chain/{ticker}`).
+    pub endpoint: String,
+    /// Admitted calls.
+    pub calls: u64,
+    /// Budget units they cost.
+    pub units: u64,
+}
+
 /// Longest accepted email (RFC 5321's path limit).
 pub const MAX_EMAIL_LEN: usize = 254;
 

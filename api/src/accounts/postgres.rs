@@ -20,12 +20,12 @@ use tokio_postgres::{Client, Config, GenericClient, NoTls, Row};
 use super::AccountError;
 use super::migrate::{CREATE_MIGRATIONS_TABLE, PG_MIGRATION_LOCK, POSTGRES};
 use super::model::{
-    Account, AccountId, Credentials, NewAccount, NewSession, NewToken, PasswordHashPhc, Plan,
-    TokenGrant, TokenInfo,
+    Account, AccountId, Credentials, MonthlyUsage, NewAccount, NewSession, NewToken,
+    PasswordHashPhc, Plan, TokenGrant, TokenInfo,
 };
 use super::rows::{
-    ACCOUNT_COLUMNS, GRANT_SELECT, RawAccount, RawGrant, RawToken, TOKEN_COLUMNS, opt_secs, secs,
-    units_to_db,
+    ACCOUNT_COLUMNS, ADD_USAGE_TEMPLATE, GRANT_SELECT, MONTH_USAGE_TEMPLATE, RawAccount, RawGrant,
+    RawToken, RawUsage, TOKEN_COLUMNS, count_to_db, opt_secs, secs, units_to_db, with_placeholders,
 };
 use super::store::{AccountStore, StoreFuture};
 use crate::auth::token::TokenHash;
@@ -609,6 +609,53 @@ impl AccountStore for PgStore {
                 )
                 .await?;
             Ok(())
+        })
+    }
+
+    fn add_monthly_usage(&self, usage: Vec<MonthlyUsage>) -> StoreFuture<'_, ()> {
+        with_client!(self, |client| {
+            if usage.is_empty() {
+                return Ok(());
+            }
+            let transaction = client.transaction().await?;
+            let statement = transaction
+                .prepare(&with_placeholders(ADD_USAGE_TEMPLATE, '$'))
+                .await?;
+            for row in &usage {
+                transaction
+                    .execute(
+                        &statement,
+                        &[
+                            &row.month,
+                            &row.account_id,
+                            &row.endpoint,
+                            &count_to_db(row.calls)?,
+                            &count_to_db(row.units)?,
+                        ],
+                    )
+                    .await?;
+            }
+            transaction.commit().await?;
+            Ok(())
+        })
+    }
+
+    fn monthly_usage<'a>(&'a self, month: &'a str) -> StoreFuture<'a, Vec<MonthlyUsage>> {
+        with_client!(self, |client| {
+            client
+                .query(&with_placeholders(MONTH_USAGE_TEMPLATE, '$'), &[&month])
+                .await?
+                .iter()
+                .map(|row| {
+                    RawUsage {
+                        account_id: row.try_get(0)?,
+                        endpoint: row.try_get(1)?,
+                        calls: row.try_get(2)?,
+                        units: row.try_get(3)?,
+                    }
+                    .into_usage(month)
+                })
+                .collect()
         })
     }
 }

@@ -4,7 +4,7 @@
 use chrono::{DateTime, Utc};
 
 use super::AccountError;
-use super::model::{Account, Plan, TokenGrant, TokenInfo};
+use super::model::{Account, MonthlyUsage, Plan, TokenGrant, TokenInfo};
 use crate::auth::token::TokenHash;
 
 /// Columns of `accounts` that make an [`Account`], in this order.
@@ -19,6 +19,56 @@ pub(crate) const TOKEN_COLUMNS: &str =
 pub(crate) const GRANT_SELECT: &str = "SELECT t.id, t.token_hash, t.expires_at, t.revoked_at, \
      a.id, a.plan, a.plan_expires_at, a.monthly_budget_units \
      FROM api_tokens t JOIN accounts a ON a.id = t.account_id WHERE t.token_hash = ";
+
+/// Adds one row of monthly usage to the stored totals (same SQL on both engines but for the
+/// placeholder style; `{n}` stands for the n-th parameter).
+pub(crate) const ADD_USAGE_TEMPLATE: &str = "INSERT INTO monthly_usage (month, account_id, endpoint, calls, units) \
+     VALUES ({1}, {2}, {3}, {4}, {5}) ON CONFLICT (month, account_id, endpoint) \
+     DO UPDATE SET calls = monthly_usage.calls + excluded.calls, \
+     units = monthly_usage.units + excluded.units";
+
+/// One month's usage rows (placeholder `{1}`: the month).
+pub(crate) const MONTH_USAGE_TEMPLATE: &str = "SELECT account_id, endpoint, calls, units \
+     FROM monthly_usage WHERE month = {1} ORDER BY account_id, endpoint";
+
+/// `template` with `{n}` replaced by `?n` (SQLite) or `$n` (PostgreSQL).
+pub(crate) fn with_placeholders(template: &str, sigil: char) -> String {
+    (1..=9).fold(template.to_owned(), |sql, n| {
+        sql.replace(&format!("{{{n}}}"), &format!("{sigil}{n}"))
+    })
+}
+
+/// A `monthly_usage` row as read (the month is the one asked for).
+#[derive(Debug)]
+pub(crate) struct RawUsage {
+    pub(crate) account_id: i64,
+    pub(crate) endpoint: String,
+    pub(crate) calls: i64,
+    pub(crate) units: i64,
+}
+
+impl RawUsage {
+    pub(crate) fn into_usage(self, month: &str) -> Result<MonthlyUsage, AccountError> {
+        let count = |value: i64, what: &str| {
+            u64::try_from(value)
+                .map_err(|_| AccountError::Corrupt(format!("negative {what} {value}")))
+        };
+        Ok(MonthlyUsage {
+            account_id: self.account_id,
+            month: month.to_owned(),
+            endpoint: self.endpoint,
+            calls: count(self.calls, "call count")?,
+            units: count(self.units, "unit count")?,
+        })
+    }
+}
+
+/// A usage count as a database integer (a count past `i64::MAX` cannot happen in practice;
+/// it is refused rather than wrapped).
+pub(crate) fn count_to_db(count: u64) -> Result<i64, AccountError> {
+    i64::try_from(count)
+        .map_err(|_| AccountError::InvalidInput(format!("count {count} is too large")))
+}
 
 /// An `accounts` row as read.
 #[derive(Debug)]

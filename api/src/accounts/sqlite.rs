@@ -19,12 +19,12 @@ use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, TransactionB
 use super::AccountError;
 use super::migrate::{CREATE_MIGRATIONS_TABLE, SQLITE};
 use super::model::{
-    Account, AccountId, Credentials, NewAccount, NewSession, NewToken, PasswordHashPhc, Plan,
-    TokenGrant, TokenInfo,
+    Account, AccountId, Credentials, MonthlyUsage, NewAccount, NewSession, NewToken,
+    PasswordHashPhc, Plan, TokenGrant, TokenInfo,
 };
 use super::rows::{
-    ACCOUNT_COLUMNS, GRANT_SELECT, RawAccount, RawGrant, RawToken, TOKEN_COLUMNS, opt_secs, secs,
-    units_to_db,
+    ACCOUNT_COLUMNS, ADD_USAGE_TEMPLATE, GRANT_SELECT, MONTH_USAGE_TEMPLATE, RawAccount, RawGrant,
+    RawToken, RawUsage, TOKEN_COLUMNS, count_to_db, opt_secs, secs, units_to_db, with_placeholders,
 };
 use super::store::{AccountStore, StoreFuture};
 use crate::auth::token::TokenHash;
@@ -567,6 +567,47 @@ impl AccountStore for SqliteStore {
                 [hash.0.as_slice()],
             )?;
             Ok(())
+        })
+    }
+
+    fn add_monthly_usage(&self, usage: Vec<MonthlyUsage>) -> StoreFuture<'_, ()> {
+        if usage.is_empty() {
+            return Box::pin(std::future::ready(Ok(())));
+        }
+        self.write(move |connection| {
+            let transaction =
+                connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            {
+                let sql = with_placeholders(ADD_USAGE_TEMPLATE, '?');
+                let mut statement = transaction.prepare_cached(&sql)?;
+                for row in &usage {
+                    statement.execute(params![
+                        row.month,
+                        row.account_id,
+                        row.endpoint,
+                        count_to_db(row.calls)?,
+                        count_to_db(row.units)?,
+                    ])?;
+                }
+            }
+            transaction.commit()?;
+            Ok(())
+        })
+    }
+
+    fn monthly_usage<'a>(&'a self, month: &'a str) -> StoreFuture<'a, Vec<MonthlyUsage>> {
+        self.ready(move |connection| {
+            let sql = with_placeholders(MONTH_USAGE_TEMPLATE, '?');
+            let mut statement = connection.prepare_cached(&sql)?;
+            let rows = statement.query_map([month], |row| {
+                Ok(RawUsage {
+                    account_id: row.get(0)?,
+                    endpoint: row.get(1)?,
+                    calls: row.get(2)?,
+                    units: row.get(3)?,
+                })
+            })?;
+            rows.map(|raw| raw?.into_usage(month)).collect()
         })
     }
 }

@@ -10,7 +10,8 @@ use chrono::{DateTime, Utc};
 
 use super::AccountError;
 use super::model::{
-    Account, AccountId, Credentials, NewAccount, NewSession, NewToken, Plan, TokenGrant, TokenInfo,
+    Account, AccountId, Credentials, MonthlyUsage, NewAccount, NewSession, NewToken, Plan,
+    TokenGrant, TokenInfo,
 };
 use crate::auth::token::TokenHash;
 
@@ -107,4 +108,12 @@ pub trait AccountStore: Send + Sync + fmt::Debug {
 
     /// Ends a session.
     fn delete_session<'a>(&'a self, hash: &'a TokenHash) -> StoreFuture<'a, ()>;
+
+    /// Adds each row's calls and units to the stored totals of its (account, month, endpoint),
+    /// creating the rows that do not exist yet, in one transaction. Additive, so several
+    /// writers (a restarted process and the one it replaced) never overwrite each other.
+    fn add_monthly_usage(&self, usage: Vec<MonthlyUsage>) -> StoreFuture<'_, ()>;
+
+    /// Every account's stored usage in `month` (`YYYY-MM`), by endpoint.
+    fn monthly_usage<'a>(&'a self, month: &'a str) -> StoreFuture<'a, Vec<MonthlyUsage>>;
 }

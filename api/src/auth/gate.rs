@@ -204,7 +204,9 @@ impl fmt::Debug for AccessControl {
 }
 
 impl AccessControl {
-    /// Access control over `store` and `limiter`, reading time from `clock`.
+    /// Access control over `store` and `limiter`, reading time from `clock`. Give it the real
+    /// clock (tests: a manual one), not a simulated market clock: a token's lifetime, a session
+    /// and a rate-limit window are spans of the caller's time, whatever the data replays.
     pub fn new(
         store: Arc<dyn AccountStore>,
         limiter: Arc<dyn Limiter>,
@@ -252,9 +254,15 @@ impl AccessControl {
         &self.inner.config
     }
 
-    /// The current instant.
+    /// The current instant, from the clock accounts, tokens, sessions and limits run on (the
+    /// real one in the service, whatever clock the market data follows).
     pub fn now(&self) -> DateTime<Utc> {
         self.inner.clock.now()
+    }
+
+    /// That clock.
+    pub fn clock(&self) -> &Arc<dyn Clock> {
+        &self.inner.clock
     }
 
     /// The endpoint of a matched route template (`/api/mcp/data/chain/{ticker}`).

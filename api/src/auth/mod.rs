@@ -30,3 +30,18 @@ pub use gate::{
 };
 pub use password::{Password, PasswordCost, PasswordHasher};
 pub use token::{ApiToken, TOKEN_PREFIX, TokenFormatError, TokenHash};
+
+use crate::accounts::http::account_router;
+use crate::state::{AppState, RouteGate};
+
+/// The whole HTTP service as `optics serve` and `optics run` answer it: [`crate::router`] (every
+/// data route with its real handler) with [`gate`] as the route gate, and the account area.
+/// The state keeps its own clock for the data (a simulated market may run on replayed or
+/// accelerated time); authentication and metering read `access`'s.
+pub fn service_router(state: AppState, access: AccessControl) -> axum::Router {
+    let gate_access = access.clone();
+    let state = state.with_gate(RouteGate::new(move |request, next| {
+        gate(gate_access.clone(), request, next)
+    }));
+    crate::router(state).merge(account_router(access))
+}

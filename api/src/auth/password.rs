@@ -5,7 +5,7 @@
 //! the async entry points run them on tokio's blocking pool.
 
 use std::fmt;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use argon2::password_hash::phc::PasswordHash;
 use argon2::password_hash::{PasswordHasher as _, PasswordVerifier as _};
@@ -97,8 +97,10 @@ pub struct PasswordHasher {
 struct HasherInner {
     argon2: Argon2<'static>,
     /// A hash of a random password, verified against when the email is unknown so that a
-    /// login for a missing account takes as long as one for an existing account.
-    decoy: OnceLock<Option<PasswordHashPhc>>,
+    /// login for a missing account takes as long as one for an existing account. Made when
+    /// the hasher is: made on the first unknown-email login instead, that login would take
+    /// a hash longer than any other and so tell that the email is unknown.
+    decoy: PasswordHashPhc,
 }
 
 impl fmt::Debug for PasswordHasher {
@@ -110,25 +112,21 @@ impl fmt::Debug for PasswordHasher {
 }
 
 impl PasswordHasher {
-    /// A hasher with the given cost; the error says which parameter argon2 refused.
+    /// A hasher with the given cost; the error says which parameter argon2 refused. Blocking
+    /// for one hash (the decoy): build it at start-up.
     pub fn new(cost: PasswordCost) -> Result<Self, AccountError> {
         let params = Params::new(cost.memory_kib, cost.iterations, cost.parallelism, None)
             .map_err(|e| AccountError::InvalidInput(format!("argon2 parameters: {e}")))?;
+        let argon2 = Argon2::new(Algorithm::Argon2id, Version::V0x13, params);
+        let decoy = hash_with(&argon2, &Password(crate::auth::token::random_secret()?))?;
         Ok(Self {
-            inner: Arc::new(HasherInner {
-                argon2: Argon2::new(Algorithm::Argon2id, Version::V0x13, params),
-                decoy: OnceLock::new(),
-            }),
+            inner: Arc::new(HasherInner { argon2, decoy }),
         })
     }
 
     /// The PHC string of `password` with a fresh random salt (blocking; see [`Self::hash`]).
     pub fn hash_blocking(&self, password: &Password) -> Result<PasswordHashPhc, AccountError> {
-        self.inner
-            .argon2
-            .hash_password(password.bytes())
-            .map(|hash| PasswordHashPhc::new(hash.to_string()))
-            .map_err(|e| AccountError::Password(e.to_string()))
+        hash_with(&self.inner.argon2, password)
     }
 
     /// Whether `password` matches `stored` (blocking). A malformed stored hash is `false`.
@@ -146,13 +144,7 @@ impl PasswordHasher {
 
     /// Spends the time of one verification and returns `false`: for an unknown email.
     pub fn verify_decoy_blocking(&self, password: &Password) -> bool {
-        let decoy = self.inner.decoy.get_or_init(|| {
-            let random = crate::auth::token::random_secret().ok()?;
-            self.hash_blocking(&Password(random)).ok()
-        });
-        if let Some(decoy) = decoy {
-            let _ = self.verify_blocking(password, decoy);
-        }
+        let _ = self.verify_blocking(password, &self.inner.decoy);
         false
     }
 
@@ -175,6 +167,16 @@ impl PasswordHasher {
         .await
         .unwrap_or(false)
     }
+}
+
+fn hash_with(
+    argon2: &Argon2<'static>,
+    password: &Password,
+) -> Result<PasswordHashPhc, AccountError> {
+    argon2
+        .hash_password(password.bytes())
+        .map(|hash| PasswordHashPhc::new(hash.to_string()))
+        .map_err(|e| AccountError::Password(e.to_string()))
 }
 
 #[cfg(test)]
@@ -202,6 +204,21 @@ mod tests {
         assert!(!hasher.verify_blocking(&wrong, &a));
         assert!(!hasher.verify_blocking(&password, &PasswordHashPhc::new("garbage".into())));
         assert!(!hasher.verify_decoy_blocking(&password));
+    }
+
+    #[test]
+    fn the_decoy_exists_from_the_start_with_the_hasher_cost() {
+        let hasher = hasher();
+        // Made by `new`, with the same parameters as every real hash, so an unknown email
+        // costs exactly one verification of the same price.
+        let decoy = hasher.inner.decoy.as_str();
+        assert!(decoy.starts_with("$argon2id$v=19$m=8,t=1,p=1$"), "{decoy}");
+        let other = PasswordHasher::new(PasswordCost::TEST_ONLY_MINIMUM).unwrap();
+        assert_ne!(
+            other.inner.decoy.as_str(),
+            decoy,
+            "a random password per hasher"
+        );
     }
 
     #[test]

@@ -1,8 +1,16 @@
 //! The in-process limiter: every counter behind one mutex, so check-and-count is one critical
 //! section of a few hash lookups (exact under any concurrency; uncontended in practice on the
-//! service's core count). Counters live as long as the process: a restart starts fresh windows
-//! and a fresh month, which is why replicas (and anyone who needs the month to survive a
-//! restart) use [`super::RedisLimiter`].
+//! service's core count).
+//!
+//! The minute and hour windows live as long as the process (a restart reopens them, which
+//! costs a client at most one window's worth of extra requests). The month must not be
+//! forgotten that way, or every restart would hand out a fresh budget: a limiter built with
+//! [`InMemoryLimiter::restored`] starts from the month stored in the account store and keeps
+//! track of what it has counted since, and the service writes that back behind the requests
+//! ([`InMemoryLimiter::save_to`], every few seconds and at shutdown). Writes are additive
+//! (`calls += n`), so a write that fails is retried with the next one and a restarted process
+//! never overwrites what the one before it wrote. What a crash loses is the few seconds since
+//! the last write. [`super::RedisLimiter`] keeps the month in Redis instead.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
@@ -11,9 +19,9 @@ use chrono::{DateTime, Utc};
 
 use super::{
     Decision, EndpointUsage, LimitFuture, LimitRequest, Limiter, Quota, RateLimits, UsageReport,
-    Windows, refusal, sort_usage,
+    Windows, month_label, refusal, sort_usage,
 };
-use crate::accounts::AccountId;
+use crate::accounts::{AccountError, AccountId, AccountStore, MonthlyUsage};
 
 /// The in-memory [`Limiter`] (the embedded default).
 #[derive(Debug)]
@@ -26,6 +34,12 @@ pub struct InMemoryLimiter {
 struct State {
     tokens: HashMap<String, TokenWindows>,
     accounts: HashMap<AccountId, AccountMonth>,
+    /// Whether counted usage is kept for writing back (a [`InMemoryLimiter::restored`] one).
+    persisted: bool,
+    /// Accounts with usage not yet handed out by [`InMemoryLimiter::take_unsaved`], each once.
+    dirty: Vec<AccountId>,
+    /// Unsaved usage of months that ended before it was written.
+    unsaved_of_ended_months: Vec<MonthlyUsage>,
 }
 
 /// A token's counts in the minute and hour they were last counted in.
@@ -54,12 +68,32 @@ impl TokenWindows {
     }
 }
 
+/// One endpoint's month: what was counted, and how much of it the store already has.
+#[derive(Debug, Default, Clone, Copy)]
+struct EndpointMonth {
+    calls: u64,
+    units: u64,
+    saved_calls: u64,
+    saved_units: u64,
+}
+
+impl EndpointMonth {
+    fn unsaved(&self) -> (u64, u64) {
+        (
+            self.calls.saturating_sub(self.saved_calls),
+            self.units.saturating_sub(self.saved_units),
+        )
+    }
+}
+
 /// An account's spending in the month it was last counted in.
 #[derive(Debug, Default)]
 struct AccountMonth {
     month_index: i64,
     units: u64,
-    by_endpoint: HashMap<String, (u64, u64)>,
+    by_endpoint: HashMap<String, EndpointMonth>,
+    /// Listed in [`State::dirty`].
+    dirty: bool,
 }
 
 impl AccountMonth {
@@ -70,15 +104,76 @@ impl AccountMonth {
             0
         }
     }
+
+    /// Marks everything counted as saved and returns what was not, as stored rows.
+    fn drain_unsaved(&mut self, account_id: AccountId, into: &mut Vec<MonthlyUsage>) {
+        let month = month_label(self.month_index);
+        for (endpoint, counts) in &mut self.by_endpoint {
+            let (calls, units) = counts.unsaved();
+            if calls == 0 && units == 0 {
+                continue;
+            }
+            counts.saved_calls = counts.calls;
+            counts.saved_units = counts.units;
+            into.push(MonthlyUsage {
+                account_id,
+                month: month.clone(),
+                endpoint: endpoint.clone(),
+                calls,
+                units,
+            });
+        }
+        self.dirty = false;
+    }
 }
 
 impl InMemoryLimiter {
-    /// A limiter enforcing `limits` per token.
+    /// A limiter enforcing `limits` per token, starting from nothing and keeping nothing: the
+    /// month lasts as long as the process (tests, and deployments that accept that).
     pub fn new(limits: RateLimits) -> Self {
         Self {
             limits,
             state: Mutex::new(State::default()),
         }
+    }
+
+    /// A limiter that starts from the month (at `now`) stored in `store` and keeps what it
+    /// counts until [`Self::take_unsaved`] or [`Self::save_to`] hands it out.
+    pub async fn restored(
+        limits: RateLimits,
+        store: &dyn AccountStore,
+        now: DateTime<Utc>,
+    ) -> Result<Self, AccountError> {
+        let stored = store.monthly_usage(&Windows::at(now).month_label()).await?;
+        Ok(Self::from_stored(limits, stored, now))
+    }
+
+    /// [`Self::restored`] from rows already read: those of the month at `now` are counted as
+    /// spent (and saved); rows of other months are ignored.
+    pub fn from_stored(limits: RateLimits, stored: Vec<MonthlyUsage>, now: DateTime<Utc>) -> Self {
+        let windows = Windows::at(now);
+        let label = windows.month_label();
+        let limiter = Self::new(limits);
+        {
+            let mut state = limiter.lock();
+            state.persisted = true;
+            for row in stored.into_iter().filter(|row| row.month == label) {
+                let month = state
+                    .accounts
+                    .entry(row.account_id)
+                    .or_insert_with(|| AccountMonth {
+                        month_index: windows.month_index,
+                        ..AccountMonth::default()
+                    });
+                month.units = month.units.saturating_add(row.units);
+                let counts = month.by_endpoint.entry(row.endpoint).or_default();
+                counts.calls = counts.calls.saturating_add(row.calls);
+                counts.units = counts.units.saturating_add(row.units);
+                counts.saved_calls = counts.calls;
+                counts.saved_units = counts.units;
+            }
+        }
+        limiter
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -94,8 +189,10 @@ impl InMemoryLimiter {
         let windows = Windows::at(request.now);
         let mut state = self.lock();
         let state = &mut *state;
-        let token = state.tokens.entry(request.token_id.to_owned()).or_default();
-        let (minute_used, hour_used) = token.counts(&windows);
+        let (minute_used, hour_used) = state
+            .tokens
+            .get(request.token_id)
+            .map_or((0, 0), |token| token.counts(&windows));
         let month = state.accounts.entry(request.account_id).or_default();
         let month_used = month.units(&windows);
         let before = Quota::from_counts(
@@ -113,26 +210,55 @@ impl InMemoryLimiter {
                 quota: before,
             };
         }
-        *token = TokenWindows {
+        let counted = TokenWindows {
             minute_index: windows.minute_index,
             minute_count: minute_used + 1,
             hour_index: windows.hour_index,
             hour_count: hour_used + 1,
         };
+        // Look up before inserting: the key is copied only for a token's first request.
+        match state.tokens.get_mut(request.token_id) {
+            Some(token) => *token = counted,
+            None => {
+                state.tokens.insert(request.token_id.to_owned(), counted);
+            }
+        }
         if month.month_index != windows.month_index {
-            *month = AccountMonth {
-                month_index: windows.month_index,
-                ..AccountMonth::default()
-            };
+            // A new month: what the old one has not written yet is still owed to the store.
+            let ended = std::mem::replace(
+                month,
+                AccountMonth {
+                    month_index: windows.month_index,
+                    ..AccountMonth::default()
+                },
+            );
+            if state.persisted {
+                let mut ended = ended;
+                ended.drain_unsaved(request.account_id, &mut state.unsaved_of_ended_months);
+            }
         }
         let cost = u64::from(request.cost_units);
         month.units += cost;
-        let entry = month
-            .by_endpoint
-            .entry(request.endpoint.to_owned())
-            .or_default();
-        entry.0 += 1;
-        entry.1 += cost;
+        match month.by_endpoint.get_mut(request.endpoint) {
+            Some(counts) => {
+                counts.calls += 1;
+                counts.units += cost;
+            }
+            None => {
+                month.by_endpoint.insert(
+                    request.endpoint.to_owned(),
+                    EndpointMonth {
+                        calls: 1,
+                        units: cost,
+                        ..EndpointMonth::default()
+                    },
+                );
+            }
+        }
+        if state.persisted && !month.dirty {
+            month.dirty = true;
+            state.dirty.push(request.account_id);
+        }
         Decision::Admitted(Quota::from_counts(
             self.limits,
             request.monthly_budget_units,
@@ -164,10 +290,10 @@ impl InMemoryLimiter {
             .map(|m| {
                 m.by_endpoint
                     .iter()
-                    .map(|(endpoint, (calls, units))| EndpointUsage {
+                    .map(|(endpoint, counts)| EndpointUsage {
                         endpoint: endpoint.clone(),
-                        calls: *calls,
-                        units: *units,
+                        calls: counts.calls,
+                        units: counts.units,
                     })
                     .collect()
             })
@@ -183,6 +309,66 @@ impl InMemoryLimiter {
                 month_used,
             ),
             by_endpoint,
+        }
+    }
+
+    /// The usage counted since the last call, as rows to add to the store (sorted, so
+    /// concurrent writers lock rows in the same order), and marks it saved. Empty for a
+    /// limiter that is not [`Self::restored`]. Give the rows back with
+    /// [`Self::return_unsaved`] if they could not be written.
+    pub fn take_unsaved(&self) -> Vec<MonthlyUsage> {
+        let mut state = self.lock();
+        let state = &mut *state;
+        let mut rows = std::mem::take(&mut state.unsaved_of_ended_months);
+        for account_id in state.dirty.drain(..) {
+            if let Some(month) = state.accounts.get_mut(&account_id) {
+                month.drain_unsaved(account_id, &mut rows);
+            }
+        }
+        rows.sort_by(|a, b| {
+            (&a.month, a.account_id, &a.endpoint).cmp(&(&b.month, b.account_id, &b.endpoint))
+        });
+        rows
+    }
+
+    /// Takes back rows from [`Self::take_unsaved`] that were not written: they are handed out
+    /// again next time.
+    pub fn return_unsaved(&self, rows: Vec<MonthlyUsage>) {
+        let mut state = self.lock();
+        let state = &mut *state;
+        for row in rows {
+            let current = state
+                .accounts
+                .get_mut(&row.account_id)
+                .filter(|month| month_label(month.month_index) == row.month);
+            let Some(month) = current else {
+                state.unsaved_of_ended_months.push(row);
+                continue;
+            };
+            let counts = month.by_endpoint.entry(row.endpoint).or_default();
+            counts.saved_calls = counts.saved_calls.saturating_sub(row.calls);
+            counts.saved_units = counts.saved_units.saturating_sub(row.units);
+            if !month.dirty {
+                month.dirty = true;
+                state.dirty.push(row.account_id);
+            }
+        }
+    }
+
+    /// Writes the unsaved usage to `store` ([`AccountStore::add_monthly_usage`]); on failure
+    /// the rows are kept for the next attempt. Returns how many rows were written.
+    pub async fn save_to(&self, store: &dyn AccountStore) -> Result<usize, AccountError> {
+        let rows = self.take_unsaved();
+        if rows.is_empty() {
+            return Ok(0);
+        }
+        let written = rows.len();
+        match store.add_monthly_usage(rows.clone()).await {
+            Ok(()) => Ok(written),
+            Err(error) => {
+                self.return_unsaved(rows);
+                Err(error)
+            }
         }
     }
 }
@@ -352,6 +538,108 @@ mod tests {
             Decision::Admitted(_)
         ));
         assert_eq!(limiter.usage_now("t", 1, 9, december).quota.month.used, 2);
+    }
+
+    fn usage_row(
+        account_id: AccountId,
+        month: &str,
+        endpoint: &str,
+        calls: u64,
+        units: u64,
+    ) -> MonthlyUsage {
+        MonthlyUsage {
+            account_id,
+            month: month.into(),
+            endpoint: endpoint.into(),
+            calls,
+            units,
+        }
+    }
+
+    #[test]
+    fn a_restored_limiter_starts_from_the_stored_month_and_hands_out_only_what_is_new() {
+        let now = start();
+        let stored = vec![
+            usage_row(1, "2026-11", "GET /chain/{ticker}", 5, 5),
+            usage_row(1, "2026-11", "GET /screen", 2, 4),
+            // Another month: not this month's spending.
+            usage_row(1, "2026-10", "GET /chain/{ticker}", 50, 50),
+        ];
+        let limiter = InMemoryLimiter::from_stored(RateLimits::default(), stored, now);
+        let report = limiter.usage_now("t", 1, 100, now);
+        assert_eq!(report.quota.month.used, 9);
+        assert_eq!(report.quota.month.remaining, 91);
+        let calls: Vec<_> = report
+            .by_endpoint
+            .iter()
+            .map(|e| (e.endpoint.as_str(), e.calls, e.units))
+            .collect();
+        assert_eq!(
+            calls,
+            [("GET /chain/{ticker}", 5, 5), ("GET /screen", 2, 4)]
+        );
+        // What was loaded is saved already.
+        assert!(limiter.take_unsaved().is_empty());
+        for _ in 0..3 {
+            assert!(matches!(
+                limiter.acquire_now(&request("t", now, 1, 100)),
+                Decision::Admitted(_)
+            ));
+        }
+        assert_eq!(
+            limiter.take_unsaved(),
+            [usage_row(1, "2026-11", "GET /chain/{ticker}", 3, 3)]
+        );
+        assert!(limiter.take_unsaved().is_empty(), "handed out once");
+        // A failed write gives the rows back; they come out again with what was added since.
+        limiter.return_unsaved(vec![usage_row(1, "2026-11", "GET /chain/{ticker}", 3, 3)]);
+        assert!(matches!(
+            limiter.acquire_now(&request("t", now, 2, 100)),
+            Decision::Admitted(_)
+        ));
+        assert_eq!(
+            limiter.take_unsaved(),
+            [usage_row(1, "2026-11", "GET /chain/{ticker}", 4, 5)]
+        );
+        assert_eq!(limiter.usage_now("t", 1, 100, now).quota.month.used, 14);
+    }
+
+    #[test]
+    fn unsaved_usage_of_an_ended_month_is_still_handed_out() {
+        let now = start();
+        let limiter = InMemoryLimiter::from_stored(RateLimits::default(), Vec::new(), now);
+        assert!(matches!(
+            limiter.acquire_now(&request("t", now, 2, 100)),
+            Decision::Admitted(_)
+        ));
+        let december = Utc.with_ymd_and_hms(2026, 12, 1, 0, 0, 5).unwrap();
+        assert!(matches!(
+            limiter.acquire_now(&request("t", december, 1, 100)),
+            Decision::Admitted(_)
+        ));
+        assert_eq!(
+            limiter.take_unsaved(),
+            [
+                usage_row(1, "2026-11", "GET /chain/{ticker}", 1, 2),
+                usage_row(1, "2026-12", "GET /chain/{ticker}", 1, 1),
+            ]
+        );
+        // A returned row of an ended month waits for the next write.
+        limiter.return_unsaved(vec![usage_row(1, "2026-11", "GET /chain/{ticker}", 1, 2)]);
+        assert_eq!(
+            limiter.take_unsaved(),
+            [usage_row(1, "2026-11", "GET /chain/{ticker}", 1, 2)]
+        );
+    }
+
+    #[test]
+    fn a_limiter_that_is_not_persisted_keeps_nothing_to_write() {
+        let limiter = InMemoryLimiter::default();
+        assert!(matches!(
+            limiter.acquire_now(&request("t", start(), 1, 100)),
+            Decision::Admitted(_)
+        ));
+        assert!(limiter.take_unsaved().is_empty());
     }
 
     #[test]

@@ -16,8 +16,9 @@
 //! (a refused request costs nothing). When several limits are exhausted the 429 names the one
 //! that reopens last, so the `Retry-After` it gives is the earliest instant a retry can succeed.
 //!
-//! [`Limiter`] has two implementations: [`InMemoryLimiter`] (default; one process) and
-//! [`RedisLimiter`] (API replicas sharing counters; one Lua script per request).
+//! [`Limiter`] has two implementations: [`InMemoryLimiter`] (default; one process, the month
+//! written behind to the account store so it survives a restart) and [`RedisLimiter`] (API
+//! replicas sharing counters; one Lua script per request; the month lives in Redis).
 
 mod memory;
 mod redis;
@@ -34,7 +35,7 @@ use crate::accounts::{AccountId, Plan};
 use crate::error::RateLimit;
 
 pub use memory::InMemoryLimiter;
-pub use redis::RedisLimiter;
+pub use redis::{RedisLimiter, redacted_url};
 
 /// Why a limiter could not answer (the request is then refused with a 500: failing open
 /// would hand out unmetered access).
@@ -110,6 +111,65 @@ impl Default for PlanBudgets {
     }
 }
 
+/// Why a `--plan-budgets` value was refused; the message names the offending part.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0} (expected plan=units pairs such as basic=10000,premium=20000,pro=50000,trial=1000)")]
+pub struct PlanBudgetsError(String);
+
+impl std::str::FromStr for PlanBudgets {
+    type Err = PlanBudgetsError;
+
+    /// Parses `basic=N,premium=N,pro=N,trial=N`: any of the four plans, each at most once, in
+    /// any order; a plan left out keeps the default of [`Self::DEFAULT_UNITS`]. `none` has no
+    /// budget to set (it opens no data endpoint).
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let fail = |message: String| Err(PlanBudgetsError(message));
+        let mut budgets = Self::default();
+        let mut seen = Vec::new();
+        if text.trim().is_empty() {
+            return fail("no plan budgets given".into());
+        }
+        for pair in text.split(',') {
+            let pair = pair.trim();
+            let Some((name, units)) = pair.split_once('=') else {
+                return fail(format!("{pair:?} is not plan=units"));
+            };
+            let (name, units) = (name.trim().to_ascii_lowercase(), units.trim());
+            let slot = match name.as_str() {
+                "trial" => &mut budgets.trial,
+                "basic" => &mut budgets.basic,
+                "premium" => &mut budgets.premium,
+                "pro" => &mut budgets.pro,
+                "none" => return fail("the plan none has no budget to set".into()),
+                _ => {
+                    return fail(format!(
+                        "unknown plan {name:?} (trial, basic, premium, pro)"
+                    ));
+                }
+            };
+            if seen.contains(&name) {
+                return fail(format!("the plan {name} is given twice"));
+            }
+            // Digits only: no sign, no separators, no unit suffix to guess at.
+            let parsed = units
+                .bytes()
+                .all(|b| b.is_ascii_digit())
+                .then(|| units.parse::<u64>().ok())
+                .flatten()
+                .filter(|units| i64::try_from(*units).is_ok());
+            let Some(parsed) = parsed.filter(|_| !units.is_empty()) else {
+                return fail(format!(
+                    "the budget of {name} must be a whole number of units from 0 to {}, got {units:?}",
+                    i64::MAX
+                ));
+            };
+            *slot = parsed;
+            seen.push(name);
+        }
+        Ok(budgets)
+    }
+}
+
 /// The three fixed windows that contain an instant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Windows {
@@ -154,12 +214,17 @@ impl Windows {
 
     /// The month as `YYYY-MM` (keys, the usage payload).
     pub fn month_label(&self) -> String {
-        format!(
-            "{:04}-{:02}",
-            self.month_index.div_euclid(12),
-            self.month_index.rem_euclid(12) + 1
-        )
+        month_label(self.month_index)
     }
+}
+
+/// A [`Windows::month_index`] as `YYYY-MM`.
+pub fn month_label(month_index: i64) -> String {
+    format!(
+        "{:04}-{:02}",
+        month_index.div_euclid(12),
+        month_index.rem_euclid(12) + 1
+    )
 }
 
 fn epoch_plus_secs(secs: i64) -> DateTime<Utc> {
@@ -431,6 +496,42 @@ mod tests {
             Some(RateLimit::MonthlyBudget)
         );
         assert_eq!(refusal(&quota(0, 0, 100), 0, now), None);
+    }
+
+    #[test]
+    fn plan_budgets_parse_from_plan_unit_pairs() {
+        let parsed: PlanBudgets = "basic=100,premium=2000,pro=30000,trial=4".parse().unwrap();
+        assert_eq!(
+            parsed,
+            PlanBudgets {
+                trial: 4,
+                basic: 100,
+                premium: 2_000,
+                pro: 30_000
+            }
+        );
+        // Any order, spaces and case tolerated; plans left out keep 10,000; 0 is allowed.
+        let parsed: PlanBudgets = " PRO = 0 , trial=7".parse().unwrap();
+        assert_eq!((parsed.pro, parsed.trial), (0, 7));
+        assert_eq!((parsed.basic, parsed.premium), (10_000, 10_000));
+        for (bad, says) in [
+            ("", "no plan budgets"),
+            ("pro", "not plan=units"),
+            ("pro=", "whole number"),
+            ("pro=-5", "whole number"),
+            ("pro=+5", "whole number"),
+            ("pro=1.5", "whole number"),
+            ("pro=10k", "whole number"),
+            ("pro=99999999999999999999", "whole number"),
+            ("pro=9223372036854775808", "whole number"),
+            ("gold=5", "unknown plan"),
+            ("none=5", "none has no budget"),
+            ("pro=1,pro=2", "given twice"),
+            ("pro=1,", "not plan=units"),
+        ] {
+            let error = bad.parse::<PlanBudgets>().unwrap_err().to_string();
+            assert!(error.contains(says), "{bad:?}: {error}");
+        }
     }
 
     #[test]

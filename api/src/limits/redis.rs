@@ -146,6 +146,39 @@ impl RedisLimiter {
     }
 }
 
+/// `url` fit for a message or a log line: the user and password of the authority
+/// (`redis://user:secret@host`) and any `pass`/`password` query value (`redis+unix:///sock?
+/// pass=secret`) become `***`. A Redis URL often carries the server's password.
+pub fn redacted_url(url: &str) -> String {
+    let (before_query, query) = match url.split_once('?') {
+        Some((head, query)) => (head, Some(query)),
+        None => (url, None),
+    };
+    let mut redacted = match before_query.split_once("://") {
+        Some((scheme, rest)) => {
+            let authority_end = rest.find(['/', '#']).unwrap_or(rest.len());
+            let (authority, path) = rest.split_at(authority_end);
+            match authority.rfind('@') {
+                Some(at) => format!("{scheme}://***{}{path}", &authority[at..]),
+                None => before_query.to_owned(),
+            }
+        }
+        None => before_query.to_owned(),
+    };
+    if let Some(query) = query {
+        let pairs: Vec<String> = query
+            .split('&')
+            .map(|pair| match pair.split_once('=') {
+                Some((key, _)) if key.to_ascii_lowercase().contains("pass") => format!("{key}=***"),
+                _ => pair.to_owned(),
+            })
+            .collect();
+        redacted.push('?');
+        redacted.push_str(&pairs.join("&"));
+    }
+    redacted
+}
+
 fn ttl_secs(now: DateTime<Utc>, until: DateTime<Utc>) -> i64 {
     (until - now).num_seconds().max(1)
 }
@@ -250,5 +283,35 @@ impl Limiter for RedisLimiter {
 
     fn limits(&self) -> RateLimits {
         self.limits
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credentials_never_survive_redaction() {
+        for (url, shown) in [
+            ("redis://127.0.0.1:6379/", "redis://127.0.0.1:6379/"),
+            ("redis://:s3cret@cache:6379/0", "redis://***@cache:6379/0"),
+            (
+                "rediss://ops:s3cret@cache.example/2",
+                "rediss://***@cache.example/2",
+            ),
+            ("redis://ops:p@ss@cache/", "redis://***@cache/"),
+            (
+                "redis+unix:///run/redis.sock?db=1&pass=s3cret",
+                "redis+unix:///run/redis.sock?db=1&pass=***",
+            ),
+            (
+                "redis://cache/?password=s3cret",
+                "redis://cache/?password=***",
+            ),
+        ] {
+            let redacted = redacted_url(url);
+            assert_eq!(redacted, shown, "{url}");
+            assert!(!redacted.contains("s3cret"), "{redacted}");
+        }
     }
 }
