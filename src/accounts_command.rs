@@ -21,7 +21,7 @@ pub(crate) struct AccountsArgs {
     #[command(flatten)]
     db: AccountDbArgs,
     /// Data directory (the default account database lives here).
-    #[arg(long, env = "OPTICS_DATA_DIR", default_value = "./data")]
+    #[arg(long, env = "OPTICS_DATA_DIR", default_value = "./data", global = true)]
     data_dir: PathBuf,
 }
 
@@ -32,7 +32,7 @@ pub(crate) struct TokensArgs {
     #[command(flatten)]
     db: AccountDbArgs,
     /// Data directory (the default account database lives here).
-    #[arg(long, env = "OPTICS_DATA_DIR", default_value = "./data")]
+    #[arg(long, env = "OPTICS_DATA_DIR", default_value = "./data", global = true)]
     data_dir: PathBuf,
 }
 

@@ -2,6 +2,9 @@
 //! local snapshot store → API. A fresh data directory is seeded first (history and the
 //! end-of-day snapshots of recent sessions); a local Pro account and its token are created
 //! on first start.
+//!
+//! The market runs on the market clock (`--speed`, `--start`); accounts, tokens, sessions and
+//! rate limits run on the real clock (see [`crate::serve_command`]).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -12,10 +15,9 @@ use chrono::{DateTime, TimeDelta, Utc};
 use clap::Args;
 use indicatif::ProgressBar;
 use optics_api::accounts::admin::{AdminContext, LOCAL_TOKEN_FILE, bootstrap_local_account};
-use optics_api::auth::{PasswordCost, PasswordHasher};
 use optics_api::market::StoreMarketData;
 use optics_compute::store::{MARKET_WIDE, SnapshotStore};
-use optics_compute::time::{Clock, NyseCalendar};
+use optics_compute::time::{Clock, NyseCalendar, SystemClock};
 use optics_compute::worker::{ComputeWorker, WorkerConfig};
 use optics_ingest::archive::QuoteArchive;
 use optics_ingest::bus::{EmbeddedBus, EmbeddedBusConfig};
@@ -85,8 +87,11 @@ async fn run_async(args: &RunArgs) -> anyhow::Result<()> {
     // 2. The API's view of the store, and who may call it.
     let market = Arc::new(StoreMarketData::new(store.clone()));
     market.load().await.context("loading snapshots")?;
-    let access = access_control(&args.api, &args.store.data_dir, Arc::clone(&clock)).await?;
-    announce_token(&args.store.data_dir, &args.api.listen, &access, &clock).await?;
+    // Accounts and limits on the real clock: with --speed 60 a market minute lasts a second,
+    // and with --start in the past the market's "now" is long gone.
+    let real_clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    let access = access_control(&args.api, &args.store.data_dir, real_clock).await?;
+    announce_token(&args.store.data_dir, &args.api.listen, &access.control).await?;
 
     // 3. The live pipeline on the embedded bus.
     let bus: Arc<dyn Bus> = Arc::new(EmbeddedBus::new(EmbeddedBusConfig::default()));
@@ -152,18 +157,21 @@ async fn run_async(args: &RunArgs) -> anyhow::Result<()> {
     ));
 
     // 4. Serve until Ctrl-C.
-    serve_app(
+    let served = serve_app(
         &args.api.listen,
-        app(Arc::clone(&clock), market, access),
+        app(Arc::clone(&clock), market, access.control.clone()),
         shutdown_signal(),
     )
-    .await?;
+    .await;
     source_task.abort();
     closer_task.abort();
     let _ = stop_worker.send(());
     bus.close();
     let _ = worker_task.await;
-    Ok(())
+    // The month's metering goes back to the account store even when serving failed.
+    let saved = access.shutdown().await;
+    served?;
+    saved
 }
 
 /// Seeds history and recent end-of-day snapshots when the store has no company map yet;
@@ -221,38 +229,54 @@ async fn seed_if_empty(
 }
 
 /// Creates the local account when the account store is empty (first start) and says how to
-/// authenticate.
+/// authenticate; returns the lines it printed. Runs on the access control's clock (the real
+/// one), so the token is stamped with the instant it was made. A token file is named only
+/// when it exists.
 pub(crate) async fn announce_token(
     data_dir: &Path,
     listen: &str,
     access: &optics_api::auth::AccessControl,
-    clock: &Arc<dyn Clock>,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<Vec<String>> {
     let token_path = data_dir.join(LOCAL_TOKEN_FILE);
     let ctx = AdminContext::new(
         Arc::clone(access.store()),
-        PasswordHasher::new(PasswordCost::default()).context("password hasher")?,
-        Arc::clone(clock),
+        access.hasher().clone(),
+        Arc::clone(access.clock()),
     );
-    match bootstrap_local_account(&ctx, &token_path)
+    let created = bootstrap_local_account(&ctx, &token_path)
         .await
-        .context("creating the local account")?
-    {
-        Some(created) => println!(
+        .context("creating the local account")?;
+    let mut lines = Vec::new();
+    if let Some(created) = &created {
+        lines.push(format!(
             "created the local account {} (Pro); its API token is in {} (password in {})",
             created.email,
             created.token_path.display(),
             created.password_path.display()
-        ),
-        None => println!("API token of the local account: {}", token_path.display()),
+        ));
     }
-    print_usage(listen, &token_path);
-    Ok(())
-}
-
-fn print_usage(listen: &str, token_path: &Path) {
-    println!(
-        "try: curl -H \"Authorization: Bearer $(cat {})\" http://{listen}/api/mcp/data/chain/SPY",
-        token_path.display()
-    );
+    if token_path.is_file() {
+        if created.is_none() {
+            lines.push(format!(
+                "API token of the local account: {}",
+                token_path.display()
+            ));
+        }
+        lines.push(format!(
+            "try: curl -H \"Authorization: Bearer $(cat {})\" http://{listen}/api/mcp/data/chain/SPY",
+            token_path.display()
+        ));
+    } else {
+        // Accounts exist but not the local token file (they were made with the admin CLI, or
+        // the file was removed).
+        lines.push(
+            "accounts exist already and there is no local token file: create a token with \
+             `optics tokens create --email <account email>`"
+                .to_owned(),
+        );
+    }
+    for line in &lines {
+        println!("{line}");
+    }
+    Ok(lines)
 }

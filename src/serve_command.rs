@@ -1,5 +1,10 @@
 //! `optics serve`: the API over a snapshot store (an API replica), and the API wiring that
 //! `optics run` shares: account store, limiter, access control, market data, router.
+//!
+//! Two clocks meet here. The market data (freshness, the simulated session) follows the
+//! market clock, which `optics run --speed/--start` may accelerate or set in the past; accounts,
+//! tokens, sessions and rate limits always follow the real one, so a minute of the limit is a
+//! minute of the caller's time and a token is stamped when it was really made.
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -8,16 +13,21 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
+use optics_api::AppState;
 use optics_api::accounts::cli::{AccountDbArgs, LimiterArgs};
-use optics_api::accounts::http::account_router;
-use optics_api::accounts::open_store;
+use optics_api::accounts::{AccountStore, open_store};
 use optics_api::auth::{AccessConfig, AccessControl, PasswordCost, PasswordHasher};
-use optics_api::limits::{InMemoryLimiter, Limiter, RateLimits, RedisLimiter};
+use optics_api::limits::{
+    InMemoryLimiter, Limiter, PlanBudgets, RateLimits, RedisLimiter, redacted_url,
+};
 use optics_api::market::StoreMarketData;
-use optics_api::{AppState, RouteGate};
 use optics_compute::time::{Clock, SystemClock};
 
 use crate::settings::StoreArgs;
+
+/// How often the in-memory limiter's month is written to the account store (and once more at
+/// shutdown): a crash loses at most this much of the month's metering.
+pub(crate) const USAGE_WRITE_EVERY: Duration = Duration::from_secs(5);
 
 /// Where the API listens and who may call it.
 #[derive(Debug, Clone, Args)]
@@ -29,6 +39,21 @@ pub(crate) struct ApiArgs {
     pub(crate) accounts: AccountDbArgs,
     #[command(flatten)]
     pub(crate) limiter: LimiterArgs,
+    /// Monthly budget of each plan in upstream data units, e.g.
+    /// `basic=10000,premium=20000,pro=50000,trial=2000`; plans left out keep 10000. An
+    /// account's own budget (`optics accounts set-budget`) overrides its plan's.
+    #[arg(long = "plan-budgets", env = "OPTICS_PLAN_BUDGETS")]
+    pub(crate) plan_budgets: Option<PlanBudgets>,
+}
+
+impl ApiArgs {
+    /// The rules the access control applies.
+    fn access_config(&self) -> AccessConfig {
+        AccessConfig {
+            budgets: self.plan_budgets.unwrap_or_default(),
+            ..AccessConfig::default()
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -40,51 +65,142 @@ pub(crate) struct ServeArgs {
     /// How often to look for new snapshots in the store, milliseconds.
     #[arg(long, env = "OPTICS_POLL_MS", default_value_t = 1000)]
     poll_ms: u64,
+    /// On an account store without accounts, create a local Pro account and write its token
+    /// to `<data-dir>/api-token` (what `optics run` does on first start). Off by default: an
+    /// API replica on a shared database must not invent accounts.
+    #[arg(long, env = "OPTICS_BOOTSTRAP_LOCAL_ACCOUNT")]
+    bootstrap_local_account: bool,
 }
 
-/// The API's access control over the configured account store and limiter.
+/// The API's access control, and the writer that keeps the in-memory limiter's month in the
+/// account store (none with the Redis limiter: Redis keeps the month itself).
+#[derive(Debug)]
+pub(crate) struct ApiAccess {
+    pub(crate) control: AccessControl,
+    usage_writer: Option<UsageWriter>,
+}
+
+impl ApiAccess {
+    /// Stops the usage writer and writes what it has not written yet.
+    pub(crate) async fn shutdown(self) -> anyhow::Result<()> {
+        if let Some(writer) = self.usage_writer {
+            writer.finish().await?;
+        }
+        Ok(())
+    }
+}
+
+/// Writes the in-memory limiter's month to the account store behind the requests: every
+/// `every`, and once more when finished. A failed write keeps its rows for the next one.
+#[derive(Debug)]
+pub(crate) struct UsageWriter {
+    limiter: Arc<InMemoryLimiter>,
+    store: Arc<dyn AccountStore>,
+    stop: tokio::sync::oneshot::Sender<()>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl UsageWriter {
+    pub(crate) fn spawn(
+        limiter: Arc<InMemoryLimiter>,
+        store: Arc<dyn AccountStore>,
+        every: Duration,
+    ) -> Self {
+        let (stop, mut stopped) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn({
+            let limiter = Arc::clone(&limiter);
+            let store = Arc::clone(&store);
+            async move {
+                loop {
+                    // Stop only between writes: a write cut off half-way (a PostgreSQL
+                    // transaction dropped) would lose the rows it had taken.
+                    tokio::select! {
+                        _ = &mut stopped => return,
+                        () = tokio::time::sleep(every) => {}
+                    }
+                    if let Err(e) = limiter.save_to(&*store).await {
+                        eprintln!(
+                            "writing the monthly usage counters (kept for the next try): {e}"
+                        );
+                    }
+                }
+            }
+        });
+        Self {
+            limiter,
+            store,
+            stop,
+            task,
+        }
+    }
+
+    /// Stops the periodic writes and writes what is left.
+    pub(crate) async fn finish(self) -> anyhow::Result<usize> {
+        let _ = self.stop.send(());
+        let _ = self.task.await;
+        self.limiter
+            .save_to(&*self.store)
+            .await
+            .context("writing the monthly usage counters at shutdown")
+    }
+}
+
+/// The API's access control over the configured account store and limiter, on `real_clock`
+/// (never the market clock; see the module documentation).
 pub(crate) async fn access_control(
     args: &ApiArgs,
     data_dir: &Path,
-    clock: Arc<dyn Clock>,
-) -> anyhow::Result<AccessControl> {
+    real_clock: Arc<dyn Clock>,
+) -> anyhow::Result<ApiAccess> {
     std::fs::create_dir_all(data_dir)
         .with_context(|| format!("cannot create {}", data_dir.display()))?;
     let accounts = open_store(args.accounts.db.as_deref(), data_dir)
         .await
         .context("cannot open the account store")?;
-    let limiter: Arc<dyn Limiter> = match &args.limiter.limiter {
-        Some(url) => Arc::new(
-            RedisLimiter::connect(url, &args.limiter.limiter_prefix, RateLimits::default())
-                .await
-                .with_context(|| format!("cannot reach the Redis limiter at {url}"))?,
+    let (limiter, usage_writer): (Arc<dyn Limiter>, _) = match &args.limiter.limiter {
+        Some(url) => (
+            Arc::new(
+                RedisLimiter::connect(url, &args.limiter.limiter_prefix, RateLimits::default())
+                    .await
+                    .with_context(|| {
+                        format!("cannot reach the Redis limiter at {}", redacted_url(url))
+                    })?,
+            ),
+            None,
         ),
-        None => Arc::new(InMemoryLimiter::new(RateLimits::default())),
+        None => {
+            let limiter = Arc::new(
+                InMemoryLimiter::restored(RateLimits::default(), &*accounts, real_clock.now())
+                    .await
+                    .context("cannot read this month's usage from the account store")?,
+            );
+            let writer = UsageWriter::spawn(
+                Arc::clone(&limiter),
+                Arc::clone(&accounts),
+                USAGE_WRITE_EVERY,
+            );
+            (limiter, Some(writer))
+        }
     };
+    // Built here, at start: the hasher makes its decoy hash now, not on the first login.
     let hasher = PasswordHasher::new(PasswordCost::default()).context("password hasher")?;
-    Ok(AccessControl::new(
-        accounts,
-        limiter,
-        clock,
-        hasher,
-        AccessConfig::default(),
-    ))
+    Ok(ApiAccess {
+        control: AccessControl::new(accounts, limiter, real_clock, hasher, args.access_config()),
+        usage_writer,
+    })
 }
 
-/// The whole HTTP service: data routes behind the token gate, the account area, metrics.
+/// The whole HTTP service: data routes behind the token gate, the account area, metrics. The
+/// data follow `market_clock`; `access` carries the real clock.
 pub(crate) fn app(
-    clock: Arc<dyn Clock>,
+    market_clock: Arc<dyn Clock>,
     market: Arc<StoreMarketData>,
     access: AccessControl,
 ) -> axum::Router {
-    let gate_access = access.clone();
-    let state = AppState::new(clock)
+    let state = AppState::new(market_clock)
         .with_metrics(market.metrics().clone())
-        .with_market_data(market)
-        .with_gate(RouteGate::new(move |request, next| {
-            optics_api::auth::gate(gate_access.clone(), request, next)
-        }));
-    optics_api::router(state).merge(account_router(access))
+        .with_market_data(market);
+    optics_api::auth::service_router(state, access)
 }
 
 /// Binds `listen`, prints the address, serves until `shutdown`.
@@ -133,14 +249,26 @@ pub(crate) fn run(args: &ServeArgs) -> anyhow::Result<()> {
         .build()
         .context("tokio runtime")?;
     runtime.block_on(async {
+        // A replica has no simulated market: one real clock for the data and the accounts.
         let clock: Arc<dyn Clock> = Arc::new(SystemClock);
         let store = args.store.open_store()?;
         let market = Arc::new(StoreMarketData::new(store));
         let loaded = market.load().await.context("loading snapshots")?;
         println!("{loaded} snapshots loaded");
         let access = access_control(&args.api, &args.store.data_dir, Arc::clone(&clock)).await?;
-        crate::run_command::announce_token(&args.store.data_dir, &args.api.listen, &access, &clock)
+        if args.bootstrap_local_account {
+            crate::run_command::announce_token(
+                &args.store.data_dir,
+                &args.api.listen,
+                &access.control,
+            )
             .await?;
+        } else if access.control.store().count_accounts().await? == 0 {
+            println!(
+                "the account store has no accounts yet: create one with `optics accounts create` \
+                 and a token with `optics tokens create` (or start with --bootstrap-local-account)"
+            );
+        }
         // A replica learns of new snapshots by looking at the store.
         let poller = Arc::clone(&market);
         let every = Duration::from_millis(args.poll_ms.max(100));
@@ -152,12 +280,18 @@ pub(crate) fn run(args: &ServeArgs) -> anyhow::Result<()> {
                 }
             }
         });
-        serve_app(
+        let served = serve_app(
             &args.api.listen,
-            app(clock, market, access),
+            app(clock, market, access.control.clone()),
             shutdown_signal(),
         )
-        .await?;
-        Ok(())
+        .await;
+        // Write the month back even when serving failed part-way.
+        let saved = access.shutdown().await;
+        served?;
+        saved
     })
 }
+
+#[cfg(test)]
+mod tests;
