@@ -2,8 +2,10 @@
 //! in-memory limiter), driven through routers with `oneshot` and a manual clock.
 
 mod auth_support;
+mod chain_support;
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use auth_support::*;
 use axum::http::{Method, StatusCode};
@@ -15,6 +17,7 @@ use optics_api::auth::{ApiToken, Password};
 use optics_api::limits::{InMemoryLimiter, PlanBudgets, RateLimits};
 use optics_api::registry::{self, Tier};
 use optics_compute::time::Clock;
+use sha2::Digest as _;
 
 /// The body every 401 of the data API carries, whatever the cause.
 fn unauthorized_body() -> serde_json::Value {
@@ -1075,13 +1078,21 @@ async fn operators_manage_accounts_and_tokens_from_the_cli_functions() {
         .to_owned();
     let listed = store.list_tokens(account.id).await.unwrap();
     assert_eq!(listed.len(), 1);
-    assert!(ApiToken::parse(&secret).unwrap().hash() == ApiToken::parse(&secret).unwrap().hash());
-    let grant = store
-        .token_grant(&ApiToken::parse(&secret).unwrap().hash())
-        .await
-        .unwrap()
-        .unwrap();
+    // The printed token is what the store knows by digest: its SHA-256, computed here with
+    // the sha2 crate directly; a token one character off has another digest; the digest is
+    // not the secret.
+    let digest = ApiToken::parse(&secret).unwrap().hash();
+    let independent: [u8; 32] = sha2::Sha256::digest(secret.as_bytes()).into();
+    assert_eq!(digest.0, independent);
+    let one_off = with_char_changed(&secret, secret.len() - 1);
+    assert_ne!(
+        optics_api::auth::TokenHash::of(one_off.as_bytes()).0,
+        digest.0
+    );
+    assert_ne!(&digest.0[..], &secret.as_bytes()[..32]);
+    let grant = store.token_grant(&digest).await.unwrap().unwrap();
     assert_eq!(grant.token_id, listed[0].id);
+    assert!(grant.hash.ct_eq(&digest));
 
     out.clear();
     run_tokens(
@@ -1275,4 +1286,607 @@ async fn the_route_gate_lets_documentation_through_and_checks_data_routes() {
     let answer = send(&router, data_request(chain, Some(&bearer(&token)), None)).await;
     assert_eq!(answer.status, StatusCode::OK);
     assert_eq!(answer.header_u64("x-ratelimit-remaining-minute"), 999_999);
+}
+
+#[tokio::test]
+async fn malformed_and_bad_checksum_tokens_are_refused_before_any_store_lookup() {
+    let (store, _dir) = sqlite_store();
+    let counting = Arc::new(CountingStore::new(store));
+    let fx = fixture(
+        counting.clone(),
+        Arc::new(InMemoryLimiter::new(UNLIMITED)),
+        Arc::new(optics_compute::time::ManualClock::new(start_instant())),
+        PlanBudgets::default(),
+    );
+    let id = account(&fx, "lookups@example.com", Plan::Pro).await;
+    let valid = token(&fx, id, None).await;
+    let text = valid.token.expose().to_owned();
+    let chain = registry::endpoint("chain").unwrap();
+    let refused_unseen = [
+        // No header, no scheme or no credentials.
+        None,
+        Some(String::new()),
+        Some("Bearer".to_owned()),
+        Some(format!("Basic {text}")),
+        Some(text.clone()),
+        // Malformed: prefix, length, alphabet (each of the right length but one).
+        Some(format!("Bearer {}", text.replacen("optx_", "optz_", 1))),
+        Some(format!("Bearer {}", &text[..text.len() - 1])),
+        Some(format!("Bearer {text}x")),
+        Some(format!("Bearer -{}{}", &text[..20], &text[21..])),
+        Some(format!("Bearer {}-{}", &text[..20], &text[21..])),
+        // A typo in the secret, and one in the checksum itself.
+        Some(format!("Bearer {}", with_char_changed(&text, 12))),
+        Some(format!(
+            "Bearer {}",
+            with_char_changed(&text, text.len() - 1)
+        )),
+    ];
+    for header in &refused_unseen {
+        let answer = send(&fx.router, data_request(chain, header.as_deref(), None)).await;
+        assert_eq!(answer.status, StatusCode::UNAUTHORIZED, "{header:?}");
+        assert_eq!(counting.lookups(), 0, "looked up: {header:?}");
+    }
+    // Well formed with a valid checksum but unknown: exactly one lookup, then 401.
+    let unknown = ApiToken::from_secret_bytes(&[77; 32]);
+    let answer = send(
+        &fx.router,
+        data_request(chain, Some(&format!("Bearer {}", unknown.expose())), None),
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::UNAUTHORIZED);
+    assert_eq!(counting.lookups(), 1);
+    let answer = send(&fx.router, data_request(chain, Some(&bearer(&valid)), None)).await;
+    assert_eq!(answer.status, StatusCode::OK);
+    assert_eq!(counting.lookups(), 2);
+}
+
+/// Every data endpoint of the reference records with the plan they require, copied from
+/// `reference-records.json` (slug, method, path, plan) — not from our registry.
+const REFERENCE_PLANS: [(&str, &str, &str, &str); 64] = [
+    ("hv-regimes", "GET", "/hv-regimes/{ticker}", "premium"),
+    (
+        "iv-opportunities",
+        "GET",
+        "/iv-opportunities/{ticker}",
+        "premium",
+    ),
+    ("iv-rank", "GET", "/iv-rank/{ticker}", "premium"),
+    ("monies", "GET", "/monies/{ticker}", "pro"),
+    ("skew", "GET", "/skew/{ticker}", "pro"),
+    (
+        "term-structure",
+        "GET",
+        "/term-structure/{ticker}",
+        "premium",
+    ),
+    ("vix", "GET", "/vix", "premium"),
+    (
+        "volatility-cone",
+        "GET",
+        "/volatility-cone/{ticker}",
+        "premium",
+    ),
+    ("vrp", "GET", "/vrp/{ticker}", "premium"),
+    (
+        "vrp-expirations",
+        "GET",
+        "/vrp/{ticker}/expirations",
+        "premium",
+    ),
+    (
+        "vrp-timeseries",
+        "GET",
+        "/vrp/{ticker}/timeseries",
+        "premium",
+    ),
+    ("index", "GET", "/", "basic"),
+    ("chain-at-time", "GET", "/chain-at-time/{ticker}", "pro"),
+    ("chain", "GET", "/chain/{ticker}", "basic"),
+    ("expirations", "GET", "/expirations/{ticker}", "basic"),
+    (
+        "options-by-delta",
+        "GET",
+        "/options-by-delta/{ticker}",
+        "basic",
+    ),
+    ("search", "GET", "/search", "basic"),
+    ("stock", "GET", "/stock/{ticker}", "basic"),
+    ("charm", "GET", "/charm/{ticker}", "pro"),
+    ("greeks-heatmap", "GET", "/greeks-heatmap/{ticker}", "basic"),
+    (
+        "third-order-greeks",
+        "GET",
+        "/third-order-greeks/{ticker}",
+        "pro",
+    ),
+    ("cross-index-gex", "GET", "/cross-index-gex", "premium"),
+    ("gex", "GET", "/gex/{ticker}", "premium"),
+    (
+        "greeks-exposure",
+        "GET",
+        "/greeks-exposure/{ticker}",
+        "premium",
+    ),
+    ("max-pain", "GET", "/max-pain/{ticker}", "basic"),
+    ("volume-profile", "GET", "/volume-profile/{ticker}", "basic"),
+    ("zero-dte", "GET", "/zero-dte/{ticker}", "pro"),
+    ("flow", "GET", "/flow/{ticker}", "premium"),
+    ("smart-money", "GET", "/smart-money/{ticker}", "premium"),
+    (
+        "earnings-history",
+        "GET",
+        "/earnings-history/{ticker}",
+        "pro",
+    ),
+    (
+        "earnings-verdict",
+        "GET",
+        "/earnings-verdict/{ticker}",
+        "pro",
+    ),
+    ("expected-move", "GET", "/expected-move/{ticker}", "premium"),
+    (
+        "expected-vs-actual",
+        "GET",
+        "/expected-vs-actual/{ticker}",
+        "pro",
+    ),
+    (
+        "historical-moves",
+        "GET",
+        "/historical-moves/{ticker}",
+        "pro",
+    ),
+    ("iv-crush", "GET", "/iv-crush/{ticker}", "pro"),
+    (
+        "mispricing-assessment",
+        "GET",
+        "/mispricing-assessment/{ticker}",
+        "pro",
+    ),
+    (
+        "post-earnings-drift",
+        "GET",
+        "/post-earnings-drift/{ticker}",
+        "pro",
+    ),
+    ("analyze-strategy", "POST", "/analyze-strategy", "basic"),
+    ("build-strategy", "POST", "/build-strategy", "basic"),
+    ("optimize-strategy", "POST", "/optimize-strategy", "basic"),
+    ("pop", "POST", "/pop", "basic"),
+    ("simulate-chain", "POST", "/simulate-chain", "basic"),
+    (
+        "hedge-recommendations",
+        "POST",
+        "/hedge-recommendations",
+        "pro",
+    ),
+    ("portfolio-greeks", "POST", "/portfolio-greeks", "pro"),
+    ("scenario-analysis", "POST", "/scenario-analysis", "pro"),
+    ("stress-tests", "POST", "/stress-tests", "pro"),
+    ("earnings-calendar", "GET", "/earnings-calendar", "basic"),
+    ("economic-calendar", "GET", "/economic-calendar", "basic"),
+    ("seasonality", "GET", "/seasonality/{ticker}", "pro"),
+    ("market-overview", "GET", "/market-overview", "premium"),
+    ("relative-value-scan", "GET", "/relative-value-scan", "pro"),
+    ("screen", "GET", "/screen", "premium"),
+    ("vol-arb-scan", "GET", "/vol-arb-scan", "pro"),
+    ("borrow-rate", "GET", "/borrow-rate/{ticker}", "premium"),
+    ("cores", "GET", "/cores/{ticker}", "pro"),
+    ("correlation", "GET", "/correlation/{ticker}", "premium"),
+    (
+        "correlation-compare",
+        "GET",
+        "/correlation/{ticker}/compare/{ticker2}",
+        "premium",
+    ),
+    ("dividend", "GET", "/dividend/{ticker}", "premium"),
+    ("price-context", "GET", "/price-context/{ticker}", "basic"),
+    ("relative-value", "GET", "/relative-value/{ticker}", "pro"),
+    ("iv-rank-batch", "GET", "/batch/iv-rank", "premium"),
+    ("gex-batch", "GET", "/batch/gex", "premium"),
+    (
+        "expected-move-batch",
+        "GET",
+        "/batch/expected-move",
+        "premium",
+    ),
+    ("me-usage", "GET", "/me/usage", "basic"),
+];
+
+/// Utility endpoints that the issue opens to any active plan (the records list them as basic,
+/// which every active plan, trial included, reaches anyway).
+const UTILITY_SLUGS: [&str; 6] = [
+    "index",
+    "search",
+    "expirations",
+    "earnings-calendar",
+    "economic-calendar",
+    "me-usage",
+];
+
+#[test]
+fn every_endpoint_has_the_tier_of_the_reference_records() {
+    let registered: std::collections::BTreeSet<&str> =
+        data_endpoints().iter().map(|spec| spec.slug).collect();
+    let referenced: std::collections::BTreeSet<&str> =
+        REFERENCE_PLANS.iter().map(|(slug, ..)| *slug).collect();
+    assert_eq!(
+        registered, referenced,
+        "the registry has exactly the reference endpoints"
+    );
+    for (slug, method, path, plan) in REFERENCE_PLANS {
+        let spec = registry::endpoint(slug).unwrap();
+        assert_eq!(spec.method.as_str(), method, "{slug}");
+        assert_eq!(spec.path, path, "{slug}");
+        let expected = if UTILITY_SLUGS.contains(&slug) {
+            Tier::Any
+        } else {
+            match plan {
+                "basic" => Tier::Basic,
+                "premium" => Tier::Premium,
+                "pro" => Tier::Pro,
+                other => panic!("{slug}: plan {other} in the records"),
+            }
+        };
+        assert_eq!(spec.tier, expected, "{slug}");
+        // Whatever the tier label, who may call it is the records' plan ranking.
+        for plan_held in Plan::ALL {
+            let by_records = match (plan_held, plan) {
+                (Plan::None, _) => false,
+                (_, "basic") => true,
+                (Plan::Premium | Plan::Pro, "premium") => true,
+                (Plan::Pro, "pro") => true,
+                _ => false,
+            };
+            assert_eq!(
+                plan_held.grants(spec.tier),
+                by_records,
+                "{plan_held} on {slug}"
+            );
+        }
+    }
+}
+
+/// The chain tests' market with a generation (so answers are cached, as over the snapshot
+/// store) and a count of chain reads (so a cached answer can be told from a rebuilt one).
+#[derive(Debug)]
+struct CachingMarket {
+    inner: chain_support::MemoryMarket,
+    chain_reads: AtomicU64,
+}
+
+impl optics_api::MarketDataReader for CachingMarket {
+    fn covers(&self, ticker: &optics_api::Ticker) -> bool {
+        self.inner.covers(ticker)
+    }
+    fn chain(&self, ticker: &optics_api::Ticker) -> Option<Arc<optics_api::market::ChainView>> {
+        self.chain_reads.fetch_add(1, Ordering::SeqCst);
+        self.inner.chain(ticker)
+    }
+    fn exposures(
+        &self,
+        ticker: &optics_api::Ticker,
+    ) -> Option<Arc<optics_api::market::ExposureView>> {
+        self.inner.exposures(ticker)
+    }
+    fn flow(&self, ticker: &optics_api::Ticker) -> Option<Arc<optics_api::market::FlowView>> {
+        self.inner.flow(ticker)
+    }
+    fn coverage(&self) -> Arc<optics_api::market::Coverage> {
+        self.inner.coverage()
+    }
+    fn chain_at_time<'a>(
+        &'a self,
+        ticker: &'a optics_api::Ticker,
+        trade_date: chrono::NaiveDate,
+        expiration: chrono::NaiveDate,
+    ) -> optics_api::ReadFuture<
+        'a,
+        Result<Option<Vec<optics_schemas::ChainRow>>, optics_api::ApiError>,
+    > {
+        self.inner.chain_at_time(ticker, trade_date, expiration)
+    }
+    fn generation(&self) -> Option<u64> {
+        Some(1)
+    }
+}
+
+/// The service as `optics serve` builds it (`auth::service_router`: every real handler behind
+/// the route gate, plus the account area) over the chain tests' market, with the data on
+/// `market_clock` and accounts and limits on a manual real clock.
+struct Service {
+    router: axum::Router,
+    fx: Fixture,
+    market: Arc<CachingMarket>,
+}
+
+fn service(limits: RateLimits, market_clock: Arc<dyn Clock>) -> (Service, ScratchDir) {
+    let (store, dir) = sqlite_store();
+    let real = Arc::new(optics_compute::time::ManualClock::new(start_instant()));
+    let fx = fixture(
+        store,
+        Arc::new(InMemoryLimiter::new(limits)),
+        real,
+        PlanBudgets::default(),
+    );
+    let market = Arc::new(CachingMarket {
+        inner: chain_support::MemoryMarket::spy(),
+        chain_reads: AtomicU64::new(0),
+    });
+    let state = optics_api::AppState::new(market_clock).with_market_data(market.clone());
+    let router = optics_api::auth::service_router(state, fx.access.clone());
+    (Service { router, fx, market }, dir)
+}
+
+/// Friday 2026-11-20 15:00 UTC, the session the chain tests' market holds.
+fn market_morning() -> chrono::DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 11, 20, 15, 0, 0).unwrap()
+}
+
+fn fixed_market_clock() -> Arc<dyn Clock> {
+    Arc::new(optics_compute::time::ManualClock::new(market_morning()))
+}
+
+fn get_path(path: &str, authorization: Option<&str>) -> axum::http::Request<axum::body::Body> {
+    let mut builder = axum::http::Request::builder().uri(path);
+    if let Some(value) = authorization {
+        builder = builder.header("authorization", value);
+    }
+    builder.body(axum::body::Body::empty()).unwrap()
+}
+
+/// The five quota headers of an answer.
+fn quota_headers(answer: &Answer) -> [u64; 5] {
+    [
+        answer.header_u64("x-ratelimit-limit-minute"),
+        answer.header_u64("x-ratelimit-remaining-minute"),
+        answer.header_u64("x-ratelimit-limit-hour"),
+        answer.header_u64("x-ratelimit-remaining-hour"),
+        answer.header_u64("x-monthly-budget-remaining"),
+    ]
+}
+
+#[tokio::test]
+async fn the_production_router_meters_real_answers_cached_hits_and_handler_errors() {
+    let (svc, _dir) = service(RateLimits::default(), fixed_market_clock());
+    let id = account(&svc.fx, "wired@example.com", Plan::Pro).await;
+    let token = bearer(&token(&svc.fx, id, None).await);
+
+    let first = send(
+        &svc.router,
+        get_path("/api/mcp/data/chain/SPY", Some(&token)),
+    )
+    .await;
+    assert_eq!(first.status, StatusCode::OK, "{}", answer_text(&first));
+    let body = first.json();
+    assert_eq!(body["success"], true);
+    assert_eq!(body["data"]["ticker"], "SPY");
+    assert!(
+        !body["data"]["chains"].as_object().unwrap().is_empty(),
+        "{body}"
+    );
+    assert_eq!(quota_headers(&first), [60, 59, 1_000, 999, 9_999]);
+    let reads_after_first = svc.market.chain_reads.load(Ordering::SeqCst);
+    assert!(reads_after_first > 0);
+
+    // The same request again: answered from the response cache (no chain read), metered all
+    // the same.
+    let second = send(
+        &svc.router,
+        get_path("/api/mcp/data/chain/SPY", Some(&token)),
+    )
+    .await;
+    assert_eq!(second.status, StatusCode::OK);
+    assert_eq!(second.body, first.body);
+    assert_eq!(
+        svc.market.chain_reads.load(Ordering::SeqCst),
+        reads_after_first,
+        "served from the cache"
+    );
+    assert_eq!(quota_headers(&second), [60, 58, 1_000, 998, 9_998]);
+
+    // A handler error (a ticker outside the coverage): the envelope, and the quota headers.
+    let missing = send(
+        &svc.router,
+        get_path("/api/mcp/data/chain/NOPE", Some(&token)),
+    )
+    .await;
+    assert_eq!(
+        missing.status,
+        StatusCode::NOT_FOUND,
+        "{}",
+        answer_text(&missing)
+    );
+    assert_eq!(missing.json()["success"], false);
+    assert_eq!(quota_headers(&missing), [60, 57, 1_000, 997, 9_997]);
+
+    // A POST handler's 400 is metered and carries them too.
+    let bad_body = axum::http::Request::builder()
+        .method(Method::POST)
+        .uri("/api/mcp/data/pop")
+        .header("authorization", &token)
+        .header("content-type", "application/json")
+        .body(axum::body::Body::from("{\"legs\": 5}"))
+        .unwrap();
+    let answer = send(&svc.router, bad_body).await;
+    assert_eq!(
+        answer.status,
+        StatusCode::BAD_REQUEST,
+        "{}",
+        answer_text(&answer)
+    );
+    assert_eq!(quota_headers(&answer)[1], 56);
+
+    // The usage report agrees with the headers.
+    let usage = send(
+        &svc.router,
+        get_path("/api/mcp/data/me/usage", Some(&token)),
+    )
+    .await;
+    let data = &usage.json()["data"];
+    assert_eq!(data["rate_limits"]["minute"]["used"], 5);
+    let chain_calls = data["calls_by_endpoint"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["endpoint"] == "GET /chain/{ticker}")
+        .unwrap()["calls"]
+        .clone();
+    assert_eq!(chain_calls, 3);
+}
+
+#[tokio::test]
+async fn the_production_router_answers_the_whole_401_matrix_on_real_endpoints() {
+    let (svc, _dir) = service(UNLIMITED, fixed_market_clock());
+    let fx = &svc.fx;
+    let account = account(fx, "matrix-wired@example.com", Plan::Pro).await;
+    let valid = token(fx, account, None).await;
+    let expired = token_at(fx, account, Some(1), fx.clock.now() - TimeDelta::days(2)).await;
+    let revoked = token(fx, account, None).await;
+    fx.access
+        .store()
+        .revoke_token(Some(account), &revoked.info.id, fx.clock.now())
+        .await
+        .unwrap();
+    let rotated = token(fx, account, None).await;
+    let rotated_new = tokens::rotate_token(
+        &**fx.access.store(),
+        account,
+        &rotated.info.id,
+        fx.clock.now(),
+    )
+    .await
+    .unwrap();
+    let text = valid.token.expose().to_owned();
+    let unknown = ApiToken::from_secret_bytes(&[43; 32]);
+    let cases: Vec<(&str, Option<String>)> = vec![
+        ("missing", None),
+        ("empty", Some(String::new())),
+        ("not bearer", Some(format!("Basic {text}"))),
+        ("no scheme", Some(text.clone())),
+        (
+            "wrong prefix",
+            Some(format!("Bearer {}", text.replacen("optx_", "optz_", 1))),
+        ),
+        (
+            "truncated",
+            Some(format!("Bearer {}", &text[..text.len() - 1])),
+        ),
+        (
+            "bad checksum",
+            Some(format!("Bearer {}", with_char_changed(&text, 12))),
+        ),
+        ("unknown", Some(format!("Bearer {}", unknown.expose()))),
+        ("expired", Some(bearer(&expired))),
+        ("revoked", Some(bearer(&revoked))),
+        ("rotated-old", Some(bearer(&rotated))),
+    ];
+    // GET and POST routes with real handlers, the index on both of its paths, a utility route.
+    let routes: [(Method, &str); 6] = [
+        (Method::GET, "/api/mcp/data/chain/SPY"),
+        (Method::GET, "/api/mcp/data/expirations/SPY"),
+        (Method::GET, "/api/mcp/data/me/usage"),
+        (Method::GET, "/api/mcp/data/"),
+        (Method::GET, "/api/mcp/data"),
+        (Method::POST, "/api/mcp/data/pop"),
+    ];
+    let request = |method: &Method, path: &str, header: Option<&str>| {
+        let mut builder = axum::http::Request::builder()
+            .method(method.clone())
+            .uri(path);
+        if let Some(value) = header {
+            builder = builder.header("authorization", value);
+        }
+        if *method == Method::POST {
+            builder
+                .header("content-type", "application/json")
+                .body(axum::body::Body::from("{}"))
+                .unwrap()
+        } else {
+            builder.body(axum::body::Body::empty()).unwrap()
+        }
+    };
+    for (method, path) in &routes {
+        for (case, header) in &cases {
+            let answer = send(&svc.router, request(method, path, header.as_deref())).await;
+            assert_eq!(answer.status, StatusCode::UNAUTHORIZED, "{case} on {path}");
+            assert_eq!(answer.json(), unauthorized_body(), "{case} on {path}");
+            assert_eq!(
+                answer.header("www-authenticate"),
+                Some("Bearer"),
+                "{case} on {path}"
+            );
+            assert!(answer.header("x-ratelimit-remaining-minute").is_none());
+        }
+        for good in [bearer(&valid), bearer(&rotated_new)] {
+            let answer = send(&svc.router, request(method, path, Some(&good))).await;
+            assert_ne!(answer.status, StatusCode::UNAUTHORIZED, "{path}");
+            assert!(
+                answer.header("x-monthly-budget-remaining").is_some(),
+                "{path}"
+            );
+        }
+    }
+    // The documentation needs no token.
+    let docs = send(&svc.router, get_path("/api/mcp/data/docs", None)).await;
+    assert_eq!(docs.status, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn the_real_clock_meters_while_the_market_clock_races() {
+    // The data follow a market replaying an old day a million times faster than real time;
+    // the limits follow the (manual) real clock.
+    let market_start = Utc.with_ymd_and_hms(2025, 3, 3, 14, 30, 0).unwrap();
+    let market: Arc<dyn Clock> =
+        Arc::new(optics_compute::time::AcceleratedClock::new(market_start, 1.0e6).unwrap());
+    let (svc, _dir) = service(RateLimits::default(), market.clone());
+    let id = account(&svc.fx, "clocks@example.com", Plan::Basic).await;
+    let issued = token(&svc.fx, id, None).await;
+    assert_eq!(
+        issued.info.created_at,
+        start_instant(),
+        "stamped in real time"
+    );
+    let token = bearer(&issued);
+    for made in 1..=60u64 {
+        let answer = send(
+            &svc.router,
+            get_path("/api/mcp/data/me/usage", Some(&token)),
+        )
+        .await;
+        assert_eq!(answer.status, StatusCode::OK);
+        assert_eq!(answer.header_u64("x-ratelimit-remaining-minute"), 60 - made);
+    }
+    assert!(market.now() - market_start > TimeDelta::minutes(1));
+    let refused = send(
+        &svc.router,
+        get_path("/api/mcp/data/me/usage", Some(&token)),
+    )
+    .await;
+    assert_eq!(refused.status, StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(refused.header("retry-after"), Some("40"));
+    // The usage report's windows are real-time windows too.
+    svc.fx.clock.advance(TimeDelta::seconds(40));
+    let answer = send(
+        &svc.router,
+        get_path("/api/mcp/data/me/usage", Some(&token)),
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::OK);
+    let minute = &answer.json()["data"]["rate_limits"]["minute"];
+    assert_eq!(minute["used"], 1);
+    assert_eq!(minute["resets_at"], "2026-11-20T14:32:00Z");
+}
+
+#[tokio::test]
+async fn the_monthly_budget_survives_a_restart_of_the_store_and_the_limiter() {
+    let dir = ScratchDir::new();
+    let path = dir.0.join("accounts.sqlite3");
+    month_survives_a_restart(async || {
+        Arc::new(optics_api::accounts::SqliteStore::open(&path).unwrap())
+            as Arc<dyn optics_api::accounts::AccountStore>
+    })
+    .await;
 }

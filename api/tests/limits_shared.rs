@@ -156,39 +156,32 @@ async fn replicas(schema: &PgSchema, prefix: &str, limits: RateLimits) -> [Fixtu
     [made.pop().unwrap(), second]
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_hundred_concurrent_requests_across_two_replicas_admit_exactly_sixty() {
-    let schema = PgSchema::new();
-    let prefix = unique_name("optics-test");
-    let [a, b] = replicas(&schema, &prefix, RateLimits::default()).await;
-    let id = account(&a, "burst@example.com", Plan::Pro).await;
-    let token = token(&a, id, None).await;
-    let header = bearer(&token);
+/// Sends 100 concurrent requests with one fresh token, spread round-robin over `replicas`;
+/// checks exactly 60 are admitted (each remaining count 0..59 seen once) and the other 40 are
+/// 429s that reopen with the minute; returns the admitted count per replica.
+async fn burst_of_a_hundred(replicas: &[&Fixture], header: &str) -> Vec<u32> {
     let chain = registry::endpoint("chain").unwrap();
     let tasks: Vec<_> = (0..100)
         .map(|i| {
-            let router = if i % 2 == 0 {
-                a.router.clone()
-            } else {
-                b.router.clone()
-            };
-            let header = header.clone();
+            let router = replicas[i % replicas.len()].router.clone();
+            let header = header.to_owned();
             tokio::spawn(
                 async move { send(&router, data_request(chain, Some(&header), None)).await },
             )
         })
         .collect();
-    let (mut ok, mut limited) = ([0; 2], [0; 2]);
+    let mut ok = vec![0; replicas.len()];
+    let mut limited = 0;
     let mut remaining_seen = Vec::new();
     for (i, task) in tasks.into_iter().enumerate() {
         let answer = task.await.unwrap();
         match answer.status {
             StatusCode::OK => {
-                ok[i % 2] += 1;
+                ok[i % replicas.len()] += 1;
                 remaining_seen.push(answer.header_u64("x-ratelimit-remaining-minute"));
             }
             StatusCode::TOO_MANY_REQUESTS => {
-                limited[i % 2] += 1;
+                limited += 1;
                 assert_eq!(answer.header("retry-after"), Some("40"));
             }
             other => panic!(
@@ -197,10 +190,22 @@ async fn a_hundred_concurrent_requests_across_two_replicas_admit_exactly_sixty()
             ),
         }
     }
-    assert_eq!(ok[0] + ok[1], 60, "admitted per replica: {ok:?}");
-    assert_eq!(limited[0] + limited[1], 40);
+    assert_eq!(ok.iter().sum::<u32>(), 60, "admitted per replica: {ok:?}");
+    assert_eq!(limited, 40);
     remaining_seen.sort_unstable();
     assert_eq!(remaining_seen, (0..60).collect::<Vec<u64>>());
+    ok
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hundred_concurrent_requests_across_two_replicas_admit_exactly_sixty() {
+    let schema = PgSchema::new();
+    let prefix = unique_name("optics-test");
+    let [a, b] = replicas(&schema, &prefix, RateLimits::default()).await;
+    let id = account(&a, "burst@example.com", Plan::Pro).await;
+    let token = token(&a, id, None).await;
+    let header = bearer(&token);
+    burst_of_a_hundred(&[&a, &b], &header).await;
     // Both replicas agree on the account's month.
     let usage = registry::endpoint("me-usage").unwrap();
     a.clock.advance(TimeDelta::minutes(1));
@@ -211,6 +216,110 @@ async fn a_hundred_concurrent_requests_across_two_replicas_admit_exactly_sixty()
     }
     let cleanup = redis_limiter(&prefix, RateLimits::default()).await;
     cleanup.delete_all_keys().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hundred_concurrent_requests_on_one_replica_admit_exactly_sixty() {
+    let schema = PgSchema::new();
+    let prefix = unique_name("optics-test");
+    let [a, _] = replicas(&schema, &prefix, RateLimits::default()).await;
+    let id = account(&a, "burst-one@example.com", Plan::Pro).await;
+    let header = bearer(&token(&a, id, None).await);
+    assert_eq!(burst_of_a_hundred(&[&a], &header).await, [60]);
+    let cleanup = redis_limiter(&prefix, RateLimits::default()).await;
+    cleanup.delete_all_keys().await.unwrap();
+}
+
+#[tokio::test]
+async fn the_month_in_redis_outlives_the_limiter_that_counted_it() {
+    use optics_api::limits::{Decision, LimitRequest};
+    let prefix = unique_name("optics-test");
+    let first = redis_limiter(&prefix, RateLimits::default()).await;
+    let now = start_instant();
+    for (endpoint, cost) in [
+        ("GET /chain/{ticker}", 1),
+        ("GET /screen", 2),
+        ("GET /chain/{ticker}", 1),
+    ] {
+        let decision = first
+            .acquire(LimitRequest {
+                token_id: "tok_m",
+                account_id: 11,
+                endpoint,
+                cost_units: cost,
+                monthly_budget_units: 100,
+                now,
+            })
+            .await
+            .unwrap();
+        assert!(matches!(decision, Decision::Admitted(_)));
+    }
+    drop(first);
+    // A restarted replica: a new connection, the same keys.
+    let second = redis_limiter(&prefix, RateLimits::default()).await;
+    let later = now + TimeDelta::hours(2);
+    let report = second.usage("tok_m", 11, 100, later).await.unwrap();
+    assert_eq!(
+        (report.quota.month.used, report.quota.month.remaining),
+        (4, 96)
+    );
+    let calls: Vec<_> = report
+        .by_endpoint
+        .iter()
+        .map(|e| (e.endpoint.as_str(), e.calls, e.units))
+        .collect();
+    assert_eq!(
+        calls,
+        [("GET /chain/{ticker}", 2, 2), ("GET /screen", 1, 2)]
+    );
+    second.delete_all_keys().await.unwrap();
+}
+
+#[tokio::test]
+async fn the_in_memory_month_survives_a_restart_on_postgres() {
+    let schema = PgSchema::new();
+    month_survives_a_restart(async || Arc::new(schema.store().await) as Arc<dyn AccountStore>)
+        .await;
+}
+
+#[tokio::test]
+async fn open_store_opens_postgres_by_url() {
+    let schema = PgSchema::new();
+    let direct = schema.store().await;
+    // The URL as `--db` takes it; `options` puts this test's schema first on the search path.
+    let separator = if pg_url().contains('?') { '&' } else { '?' };
+    let url = format!(
+        "{}{separator}options=-c%20search_path%3D{}",
+        pg_url(),
+        schema.name
+    );
+    let dir = ScratchDir::new();
+    let opened = optics_api::accounts::open_store(Some(&url), &dir.0)
+        .await
+        .unwrap();
+    assert_eq!(opened.backend(), "postgres");
+    assert!(
+        !dir.0
+            .join(optics_api::accounts::DEFAULT_SQLITE_FILE)
+            .exists(),
+        "no SQLite file beside the data"
+    );
+    let clock = Arc::new(ManualClock::new(start_instant()));
+    let fx = fixture(
+        opened,
+        Arc::new(optics_api::limits::InMemoryLimiter::default()),
+        clock,
+        PlanBudgets::default(),
+    );
+    account(&fx, "by-url@example.com", Plan::Basic).await;
+    assert!(
+        direct
+            .account_by_email("by-url@example.com")
+            .await
+            .unwrap()
+            .is_some(),
+        "written to the schema the URL named"
+    );
 }
 
 #[tokio::test]
@@ -237,17 +346,30 @@ async fn bad_tokens_plans_and_rotation_on_the_shared_engines() {
         .await
         .unwrap();
 
+    let text = valid.token.expose().to_owned();
+    let mut typo = text.clone().into_bytes();
+    typo[12] = if typo[12] == b'a' { b'b' } else { b'a' };
+    let typo = String::from_utf8(typo).unwrap();
+    let unknown = optics_api::auth::ApiToken::from_secret_bytes(&[61; 32]);
     let sample = ["me-usage", "chain", "gex", "cores", "pop", "stress-tests"];
     for slug in sample {
         let spec = registry::endpoint(slug).unwrap();
         for bad in [
             None,
+            Some(format!("Bearer {}", &text[..text.len() - 3])),
+            Some(format!("Bearer {}", text.replacen("optx_", "optq_", 1))),
+            Some(format!("Bearer {typo}")),
+            Some(format!("Bearer {}", unknown.expose())),
             Some(bearer(&expired)),
             Some(bearer(&revoked)),
             Some(bearer(&rotated)),
         ] {
             let answer = send(&b.router, data_request(spec, bad.as_deref(), None)).await;
-            assert_eq!(answer.status, StatusCode::UNAUTHORIZED, "{slug}");
+            assert_eq!(answer.status, StatusCode::UNAUTHORIZED, "{slug} {bad:?}");
+            assert_eq!(
+                answer.json(),
+                serde_json::json!({"success": false, "error": "Missing or invalid API token"})
+            );
         }
         for good in [bearer(&valid), bearer(&fresh)] {
             assert_eq!(

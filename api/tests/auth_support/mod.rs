@@ -18,10 +18,12 @@ use axum::{Extension, Json, Router};
 use chrono::{DateTime, TimeZone, Utc};
 use optics_api::accounts::http::account_router;
 use optics_api::accounts::{
-    AccountId, AccountStore, IssuedToken, NewAccount, Plan, SqliteStore, TokenPolicy, tokens,
+    Account, AccountId, AccountStore, Credentials, IssuedToken, MonthlyUsage, NewAccount,
+    NewSession, NewToken, Plan, SqliteStore, StoreFuture, TokenGrant, TokenInfo, TokenPolicy,
+    tokens,
 };
 use optics_api::auth::{
-    AccessConfig, AccessControl, Caller, PasswordCost, PasswordHasher, require_token,
+    AccessConfig, AccessControl, Caller, PasswordCost, PasswordHasher, TokenHash, require_token,
     requires_token,
 };
 use optics_api::limits::{InMemoryLimiter, Limiter, PlanBudgets, RateLimits};
@@ -82,6 +84,119 @@ pub fn sqlite_store() -> (Arc<dyn AccountStore>, ScratchDir) {
     let dir = ScratchDir::new();
     let store = SqliteStore::open(&dir.0.join("accounts.sqlite3")).unwrap();
     (Arc::new(store), dir)
+}
+
+/// A store that counts token lookups ([`AccountStore::token_grant`]) and passes every call on:
+/// proves which requests never reach the store.
+#[derive(Debug)]
+pub struct CountingStore {
+    pub inner: Arc<dyn AccountStore>,
+    pub token_lookups: AtomicU64,
+}
+
+impl CountingStore {
+    pub fn new(inner: Arc<dyn AccountStore>) -> Self {
+        Self {
+            inner,
+            token_lookups: AtomicU64::new(0),
+        }
+    }
+
+    pub fn lookups(&self) -> u64 {
+        self.token_lookups.load(Ordering::SeqCst)
+    }
+}
+
+impl AccountStore for CountingStore {
+    fn backend(&self) -> &'static str {
+        self.inner.backend()
+    }
+    fn create_account(&self, account: NewAccount) -> StoreFuture<'_, Account> {
+        self.inner.create_account(account)
+    }
+    fn account(&self, id: AccountId) -> StoreFuture<'_, Option<Account>> {
+        self.inner.account(id)
+    }
+    fn credentials<'a>(&'a self, email: &'a str) -> StoreFuture<'a, Option<Credentials>> {
+        self.inner.credentials(email)
+    }
+    fn account_by_email<'a>(&'a self, email: &'a str) -> StoreFuture<'a, Option<Account>> {
+        self.inner.account_by_email(email)
+    }
+    fn list_accounts(&self) -> StoreFuture<'_, Vec<Account>> {
+        self.inner.list_accounts()
+    }
+    fn count_accounts(&self) -> StoreFuture<'_, u64> {
+        self.inner.count_accounts()
+    }
+    fn set_plan(
+        &self,
+        id: AccountId,
+        plan: Plan,
+        plan_expires_at: Option<DateTime<Utc>>,
+    ) -> StoreFuture<'_, Account> {
+        self.inner.set_plan(id, plan, plan_expires_at)
+    }
+    fn set_monthly_budget(
+        &self,
+        id: AccountId,
+        monthly_budget_units: Option<u64>,
+    ) -> StoreFuture<'_, Account> {
+        self.inner.set_monthly_budget(id, monthly_budget_units)
+    }
+    fn insert_token(
+        &self,
+        token: NewToken,
+        max_active: u32,
+        now: DateTime<Utc>,
+    ) -> StoreFuture<'_, TokenInfo> {
+        self.inner.insert_token(token, max_active, now)
+    }
+    fn list_tokens(&self, account_id: AccountId) -> StoreFuture<'_, Vec<TokenInfo>> {
+        self.inner.list_tokens(account_id)
+    }
+    fn rotate_token<'a>(
+        &'a self,
+        account_id: AccountId,
+        token_id: &'a str,
+        new_hash: TokenHash,
+        new_prefix: &'a str,
+        now: DateTime<Utc>,
+    ) -> StoreFuture<'a, TokenInfo> {
+        self.inner
+            .rotate_token(account_id, token_id, new_hash, new_prefix, now)
+    }
+    fn revoke_token<'a>(
+        &'a self,
+        account_id: Option<AccountId>,
+        token_id: &'a str,
+        now: DateTime<Utc>,
+    ) -> StoreFuture<'a, TokenInfo> {
+        self.inner.revoke_token(account_id, token_id, now)
+    }
+    fn token_grant<'a>(&'a self, hash: &'a TokenHash) -> StoreFuture<'a, Option<TokenGrant>> {
+        self.token_lookups.fetch_add(1, Ordering::SeqCst);
+        self.inner.token_grant(hash)
+    }
+    fn create_session(&self, session: NewSession) -> StoreFuture<'_, ()> {
+        self.inner.create_session(session)
+    }
+    fn session_account<'a>(
+        &'a self,
+        hash: &'a TokenHash,
+        now: DateTime<Utc>,
+    ) -> StoreFuture<'a, Option<AccountId>> {
+        self.inner.session_account(hash, now)
+    }
+    fn delete_session<'a>(&'a self, hash: &'a TokenHash) -> StoreFuture<'a, ()> {
+        self.inner.delete_session(hash)
+    }
+    fn add_monthly_usage(&self, usage: Vec<MonthlyUsage>) -> StoreFuture<'_, ()> {
+        self.inner.add_monthly_usage(usage)
+    }
+    fn monthly_usage<'a>(&'a self, month: &'a str) -> StoreFuture<'a, Vec<MonthlyUsage>> {
+        self.inner.monthly_usage(month)
+    }
 }
 
 /// Everything a test drives: the access control, its clock, and the router.
@@ -385,8 +500,7 @@ pub const PREFIX: &str = DATA_PREFIX;
 
 /// The checks every [`AccountStore`] must pass, in one run over a fresh store.
 pub async fn store_conformance(store: Arc<dyn AccountStore>) {
-    use optics_api::accounts::{AccountError, NewSession, PasswordHashPhc, TokenStatus};
-    use optics_api::auth::TokenHash;
+    use optics_api::accounts::{AccountError, PasswordHashPhc, TokenStatus};
 
     let now = start_instant();
     let new_account = |email: &str, plan| NewAccount {
@@ -601,6 +715,53 @@ pub async fn store_conformance(store: Arc<dyn AccountStore>) {
     );
     store.delete_session(&session).await.unwrap();
     assert_eq!(store.session_account(&session, now).await.unwrap(), None);
+
+    // Monthly usage: rows are added to, never overwritten, and read back by month.
+    let usage = |account, month: &str, endpoint: &str, calls, units| MonthlyUsage {
+        account_id: account,
+        month: month.into(),
+        endpoint: endpoint.into(),
+        calls,
+        units,
+    };
+    assert!(store.monthly_usage("2026-11").await.unwrap().is_empty());
+    store.add_monthly_usage(Vec::new()).await.unwrap();
+    store
+        .add_monthly_usage(vec![
+            usage(ann.id, "2026-11", "GET /chain/{ticker}", 3, 3),
+            usage(ann.id, "2026-11", "GET /screen", 1, 2),
+            usage(bob.id, "2026-11", "GET /chain/{ticker}", 1, 1),
+            usage(ann.id, "2026-10", "GET /chain/{ticker}", 9, 9),
+        ])
+        .await
+        .unwrap();
+    store
+        .add_monthly_usage(vec![
+            usage(ann.id, "2026-11", "GET /chain/{ticker}", 2, 2),
+            usage(ann.id, "2026-11", "GET /me/usage", 1, 0),
+        ])
+        .await
+        .unwrap();
+    let november: Vec<_> = store
+        .monthly_usage("2026-11")
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|u| {
+            assert_eq!(u.month, "2026-11");
+            (u.account_id, u.endpoint, u.calls, u.units)
+        })
+        .collect();
+    assert_eq!(
+        november,
+        [
+            (ann.id, "GET /chain/{ticker}".to_owned(), 5, 5),
+            (ann.id, "GET /me/usage".to_owned(), 1, 0),
+            (ann.id, "GET /screen".to_owned(), 1, 2),
+            (bob.id, "GET /chain/{ticker}".to_owned(), 1, 1),
+        ]
+    );
+    assert_eq!(store.monthly_usage("2026-10").await.unwrap().len(), 1);
 }
 
 /// The checks every [`Limiter`] must pass (fresh limiter with the default limits).
@@ -720,4 +881,95 @@ pub async fn limiter_conformance(limiter: Arc<dyn Limiter>) {
     let report = limiter.usage("tok_x", 7, 100, december).await.unwrap();
     assert_eq!(report.quota.month.used, 0);
     assert!(report.by_endpoint.is_empty());
+}
+
+/// Spends part of a monthly budget through the router over `open()`'s store and an in-memory
+/// limiter restored from it, writes the month back, drops store and limiter, opens both again:
+/// the budget left and the calls by endpoint must be the same.
+pub async fn month_survives_a_restart(open: impl AsyncFn() -> Arc<dyn AccountStore>) {
+    use optics_api::limits::InMemoryLimiter;
+
+    let clock = Arc::new(ManualClock::new(start_instant()));
+    let budgets = PlanBudgets {
+        pro: 50,
+        ..PlanBudgets::default()
+    };
+    let store = open().await;
+    let limiter = Arc::new(
+        InMemoryLimiter::restored(RateLimits::default(), &*store, clock.now())
+            .await
+            .unwrap(),
+    );
+    let fx = fixture(store.clone(), limiter.clone(), clock.clone(), budgets);
+    let id = account(&fx, "month@example.com", Plan::Pro).await;
+    let header = bearer(&token(&fx, id, None).await);
+    let chain = registry::endpoint("chain").unwrap();
+    let screen = registry::endpoint("screen").unwrap();
+    let usage = registry::endpoint("me-usage").unwrap();
+    for spec in [chain, chain, chain, screen, screen] {
+        let answer = send(&fx.router, data_request(spec, Some(&header), None)).await;
+        assert_eq!(answer.status, StatusCode::OK, "{}", spec.path);
+    }
+    let before = send(&fx.router, data_request(usage, Some(&header), None))
+        .await
+        .json()["data"]
+        .clone();
+    // Three chains at 1 unit, two screens at 2 (the costs the index states).
+    assert_eq!(
+        (before["used"].as_u64(), before["remaining"].as_u64()),
+        (Some(7), Some(43))
+    );
+    // chain, screen and the usage report itself.
+    assert_eq!(limiter.save_to(&*store).await.unwrap(), 3);
+    drop(fx);
+    drop(limiter);
+    drop(store);
+
+    let store = open().await;
+    let limiter = Arc::new(
+        InMemoryLimiter::restored(RateLimits::default(), &*store, clock.now())
+            .await
+            .unwrap(),
+    );
+    let fx = fixture(store, limiter, clock.clone(), budgets);
+    let after = send(&fx.router, data_request(usage, Some(&header), None))
+        .await
+        .json()["data"]
+        .clone();
+    for field in ["used", "remaining", "limit"] {
+        assert_eq!(after[field], before[field], "{field}");
+    }
+    let calls = |data: &Value| -> Vec<(String, u64, u64)> {
+        data["calls_by_endpoint"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| {
+                (
+                    e["endpoint"].as_str().unwrap().to_owned(),
+                    e["calls"].as_u64().unwrap(),
+                    e["units"].as_u64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(
+        calls(&before),
+        [
+            ("GET /chain/{ticker}".to_owned(), 3, 3),
+            ("GET /screen".to_owned(), 2, 4),
+            ("GET /me/usage".to_owned(), 1, 0),
+        ]
+    );
+    // The same, and the usage report just made counted once more.
+    assert_eq!(
+        calls(&after),
+        [
+            ("GET /chain/{ticker}".to_owned(), 3, 3),
+            ("GET /me/usage".to_owned(), 2, 0),
+            ("GET /screen".to_owned(), 2, 4),
+        ]
+    );
+    let answer = send(&fx.router, data_request(chain, Some(&header), None)).await;
+    assert_eq!(answer.header_u64("x-monthly-budget-remaining"), 42);
 }
