@@ -7,7 +7,11 @@
 //! - operations of routes that are not mounted are dropped, so the document describes exactly
 //!   what the server answers;
 //! - a mounted endpoint without an annotation gets an operation generated from the registry
-//!   (summary, tag, envelope response), so none is missing;
+//!   (summary, tag), so none is missing;
+//! - the 200 response of a data endpoint is the envelope `{success, data}` whose `data` is the
+//!   payload type its family declares ([`DataSchema`], listed by
+//!   [`crate::handlers::data_schemas`]), with every type that payload references under
+//!   `components.schemas`; an endpoint whose family declares none gets `data: object`;
 //! - every operation's parameters come from the registry (one source for defaults and bounds:
 //!   `minimum`/`maximum`, `enum`, `format: date`, `default`), and POST bodies without an
 //!   annotated schema get one listing the registry's body fields;
@@ -18,7 +22,23 @@
 //!   ([`crate::auth::requires_token`]); the platform routes are open.
 //!
 //! Paths are relative to the server URL `/api/mcp/data`.
+//!
+//! # Documenting a payload
+//!
+//! Derive `utoipa::ToSchema` on the payload and on every struct it nests (doc comments become
+//! the field descriptions; serde renames such as `"Call Bid"` are respected), then list it in
+//! the family's `data_schemas()` as `DataSchema::of::<Payload>("<slug>")`. Fields of types
+//! utoipa does not know take a stand-in: `#[schema(value_type = IsoDate)]` for `NaiveDate`,
+//! [`Timestamp`] for `DateTime<Utc>`, the `*Code` types below for the stored enums
+//! (`SettlementCode` for `SettlementStyle`, …); [`Ticker`] and the freshness types derive it
+//! already. The same schema then lists the response fields in the served reference
+//! ([`data_fields`]).
 
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::fmt;
+
+use optics_schemas::{AssetClass, ForwardSource, OptionType, SettlementStyle, WireEnum};
 use utoipa::OpenApi;
 use utoipa::openapi::path::{
     Operation, OperationBuilder, Parameter, ParameterBuilder, ParameterIn,
@@ -26,16 +46,23 @@ use utoipa::openapi::path::{
 use utoipa::openapi::request_body::RequestBodyBuilder;
 use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, SchemaFormat, Type};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityRequirement, SecurityScheme};
-use utoipa::openapi::{ContentBuilder, PathItem, Ref, RefOr, Required, ResponseBuilder, Schema};
+use utoipa::openapi::{
+    Components, ContentBuilder, PathItem, Ref, RefOr, Required, Response, ResponseBuilder, Schema,
+};
+use utoipa::{PartialSchema, ToSchema};
 
 use crate::error::{ErrorBody, RateLimit, Suggestion};
 use crate::freshness::{DataFreshness, Freshness};
-use crate::handlers::platform;
+use crate::handlers::{self, platform};
 use crate::params::ClampNotice;
 use crate::registry::{
     DATA_PREFIX, EndpointSpec, Method, ParamKind, ParamLocation, ParamSpec, Registry,
 };
+use crate::ticker::Ticker;
 use crate::window::{Detail, Window};
+
+/// What a ticker parameter accepts (case-insensitive; answered upper case).
+const TICKER_PATTERN: &str = r"^\^?[A-Za-z0-9.\-]{1,12}$";
 
 /// Name of the bearer-token security scheme in `components.securitySchemes`.
 pub const BEARER_SCHEME: &str = "bearerAuth";
@@ -66,8 +93,14 @@ pub const BEARER_SCHEME: &str = "bearerAuth";
 )]
 struct ApiDoc;
 
-/// The document for the mounted endpoints of `registry`.
+/// The document for the mounted endpoints of `registry`, with the payload schemas the
+/// handler families declare ([`handlers::data_schemas`]).
 pub fn document(registry: &Registry) -> utoipa::openapi::OpenApi {
+    document_with(registry, &handlers::data_schemas())
+}
+
+/// [`document`] with the given payload schemas.
+pub fn document_with(registry: &Registry, data_schemas: &[DataSchema]) -> utoipa::openapi::OpenApi {
     let mut doc = ApiDoc::openapi();
     let mounted = registry.mounted();
     // Drop operations that are not mounted.
@@ -100,6 +133,10 @@ pub fn document(registry: &Registry) -> utoipa::openapi::OpenApi {
         ),
     );
     for spec in mounted {
+        let data_schema = data_schemas.iter().find(|d| d.slug == spec.slug);
+        if let Some(data_schema) = data_schema {
+            add_components(components, data_schema.components());
+        }
         let item = doc
             .paths
             .paths
@@ -110,6 +147,21 @@ pub fn document(registry: &Registry) -> utoipa::openapi::OpenApi {
             Method::Post => &mut item.post,
         };
         let operation = slot.get_or_insert_with(|| generated_operation(spec));
+        let responses = &mut operation.responses.responses;
+        match data_schema {
+            // The declared payload wins over anything an annotation said.
+            Some(data_schema) => {
+                responses.insert(
+                    "200".to_owned(),
+                    RefOr::T(envelope_response(Some(&data_schema.name()))),
+                );
+            }
+            None => {
+                responses
+                    .entry("200".to_owned())
+                    .or_insert_with(|| RefOr::T(envelope_response(None)));
+            }
+        }
         reconcile(operation, spec);
         if crate::auth::requires_token(spec) {
             operation.security = Some(vec![SecurityRequirement::new(
@@ -129,35 +181,429 @@ pub fn document_json(registry: &Registry) -> String {
     })
 }
 
+/// Adds payload schemas to the components. Two different types under one name would make the
+/// document describe one of them wrongly: the first is kept, the clash is logged, and
+/// [`schema_name_conflicts`] lets a test refuse it.
+fn add_components(components: &mut Components, schemas: Vec<(String, RefOr<Schema>)>) {
+    for (name, schema) in schemas {
+        match components.schemas.get(&name) {
+            Some(held) if *held != schema => tracing::error!(
+                name,
+                "two payload types share an OpenAPI schema name; rename one with \
+                 #[schema(as = …)]"
+            ),
+            Some(_) => {}
+            None => {
+                components.schemas.insert(name, schema);
+            }
+        }
+    }
+}
+
 fn generated_operation(spec: &EndpointSpec) -> Operation {
-    let envelope = ObjectBuilder::new()
-        .schema_type(Type::Object)
-        .property(
-            "success",
-            ObjectBuilder::new().schema_type(Type::Boolean).build(),
-        )
-        .property(
-            "data",
-            ObjectBuilder::new().schema_type(Type::Object).build(),
-        )
-        .required("success")
-        .required("data")
-        .build();
     OperationBuilder::new()
         .operation_id(Some(spec.slug))
         .summary(Some(spec.summary))
         .tag(spec.family)
-        .response(
-            "200",
-            ResponseBuilder::new()
-                .description("The envelope with the payload under data")
-                .content(
-                    "application/json",
-                    ContentBuilder::new().schema(Some(envelope)).build(),
-                )
-                .build(),
+        .build()
+}
+
+/// The 200 response: the envelope, `data` being the named component (`None`: any object).
+fn envelope_response(data: Option<&str>) -> Response {
+    let data: RefOr<Schema> = match data {
+        Some(name) => Ref::from_schema_name(name).into(),
+        None => ObjectBuilder::new()
+            .schema_type(Type::Object)
+            .description(Some("The payload (its fields are listed in /docs)"))
+            .into(),
+    };
+    let envelope = ObjectBuilder::new()
+        .schema_type(Type::Object)
+        .property(
+            "success",
+            ObjectBuilder::new()
+                .schema_type(Type::Boolean)
+                .description(Some("Always true on a 200")),
+        )
+        .property("data", data)
+        .required("success")
+        .required("data")
+        .build();
+    ResponseBuilder::new()
+        .description("The envelope with the payload under data")
+        .content(
+            "application/json",
+            ContentBuilder::new().schema(Some(envelope)).build(),
         )
         .build()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Payload schemas
+
+/// The payload type of one endpoint: the schema of `data` in its 200 envelope. Built from the
+/// type's `ToSchema` derive, so the document changes with the handler's type.
+#[derive(Clone, Copy)]
+pub struct DataSchema {
+    /// Registry slug of the endpoint.
+    pub slug: &'static str,
+    name: fn() -> Cow<'static, str>,
+    schema: fn() -> RefOr<Schema>,
+    references: fn(&mut Vec<(String, RefOr<Schema>)>),
+}
+
+impl DataSchema {
+    /// Endpoint `slug` answers `T` under `data`.
+    pub fn of<T: ToSchema>(slug: &'static str) -> Self {
+        Self {
+            slug,
+            name: T::name,
+            schema: T::schema,
+            references: T::schemas,
+        }
+    }
+
+    /// The payload's component name.
+    pub fn name(&self) -> String {
+        (self.name)().into_owned()
+    }
+
+    /// The payload's schema and every schema it references, by component name (the payload
+    /// last).
+    pub fn components(&self) -> Vec<(String, RefOr<Schema>)> {
+        let mut schemas = Vec::new();
+        (self.references)(&mut schemas);
+        schemas.push((self.name(), (self.schema)()));
+        schemas
+    }
+}
+
+impl fmt::Debug for DataSchema {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DataSchema")
+            .field("slug", &self.slug)
+            .field("name", &self.name())
+            .finish()
+    }
+}
+
+/// Component names that two of `schemas` use for different types (empty when none clash).
+pub fn schema_name_conflicts(schemas: &[DataSchema]) -> Vec<String> {
+    let mut seen: BTreeMap<String, RefOr<Schema>> = BTreeMap::new();
+    let mut clashes = Vec::new();
+    for data_schema in schemas {
+        for (name, schema) in data_schema.components() {
+            match seen.get(&name) {
+                Some(held) if *held != schema => clashes.push(name),
+                Some(_) => {}
+                None => {
+                    seen.insert(name, schema);
+                }
+            }
+        }
+    }
+    clashes.sort();
+    clashes.dedup();
+    clashes
+}
+
+/// One response field for the reference: `path` from `data` (`strike_window.truncated`,
+/// `chains.<key>[].Call Bid`), its type in words and its description.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldDoc {
+    /// Dotted path below `data`; `[]` marks the items of a list, `<key>` any key of a map.
+    pub path: String,
+    /// `number`, `integer`, `string`, `date`, `one of AM, PM`, `list of object`, …, with
+    /// `or null` when the field may be null.
+    pub kind: String,
+    /// The field's doc comment, on one line (empty when it has none).
+    pub description: String,
+}
+
+/// How deep [`data_fields`] follows nested objects (the chain's rows sit at depth 3).
+const FIELD_DEPTH_MAX: usize = 4;
+
+/// The fields of `schema`'s payload, depth first in declaration order.
+pub fn data_fields(schema: &DataSchema) -> Vec<FieldDoc> {
+    let components: BTreeMap<String, serde_json::Value> = schema
+        .components()
+        .into_iter()
+        .filter_map(|(name, s)| serde_json::to_value(s).ok().map(|v| (name, v)))
+        .collect();
+    let mut out = Vec::new();
+    if let Some(root) = components.get(&schema.name()) {
+        let mut walker = FieldWalker {
+            components: &components,
+            visiting: vec![schema.name()],
+            out: &mut out,
+        };
+        walker.fields_of(root, "", 0);
+    }
+    out
+}
+
+struct FieldWalker<'a> {
+    components: &'a BTreeMap<String, serde_json::Value>,
+    /// Component names on the way down (a recursive type stops at its second visit).
+    visiting: Vec<String>,
+    out: &'a mut Vec<FieldDoc>,
+}
+
+impl<'a> FieldWalker<'a> {
+    /// `node` with its `$ref` followed, and the referenced component's name.
+    fn resolve(&self, node: &'a serde_json::Value) -> (&'a serde_json::Value, Option<String>) {
+        match node.get("$ref").and_then(serde_json::Value::as_str) {
+            Some(reference) => {
+                let name = reference.rsplit('/').next().unwrap_or(reference).to_owned();
+                match self.components.get(&name) {
+                    Some(target) => (target, Some(name)),
+                    None => (node, None),
+                }
+            }
+            None => (node, None),
+        }
+    }
+
+    /// The non-null alternative of a nullable node (`oneOf [null, X]`), resolved, and whether
+    /// null is allowed.
+    fn core(&self, node: &'a serde_json::Value) -> (&'a serde_json::Value, Option<String>, bool) {
+        let (node, name) = self.resolve(node);
+        if let Some(variants) = node.get("oneOf").and_then(serde_json::Value::as_array) {
+            let (nulls, others): (Vec<&serde_json::Value>, Vec<&serde_json::Value>) = variants
+                .iter()
+                .partition(|v| v.get("type") == Some(&"null".into()));
+            if !nulls.is_empty() && others.len() == 1 {
+                let (inner, inner_name) = self.resolve(others[0]);
+                return (inner, inner_name.or(name), true);
+            }
+        }
+        let nullable = node
+            .get("type")
+            .and_then(serde_json::Value::as_array)
+            .is_some_and(|types| types.iter().any(|t| t == "null"));
+        (node, name, nullable)
+    }
+
+    fn kind(&self, node: &'a serde_json::Value, depth: usize) -> String {
+        let (node, _, nullable) = self.core(node);
+        let mut word = if let Some(values) = node.get("enum").and_then(serde_json::Value::as_array)
+        {
+            let values: Vec<String> = values
+                .iter()
+                .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_owned))
+                .collect();
+            format!("one of {}", values.join(", "))
+        } else {
+            let base = match node.get("type") {
+                Some(serde_json::Value::String(t)) => t.clone(),
+                Some(serde_json::Value::Array(types)) => types
+                    .iter()
+                    .filter_map(serde_json::Value::as_str)
+                    .find(|t| *t != "null")
+                    .unwrap_or("any")
+                    .to_owned(),
+                _ if node.get("allOf").is_some() || node.get("properties").is_some() => {
+                    "object".to_owned()
+                }
+                _ => "any".to_owned(),
+            };
+            match (base.as_str(), node.get("format").and_then(|f| f.as_str())) {
+                ("string", Some("date")) => "date".to_owned(),
+                ("string", Some("date-time")) => "timestamp".to_owned(),
+                ("array", _) if depth < FIELD_DEPTH_MAX => match node.get("items") {
+                    Some(items) => format!("list of {}", self.kind(items, depth + 1)),
+                    None => "list".to_owned(),
+                },
+                ("object", _) if node.get("properties").is_none() => {
+                    match node.get("additionalProperties") {
+                        Some(values) if values.is_object() && depth < FIELD_DEPTH_MAX => {
+                            format!("map of {}", self.kind(values, depth + 1))
+                        }
+                        _ => "object".to_owned(),
+                    }
+                }
+                _ => base,
+            }
+        };
+        if nullable {
+            word.push_str(" or null");
+        }
+        word
+    }
+
+    fn description(&self, node: &'a serde_json::Value) -> String {
+        let own = node.get("description").and_then(serde_json::Value::as_str);
+        let text = own.map(str::to_owned).unwrap_or_else(|| {
+            let (core, _, _) = self.core(node);
+            core.get("description")
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or_default()
+                .to_owned()
+        });
+        text.split_whitespace().collect::<Vec<_>>().join(" ")
+    }
+
+    /// Lists the properties of the object `node` under `prefix`, then their nested fields.
+    fn fields_of(&mut self, node: &'a serde_json::Value, prefix: &str, depth: usize) {
+        let (node, name, _) = self.core(node);
+        if let Some(name) = &name
+            && self.visiting.iter().filter(|n| *n == name).count() > 1
+        {
+            return;
+        }
+        if let Some(parts) = node.get("allOf").and_then(serde_json::Value::as_array) {
+            for part in parts {
+                self.descend(part, prefix, depth);
+            }
+        }
+        let Some(properties) = node
+            .get("properties")
+            .and_then(serde_json::Value::as_object)
+        else {
+            return;
+        };
+        for (field, schema) in properties {
+            let path = if prefix.is_empty() {
+                field.clone()
+            } else {
+                format!("{prefix}.{field}")
+            };
+            self.out.push(FieldDoc {
+                kind: self.kind(schema, depth),
+                description: self.description(schema),
+                path: path.clone(),
+            });
+            if depth < FIELD_DEPTH_MAX {
+                self.nested(schema, &path, depth + 1);
+            }
+        }
+    }
+
+    /// [`Self::fields_of`] through a `$ref`, tracking the component to stop recursion.
+    fn descend(&mut self, node: &'a serde_json::Value, prefix: &str, depth: usize) {
+        let (_, name, _) = self.core(node);
+        if let Some(name) = &name {
+            self.visiting.push(name.clone());
+        }
+        self.fields_of(node, prefix, depth);
+        if name.is_some() {
+            self.visiting.pop();
+        }
+    }
+
+    /// The fields inside one field: an object's properties, a list's items (`path[]`), a
+    /// map's values (`path.<key>`).
+    fn nested(&mut self, node: &'a serde_json::Value, path: &str, depth: usize) {
+        let (core, _, _) = self.core(node);
+        if core.get("properties").is_some() || core.get("allOf").is_some() {
+            self.descend(node, path, depth);
+        } else if let Some(items) = core.get("items").filter(|i| i.is_object()) {
+            self.nested(items, &format!("{path}[]"), depth);
+        } else if let Some(values) = core.get("additionalProperties").filter(|v| v.is_object()) {
+            self.nested(values, &format!("{path}.<key>"), depth);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stand-ins for field types utoipa does not know
+
+/// `#[schema(value_type = IsoDate)]` for `chrono::NaiveDate` fields: `YYYY-MM-DD`.
+#[derive(Debug)]
+pub struct IsoDate;
+
+impl PartialSchema for IsoDate {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .format(Some(SchemaFormat::KnownFormat(KnownFormat::Date)))
+            .description(Some("A date, YYYY-MM-DD"))
+            .into()
+    }
+}
+
+impl ToSchema for IsoDate {
+    fn name() -> Cow<'static, str> {
+        Cow::Borrowed("Date")
+    }
+}
+
+/// `#[schema(value_type = Timestamp)]` for `DateTime<Utc>` fields: RFC 3339 in UTC.
+#[derive(Debug)]
+pub struct Timestamp;
+
+impl PartialSchema for Timestamp {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .format(Some(SchemaFormat::KnownFormat(KnownFormat::DateTime)))
+            .description(Some("An instant, RFC 3339 in UTC"))
+            .into()
+    }
+}
+
+impl ToSchema for Timestamp {
+    fn name() -> Cow<'static, str> {
+        Cow::Borrowed("Timestamp")
+    }
+}
+
+impl PartialSchema for Ticker {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .pattern(Some(TICKER_PATTERN))
+            .description(Some("An underlying symbol, upper case"))
+            .into()
+    }
+}
+
+impl ToSchema for Ticker {
+    fn name() -> Cow<'static, str> {
+        Cow::Borrowed("Ticker")
+    }
+}
+
+/// A string enum listing every code of a stored enum (its serde form).
+fn code_schema<E: WireEnum>() -> RefOr<Schema> {
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .enum_values(Some(E::ALL.iter().map(|code| code.as_str())))
+        .description(Some(format!("A {} code", E::WHAT)))
+        .into()
+}
+
+/// Stand-ins for the stored enums of `optics_schemas` (which carry no utoipa derive): each
+/// lists the enum's codes, read from [`WireEnum::ALL`], so it cannot drift from serde.
+macro_rules! code_schemas {
+    ($($(#[$meta:meta])* $marker:ident => $code:ty, $name:literal;)+) => {$(
+        $(#[$meta])*
+        #[derive(Debug)]
+        pub struct $marker;
+
+        impl PartialSchema for $marker {
+            fn schema() -> RefOr<Schema> {
+                code_schema::<$code>()
+            }
+        }
+
+        impl ToSchema for $marker {
+            fn name() -> Cow<'static, str> {
+                Cow::Borrowed($name)
+            }
+        }
+    )+};
+}
+
+code_schemas! {
+    /// `#[schema(value_type = SettlementCode)]` for [`SettlementStyle`]: `AM` or `PM`.
+    SettlementCode => SettlementStyle, "SettlementStyle";
+    /// `#[schema(value_type = ForwardSourceCode)]` for [`ForwardSource`]: `parity` or `carry`.
+    ForwardSourceCode => ForwardSource, "ForwardSource";
+    /// `#[schema(value_type = AssetClassCode)]` for [`AssetClass`]: `INDEX`, `ETF`, `STOCK`.
+    AssetClassCode => AssetClass, "AssetClass";
+    /// `#[schema(value_type = OptionTypeCode)]` for [`OptionType`]: `C` or `P`.
+    OptionTypeCode => OptionType, "OptionType";
 }
 
 fn reconcile(operation: &mut Operation, spec: &EndpointSpec) {
@@ -264,13 +710,14 @@ fn param_schema(p: &ParamSpec) -> Schema {
                 .map(Into::into),
         ),
         ParamKind::Date => string().format(Some(SchemaFormat::KnownFormat(KnownFormat::Date))),
-        ParamKind::Symbol => string().pattern(Some(r"^\^?[A-Za-z0-9.\-]{1,12}$")),
+        ParamKind::Symbol => string().pattern(Some(TICKER_PATTERN)),
         ParamKind::SymbolList { .. } | ParamKind::IntList { .. } | ParamKind::NameList => {
             string().description(Some("Comma-separated"))
         }
         ParamKind::Text => string(),
         ParamKind::Number => ObjectBuilder::new().schema_type(Type::Number),
         ParamKind::Array => ObjectBuilder::new().schema_type(Type::Array),
+        ParamKind::Object => ObjectBuilder::new().schema_type(Type::Object),
     };
     Schema::Object(object.build())
 }

@@ -10,7 +10,8 @@ use std::sync::Arc;
 use axum::Router;
 use axum::http::StatusCode;
 use chain_support::{
-    MemoryMarket, ONE_SIDED_CALL_STRIKE, SPOT, UNLISTED_PUT_STRIKE, expirations, spy_rows,
+    MemoryMarket, ONE_SIDED_CALL_STRIKE, SPOT, SPX_PAST_FORWARD, SPX_SPOT, UNLISTED_PUT_STRIKE,
+    expirations, share_volumes, spx_expirations, spx_rows, spy_rows,
 };
 use chrono::{DateTime, NaiveDate, TimeZone, Utc};
 use common::{friday_morning, get, state_at};
@@ -344,9 +345,11 @@ async fn stock_reports_the_chain_price_and_the_profile() {
     assert_eq!(data["sector"], "Information Technology");
     assert_eq!(data["market_cap"], "$3.45T");
     assert_eq!(data["beta"], "1.21");
-    assert_eq!(data["volume"], Value::Null);
     assert_eq!(data["earnings_date"], Value::Null);
     assert_eq!(data["data_type"], "LIVE");
+    assert_eq!(data["priced_on_forward"], false);
+    // The coverage data has no industry: no field rather than a permanent null.
+    assert!(data.get("industry").is_none(), "{data}");
 
     // Option volume summed here over the rows (missing sides count nothing).
     let total: u64 = spy_rows()
@@ -363,8 +366,176 @@ async fn stock_reports_the_chain_price_and_the_profile() {
     assert_eq!(data["sector"], Value::Null);
     assert_eq!(data["beta"], "1.00");
 
-    error(&app, "/stock/NOCH", StatusCode::FAILED_DEPENDENCY).await;
+    let body = error(&app, "/stock/NOCH", StatusCode::FAILED_DEPENDENCY).await;
+    assert_eq!(body["upstream"], true, "{body}");
     error(&app, "/stock/QQQQ", StatusCode::NOT_FOUND).await;
+}
+
+/// The last (date, shares) of `symbol`'s bars on or before `day`, found here.
+fn last_bar_on_or_before(symbol: &str, day: NaiveDate) -> Option<(NaiveDate, u64)> {
+    share_volumes()
+        .remove(symbol)?
+        .into_iter()
+        .filter(|(date, _)| *date <= day)
+        .max_by_key(|(date, _)| *date)
+}
+
+#[tokio::test]
+async fn stock_volume_is_the_last_session_of_the_daily_bars() {
+    let app = app();
+    let session = chain_support::trade_date();
+    // AAPL: a bar on the chain's session (and a later one, which is not used).
+    let (date, shares) = last_bar_on_or_before("AAPL", session).unwrap();
+    assert_eq!(date, session);
+    let data = fetch(&app, "/stock/AAPL").await;
+    assert_eq!(data["volume_shares"], shares);
+    assert_eq!(data["volume_date"], date.to_string());
+    #[allow(clippy::cast_precision_loss)]
+    let millions = shares as f64 / 1e6;
+    assert_eq!(data["volume"], format!("{millions:.2}M"));
+    assert_eq!(data["volume"], "48.13M");
+
+    // SPY: the bars stop the session before the chain's; that session is reported.
+    let (date, shares) = last_bar_on_or_before("SPY", session).unwrap();
+    assert!(date < session);
+    let data = fetch(&app, "/stock/SPY").await;
+    assert_eq!(data["volume_shares"], shares);
+    assert_eq!(data["volume_date"], date.to_string());
+    #[allow(clippy::cast_precision_loss)]
+    let millions = shares as f64 / 1e6;
+    assert_eq!(data["volume"], format!("{millions:.2}M"));
+
+    // A cash index trades no shares: null, not "0"; SPY-like ETFs without bars: null.
+    let data = fetch(&app, "/stock/SPX").await;
+    assert_eq!(data["volume"], Value::Null);
+    assert_eq!(data["volume_shares"], Value::Null);
+    let mut market = MemoryMarket::spy();
+    market.coverage = Arc::new(optics_api::market::Coverage {
+        companies: chain_support::companies(),
+        ..Default::default()
+    });
+    let bare = router(state_at(friday_morning()).with_market_data(Arc::new(market)));
+    let data = fetch(&bare, "/stock/AAPL").await;
+    assert_eq!(data["volume"], Value::Null);
+    assert_eq!(data["volume_date"], Value::Null);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cash indices: priced on the forward
+
+#[tokio::test]
+async fn index_chains_report_the_forward_not_the_spot() {
+    let app = app();
+    let listed = spx_expirations();
+    let (nearest, nearest_forward, _) = listed[0];
+    let (december, december_forward, _) = listed[2];
+    // The fixture's forwards are far from the spot: quoting the spot would be caught.
+    assert!((nearest_forward - SPX_SPOT).abs() > 1.0);
+
+    let data = fetch(&app, "/chain/SPX").await;
+    assert_eq!(data["priced_on_forward"], true);
+    assert_eq!(data["stock_price"], nearest_forward);
+    assert_eq!(
+        data["forwards"][nearest.to_string()]["forward"],
+        nearest_forward
+    );
+    // With another expiration chosen, the price is that expiration's forward.
+    let data = fetch(&app, &format!("/chain/SPX?expiration={december}")).await;
+    assert_eq!(data["stock_price"], december_forward);
+    let rows = data["chains"][december.to_string()].as_array().unwrap();
+    let stored: Vec<ChainRow> = spx_rows()
+        .into_iter()
+        .filter(|r| r.expiration == december)
+        .collect();
+    for json in rows {
+        let strike = json["Strike"].as_f64().unwrap();
+        assert_row_matches(json, stored.iter().find(|r| r.strike == strike).unwrap());
+    }
+    // The window is centred on the forward: 20 strikes below it, 20 at or above.
+    assert_eq!(
+        strikes_of(&data["chains"][december.to_string()]),
+        window_strikes(&stored, december_forward, 20)
+    );
+
+    // An ETF is quoted on its spot.
+    let data = fetch(&app, "/chain/SPY").await;
+    assert_eq!(data["priced_on_forward"], false);
+    assert_eq!(data["stock_price"], SPOT);
+
+    // /stock: the nearest forward.
+    let data = fetch(&app, "/stock/SPX").await;
+    assert_eq!(data["price"], nearest_forward);
+    assert_eq!(data["priced_on_forward"], true);
+    assert_eq!(data["asset_class"], "INDEX");
+    assert_eq!(data["company_name"], "S&P 500 Index");
+
+    // /options-by-delta: the forward of the expiration searched.
+    let data = fetch(
+        &app,
+        &format!("/options-by-delta/SPX?expiration={december}"),
+    )
+    .await;
+    assert_eq!(data["stock_price"], december_forward);
+    assert_eq!(data["priced_on_forward"], true);
+
+    // /chain-at-time: that day's forward of the expiration, not the spot.
+    let data = fetch(
+        &app,
+        &format!("/chain-at-time/SPX?expiration={december}&trade_date=2026-11-19"),
+    )
+    .await;
+    assert_eq!(data["underlying_price"], SPX_PAST_FORWARD);
+    assert_eq!(data["pricing"]["forward"], SPX_PAST_FORWARD);
+    assert_eq!(data["priced_on_forward"], true);
+    let data = fetch(
+        &app,
+        "/chain-at-time/SPY?expiration=2026-12-18&trade_date=2026-11-19",
+    )
+    .await;
+    assert_eq!(data["priced_on_forward"], false);
+    assert_eq!(data["underlying_price"], SPOT);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Freshness
+
+/// The market state at `at`, worked out here from the session hours (not the API's code):
+/// Friday 2026-11-20 10:00 New York is in the regular session; Saturday is not.
+fn assert_session_fields(data: &Value, open: bool, path: &str) {
+    assert_eq!(data["is_market_hours"], open, "{path}: {data}");
+    assert_eq!(
+        data["data_freshness"],
+        if open { "LIVE" } else { "EOD" },
+        "{path}"
+    );
+    let message = data["message"].as_str().unwrap_or_default();
+    let expected = if open { "Market open" } else { "weekend" };
+    assert!(message.contains(expected), "{path}: {message}");
+}
+
+#[tokio::test]
+async fn the_family_carries_the_market_state_at_the_top_of_data() {
+    let saturday = Utc.with_ymd_and_hms(2026, 11, 21, 15, 0, 0).unwrap();
+    for (at, open) in [(friday_morning(), true), (saturday, false)] {
+        let app = app_at(at);
+        for path in [
+            "/chain/SPY",
+            "/expirations/SPY",
+            "/stock/SPY",
+            "/options-by-delta/SPY",
+        ] {
+            let data = fetch(&app, path).await;
+            assert_session_fields(&data, open, path);
+        }
+        // The nested block these payloads carried first stays, with the same values.
+        for path in ["/chain/SPY", "/expirations/SPY", "/stock/SPY"] {
+            let data = fetch(&app, path).await;
+            for key in ["is_market_hours", "data_freshness", "message"] {
+                assert_eq!(data["freshness"][key], data[key], "{path} {key}");
+            }
+            assert_eq!(data["freshness"]["trade_date"], "2026-11-20", "{path}");
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -608,13 +779,19 @@ async fn chain_at_time_refuses_dates_it_cannot_serve() {
             .contains("No end-of-day chain"),
         "{body}"
     );
+    assert_eq!(body["upstream"], true, "{body}");
     // An expiration not carried that day: 424.
-    error(
+    let body = error(
         &app,
         &at("2026-11-27", "2026-11-19"),
         StatusCode::FAILED_DEPENDENCY,
     )
     .await;
+    assert_eq!(body["upstream"], true, "{body}");
+    assert!(
+        body["error"].as_str().unwrap().contains("2026-11-27"),
+        "{body}"
+    );
     // The session in progress has not closed (Friday 10:00 New York).
     error(
         &app,
@@ -670,10 +847,11 @@ async fn chain_at_time_refuses_dates_it_cannot_serve() {
 
     // After Friday's close the Friday session counts as closed (and is not carried: 424).
     let evening = Utc.with_ymd_and_hms(2026, 11, 20, 22, 0, 0).unwrap();
-    error(
+    let body = error(
         &app_at(evening),
         &at("2026-12-18", "2026-11-20"),
         StatusCode::FAILED_DEPENDENCY,
     )
     .await;
+    assert_eq!(body["upstream"], true, "{body}");
 }

@@ -271,3 +271,77 @@ async fn the_full_router_lists_the_platform_and_every_mounted_data_route() {
     let answer = get(&app, "/api/mcp/data/chain/SPY", &[]).await;
     assert_ne!(answer.status, StatusCode::NOT_FOUND, "{}", answer.text());
 }
+
+#[tokio::test]
+async fn the_reference_lists_response_fields_from_the_payload_types() {
+    let text = get(
+        &router(state_at(friday_morning())),
+        "/api/mcp/data/docs",
+        &[],
+    )
+    .await
+    .text();
+    let section = |slug: &str| -> String {
+        let start = text
+            .find(&format!("<a id=\"{slug}\"></a>"))
+            .unwrap_or_else(|| panic!("no section {slug}"));
+        let rest = &text[start..];
+        let end = rest[1..].find("<a id=").map_or(rest.len(), |i| i + 1);
+        rest[..end].to_owned()
+    };
+    let chain = section("chain");
+    for row in [
+        "| `strike_window.truncated` | boolean |",
+        "| `chains.<key>[].Call Bid` | number or null |",
+        "| `chains.<key>[].IV Call` | number or null |",
+        "| `chains.<key>[].Rho Put` | number or null |",
+        "| `chains.<key>[].Put OI` | integer or null |",
+        "| `priced_on_forward` | boolean |",
+        "| `is_market_hours` | boolean |",
+        "| `data_freshness` | one of LIVE, EOD |",
+        "| `expirations` | list of date |",
+    ] {
+        assert!(chain.contains(row), "{row} missing from\n{chain}");
+    }
+    // Descriptions come from the doc comments.
+    assert!(chain.contains("Implied volatility of the call's mid, decimal."));
+    let stock = section("stock");
+    assert!(
+        stock.contains("| `company_name` | string or null |"),
+        "{stock}"
+    );
+    assert!(
+        stock.contains("| `volume_date` | date or null |"),
+        "{stock}"
+    );
+    assert!(!stock.contains("`industry`"), "{stock}");
+    assert!(section("options-by-delta").contains("| `iv_pct` | number |"));
+    assert!(section("index").contains("| `endpoints[].slug` | string |"));
+}
+
+#[tokio::test]
+async fn the_reference_describes_the_access_rules_the_binary_enforces() {
+    let text = get(
+        &router(state_at(friday_morning())),
+        "/api/mcp/data/docs",
+        &[],
+    )
+    .await
+    .text();
+    assert!(!text.contains("not enforced"), "stale wording");
+    for fact in [
+        "Authorization: Bearer",
+        "401",
+        "403",
+        "upgrade_required",
+        "X-RateLimit-Limit-Minute",
+        "X-RateLimit-Remaining-Minute",
+        "X-RateLimit-Limit-Hour",
+        "X-RateLimit-Remaining-Hour",
+        "X-Monthly-Budget-Remaining",
+        "Retry-After",
+        "budget_exceeded",
+    ] {
+        assert!(text.contains(fact), "{fact} missing");
+    }
+}

@@ -5,12 +5,20 @@
 //! reshapes them: quotes, IV and Greeks come from the chain rows compute published (per share,
 //! IV as a decimal, so every payload that carries IV says `iv_units: "decimal"`).
 //!
+//! Every payload derives `ToSchema`: [`data_schemas`] hands the types to the OpenAPI document
+//! and the served reference, so both list exactly the fields serialized here.
+//!
 //! Rules shared by the family:
 //! - an unknown or uncovered ticker is a 400/404 ([`AppState::covered_ticker`]); a covered ticker
 //!   without a chain yet, or a past session that is not carried, is a 424;
 //! - an `expiration` that is not listed is a 400 naming the listed ones;
 //! - `data_type` is `LIVE` only while the session is open **and** the chain belongs to that
-//!   session; a chain from an earlier session is `EOD` whatever the clock says.
+//!   session; a chain from an earlier session is `EOD` whatever the clock says;
+//! - the market state (`is_market_hours`, `data_freshness`, `message`) sits at the top of
+//!   `data`, where gex and flow put it ([`SessionState`]); chain, expirations and stock also keep
+//!   the nested `freshness` block they carried first;
+//! - cash indices are priced on the forward (Black-76): their `stock_price` is the forward of
+//!   the expiration shown, and `priced_on_forward` says so.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -22,11 +30,15 @@ use optics_schemas::{
     AssetClass, ChainRow, ChainSide, Company, ForwardSource, PricingModelCode, SettlementStyle,
 };
 use serde::Serialize;
+use utoipa::ToSchema;
 
 use crate::envelope::{Envelope, ok};
 use crate::error::ApiError;
 use crate::freshness::{DataFreshness, Freshness};
-use crate::market::ChainView;
+use crate::market::{ChainView, quoted_price};
+use crate::openapi::{
+    AssetClassCode, DataSchema, ForwardSourceCode, IsoDate, SettlementCode, Timestamp,
+};
 use crate::params::{ClampNotice, QueryParams};
 use crate::registry::DATA_PREFIX;
 use crate::state::AppState;
@@ -40,6 +52,41 @@ pub const IV_UNITS_DECIMAL: &str = "decimal";
 pub const MAX_SEARCH_QUERY_CHARS: usize = 64;
 
 type Answer<T> = Result<Json<Envelope<T>>, ApiError>;
+
+/// The payload type of each endpoint of the family, for the OpenAPI document and the reference.
+pub fn data_schemas() -> Vec<DataSchema> {
+    vec![
+        DataSchema::of::<ExpirationsPayload>("expirations"),
+        DataSchema::of::<ChainPayload>("chain"),
+        DataSchema::of::<StockPayload>("stock"),
+        DataSchema::of::<SearchPayload>("search"),
+        DataSchema::of::<OptionByDeltaPayload>("options-by-delta"),
+        DataSchema::of::<ChainAtTimePayload>("chain-at-time"),
+    ]
+}
+
+/// The market state at the top of `data`, as gex and flow carry it. `data_freshness` is the
+/// market's (`LIVE` while a session is open); `data_type` says whether the payload's own data
+/// belongs to that session.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+pub struct SessionState {
+    /// True during a regular NYSE session.
+    pub is_market_hours: bool,
+    /// `LIVE` during a regular session, `EOD` otherwise.
+    pub data_freshness: DataFreshness,
+    /// One sentence: open or closed, which session's data, and when that changes.
+    pub message: String,
+}
+
+impl From<&Freshness> for SessionState {
+    fn from(freshness: &Freshness) -> Self {
+        Self {
+            is_market_hours: freshness.is_market_hours,
+            data_freshness: freshness.data_freshness,
+            message: freshness.message.clone(),
+        }
+    }
+}
 
 // ---------------------------------------------------------------------------------------------
 // Shared reads
@@ -105,34 +152,42 @@ fn data_type(freshness: &Freshness, chain_trade_date: NaiveDate) -> DataFreshnes
 // /expirations/{ticker}
 
 /// `GET /expirations/{ticker}`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct ExpirationsPayload {
     /// The underlying.
     pub ticker: Ticker,
     /// Listed expirations, nearest first.
+    #[schema(value_type = Vec<IsoDate>)]
     pub expirations: Vec<NaiveDate>,
     /// How many.
     pub count: usize,
     /// Each expiration with its calendar days from the chain's trade date.
     pub details: Vec<ExpirationDetail>,
     /// The session the listing comes from.
+    #[schema(value_type = IsoDate)]
     pub trade_date: NaiveDate,
     /// When the chain was priced (UTC).
+    #[schema(value_type = Timestamp)]
     pub as_of: DateTime<Utc>,
-    /// `LIVE` or `EOD`.
+    /// `LIVE` when the listing belongs to the session in progress, `EOD` otherwise.
     pub data_type: DataFreshness,
-    /// Market state now.
+    /// Market state now (top level, as on gex and flow).
+    #[serde(flatten)]
+    pub session: SessionState,
+    /// Market state now, with the session's date (the block this payload carried first).
     pub freshness: Freshness,
 }
 
 /// One listed expiration.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct ExpirationDetail {
     /// The date.
+    #[schema(value_type = IsoDate)]
     pub expiration: NaiveDate,
     /// Calendar days from the chain's trade date.
     pub dte: i32,
     /// Settlements listed on that date (`AM`, `PM`).
+    #[schema(value_type = Vec<SettlementCode>)]
     pub settlements: Vec<SettlementStyle>,
 }
 
@@ -165,6 +220,7 @@ pub async fn expirations(
         trade_date: chain.trade_date,
         as_of: chain.as_of,
         data_type: data_type(&freshness, chain.trade_date),
+        session: SessionState::from(&freshness),
         freshness,
     }))
 }
@@ -176,28 +232,38 @@ pub async fn expirations(
 /// dollars per share, IV decimal, Greeks per share in the units of
 /// [`optics_schemas::ChainGreeks`], volume and open interest in contracts. A value the side
 /// does not have (not listed, no two-sided quote, no IV) is `null`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[schema(as = ChainRow)]
 pub struct ChainRowPayload {
     /// Strike, dollars.
     #[serde(rename = "Strike")]
     pub strike: f64,
     /// `AM` or `PM` settlement of the series.
     #[serde(rename = "Settlement")]
+    #[schema(value_type = SettlementCode)]
     pub settlement: SettlementStyle,
+    /// Best bid of the call, dollars per share.
     #[serde(rename = "Call Bid")]
     pub call_bid: Option<f64>,
+    /// Best ask of the call, dollars per share.
     #[serde(rename = "Call Ask")]
     pub call_ask: Option<f64>,
+    /// Mid of the call's two-sided quote, dollars per share.
     #[serde(rename = "Call Mid")]
     pub call_mid: Option<f64>,
+    /// Last trade of the call, dollars per share.
     #[serde(rename = "Call Last")]
     pub call_last: Option<f64>,
+    /// Best bid of the put, dollars per share.
     #[serde(rename = "Put Bid")]
     pub put_bid: Option<f64>,
+    /// Best ask of the put, dollars per share.
     #[serde(rename = "Put Ask")]
     pub put_ask: Option<f64>,
+    /// Mid of the put's two-sided quote, dollars per share.
     #[serde(rename = "Put Mid")]
     pub put_mid: Option<f64>,
+    /// Last trade of the put, dollars per share.
     #[serde(rename = "Put Last")]
     pub put_last: Option<f64>,
     /// Implied volatility of the call's mid, decimal.
@@ -206,36 +272,40 @@ pub struct ChainRowPayload {
     /// Implied volatility of the put's mid, decimal.
     #[serde(rename = "IV Put")]
     pub iv_put: Option<f64>,
+    /// Delta of the call, per share.
     #[serde(rename = "Delta Call")]
     pub delta_call: Option<f64>,
+    /// Delta of the put, per share.
     #[serde(rename = "Delta Put")]
     pub delta_put: Option<f64>,
+    /// Gamma of the call, per $1 of the underlying.
     #[serde(rename = "Gamma Call")]
     pub gamma_call: Option<f64>,
+    /// Gamma of the put, per $1 of the underlying.
     #[serde(rename = "Gamma Put")]
     pub gamma_put: Option<f64>,
-    /// Dollars per calendar day.
+    /// Theta of the call, dollars per calendar day.
     #[serde(rename = "Theta Call")]
     pub theta_call: Option<f64>,
-    /// Dollars per calendar day.
+    /// Theta of the put, dollars per calendar day.
     #[serde(rename = "Theta Put")]
     pub theta_put: Option<f64>,
-    /// Dollars per vol point.
+    /// Vega of the call, dollars per vol point.
     #[serde(rename = "Vega Call")]
     pub vega_call: Option<f64>,
-    /// Dollars per vol point.
+    /// Vega of the put, dollars per vol point.
     #[serde(rename = "Vega Put")]
     pub vega_put: Option<f64>,
-    /// Dollars per point of rate.
+    /// Rho of the call, dollars per point of rate.
     #[serde(rename = "Rho Call")]
     pub rho_call: Option<f64>,
-    /// Dollars per point of rate.
+    /// Rho of the put, dollars per point of rate.
     #[serde(rename = "Rho Put")]
     pub rho_put: Option<f64>,
-    /// Dollars per point of yield.
+    /// Epsilon of the call, dollars per point of yield.
     #[serde(rename = "Epsilon Call")]
     pub epsilon_call: Option<f64>,
-    /// Dollars per point of yield.
+    /// Epsilon of the put, dollars per point of yield.
     #[serde(rename = "Epsilon Put")]
     pub epsilon_put: Option<f64>,
     /// Time value of the call's mid, dollars per share.
@@ -244,16 +314,16 @@ pub struct ChainRowPayload {
     /// Time value of the put's mid, dollars per share.
     #[serde(rename = "Extrinsic Put")]
     pub extrinsic_put: Option<f64>,
-    /// Contracts traded this session.
+    /// Call contracts traded this session.
     #[serde(rename = "Call Volume")]
     pub call_volume: Option<u64>,
-    /// Contracts traded this session.
+    /// Put contracts traded this session.
     #[serde(rename = "Put Volume")]
     pub put_volume: Option<u64>,
-    /// Open interest, contracts.
+    /// Open interest of the call, contracts.
     #[serde(rename = "Call OI")]
     pub call_oi: Option<u64>,
-    /// Open interest, contracts.
+    /// Open interest of the put, contracts.
     #[serde(rename = "Put OI")]
     pub put_oi: Option<u64>,
     /// OCC symbol of the call.
@@ -306,11 +376,12 @@ impl ChainRowPayload {
 }
 
 /// How one expiration was priced.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct ExpirationPricing {
     /// Forward of the expiration, dollars.
     pub forward: f64,
     /// `parity` (from call and put mids) or `carry` (spot × e^{(r − q)T}).
+    #[schema(value_type = ForwardSourceCode)]
     pub forward_source: ForwardSource,
     /// Strikes combined into a parity forward (0 for carry).
     pub forward_strike_count: u32,
@@ -339,11 +410,12 @@ impl ExpirationPricing {
 }
 
 /// `strike_window`: how the rows were trimmed around the money.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct StrikeWindow {
     /// Strikes kept per side of the centre; 0 = the full chain.
     pub strikes_around: usize,
-    /// The centre of every expiration's window: its forward (the at-the-money strike level).
+    /// The centre of every expiration's window: `forward`, its forward (the at-the-money
+    /// strike level).
     pub centre: &'static str,
     /// True when any expiration lost rows.
     pub truncated: bool,
@@ -354,34 +426,43 @@ pub struct StrikeWindow {
 }
 
 /// `GET /chain/{ticker}`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct ChainPayload {
     /// The underlying.
     pub ticker: Ticker,
-    /// The price the chain is quoted against: spot for stocks and ETFs, the nearest forward
-    /// for cash indices.
+    /// The price the chain is quoted against, dollars: the spot for stocks and ETFs; for cash
+    /// indices the forward of the first expiration returned.
     pub stock_price: f64,
     /// Whether the chain is priced on the forward (Black-76, cash indices).
     pub priced_on_forward: bool,
     /// The expirations returned, nearest first.
+    #[schema(value_type = Vec<IsoDate>)]
     pub expirations: Vec<NaiveDate>,
-    /// Rows by expiration, each sorted by settlement then strike.
+    /// Rows by expiration (`YYYY-MM-DD` keys), each sorted by settlement then strike.
+    #[schema(value_type = BTreeMap<String, Vec<ChainRowPayload>>)]
     pub chains: BTreeMap<NaiveDate, Vec<ChainRowPayload>>,
-    /// Forward, its source and the carry of each returned expiration.
+    /// Forward, its source and the carry of each returned expiration (`YYYY-MM-DD` keys).
+    #[schema(value_type = BTreeMap<String, ExpirationPricing>)]
     pub forwards: BTreeMap<NaiveDate, ExpirationPricing>,
     /// Every listed expiration (for paging with `expiration`).
+    #[schema(value_type = Vec<IsoDate>)]
     pub available_expirations: Vec<NaiveDate>,
-    /// `LIVE` or `EOD`.
+    /// `LIVE` when the chain belongs to the session in progress, `EOD` otherwise.
     pub data_type: DataFreshness,
     /// The window applied.
     pub strike_window: StrikeWindow,
     /// Always `decimal`: `IV Call`/`IV Put` are decimals.
     pub iv_units: &'static str,
     /// The session the chain belongs to.
+    #[schema(value_type = IsoDate)]
     pub trade_date: NaiveDate,
     /// When it was priced (UTC).
+    #[schema(value_type = Timestamp)]
     pub as_of: DateTime<Utc>,
-    /// Market state now.
+    /// Market state now (top level, as on gex and flow).
+    #[serde(flatten)]
+    pub session: SessionState,
+    /// Market state now, with the session's date (the block this payload carried first).
     pub freshness: Freshness,
     /// Parameters moved into their documented range.
     pub clamped: Vec<ClampNotice>,
@@ -447,10 +528,15 @@ pub async fn chain(
         chains.insert(expiration, kept);
     }
 
+    // An index's expirations each have their own forward: quote the first one shown.
+    let stock_price = selected
+        .first()
+        .and_then(|&expiration| view.price_for(expiration))
+        .unwrap_or_else(|| view.stock_price());
     let freshness = state.freshness();
     Ok(ok(ChainPayload {
         ticker,
-        stock_price: view.stock_price(),
+        stock_price,
         priced_on_forward: view.priced_on_forward(),
         expirations: selected,
         chains,
@@ -467,6 +553,7 @@ pub async fn chain(
         iv_units: IV_UNITS_DECIMAL,
         trade_date: view.trade_date,
         as_of: view.as_of,
+        session: SessionState::from(&freshness),
         freshness,
         clamped: params.clamp_notices(),
     }))
@@ -476,38 +563,52 @@ pub async fn chain(
 // /stock/{ticker}
 
 /// `GET /stock/{ticker}`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct StockPayload {
     /// The underlying.
     pub ticker: Ticker,
-    /// Dollars: the spot the chain is priced on (the nearest forward for cash indices).
+    /// Dollars: the spot the chain is priced on; for cash indices the forward of the nearest
+    /// expiration (`priced_on_forward`).
     pub price: f64,
+    /// Whether `price` is a forward (cash indices, priced with Black-76).
+    pub priced_on_forward: bool,
     /// Company, fund or index name.
     pub company_name: Option<String>,
     /// `INDEX`, `ETF` or `STOCK`.
+    #[schema(value_type = Option<AssetClassCode>)]
     pub asset_class: Option<AssetClass>,
     /// GICS sector; `null` for indices and broad ETFs.
     pub sector: Option<String>,
-    /// Industry: not in the coverage data, always `null`.
-    pub industry: Option<String>,
     /// Market capitalisation, formatted (`$3.45T`); `null` for funds and indices.
     pub market_cap: Option<String>,
-    /// Underlying share volume, formatted: the options feed does not carry it, `null`.
+    /// Shares traded in the last session of the daily bars on or before `trade_date`,
+    /// formatted (`52.31M`); `null` for cash indices (not traded) and without bars.
     pub volume: Option<String>,
+    /// The same volume, shares.
+    pub volume_shares: Option<u64>,
+    /// The session `volume` is from.
+    #[schema(value_type = Option<IsoDate>)]
+    pub volume_date: Option<NaiveDate>,
     /// Option contracts traded this session across the chain, formatted (`1.25M`).
     pub options_volume: String,
     /// Beta to SPY, formatted to two decimals.
     pub beta: Option<String>,
     /// Next earnings report on or after the chain's session, from the reference data; `null`
     /// when none is scheduled.
+    #[schema(value_type = Option<IsoDate>)]
     pub earnings_date: Option<NaiveDate>,
     /// The session the price belongs to.
+    #[schema(value_type = IsoDate)]
     pub trade_date: NaiveDate,
     /// When it was priced (UTC).
+    #[schema(value_type = Timestamp)]
     pub as_of: DateTime<Utc>,
-    /// `LIVE` or `EOD`.
+    /// `LIVE` when the price belongs to the session in progress, `EOD` otherwise.
     pub data_type: DataFreshness,
-    /// Market state now.
+    /// Market state now (top level, as on gex and flow).
+    #[serde(flatten)]
+    pub session: SessionState,
+    /// Market state now, with the session's date (the block this payload carried first).
     pub freshness: Freshness,
 }
 
@@ -557,21 +658,32 @@ pub async fn stock(State(state): State<AppState>, ticker: Ticker) -> Answer<Stoc
     // Exact below 2^53 contracts, far beyond any session.
     #[allow(clippy::cast_precision_loss)]
     let options_volume = format_magnitude(options_volume as f64);
+    // A cash index's bars carry no shares: it is not traded.
+    let is_index = company.is_some_and(|c| c.asset_class == AssetClass::Index);
+    let share_volume = coverage
+        .share_volume(ticker.as_str(), view.trade_date)
+        .filter(|_| !is_index);
+    // Exact below 2^53 shares.
+    #[allow(clippy::cast_precision_loss)]
+    let volume = share_volume.map(|(_, shares)| format_magnitude(shares as f64));
     let freshness = state.freshness();
     Ok(ok(StockPayload {
         price,
+        priced_on_forward: view.priced_on_forward(),
         company_name: company.map(|c| c.name.clone()),
         asset_class: company.map(|c| c.asset_class),
         sector: company.and_then(|c| c.sector.clone()),
-        industry: None,
         market_cap: company.and_then(|c| c.market_cap).map(format_dollars),
-        volume: None,
+        volume,
+        volume_shares: share_volume.map(|(_, shares)| shares),
+        volume_date: share_volume.map(|(date, _)| date),
         options_volume,
         beta: company.map(|c| format!("{:.2}", c.beta_spy)),
         earnings_date: coverage.next_earnings(ticker.as_str(), view.trade_date),
         trade_date: view.trade_date,
         as_of: view.as_of,
         data_type: data_type(&freshness, view.trade_date),
+        session: SessionState::from(&freshness),
         freshness,
         ticker,
     }))
@@ -581,7 +693,7 @@ pub async fn stock(State(state): State<AppState>, ticker: Ticker) -> Answer<Stoc
 // /search
 
 /// One match of `/search`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct SearchResult {
     /// The symbol.
     pub symbol: String,
@@ -593,13 +705,14 @@ pub struct SearchResult {
     /// for funds and indices (no market cap).
     pub market_cap_tier: Option<&'static str>,
     /// `INDEX`, `ETF` or `STOCK`.
+    #[schema(value_type = AssetClassCode)]
     pub asset_class: AssetClass,
     /// How it matched: `symbol`, `symbol_prefix`, `name_prefix`, `name`, `symbol_contains`.
     pub matched_on: &'static str,
 }
 
 /// `GET /search`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct SearchPayload {
     /// The query as given (trimmed).
     pub query: String,
@@ -714,7 +827,7 @@ pub async fn search(State(state): State<AppState>, params: QueryParams) -> Answe
 // /options-by-delta/{ticker}
 
 /// `GET /options-by-delta/{ticker}`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct OptionByDeltaPayload {
     /// The underlying.
     pub ticker: Ticker,
@@ -725,6 +838,7 @@ pub struct OptionByDeltaPayload {
     /// Strike, dollars.
     pub strike: f64,
     /// `AM` or `PM`.
+    #[schema(value_type = SettlementCode)]
     pub settlement: SettlementStyle,
     /// The contract's delta from the chain (negative for puts).
     pub actual_delta: f64,
@@ -745,17 +859,24 @@ pub struct OptionByDeltaPayload {
     /// `decimal` (the unit of `iv`).
     pub iv_units: &'static str,
     /// The expiration searched.
+    #[schema(value_type = IsoDate)]
     pub expiration: NaiveDate,
     /// Calendar days to it.
     pub dte: i32,
-    /// The price the chain is quoted against.
+    /// The price the expiration is quoted against, dollars: the spot for stocks and ETFs,
+    /// the expiration's forward for cash indices.
     pub stock_price: f64,
-    /// Contracts.
+    /// Whether `stock_price` is a forward (cash indices, priced with Black-76).
+    pub priced_on_forward: bool,
+    /// Contracts traded this session.
     pub volume: Option<u64>,
-    /// Contracts.
+    /// Open interest, contracts.
     pub open_interest: Option<u64>,
-    /// `LIVE` or `EOD`.
+    /// `LIVE` when the chain belongs to the session in progress, `EOD` otherwise.
     pub data_type: DataFreshness,
+    /// Market state now (top level, as on gex and flow).
+    #[serde(flatten)]
+    pub session: SessionState,
     /// Parameters moved into their documented range.
     pub clamped: Vec<ClampNotice>,
 }
@@ -820,10 +941,12 @@ pub async fn options_by_delta(
         iv_units: IV_UNITS_DECIMAL,
         expiration,
         dte: row.dte,
-        stock_price: view.stock_price(),
+        stock_price: quoted_price(row),
+        priced_on_forward: view.priced_on_forward(),
         volume: side.volume,
         open_interest: side.open_interest,
         data_type: data_type(&freshness, view.trade_date),
+        session: SessionState::from(&freshness),
         clamped: params.clamp_notices(),
         ticker,
     }))
@@ -833,7 +956,7 @@ pub async fn options_by_delta(
 // /chain-at-time/{ticker}
 
 /// One side of a strike in `calls[]` / `puts[]` of `/chain-at-time`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct SideAtTime {
     /// Strike, dollars.
     pub strike: f64,
@@ -884,22 +1007,28 @@ impl SideAtTime {
 }
 
 /// `GET /chain-at-time/{ticker}`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct ChainAtTimePayload {
     /// The underlying.
     pub ticker: Ticker,
     /// The session whose close was used.
+    #[schema(value_type = IsoDate)]
     pub trade_date: NaiveDate,
     /// `close`: the rows are the end-of-day snapshot.
     pub time_of_day: &'static str,
     /// When the rows were priced (UTC).
+    #[schema(value_type = Timestamp)]
     pub as_of: DateTime<Utc>,
     /// The expiration.
+    #[schema(value_type = IsoDate)]
     pub expiration: NaiveDate,
     /// Calendar days from the trade date to the expiration.
     pub dte: i32,
-    /// The price the chain was quoted against that day (spot; the forward for cash indices).
+    /// The price the chain was quoted against that day, dollars: the spot; for cash indices
+    /// the expiration's forward.
     pub underlying_price: f64,
+    /// Whether `underlying_price` is a forward (cash indices, priced with Black-76).
+    pub priced_on_forward: bool,
     /// The forward of the expiration that day, and how it was obtained.
     pub pricing: ExpirationPricing,
     /// Rows with the keys of `/chain`, by settlement then strike.
@@ -968,10 +1097,6 @@ pub async fn chain_at_time(
             .then(a.strike.total_cmp(&b.strike))
     });
     let first = &rows[0];
-    let underlying_price = match first.model {
-        PricingModelCode::Bsm => first.spot,
-        PricingModelCode::Black76 => first.forward,
-    };
     let listed = |pick: fn(&ChainRow) -> &ChainSide| -> Vec<SideAtTime> {
         let mut sides: Vec<SideAtTime> = rows
             .iter()
@@ -989,7 +1114,8 @@ pub async fn chain_at_time(
         as_of: first.as_of,
         expiration,
         dte: first.dte,
-        underlying_price,
+        underlying_price: quoted_price(first),
+        priced_on_forward: first.model == PricingModelCode::Black76,
         pricing: ExpirationPricing::of(first),
         chain: rows.iter().map(ChainRowPayload::from_row).collect(),
         calls,

@@ -9,8 +9,12 @@
 //!    through [`crate::AppState::market_data`]; return `Result<Json<Envelope<T>>, ApiError>`
 //!    via [`crate::ok`]. Put [`crate::AppState::freshness`] and, for trimmed lists, the
 //!    [`crate::window`] block and `QueryParams::clamp_notices()` in the payload.
-//! 2. Annotate it with `#[utoipa::path(...)]` (path relative to the data prefix, as in the
-//!    registry) and list it in `openapi.rs`; parameters are filled in from the registry.
+//! 2. Derive `utoipa::ToSchema` on `T` and the structs it nests, and list it in the family's
+//!    `data_schemas()` as `DataSchema::of::<T>("<slug>")` (see [`crate::openapi`] for the
+//!    stand-ins of dates, timestamps and stored enums); add that function to
+//!    [`data_schemas`] once per family. The OpenAPI document then describes `data` with `T`
+//!    and the reference lists its fields. An endpoint without one is still documented, with
+//!    `data` as a plain object. Parameters always come from the registry.
 //! 3. Add `("<slug>", get(handler))` to [`data_routes`]. The slug must be the registry's; the
 //!    route is then mounted at the registry's path, listed in the index, counted, suggested by
 //!    `did_you_mean` and documented in `/docs` and `/openapi.json`.
@@ -25,7 +29,16 @@ pub mod strategy;
 
 use axum::routing::MethodRouter;
 
+use crate::openapi::DataSchema;
 use crate::state::AppState;
+
+/// The payload type of every endpoint whose family declares one, by registry slug: the
+/// `data` schema of its OpenAPI 200 response and the field list of its reference section.
+pub fn data_schemas() -> Vec<DataSchema> {
+    let mut schemas = platform::data_schemas();
+    schemas.extend(chain::data_schemas());
+    schemas
+}
 
 /// The data endpoints this build serves, by registry slug; nothing unimplemented is mounted
 /// or advertised. `me-usage` needs the token gate (it reads the caller it admitted).

@@ -31,6 +31,11 @@ pub const LAST_SESSION_PLACEHOLDER: &str = "{last_session}";
 /// Placeholder in examples for next month's standard monthly expiration.
 pub const MONTHLY_EXPIRY_PLACEHOLDER: &str = "{monthly_expiry}";
 
+/// The payload of the index (the documents are served as they are, outside the envelope).
+pub fn data_schemas() -> Vec<crate::openapi::DataSchema> {
+    vec![crate::openapi::DataSchema::of::<IndexPayload>("index")]
+}
+
 /// The platform routes by registry slug.
 pub fn routes() -> Vec<(&'static str, MethodRouter<AppState>)> {
     vec![
@@ -273,7 +278,7 @@ fn with_example_dates(text: &str, state: &AppState) -> String {
     summary = "Index of the served endpoints",
     description = "Every endpoint this server answers, with method, path, tier, parameters \
                    (defaults and bounds), budget cost, docs link and a runnable example.",
-    responses((status = 200, description = "The index", body = Envelope<IndexPayload>))
+    responses((status = 200, description = "The index"))
 )]
 pub async fn index(State(state): State<AppState>) -> Response {
     let body = with_example_dates(&state.catalogue.index_json, &state);
@@ -351,6 +356,7 @@ fn kind_word(kind: ParamKind) -> String {
         ParamKind::Text => "text".to_owned(),
         ParamKind::Number => "JSON number".to_owned(),
         ParamKind::Array => "JSON array".to_owned(),
+        ParamKind::Object => "JSON object".to_owned(),
     }
 }
 
@@ -363,9 +369,17 @@ fn cost_words(cost: Cost) -> String {
     }
 }
 
+/// A table cell: pipes escaped, on one line.
+fn cell(text: &str) -> String {
+    text.replace('|', "\\|").replace('\n', " ")
+}
+
 /// The served reference: the hand-written text, then one section per mounted endpoint grouped
-/// by family (anchors `#<slug>` and `#family-<slug>`, which the index links to).
+/// by family (anchors `#<slug>` and `#family-<slug>`, which the index links to), with its
+/// parameters from the registry and, where the family declares its payload type, the response
+/// fields from that type's schema.
 pub fn reference_markdown(registry: &Registry) -> String {
+    let data_schemas = crate::handlers::data_schemas();
     let mut out = String::with_capacity(REFERENCE_MARKDOWN.len() + 4096);
     out.push_str(REFERENCE_MARKDOWN);
     out.push_str("\n## Endpoints served by this build\n\n");
@@ -420,6 +434,25 @@ pub fn reference_markdown(registry: &Registry) -> String {
                         if p.required { "yes" } else { "no" },
                         p.default.unwrap_or("—"),
                         kind_word(p.kind)
+                    ));
+                }
+            }
+            let fields = data_schemas
+                .iter()
+                .find(|d| d.slug == spec.slug)
+                .map(crate::openapi::data_fields)
+                .unwrap_or_default();
+            if !fields.is_empty() {
+                out.push_str(
+                    "\nResponse fields, under `data` (`[]`: each item of a list, `<key>`: each \
+                     key of a map):\n\n| field | type | meaning |\n| --- | --- | --- |\n",
+                );
+                for field in fields {
+                    out.push_str(&format!(
+                        "| `{}` | {} | {} |\n",
+                        cell(&field.path),
+                        cell(&field.kind),
+                        cell(&field.description)
                     ));
                 }
             }

@@ -70,13 +70,14 @@ impl ChainView {
     /// stocks and ETFs, and for cash indices (priced on the forward) the forward of the nearest
     /// expiration.
     pub fn stock_price(&self) -> f64 {
-        let Some(first) = self.rows.first() else {
-            return f64::NAN;
-        };
-        match first.model {
-            PricingModelCode::Bsm => first.spot,
-            PricingModelCode::Black76 => first.forward,
-        }
+        self.rows.first().map_or(f64::NAN, quoted_price)
+    }
+
+    /// The price `expiration`'s rows are quoted against: the spot for stocks and ETFs, that
+    /// expiration's forward for cash indices (each expiration of an index has its own forward);
+    /// `None` when the expiration is not listed.
+    pub fn price_for(&self, expiration: NaiveDate) -> Option<f64> {
+        self.rows_of(expiration).first().map(quoted_price)
     }
 
     /// Whether the chain is priced on the forward (a cash index).
@@ -84,6 +85,16 @@ impl ChainView {
         self.rows
             .first()
             .is_some_and(|r| r.model == PricingModelCode::Black76)
+    }
+}
+
+/// The price a chain row is quoted against: the spot under Black-Scholes-Merton, the forward
+/// of its expiration under Black-76 (cash indices, which cannot be held and have no usable
+/// spot carry).
+pub fn quoted_price(row: &ChainRow) -> f64 {
+    match row.model {
+        PricingModelCode::Bsm => row.spot,
+        PricingModelCode::Black76 => row.forward,
     }
 }
 
@@ -110,6 +121,9 @@ pub struct Coverage {
     pub companies: Vec<Arc<Company>>,
     /// Earnings report dates per symbol, ascending (the newest `earnings` reference snapshot).
     pub earnings: BTreeMap<String, Vec<NaiveDate>>,
+    /// Shares traded per session and symbol, ascending by date (the newest `daily_bars`
+    /// reference snapshot). Shared: it is large and changes far less often than the rest.
+    pub share_volumes: Arc<BTreeMap<String, Vec<(NaiveDate, u64)>>>,
 }
 
 impl Coverage {
@@ -117,6 +131,14 @@ impl Coverage {
     pub fn next_earnings(&self, symbol: &str, from: NaiveDate) -> Option<NaiveDate> {
         let dates = self.earnings.get(symbol)?;
         dates.get(dates.partition_point(|d| *d < from)).copied()
+    }
+
+    /// The shares `symbol` traded in its last session on or before `on_or_before`, with that
+    /// session's date.
+    pub fn share_volume(&self, symbol: &str, on_or_before: NaiveDate) -> Option<(NaiveDate, u64)> {
+        let sessions = self.share_volumes.get(symbol)?;
+        let end = sessions.partition_point(|(date, _)| *date <= on_or_before);
+        end.checked_sub(1).map(|i| sessions[i])
     }
 
     /// The company of `symbol`.

@@ -8,8 +8,8 @@ use chrono::{DateTime, NaiveDate, Utc};
 use optics_compute::store::{MARKET_WIDE, Snapshot, SnapshotKey, SnapshotStore, StoreError};
 use optics_schemas::bus::snapshot_datasets;
 use optics_schemas::{
-    ChainRow, Company, Dataset, EarningsEvent, ExposureRow, ExposureSummaryRow, FlowSnapshotRow,
-    Record, SchemaError, SnapshotEvent,
+    ChainRow, Company, DailyBar, Dataset, EarningsEvent, ExposureRow, ExposureSummaryRow,
+    FlowSnapshotRow, Record, SchemaError, SnapshotEvent,
 };
 
 use super::history::{ChainHistory, HistoryError};
@@ -42,6 +42,8 @@ struct Latest {
     exposures: HashMap<String, Arc<ExposureView>>,
     flows: ByTicker<FlowView>,
     coverage: Arc<Coverage>,
+    /// Trade date and version of the `daily_bars` snapshot behind `coverage.share_volumes`.
+    share_volumes_stamp: Option<(NaiveDate, u64)>,
 }
 
 /// The snapshot store seen by the API: see the [module documentation](super).
@@ -139,7 +141,10 @@ impl StoreMarketData {
     /// Reloads what `event` announces (a newer version of a partition). Events of datasets
     /// the API does not hold are ignored.
     pub async fn apply(&self, event: &SnapshotEvent) -> Result<(), LoadError> {
-        if event.dataset == Dataset::Companies.name() || event.dataset == Dataset::Earnings.name() {
+        if event.dataset == Dataset::Companies.name()
+            || event.dataset == Dataset::Earnings.name()
+            || event.dataset == Dataset::DailyBars.name()
+        {
             return self.load_coverage().await;
         }
         if !LIVE_DATASETS.contains(&event.dataset.as_str()) {
@@ -175,9 +180,11 @@ impl StoreMarketData {
         }
         companies.sort_by(|a, b| a.symbol.cmp(&b.symbol));
         let earnings = self.load_earnings().await?;
+        let share_volumes = self.load_share_volumes().await?;
         self.write().coverage = Arc::new(Coverage {
             companies,
             earnings,
+            share_volumes,
         });
         self.bump();
         Ok(())
@@ -212,6 +219,48 @@ impl StoreMarketData {
             dates.dedup();
         }
         Ok(by_symbol)
+    }
+
+    /// Shares traded per symbol and session from the newest `daily_bars` reference snapshot
+    /// (empty without one). Years of bars: the held map is reused while that snapshot is
+    /// unchanged rather than decoded again on every poll.
+    async fn load_share_volumes(
+        &self,
+    ) -> Result<Arc<BTreeMap<String, Vec<(NaiveDate, u64)>>>, LoadError> {
+        let dataset = Dataset::DailyBars.name();
+        let held = Arc::clone(&self.read().coverage.share_volumes);
+        let Some(date) = self
+            .store
+            .latest_trade_date(dataset, MARKET_WIDE, None)
+            .await?
+        else {
+            return Ok(held);
+        };
+        let key = SnapshotKey::new(dataset, date, MARKET_WIDE);
+        let Some(file) = self.store.latest(&key).await? else {
+            return Ok(held);
+        };
+        if self.read().share_volumes_stamp == Some((date, file.version)) {
+            return Ok(held);
+        }
+        let Some(snapshot) = self.store.read(&key).await? else {
+            return Ok(held);
+        };
+        let mut by_symbol: BTreeMap<String, Vec<(NaiveDate, u64)>> = BTreeMap::new();
+        for batch in &snapshot.batches {
+            for bar in DailyBar::from_batch(batch)? {
+                by_symbol
+                    .entry(bar.symbol)
+                    .or_default()
+                    .push((bar.date, bar.volume));
+            }
+        }
+        for sessions in by_symbol.values_mut() {
+            sessions.sort_unstable();
+            sessions.dedup_by_key(|(date, _)| *date);
+        }
+        self.write().share_volumes_stamp = Some((date, snapshot.file.version));
+        Ok(Arc::new(by_symbol))
     }
 
     /// Decodes a snapshot and swaps it in, unless a newer one is already held.

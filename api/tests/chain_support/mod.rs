@@ -1,7 +1,8 @@
 //! A small hand-built market for the chain-family tests: SPY with three expirations of 81
 //! strikes each (500 to 700 by 2.5), priced with a Black-76 formula written here (not the
-//! pricing core's), a covered ticker without a chain, a coverage universe of a few companies,
-//! and end-of-day history for one past session.
+//! pricing core's), a cash index (SPX) priced on the forward with a forward per expiration
+//! well away from its spot, a covered ticker without a chain, a coverage universe of a few
+//! companies with their daily share volumes, and end-of-day history for one past session.
 
 #![allow(dead_code)]
 
@@ -34,6 +35,26 @@ pub fn as_of() -> DateTime<Utc> {
 /// SPY's spot.
 pub const SPOT: f64 = 600.4;
 
+/// SPX's spot: below every forward of the fixture, so a payload quoting the spot instead of
+/// the forward is caught.
+pub const SPX_SPOT: f64 = 6010.0;
+
+/// SPX's expirations (the dates of [`expirations`]) with their forward and ATM vol.
+pub fn spx_expirations() -> Vec<(NaiveDate, f64, f64)> {
+    expirations()
+        .into_iter()
+        .zip([(6012.5, 0.15), (6019.0, 0.17), (6036.0, 0.19)])
+        .map(|((date, _, _), (forward, vol))| (date, forward, vol))
+        .collect()
+}
+
+/// SPX's forward for 2026-12-18 at the close of [`past_session`].
+pub const SPX_PAST_FORWARD: f64 = 6027.5;
+
+/// Strikes of SPX: 5500 to 6500 by 12.5.
+pub fn spx_strikes() -> Vec<f64> {
+    (0..=80).map(|i| 5500.0 + 12.5 * f64::from(i)).collect()
+}
 /// The three listed expirations, with their forward and ATM vol.
 pub fn expirations() -> Vec<(NaiveDate, f64, f64)> {
     vec![
@@ -142,11 +163,52 @@ pub fn rows_for(
     forward: f64,
     atm_vol: f64,
 ) -> Vec<ChainRow> {
+    let quote = Quoting {
+        spot: SPOT,
+        model: PricingModelCode::Bsm,
+        strikes: strikes(),
+    };
+    priced_rows(
+        underlying, &quote, trade_date, as_of, expiration, forward, atm_vol,
+    )
+}
+
+/// What an underlying's rows are quoted against.
+pub struct Quoting {
+    /// Spot, dollars.
+    pub spot: f64,
+    /// `Bsm` for stocks and ETFs, `Black76` for cash indices (priced on the forward).
+    pub model: PricingModelCode,
+    /// Listed strikes, ascending.
+    pub strikes: Vec<f64>,
+}
+
+/// SPX's quoting.
+pub fn spx_quoting() -> Quoting {
+    Quoting {
+        spot: SPX_SPOT,
+        model: PricingModelCode::Black76,
+        strikes: spx_strikes(),
+    }
+}
+
+/// The rows of `underlying` quoted as `quote` says for one expiration.
+pub fn priced_rows(
+    underlying: &str,
+    quote: &Quoting,
+    trade_date: NaiveDate,
+    as_of: DateTime<Utc>,
+    expiration: NaiveDate,
+    forward: f64,
+    atm_vol: f64,
+) -> Vec<ChainRow> {
     let dte = i32::try_from((expiration - trade_date).num_days()).unwrap();
     // 16:00 New York is 21:00 UTC in November; at least a quarter of a day for the 0DTE.
     let years = (f64::from(dte) + 0.25) / 365.0;
-    strikes()
-        .into_iter()
+    quote
+        .strikes
+        .iter()
+        .copied()
         .enumerate()
         .map(|(i, strike)| {
             let vol = atm_vol + 0.0004 * (strike - forward).abs();
@@ -195,13 +257,13 @@ pub fn rows_for(
                 dte,
                 years_to_expiry: years,
                 strike,
-                spot: SPOT,
+                spot: quote.spot,
                 forward,
                 forward_source: ForwardSource::Parity,
                 forward_strike_count: 6,
                 rate: 0.043,
                 carry_yield: 0.012,
-                model: PricingModelCode::Bsm,
+                model: quote.model,
                 call,
                 put,
             }
@@ -217,6 +279,39 @@ pub fn spy_rows() -> Vec<ChainRow> {
             rows_for("SPY", trade_date(), as_of(), expiration, forward, vol)
         })
         .collect()
+}
+
+/// SPX's live chain, priced on the forward.
+pub fn spx_rows() -> Vec<ChainRow> {
+    let quote = spx_quoting();
+    spx_expirations()
+        .into_iter()
+        .flat_map(|(expiration, forward, vol)| {
+            priced_rows(
+                "SPX",
+                &quote,
+                trade_date(),
+                as_of(),
+                expiration,
+                forward,
+                vol,
+            )
+        })
+        .collect()
+}
+
+/// SPX's end of day on [`past_session`] for 2026-12-18 (forward [`SPX_PAST_FORWARD`]).
+pub fn spx_history_rows() -> Vec<ChainRow> {
+    let close = Utc.with_ymd_and_hms(2026, 11, 19, 21, 0, 0).unwrap();
+    priced_rows(
+        "SPX",
+        &spx_quoting(),
+        past_session(),
+        close,
+        NaiveDate::from_ymd_opt(2026, 12, 18).unwrap(),
+        SPX_PAST_FORWARD,
+        0.2,
+    )
 }
 
 /// AAPL's live chain: the nearest expiration only (spot [`SPOT`] too; only the profile
@@ -304,6 +399,7 @@ pub fn companies() -> Vec<Arc<Company>> {
             Some(150e6),
             0.7,
         ),
+        company("SPX", "S&P 500 Index", AssetClass::Index, None, None, 1.0),
         company(
             "NOCH",
             "No Chain Yet Corp.",
@@ -317,6 +413,29 @@ pub fn companies() -> Vec<Arc<Company>> {
     companies
 }
 
+/// Shares traded per session, as the daily bars carry them: AAPL has a bar after the chain's
+/// session (a store whose bars run ahead of its chain) and one on it; SPY's bars stop a session
+/// before the chain's; SPX, a cash index, has bars of zero shares; the others have none.
+pub fn share_volumes() -> BTreeMap<String, Vec<(NaiveDate, u64)>> {
+    let day = |d: u32| NaiveDate::from_ymd_opt(2026, 11, d).unwrap();
+    BTreeMap::from([
+        (
+            "AAPL".to_owned(),
+            vec![
+                (day(18), 41_000_000),
+                (day(19), 52_310_000),
+                (day(20), 48_126_700),
+                (day(23), 60_000_000),
+            ],
+        ),
+        (
+            "SPY".to_owned(),
+            vec![(day(18), 66_400_000), (day(19), 70_512_300)],
+        ),
+        ("SPX".to_owned(), vec![(day(19), 0), (day(20), 0)]),
+    ])
+}
+
 /// An in-memory reader.
 #[derive(Debug, Default)]
 pub struct MemoryMarket {
@@ -327,7 +446,8 @@ pub struct MemoryMarket {
 }
 
 impl MemoryMarket {
-    /// SPY with its chain and history, NOCH covered without a chain, the companies above.
+    /// SPY, AAPL and SPX with their chains, SPY's and SPX's history, NOCH covered without a
+    /// chain, the companies and share volumes above.
     pub fn spy() -> Self {
         let companies = companies();
         Self {
@@ -340,13 +460,21 @@ impl MemoryMarket {
                     "AAPL".to_owned(),
                     Arc::new(ChainView::new(aapl_rows()).unwrap()),
                 ),
+                (
+                    "SPX".to_owned(),
+                    Arc::new(ChainView::new(spx_rows()).unwrap()),
+                ),
             ]),
             covered: companies.iter().map(|c| c.symbol.clone()).collect(),
             coverage: Arc::new(Coverage {
                 companies,
+                share_volumes: Arc::new(share_volumes()),
                 ..Coverage::default()
             }),
-            history: spy_history_rows(),
+            history: spy_history_rows()
+                .into_iter()
+                .chain(spx_history_rows())
+                .collect(),
         }
     }
 }
