@@ -12,14 +12,54 @@ mod seeding;
 mod serve_command;
 mod settings;
 
-use clap::{Parser, Subcommand};
+use anyhow::Context;
+use clap::{Parser, Subcommand, ValueEnum};
+use tracing_subscriber::EnvFilter;
+use tracing_subscriber::fmt::format::FmtSpan;
+use tracing_subscriber::util::SubscriberInitExt;
 
 /// optics — options analytics: chains, Greeks, dealer exposures, flow and volatility.
 #[derive(Debug, Parser)]
 #[command(name = "optics", version, about, long_about = None)]
 struct Cli {
+    /// What to log to stderr: a level (error, warn, info, debug, trace) or per-target
+    /// directives (`warn,optics_api=debug`). At `info` the API logs one line per request.
+    #[arg(long, global = true, env = "OPTICS_LOG", default_value = "info")]
+    log_level: String,
+    /// Log line format: `text` for people, `json` (one object per line) for log collectors.
+    #[arg(long, global = true, env = "OPTICS_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    log_format: LogFormat,
     #[command(subcommand)]
     command: Command,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum LogFormat {
+    Text,
+    Json,
+}
+
+/// Installs the process's tracing subscriber: `filter` lines in `format` on stderr (stdout
+/// stays for the commands' output). Each API request is logged when its span closes, with the
+/// method, route template, path and status the router records on it and the time it took;
+/// the router never records the query string or headers, so tokens stay out of the log.
+fn init_logging(filter: &str, format: LogFormat) -> anyhow::Result<()> {
+    let filter = EnvFilter::try_new(filter)
+        .with_context(|| format!("--log-level / OPTICS_LOG: cannot read {filter:?}"))?;
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_span_events(FmtSpan::CLOSE);
+    let installed = match format {
+        LogFormat::Text => builder.finish().try_init(),
+        LogFormat::Json => builder
+            .json()
+            .flatten_event(true)
+            .with_span_list(false)
+            .finish()
+            .try_init(),
+    };
+    installed.context("installing the log subscriber")
 }
 
 #[derive(Debug, Subcommand)]
@@ -53,6 +93,10 @@ enum Command {
 
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
+    if let Err(error) = init_logging(&cli.log_level, cli.log_format) {
+        eprintln!("error: {error:#}");
+        return std::process::ExitCode::from(2);
+    }
     let result = match cli.command {
         Command::Price(args) => price_command::run(&args),
         Command::Import(args) => import_command::run(&args),

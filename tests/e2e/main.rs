@@ -3,4 +3,5 @@
 mod accounts_cli;
 mod import_cli;
 mod price_cli;
+mod run_command;
 mod serve_api;
