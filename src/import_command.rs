@@ -1,15 +1,24 @@
-//! `optics import <kind> <file>…`: vendor files into the quote archive, one all-or-nothing
-//! commit per file, with a progress bar on a terminal.
+//! `optics import <kind> <file>…`: vendor files into the quote archive (or, for bars, the
+//! snapshot store), one all-or-nothing commit per file, each streamed through its reader with
+//! a progress bar on a terminal.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
+use chrono::{TimeDelta, Utc};
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use optics_compute::store::{SnapshotKey, SnapshotStore};
 use optics_ingest::archive::{ArchiveSink, QuoteArchive};
-use optics_ingest::vendor::{ImportKind, ImportOptions, MemorySink, Progress, import_file_with};
+use optics_ingest::vendor::{
+    ImportError, ImportKind, ImportOptions, ImportSink, ImportSummary, MemorySink, Progress,
+    import_file_with,
+};
 use optics_schemas::{DailyBar, Dataset, Record};
+
+/// An uncommitted import idle this long is a crashed one: `optics import` removes its objects
+/// before importing (an import in flight writes a part at least every few seconds).
+const ABANDONED_IMPORT_IDLE: TimeDelta = TimeDelta::days(1);
 
 /// Vendor layouts that land in the quote archive.
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -55,22 +64,16 @@ pub(crate) fn run(args: &ImportArgs) -> anyhow::Result<()> {
         CliImportKind::CboeEod => ImportKind::CboeEod,
         CliImportKind::Bars => unreachable!("bars are imported by import_bars"),
     };
+    remove_abandoned_imports(&archive)?;
+    // Unique per file, process and instant: an import id names the import's objects for good.
+    let started = Utc::now().format("%Y%m%dT%H%M%S%.f");
     let mut failures = 0usize;
     for (index, file) in args.files.iter().enumerate() {
-        // Unique per file and process: concurrent imports never share a staging directory.
-        let staging_id = format!("import-{}-{index}", std::process::id());
-        let mut sink = ArchiveSink::new(archive.clone(), &staging_id)
-            .context("cannot prepare the import staging area")?;
-        let total = std::fs::metadata(file).map(|m| m.len()).unwrap_or(0);
-        let bar = progress_bar(total, args.quiet, file);
-        let mut on_progress = |p: Progress| bar.set_position(p.bytes_read);
-        let options = ImportOptions {
-            progress: Some(&mut on_progress),
-            ..ImportOptions::default()
-        };
-        match import_file_with(file, &kind, &mut sink, options) {
+        let import_id = format!("{started}-{}-{index}", std::process::id());
+        let mut sink = ArchiveSink::new(archive.clone(), &import_id)
+            .context("cannot prepare the import in the quote archive")?;
+        match import_with_progress(file, &kind, &mut sink, args.quiet) {
             Ok(summary) => {
-                bar.finish_and_clear();
                 let parts = sink.published().len();
                 println!(
                     "{}: {} rows from {} lines committed to {} ({} part file{})",
@@ -83,7 +86,6 @@ pub(crate) fn run(args: &ImportArgs) -> anyhow::Result<()> {
                 );
             }
             Err(error) => {
-                bar.abandon();
                 eprintln!("error: {error} — nothing of this file was imported");
                 failures += 1;
             }
@@ -95,9 +97,53 @@ pub(crate) fn run(args: &ImportArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Bars files are small (one row per session): each is validated whole in memory, then
-/// published as one snapshot `daily_bars/trade_date=<last bar>/underlying=<symbol>` (one atomic
-/// file, so a bad file leaves nothing behind).
+/// Removes what crashed imports left in the archive (objects no reader follows).
+fn remove_abandoned_imports(archive: &QuoteArchive) -> anyhow::Result<()> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .context("tokio runtime")?;
+    let removed = runtime
+        .block_on(archive.cleanup_uncommitted(Utc::now() - ABANDONED_IMPORT_IDLE))
+        .context("cannot clean up abandoned imports in the quote archive")?;
+    for import in removed {
+        eprintln!(
+            "removed abandoned import {} ({} objects, last written {})",
+            import.import_id,
+            import.objects.len(),
+            import.last_modified
+        );
+    }
+    Ok(())
+}
+
+/// Streams `file` through the reader of `kind` into `sink` with a progress bar over its
+/// bytes (hidden with `quiet` or when stderr is not a terminal).
+fn import_with_progress(
+    file: &Path,
+    kind: &ImportKind,
+    sink: &mut dyn ImportSink,
+    quiet: bool,
+) -> Result<ImportSummary, ImportError> {
+    let total = std::fs::metadata(file).map(|m| m.len()).unwrap_or(0);
+    let bar = progress_bar(total, quiet, file);
+    let mut on_progress = |p: Progress| bar.set_position(p.bytes_read);
+    let options = ImportOptions {
+        progress: Some(&mut on_progress),
+        ..ImportOptions::default()
+    };
+    let result = import_file_with(file, kind, sink, options);
+    match &result {
+        Ok(_) => bar.finish_and_clear(),
+        Err(_) => bar.abandon(),
+    }
+    result
+}
+
+/// A bars file streams through its reader like the option files (bounded batches, the
+/// progress bar); the validated bars — one per session, a few MB for a century — are kept to be
+/// sorted by date and published as one snapshot
+/// `daily_bars/trade_date=<last bar>/underlying=<symbol>`: one atomic file, so a bad file
+/// leaves nothing behind.
 fn import_bars(args: &ImportArgs) -> anyhow::Result<()> {
     let symbol = args
         .symbol
@@ -116,7 +162,7 @@ fn import_bars(args: &ImportArgs) -> anyhow::Result<()> {
     let mut failures = 0usize;
     for file in &args.files {
         let mut sink = MemorySink::new();
-        let outcome = import_file_with(file, &kind, &mut sink, ImportOptions::default())
+        let outcome = import_with_progress(file, &kind, &mut sink, args.quiet)
             .map_err(anyhow::Error::from)
             .and_then(|summary| {
                 let mut bars: Vec<DailyBar> = sink.bars().cloned().collect();
@@ -147,7 +193,7 @@ fn import_bars(args: &ImportArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn progress_bar(total_bytes: u64, quiet: bool, file: &std::path::Path) -> ProgressBar {
+fn progress_bar(total_bytes: u64, quiet: bool, file: &Path) -> ProgressBar {
     let bar = if quiet {
         ProgressBar::hidden()
     } else {

@@ -9,82 +9,57 @@ use clap::Args;
 use optics_compute::time::{AcceleratedClock, Clock, SystemClock};
 use optics_ingest::archive::QuoteArchive;
 use optics_ingest::bus::kafka::KafkaBus;
+use optics_ingest::pump::{PumpConfig, PumpCounters, PumpEnd, PumpError, PumpNotice};
 use optics_ingest::simulator::live::{ClockSleeper, LiveConfig, LiveSimulator};
-use optics_ingest::source::{QuoteSource, SourceEvent};
-use optics_schemas::{Bus, Dataset, Message, MessageKind};
+use optics_ingest::source::QuoteSource;
+use optics_schemas::Bus;
 
 use crate::settings::{MarketArgs, StoreArgs};
 
-/// Which messages of a source go on the bus.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Routing {
-    /// Everything (a Kafka deployment: topics exist for every dataset).
-    Everything,
-    /// Option quotes and the reference data pricing needs (company map, dividends).
-    QuotesAndPricingReference,
-}
+pub(crate) use optics_ingest::pump::Routing;
 
-impl Routing {
-    fn keeps(self, message: &Message) -> bool {
-        match self {
-            Self::Everything => true,
-            Self::QuotesAndPricingReference => matches!(
-                message.kind(),
-                MessageKind::Data(Dataset::OptionQuotes | Dataset::Companies | Dataset::Dividends)
-            ),
-        }
-    }
-}
-
-/// Pulls `source` until it ends or the bus closes: publishes its messages per `routing`, and
-/// archives the option quotes of one event every `archive_every_secs` of market time and of
-/// every session's closing event (0: closing events only).
+/// Runs the [pump](optics_ingest::pump) of `source` until it ends or the bus closes, printing
+/// every archive or source failure; `archive_every_secs` spaces the simulator's archived
+/// snapshots (0: session closes only). Returns the pump's error when the archive kept failing
+/// (the pump stops then: see `optics_ingest::pump`).
 pub(crate) async fn pump(
     mut source: Box<dyn QuoteSource>,
     bus: Arc<dyn Bus>,
     archive: QuoteArchive,
     archive_every_secs: u64,
     routing: Routing,
-) {
-    let archive_every = i64::try_from(archive_every_secs).unwrap_or(i64::MAX);
-    let mut last_archived: Option<DateTime<Utc>> = None;
-    loop {
-        match source.next_event().await {
-            Ok(Some(event)) => {
-                let due = event.session_close
-                    || (archive_every > 0
-                        && last_archived
-                            .is_none_or(|t| (event.at - t).num_seconds() >= archive_every));
-                if due {
-                    last_archived = Some(event.at);
-                    if let Err(e) = archive_quotes(&archive, &event).await {
-                        eprintln!("quote archive: {e:#}");
-                    }
-                }
-                for message in event.messages {
-                    if routing.keeps(&message)
-                        && bus.publish(message.topic(), message).await.is_err()
-                    {
-                        return;
-                    }
-                }
-            }
-            Ok(None) => return,
-            Err(e) => eprintln!("{}: {e}", source.name()),
-        }
+) -> Result<PumpEnd, PumpError> {
+    let counters = Arc::new(PumpCounters::default());
+    let config = PumpConfig::new(archive_every_secs, routing);
+    let result = optics_ingest::pump::pump(
+        source.as_mut(),
+        bus.as_ref(),
+        &archive,
+        &config,
+        &counters,
+        print_notice,
+    )
+    .await;
+    if let Err(e) = &result {
+        eprintln!("{}: {e}", source.name());
     }
+    result
 }
 
-/// Appends the option quotes of `event` to the archive.
-async fn archive_quotes(archive: &QuoteArchive, event: &SourceEvent) -> anyhow::Result<()> {
-    let mut rows = Vec::with_capacity(event.quote_count());
-    for message in event.messages_of(Dataset::OptionQuotes) {
-        if let Message::Data(batch) = message {
-            rows.extend(batch.rows::<optics_schemas::OptionQuote>()?);
-        }
+fn print_notice(notice: PumpNotice<'_>) {
+    match notice {
+        PumpNotice::ArchiveFailed {
+            at,
+            error,
+            consecutive,
+            stats,
+        } => eprintln!(
+            "quote archive: the quotes of {at} were not archived: {error} \
+             ({consecutive} in a row, {} failed writes in all)",
+            stats.archive_failures
+        ),
+        PumpNotice::SourceFailed { source, error } => eprintln!("{source}: {error}"),
     }
-    archive.append(&rows).await?;
-    Ok(())
 }
 
 #[derive(Debug, Args)]
@@ -105,7 +80,8 @@ pub(crate) struct IngestArgs {
     /// Market time between quote snapshots, milliseconds.
     #[arg(long, env = "OPTICS_INTERVAL_MS", default_value_t = 1000)]
     interval_ms: u64,
-    /// Market seconds between the quote snapshots kept in the archive (0: closes only).
+    /// Market seconds between the simulator's quote snapshots kept in the archive (0: closes
+    /// only; equal to the interval: every snapshot). Other sources archive every batch.
     #[arg(long, env = "OPTICS_ARCHIVE_EVERY_SECS", default_value_t = 300)]
     archive_every_secs: u64,
 }
@@ -152,12 +128,16 @@ pub(crate) fn run(args: &IngestArgs) -> anyhow::Result<()> {
             Arc::new(ClockSleeper::new(Arc::clone(&clock), args.speed)),
         );
         println!("ingesting the simulated market into {}", args.bus);
-        tokio::select! {
-            () = pump(Box::new(live), Arc::clone(&bus), archive, args.archive_every_secs, Routing::Everything) => {}
-            () = crate::serve_command::shutdown_signal() => {}
-        }
+        let pumped = tokio::select! {
+            ended = pump(Box::new(live), Arc::clone(&bus), archive, args.archive_every_secs, Routing::Everything) => Some(ended),
+            () = crate::serve_command::shutdown_signal() => None,
+        };
         bus.flush().await.context("flushing the bus")?;
         bus.close();
+        // A pump stopped by a failing archive ends the process with an error.
+        if let Some(ended) = pumped {
+            ended.context("ingest stopped")?;
+        }
         Ok(())
     })
 }

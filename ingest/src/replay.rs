@@ -1,7 +1,8 @@
 //! Replay: a recorded session from the quote archive through the same compute code as the live
 //! worker, rewriting that session's end-of-day snapshots.
 //!
-//! The archive holds every archived quote of the session; the worker's book keeps the latest
+//! The archive holds every archived quote of the session (its committed parts only: an
+//! import that has not committed is not replayed); the worker's book keeps the latest
 //! quote of each contract by quote time whatever the order they are read in, so feeding the
 //! whole session and building once at the session's close gives the end-of-day state the live
 //! worker had at the close. The build runs at the close instant with the configured rate, so
@@ -66,10 +67,9 @@ pub async fn replay_session(
         .map(|s| s.close.to_utc())
         .ok_or(ReplayError::NotATradingDay(trade_date))?;
     let underlyings: Vec<String> = archive
-        .list_sessions()
+        .list_sessions_on(trade_date)
         .await?
         .into_iter()
-        .filter(|s| s.trade_date == trade_date)
         .map(|s| s.underlying)
         .collect();
     if underlyings.is_empty() {

@@ -104,10 +104,28 @@ impl From<SchemaError> for SourceError {
     }
 }
 
+/// Which of a source's option-quote batches the quote archive keeps (see
+/// [`crate::pump`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArchivePolicy {
+    /// Every event's quotes: each batch of a vendor feed is news that exists nowhere else.
+    EveryEvent,
+    /// A sample: the event of each session close and one per archive interval of market
+    /// time. For a source whose every event re-quotes the whole universe (the simulator: a
+    /// few MB a second) and can regenerate any instant from its seed.
+    Sampled,
+}
+
 /// A source of market data: see the module documentation.
 pub trait QuoteSource: Send + fmt::Debug {
     /// A short name for logs and errors (`simulator`, `simulator-live`, a vendor's name).
     fn name(&self) -> &str;
+
+    /// Which of the source's quote batches are archived; every one unless the source says
+    /// otherwise.
+    fn archive_policy(&self) -> ArchivePolicy {
+        ArchivePolicy::EveryEvent
+    }
 
     /// The next event: waits (if the source is live) until its instant has come. `Ok(None)`
     /// when the source has nothing more to give (a finished replay); a live source never ends

@@ -1,5 +1,9 @@
 //! The quote archive: round trips (in memory and on a local directory), sequence numbers and
-//! in-file order, and the all-or-nothing import sink (commit, abort, crash, cleanup).
+//! in-file order, and the all-or-nothing import sink (commit, abort, failures, a crash at
+//! every write of an import, cleanup).
+
+#[path = "support/crash_store.rs"]
+mod crash_store;
 
 use std::future::Future;
 use std::path::{Path as FsPath, PathBuf};
@@ -9,7 +13,7 @@ use chrono::{DateTime, Duration, NaiveDate, Utc};
 use object_store::memory::InMemory;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt};
-use optics_ingest::archive::{ArchiveSink, QuoteArchive, SessionKey, archive_order};
+use optics_ingest::archive::{ArchiveError, ArchiveSink, QuoteArchive, SessionKey, archive_order};
 use optics_ingest::vendor::{
     ImportBatch, ImportKind, ImportOptions, ImportSink, import_file, import_reader,
 };
@@ -247,39 +251,240 @@ fn sink_commit_publishes_every_staged_part() {
     }
     sink.stage(ImportBatch::Quotes(quotes("QQQ", d1(), 5)))
         .unwrap();
-    // Staged, flushed to _tmp, but nothing visible yet.
+    // Staged under the import's directory, but nothing visible yet.
     assert!(!sink.staged_objects().is_empty());
     assert!(block_on(archive.list_sessions()).unwrap().is_empty());
     assert!(
         all_objects(archive.store())
             .iter()
-            .all(|p| p.starts_with("archive/_tmp/import-1/"))
+            .all(|p| p.starts_with("archive/imports/import-1/"))
     );
 
     sink.commit().unwrap();
     let published = sink.published().to_vec();
-    // SPY: parts 0, 1 (16 rows each) and 2 (8, at commit); QQQ: 1 part.
-    let spy: Vec<u32> = published
+    // SPY: parts of 16, 16 and 8 rows (the last at commit) under one manifest, entry 0;
+    // QQQ: one part, entry 0 of its session.
+    let spy: Vec<(u32, Option<&str>)> = published
         .iter()
         .filter(|p| p.session.underlying == "SPY")
-        .map(|p| p.seq)
+        .map(|p| (p.seq, p.import.as_deref()))
         .collect();
-    assert_eq!(spy, [0, 1, 2]);
+    assert_eq!(spy, [(0, Some("import-1")); 3]);
     assert_eq!(
         block_on(archive.list_sessions()).unwrap(),
         vec![SessionKey::new(d1(), "QQQ"), SessionKey::new(d1(), "SPY")]
     );
+    let listed = block_on(archive.list_parts(&SessionKey::new(d1(), "SPY"))).unwrap();
+    assert_eq!(
+        listed,
+        published
+            .iter()
+            .filter(|p| p.session.underlying == "SPY")
+            .cloned()
+            .collect::<Vec<_>>()
+    );
     let mut back = block_on(archive.read_session(d1(), "SPY")).unwrap();
     back.sort_by(archive_order);
     assert_eq!(back, sorted(quotes("SPY", d1(), 40)));
-    assert!(block_on(archive.list_staging()).unwrap().is_empty());
+    assert!(block_on(archive.list_uncommitted()).unwrap().is_empty());
+    assert!(block_on(archive.is_committed("import-1")).unwrap());
+    let objects = all_objects(archive.store());
+    assert!(
+        objects.contains(
+            &"archive/quotes/trade_date=2026-11-19/underlying=SPY/part-00000000.import-import-1.manifest"
+                .to_owned()
+        ),
+        "{objects:?}"
+    );
 
-    // A second import continues the sequence.
+    // A sink commits once, and its id cannot be taken again.
+    assert!(
+        sink.stage(ImportBatch::Quotes(quotes("SPY", d1(), 1)))
+            .is_err()
+    );
+    assert!(matches!(
+        ArchiveSink::new(archive.clone(), "import-1"),
+        Err(ArchiveError::ImportIdInUse(_))
+    ));
+
+    // An append and a second import continue the session's numbering, and the session
+    // reads back entry by entry.
+    let appended: Vec<OptionQuote> = (100..103).map(|i| quote("SPY", d1(), i)).collect();
+    assert_eq!(block_on(archive.append(&appended)).unwrap()[0].seq, 1);
     let mut sink = ArchiveSink::new(archive.clone(), "import-2").unwrap();
-    sink.stage(ImportBatch::Quotes(quotes("SPY", d1(), 3)))
-        .unwrap();
+    let second: Vec<OptionQuote> = (200..204).map(|i| quote("SPY", d1(), i)).collect();
+    sink.stage(ImportBatch::Quotes(second.clone())).unwrap();
     sink.commit().unwrap();
-    assert_eq!(sink.published()[0].seq, 3);
+    assert_eq!(sink.published()[0].seq, 2);
+    let back = block_on(archive.read_session(d1(), "SPY")).unwrap();
+    assert_eq!(&back[40..43], sorted(appended).as_slice());
+    assert_eq!(&back[43..], sorted(second).as_slice());
+}
+
+/// What the archive shows: every committed session with its rows in reading order.
+fn visible(archive: &QuoteArchive) -> Vec<(SessionKey, Vec<OptionQuote>)> {
+    block_on(async {
+        let mut out = Vec::new();
+        for session in archive.list_sessions().await.unwrap() {
+            let rows = archive
+                .read_session(session.trade_date, &session.underlying)
+                .await
+                .unwrap();
+            out.push((session, rows));
+        }
+        out
+    })
+}
+
+/// An import of three sessions (SPY over three parts, QQQ over two, IWM on another day in
+/// one) into an archive that already holds an appended SPY part; the store is imaged after
+/// every write of the import, staging and commit, as a crash right after that write would
+/// leave it.
+#[test]
+fn a_crash_at_any_write_before_the_commit_record_leaves_nothing_visible() {
+    let store = crash_store::CrashStore::new();
+    let archive = QuoteArchive::new(store.clone(), Path::from("archive"));
+    block_on(archive.append(&quotes("SPY", d1(), 5))).unwrap();
+    let before_objects = all_objects(archive.store());
+    let before = visible(&archive);
+
+    store.set_imaging(true);
+    let mut sink = ArchiveSink::new(archive.clone(), "crash-test")
+        .unwrap()
+        .with_flush_rows(10);
+    let spy: Vec<OptionQuote> = (10..38).map(|i| quote("SPY", d1(), i)).collect();
+    let qqq = quotes("QQQ", d1(), 15);
+    let iwm = quotes("IWM", d2(), 4);
+    for batch in [&spy, &qqq, &iwm] {
+        for chunk in batch.chunks(7) {
+            sink.stage(ImportBatch::Quotes(chunk.to_vec())).unwrap();
+        }
+    }
+    sink.commit().unwrap();
+    store.set_imaging(false);
+    let images = store.take_images();
+    let writes: Vec<&str> = images.iter().map(|i| i.0.as_str()).collect();
+    // SPY in two parts, QQQ in two (one staged at commit), IWM in one; three manifests; the
+    // commit record last.
+    let parts = writes
+        .iter()
+        .filter(|w| w.starts_with("put archive/imports/crash-test/trade_date="))
+        .count();
+    assert_eq!(parts, 5, "{writes:?}");
+    assert_eq!(images.len(), parts + 4, "{writes:?}");
+    let last = images.len() - 1;
+    assert!(
+        writes[last].ends_with("imports/crash-test/_committed"),
+        "{writes:?}"
+    );
+
+    for (write, image) in &images[..last] {
+        let crashed = QuoteArchive::new(image.clone(), Path::from("archive"));
+        assert_eq!(visible(&crashed), before, "crash after {write}");
+        assert!(!block_on(crashed.is_committed("crash-test")).unwrap());
+        // What the crash left is one uncommitted import, and cleanup removes exactly it.
+        let uncommitted = block_on(crashed.list_uncommitted()).unwrap();
+        assert_eq!(uncommitted.len(), 1, "crash after {write}");
+        assert_eq!(uncommitted[0].import_id, "crash-test");
+        let far_future = "2100-01-01T00:00:00Z".parse().unwrap();
+        let removed = block_on(crashed.cleanup_uncommitted(far_future)).unwrap();
+        assert_eq!(removed, uncommitted);
+        assert_eq!(
+            all_objects(&(image.clone() as Arc<dyn ObjectStore>)),
+            before_objects,
+            "cleanup after a crash after {write}"
+        );
+        // The same import id can be used again once cleaned up.
+        assert!(ArchiveSink::new(crashed, "crash-test").is_ok());
+    }
+
+    // After the commit record: the whole import at once.
+    let committed = QuoteArchive::new(images[last].1.clone(), Path::from("archive"));
+    let shown = visible(&committed);
+    assert_eq!(
+        shown.iter().map(|(s, _)| s.clone()).collect::<Vec<_>>(),
+        vec![
+            SessionKey::new(d1(), "QQQ"),
+            SessionKey::new(d1(), "SPY"),
+            SessionKey::new(d2(), "IWM"),
+        ]
+    );
+    let rows_of = |sym: &str| {
+        shown
+            .iter()
+            .find(|(s, _)| s.underlying == sym)
+            .unwrap()
+            .1
+            .clone()
+    };
+    let mut spy_back = rows_of("SPY");
+    assert_eq!(&spy_back[..5], sorted(quotes("SPY", d1(), 5)).as_slice());
+    let mut imported = spy_back.split_off(5);
+    imported.sort_by(archive_order);
+    assert_eq!(imported, sorted(spy));
+    let mut qqq_back = rows_of("QQQ");
+    qqq_back.sort_by(archive_order);
+    assert_eq!(qqq_back, sorted(qqq));
+    assert_eq!(rows_of("IWM"), sorted(iwm));
+    assert!(block_on(committed.list_uncommitted()).unwrap().is_empty());
+}
+
+/// A write failing at any point of an import (staging a part, a manifest, the commit record)
+/// fails the import and leaves the archive exactly as it was; with enough writes allowed, the
+/// same import commits.
+#[test]
+fn a_failed_write_anywhere_in_an_import_rolls_it_back() {
+    let mut rows: Vec<OptionQuote> = (10..38).map(|i| quote("SPY", d1(), i)).collect();
+    rows.extend(quotes("QQQ", d1(), 15));
+    rows.extend(quotes("IWM", d2(), 4));
+    let options = ImportOptions {
+        batch_rows: 7,
+        progress: None,
+    };
+    let mut failures = 0;
+    for budget in 0.. {
+        let store = crash_store::CrashStore::new();
+        let archive = QuoteArchive::new(store.clone(), Path::from("archive"));
+        block_on(archive.append(&quotes("SPY", d1(), 5))).unwrap();
+        let before = all_objects(archive.store());
+        store.set_write_budget(Some(budget));
+        let mut sink = ArchiveSink::new(archive.clone(), "failing")
+            .unwrap()
+            .with_flush_rows(10);
+        let result = stage_rows(&mut sink, &rows, &options).and_then(|()| sink.commit());
+        store.set_write_budget(None);
+        if result.is_ok() {
+            assert_eq!(store.failed_writes(), 0);
+            assert_eq!(
+                block_on(archive.list_sessions()).unwrap().len(),
+                3,
+                "budget {budget}"
+            );
+            break;
+        }
+        failures += 1;
+        assert!(store.failed_writes() > 0);
+        assert_eq!(all_objects(archive.store()), before, "budget {budget}");
+        assert!(block_on(archive.list_uncommitted()).unwrap().is_empty());
+    }
+    // Parts, three manifests and the commit record: every one of them failed once.
+    assert!(failures >= 8, "{failures} failing writes tried");
+}
+
+/// Stages `rows` in batches of `options.batch_rows`, aborting on the first failure as the
+/// import driver does.
+fn stage_rows(
+    sink: &mut ArchiveSink,
+    rows: &[OptionQuote],
+    options: &ImportOptions<'_>,
+) -> Result<(), optics_ingest::vendor::SinkError> {
+    for chunk in rows.chunks(options.batch_rows) {
+        if let Err(e) = sink.stage(ImportBatch::Quotes(chunk.to_vec())) {
+            sink.abort();
+            return Err(e);
+        }
+    }
+    Ok(())
 }
 
 #[test]
@@ -313,7 +518,7 @@ fn sink_abort_leaves_nothing() {
 }
 
 #[test]
-fn dropped_sink_leaves_only_staging_that_readers_ignore_and_cleanup_removes() {
+fn dropped_sink_leaves_only_objects_that_readers_ignore_and_cleanup_removes() {
     let archive = memory_archive();
     block_on(archive.append(&quotes("SPY", d1(), 5))).unwrap();
     let before = all_objects(archive.store());
@@ -327,12 +532,19 @@ fn dropped_sink_leaves_only_staging_that_readers_ignore_and_cleanup_removes() {
             .unwrap();
         // Dropped here without commit or abort: a crash.
     }
-    let staging = block_on(archive.list_staging()).unwrap();
-    assert!(!staging.is_empty());
+    // Debris of the layout before manifests: a staged part under `_tmp/`.
+    let legacy = Path::from("archive/_tmp/import-9-0/00000000.parquet");
+    let bytes = archive.encode_part(&mut quotes("IWM", d1(), 2)).unwrap();
+    block_on(archive.store().put(&legacy, bytes.into())).unwrap();
+
+    let uncommitted = block_on(archive.list_uncommitted()).unwrap();
+    let ids: Vec<&str> = uncommitted.iter().map(|u| u.import_id.as_str()).collect();
+    assert_eq!(ids, ["_tmp/import-9-0", "crashed"]);
     assert!(
-        staging
+        uncommitted[1]
+            .objects
             .iter()
-            .all(|p| p.as_ref().starts_with("archive/_tmp/crashed/"))
+            .all(|p| p.as_ref().starts_with("archive/imports/crashed/"))
     );
     // Readers see the archive as it was.
     assert_eq!(
@@ -348,8 +560,19 @@ fn dropped_sink_leaves_only_staging_that_readers_ignore_and_cleanup_removes() {
             .unwrap()
             .is_empty()
     );
-    // Cleanup removes exactly the staged objects.
-    assert_eq!(block_on(archive.cleanup_staging()).unwrap(), staging.len());
+    // Nothing idle before a cutoff in the past is removed; a later cutoff removes exactly the
+    // debris.
+    let long_ago = "2000-01-01T00:00:00Z".parse().unwrap();
+    assert!(
+        block_on(archive.cleanup_uncommitted(long_ago))
+            .unwrap()
+            .is_empty()
+    );
+    let far_future = "2100-01-01T00:00:00Z".parse().unwrap();
+    assert_eq!(
+        block_on(archive.cleanup_uncommitted(far_future)).unwrap(),
+        uncommitted
+    );
     assert_eq!(all_objects(archive.store()), before);
 }
 
@@ -443,10 +666,19 @@ fn local_filesystem_round_trip() {
     back.sort_by(archive_order);
     assert_eq!(back, sorted(brk));
     assert!(
-        dir.join("quotes/trade_date=2026-11-20/underlying=BRK.B/part-00000000.parquet")
+        dir.join(
+            "quotes/trade_date=2026-11-20/underlying=BRK.B/part-00000000.import-local-1.manifest"
+        )
+        .is_file()
+    );
+    assert!(
+        dir.join("imports/local-1/trade_date=2026-11-20/underlying=BRK.B/part-00000000.parquet")
             .is_file()
     );
-    assert_eq!(block_on(archive.cleanup_staging()).unwrap(), 1);
+    let far_future = "2100-01-01T00:00:00Z".parse().unwrap();
+    let removed = block_on(archive.cleanup_uncommitted(far_future)).unwrap();
+    assert_eq!(removed.len(), 1);
+    assert_eq!(removed[0].import_id, "local-crash");
 
     // A fresh handle on the same directory sees the same archive.
     let reopened = QuoteArchive::local(&dir).unwrap();

@@ -240,3 +240,139 @@ fn a_bars_file_lands_in_the_snapshot_store() {
     let partitions: Vec<_> = std::fs::read_dir(&dataset).unwrap().collect();
     assert_eq!(partitions.len(), 1, "one trade_date partition");
 }
+
+/// Files under `dir`, recursively (a local archive keeps empty directories).
+fn files_under(dir: &std::path::Path) -> usize {
+    std::fs::read_dir(dir).map_or(0, |entries| {
+        entries
+            .map(|e| e.unwrap().path())
+            .map(|p| if p.is_dir() { files_under(&p) } else { 1 })
+            .sum()
+    })
+}
+
+/// Sets the modification time of every file under `dir` to 2020-01-01.
+fn age_files(dir: &std::path::Path) {
+    let long_ago = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_577_836_800);
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            age_files(&path);
+        } else {
+            let file = std::fs::File::options().write(true).open(&path).unwrap();
+            file.set_modified(long_ago).unwrap();
+        }
+    }
+}
+
+#[test]
+fn an_import_removes_what_a_crashed_import_left_and_ignores_it_until_then() {
+    use optics_ingest::archive::ArchiveSink;
+    use optics_ingest::vendor::{ImportKind, import_file};
+
+    let dir = TempDir::new("import-crashed");
+    let archive_dir = dir.0.join("archive");
+    // A crashed import: parts staged, never committed (the sink is dropped mid-way).
+    {
+        let archive = QuoteArchive::local(&archive_dir).unwrap();
+        let mut sink = ArchiveSink::new(archive, "crashed-1")
+            .unwrap()
+            .with_flush_rows(1);
+        let mut staging_only = CrashBeforeCommit(&mut sink);
+        let _ = import_file(
+            std::path::Path::new(&sample("orats_strikes_sample.csv")),
+            &ImportKind::OratsStrikes,
+            &mut staging_only,
+        );
+    }
+    let debris = archive_dir.join("imports/crashed-1");
+    assert!(debris.is_dir());
+    assert_eq!(
+        archived_rows(&dir.0),
+        0,
+        "readers ignore an uncommitted import"
+    );
+    age_files(&debris);
+
+    let output = run_optics(
+        OPTICS,
+        &[
+            "import",
+            "orats-strikes",
+            &sample("orats_strikes_sample.csv"),
+            "--data-dir",
+            dir.0.to_str().unwrap(),
+            "--quiet",
+        ],
+    );
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("removed abandoned import crashed-1"),
+        "{stderr}"
+    );
+    assert_eq!(files_under(&debris), 0);
+    let lines = std::fs::read_to_string(sample("orats_strikes_sample.csv"))
+        .unwrap()
+        .lines()
+        .count()
+        - 1;
+    assert_eq!(archived_rows(&dir.0), 2 * lines);
+}
+
+/// A sink that stages through `ArchiveSink` and fails its commit before writing anything, as
+/// a process killed at that moment would (abort is not called by a dead process either).
+struct CrashBeforeCommit<'a>(&'a mut optics_ingest::archive::ArchiveSink);
+
+impl optics_ingest::vendor::ImportSink for CrashBeforeCommit<'_> {
+    fn stage(
+        &mut self,
+        batch: optics_ingest::vendor::ImportBatch,
+    ) -> Result<(), optics_ingest::vendor::SinkError> {
+        self.0.stage(batch)
+    }
+
+    fn commit(&mut self) -> Result<(), optics_ingest::vendor::SinkError> {
+        Err("killed".into())
+    }
+
+    fn abort(&mut self) {}
+}
+
+#[test]
+fn a_bars_file_with_a_bad_line_is_rejected_whole_with_its_line() {
+    let dir = TempDir::new("import-bars-bad");
+    let mut text = std::fs::read_to_string(sample("spy_bars_sample.csv")).unwrap();
+    let good_lines = text.lines().count();
+    text.push_str("2024-12-31,1.0,2.0,0.5,not-a-price,1.0,100\n");
+    let bad_file = dir.0.join("spy.csv");
+    std::fs::write(&bad_file, text).unwrap();
+    let output = run_optics(
+        OPTICS,
+        &[
+            "import",
+            "bars",
+            bad_file.to_str().unwrap(),
+            "--symbol",
+            "SPY",
+            "--data-dir",
+            dir.0.to_str().unwrap(),
+            "--quiet",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains(&format!("spy.csv:{}", good_lines + 1)),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("nothing of this file was imported"),
+        "{stderr}"
+    );
+    assert!(!dir.0.join("snapshots/daily_bars").exists());
+}

@@ -15,9 +15,20 @@ pub enum ArchiveError {
     /// A local I/O failure (creating the archive directory, starting the sink's runtime).
     #[error("i/o: {0}")]
     Io(String),
-    /// A staging id that is not one plain path segment.
-    #[error("invalid staging id {0:?}: use 1–64 characters of [A-Za-z0-9._-]")]
-    InvalidStagingId(String),
+    /// An import id that is not one plain path segment.
+    #[error("invalid import id {0:?}: use 1–64 characters of [A-Za-z0-9._-]")]
+    InvalidImportId(String),
+    /// The import id names objects already (an earlier import, committed or not).
+    #[error("import id {0:?} is already in use in the archive")]
+    ImportIdInUse(String),
+    /// A committed import's manifest cannot be read.
+    #[error("manifest {path}: {reason}")]
+    BadManifest {
+        /// The manifest's path.
+        path: String,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// The archive holds option quotes only; bars belong to the daily-bars dataset.
     #[error("the quote archive takes option quotes only, not {0}")]
     NotQuotes(&'static str),

@@ -29,7 +29,7 @@ use super::market::MarketTape;
 use super::quotes::OpenInterestBook;
 use super::session::{DEFAULT_INTERVAL, DEFAULT_RATE, SessionConfig, SessionSimulator};
 use super::universe::Universe;
-use crate::source::{QuoteSource, SourceError, SourceEvent, SourceFuture};
+use crate::source::{ArchivePolicy, QuoteSource, SourceError, SourceEvent, SourceFuture};
 
 /// Waits until an instant of a clock's time.
 pub trait Sleeper: Send + Sync + fmt::Debug {
@@ -304,6 +304,12 @@ impl LiveSimulator {
 impl QuoteSource for LiveSimulator {
     fn name(&self) -> &str {
         "simulator-live"
+    }
+
+    /// Every event re-quotes the whole universe and the seed regenerates any instant: the
+    /// archive keeps a sample.
+    fn archive_policy(&self) -> ArchivePolicy {
+        ArchivePolicy::Sampled
     }
 
     fn next_event(&mut self) -> SourceFuture<'_, Result<Option<SourceEvent>, SourceError>> {

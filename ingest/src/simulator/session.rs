@@ -55,7 +55,7 @@ use super::reference;
 use super::rng::{SplitMix64, derive_seed};
 use super::surface::{EarningsVariance, Surface, SurfaceInputs};
 use super::universe::{Underlying, Universe};
-use crate::source::{QuoteSource, SourceError, SourceEvent, SourceFuture};
+use crate::source::{ArchivePolicy, QuoteSource, SourceError, SourceEvent, SourceFuture};
 
 /// The default quoting interval: one second of market time.
 pub const DEFAULT_INTERVAL: TimeDelta = TimeDelta::seconds(1);
@@ -634,6 +634,12 @@ impl UnderlyingState {
 impl QuoteSource for SessionSimulator {
     fn name(&self) -> &str {
         "simulator"
+    }
+
+    /// Every event re-quotes the whole universe and the seed regenerates any instant: the
+    /// archive keeps a sample.
+    fn archive_policy(&self) -> ArchivePolicy {
+        ArchivePolicy::Sampled
     }
 
     fn next_event(&mut self) -> SourceFuture<'_, Result<Option<SourceEvent>, SourceError>> {
