@@ -29,16 +29,20 @@
 //! the field descriptions; serde renames such as `"Call Bid"` are respected), then list it in
 //! the family's `data_schemas()` as `DataSchema::of::<Payload>("<slug>")`. Fields of types
 //! utoipa does not know take a stand-in: `#[schema(value_type = IsoDate)]` for `NaiveDate`,
-//! [`Timestamp`] for `DateTime<Utc>`, the `*Code` types below for the stored enums
-//! (`SettlementCode` for `SettlementStyle`, …); [`Ticker`] and the freshness types derive it
-//! already. The same schema then lists the response fields in the served reference
+//! [`Timestamp`] for `DateTime<Utc>`, [`LocalTimestamp`] for the zone-less `NaiveDateTime`,
+//! the `*Code` types below for the stored enums (`SettlementCode` for `SettlementStyle`, …;
+//! `*Schema` for the enums already named `*Code`, e.g. `VolatilityRegimeSchema` for
+//! `VolatilityRegimeCode`); [`Ticker`] and the freshness types derive it already. The same schema then lists the response fields in the served reference
 //! ([`data_fields`]).
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
 
-use optics_schemas::{AssetClass, ForwardSource, OptionType, SettlementStyle, WireEnum};
+use optics_schemas::{
+    AssetClass, DirectionalBiasCode, FlipDegeneracyCode, ForwardSource, OptionType,
+    PositioningCode, SettlementStyle, VolatilityRegimeCode, WireEnum,
+};
 use utoipa::OpenApi;
 use utoipa::openapi::path::{
     Operation, OperationBuilder, Parameter, ParameterBuilder, ParameterIn,
@@ -248,6 +252,8 @@ pub struct DataSchema {
     /// Registry slug of the endpoint.
     pub slug: &'static str,
     name: fn() -> Cow<'static, str>,
+    /// The component name when the type's own is not unique (instances of a generic type).
+    alias: Option<&'static str>,
     schema: fn() -> RefOr<Schema>,
     references: fn(&mut Vec<(String, RefOr<Schema>)>),
 }
@@ -258,14 +264,27 @@ impl DataSchema {
         Self {
             slug,
             name: T::name,
+            alias: None,
             schema: T::schema,
             references: T::schemas,
         }
     }
 
+    /// Endpoint `slug` answers `T` under `data`, documented as component `name`: for the
+    /// instances of a generic payload (`BatchPayload<GexPayload>`), which utoipa names alike.
+    pub fn named<T: ToSchema>(slug: &'static str, name: &'static str) -> Self {
+        Self {
+            alias: Some(name),
+            ..Self::of::<T>(slug)
+        }
+    }
+
     /// The payload's component name.
     pub fn name(&self) -> String {
-        (self.name)().into_owned()
+        match self.alias {
+            Some(alias) => alias.to_owned(),
+            None => (self.name)().into_owned(),
+        }
     }
 
     /// The payload's schema and every schema it references, by component name (the payload
@@ -548,6 +567,33 @@ impl ToSchema for Timestamp {
     }
 }
 
+/// What a zone-less timestamp looks like as chrono serialises it (fractional seconds only when
+/// the instant has them).
+const LOCAL_TIMESTAMP_PATTERN: &str = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?$";
+
+/// `#[schema(value_type = LocalTimestamp)]` for `chrono::NaiveDateTime` fields: ISO 8601
+/// without a zone (`2026-11-20T15:30:00`). Not `format: date-time`, which requires an offset.
+#[derive(Debug)]
+pub struct LocalTimestamp;
+
+impl PartialSchema for LocalTimestamp {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .pattern(Some(LOCAL_TIMESTAMP_PATTERN))
+            .description(Some(
+                "An instant, ISO 8601 without a zone (YYYY-MM-DDTHH:MM:SS[.fff]), UTC",
+            ))
+            .into()
+    }
+}
+
+impl ToSchema for LocalTimestamp {
+    fn name() -> Cow<'static, str> {
+        Cow::Borrowed("LocalTimestamp")
+    }
+}
+
 impl PartialSchema for Ticker {
     fn schema() -> RefOr<Schema> {
         ObjectBuilder::new()
@@ -604,6 +650,18 @@ code_schemas! {
     AssetClassCode => AssetClass, "AssetClass";
     /// `#[schema(value_type = OptionTypeCode)]` for [`OptionType`]: `C` or `P`.
     OptionTypeCode => OptionType, "OptionType";
+    /// `#[schema(value_type = VolatilityRegimeSchema)]` for [`VolatilityRegimeCode`]:
+    /// `SUPPRESSED`, `AMPLIFIED`, `NEUTRAL`.
+    VolatilityRegimeSchema => VolatilityRegimeCode, "VolatilityRegime";
+    /// `#[schema(value_type = PositioningSchema)]` for [`PositioningCode`]: `CALL_DOMINATED`,
+    /// `PUT_DOMINATED`, `BALANCED`.
+    PositioningSchema => PositioningCode, "Positioning";
+    /// `#[schema(value_type = DirectionalBiasSchema)]` for [`DirectionalBiasCode`]: `BULLISH`,
+    /// `BEARISH`, `NEUTRAL`.
+    DirectionalBiasSchema => DirectionalBiasCode, "DirectionalBias";
+    /// `#[schema(value_type = FlipDegeneracySchema)]` for [`FlipDegeneracyCode`]:
+    /// `no_exposure`, `always_positive`, `always_negative`.
+    FlipDegeneracySchema => FlipDegeneracyCode, "FlipDegeneracy";
 }
 
 fn reconcile(operation: &mut Operation, spec: &EndpointSpec) {

@@ -27,11 +27,16 @@ use optics_schemas::{
     PositioningCode, VolatilityRegimeCode,
 };
 use serde::Serialize;
+use utoipa::ToSchema;
 
 use crate::envelope::{Envelope, ok};
 use crate::error::ApiError;
 use crate::freshness::Freshness;
 use crate::market::{ChainView, ExposureView};
+use crate::openapi::{
+    DataSchema, DirectionalBiasSchema, FlipDegeneracySchema, IsoDate, PositioningSchema, Timestamp,
+    VolatilityRegimeSchema,
+};
 use crate::params::{ClampNotice, QueryParams};
 use crate::state::AppState;
 use crate::ticker::Ticker;
@@ -39,6 +44,24 @@ use crate::window::{self, Detail, Window, WindowRequest};
 
 /// Dollars per billion, for `total_gex_billions`.
 const USD_PER_BILLION: f64 = 1e9;
+
+/// The payload type of each endpoint of the family, for the OpenAPI document and the reference.
+pub fn data_schemas() -> Vec<DataSchema> {
+    vec![
+        DataSchema::of::<GexPayload>("gex"),
+        DataSchema::named::<BatchPayload<GexPayload>>("gex-batch", "GexBatchPayload"),
+        DataSchema::of::<GreeksExposurePayload>("greeks-exposure"),
+        DataSchema::of::<CharmPayload>("charm"),
+        DataSchema::of::<CrossIndexPayload>("cross-index-gex"),
+        DataSchema::of::<ZeroDtePayload>("zero-dte"),
+        DataSchema::of::<MaxPainPayload>("max-pain"),
+        DataSchema::of::<ExpectedMovePayload>("expected-move"),
+        DataSchema::named::<BatchPayload<ExpectedMovePayload>>(
+            "expected-move-batch",
+            "ExpectedMoveBatchPayload",
+        ),
+    ]
+}
 
 /// Which expirations a GEX (or Greek-exposure) request covers: the top-level figures and the
 /// per-expiration breakdown (`by_expiration[]`).
@@ -132,7 +155,7 @@ impl GexSelection {
 }
 
 /// One strike of `gex_by_strike[]`.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, ToSchema)]
 pub struct GexStrike {
     /// Strike, dollars.
     pub strike: f64,
@@ -143,7 +166,7 @@ pub struct GexStrike {
 }
 
 /// One strike of `gex_profile[]`.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, ToSchema)]
 pub struct GexProfilePoint {
     /// Strike, dollars.
     pub strike: f64,
@@ -157,7 +180,7 @@ pub struct GexProfilePoint {
 
 /// One strike of an expiration's `gex_by_strike[]`, with the running sum from the lowest
 /// strike.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, ToSchema)]
 pub struct CumulativeGexStrike {
     /// Strike, dollars.
     pub strike: f64,
@@ -170,7 +193,7 @@ pub struct CumulativeGexStrike {
 }
 
 /// One contract of an expiration's `detailed[]`.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, ToSchema)]
 pub struct GexContract {
     /// Strike, dollars.
     pub strike: f64,
@@ -186,9 +209,10 @@ pub struct GexContract {
 }
 
 /// One entry of `by_expiration[]`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct GexExpiration {
     /// The expiration.
+    #[schema(value_type = IsoDate)]
     pub expiration: NaiveDate,
     /// Calendar days to it.
     pub dte: Option<i32>,
@@ -212,11 +236,12 @@ pub struct GexExpiration {
     /// What compact detail trimmed of this entry's `gex_by_strike` (and so of `detailed`,
     /// which lists the contracts of the strikes kept); present when compact.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Window)]
     pub window: Option<Window>,
 }
 
 /// The levels traders watch; strikes and spot in dollars.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, ToSchema)]
 pub struct GexKeyLevels {
     /// Strike of the largest call GEX.
     pub call_wall: Option<f64>,
@@ -237,18 +262,21 @@ pub struct GexKeyLevels {
 }
 
 /// The regime in words.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, ToSchema)]
 pub struct GexImplications {
     /// `SUPPRESSED` (net GEX > 0), `AMPLIFIED` (< 0) or `NEUTRAL`.
+    #[schema(value_type = VolatilityRegimeSchema)]
     pub volatility_regime: VolatilityRegimeCode,
     /// `CALL_DOMINATED`, `PUT_DOMINATED` or `BALANCED` (from `gex_ratio`).
+    #[schema(value_type = PositioningSchema)]
     pub positioning: PositioningCode,
     /// `BULLISH`, `BEARISH` or `NEUTRAL`.
+    #[schema(value_type = DirectionalBiasSchema)]
     pub directional_bias: DirectionalBiasCode,
 }
 
 /// Unit strings of the payload's numbers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
 pub struct GexUnits {
     /// Unit of every GEX figure.
     pub gex: &'static str,
@@ -265,7 +293,7 @@ const GEX_UNITS: GexUnits = GexUnits {
 };
 
 /// The `/gex/{ticker}` payload.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct GexPayload {
     /// Underlying symbol.
     pub ticker: String,
@@ -275,6 +303,7 @@ pub struct GexPayload {
     /// expiration's (`expiration`, or with `aggregate=false` the nearest one).
     pub aggregate: bool,
     /// The expiration of the top-level figures; null for the aggregate.
+    #[schema(value_type = Option<IsoDate>)]
     pub expiration: Option<NaiveDate>,
     /// Call GEX, dollars per 1 % move.
     pub call_gex: f64,
@@ -291,6 +320,7 @@ pub struct GexPayload {
     /// True when there is no flip level.
     pub flip_degenerate: bool,
     /// Why there is no flip level (`no_exposure`, `always_positive`, `always_negative`).
+    #[schema(value_type = Option<FlipDegeneracySchema>)]
     pub flip_degeneracy: Option<FlipDegeneracyCode>,
     /// Call GEX / |put GEX|.
     pub gex_ratio: Option<f64>,
@@ -303,8 +333,10 @@ pub struct GexPayload {
     /// Expirations with exposures in the snapshot.
     pub expirations_total: usize,
     /// The expirations in the top-level figures, ascending.
+    #[schema(value_type = Vec<IsoDate>)]
     pub expirations_selected: Vec<NaiveDate>,
     /// The last of them (YYYY-MM-DD): the aggregate runs through this expiration.
+    #[schema(value_type = Option<IsoDate>)]
     pub expirations_through: Option<NaiveDate>,
     /// Net GEX per strike.
     pub gex_by_strike: Vec<GexStrike>,
@@ -320,6 +352,7 @@ pub struct GexPayload {
     /// Unit strings.
     pub units: GexUnits,
     /// The instant the exposures were priced.
+    #[schema(value_type = Timestamp)]
     pub as_of: DateTime<Utc>,
     /// `LIVE` or `EOD`, market hours and a sentence.
     #[serde(flatten)]
@@ -328,6 +361,7 @@ pub struct GexPayload {
     /// strikes); each `by_expiration` entry carries the window of its own lists. Present when
     /// compact.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Window)]
     pub window: Option<Window>,
     /// Parameters moved into their documented range (empty when none was).
     pub clamped: Vec<ClampNotice>,
@@ -608,11 +642,12 @@ fn contracts_of(chain: &ChainView, expiration: NaiveDate) -> Vec<GexContract> {
 }
 
 /// The `/expected-move/{ticker}` payload (also each `results` entry of `/batch/expected-move`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct ExpectedMovePayload {
     /// Underlying symbol.
     pub ticker: String,
     /// The expiration priced.
+    #[schema(value_type = IsoDate)]
     pub expiration: NaiveDate,
     /// Calendar days to it.
     pub dte: i64,
@@ -642,6 +677,7 @@ pub struct ExpectedMovePayload {
     /// The unit of each move figure.
     pub units: ExpectedMoveUnits,
     /// The instant the chain was priced.
+    #[schema(value_type = Timestamp)]
     pub as_of: DateTime<Utc>,
     /// `LIVE` or `EOD`, market hours and a sentence.
     #[serde(flatten)]
@@ -649,7 +685,7 @@ pub struct ExpectedMovePayload {
 }
 
 /// Unit strings of the expected-move figures.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
 pub struct ExpectedMoveUnits {
     /// Unit of `expected_move_dollars`, the bounds and the prices.
     pub expected_move_dollars: &'static str,
@@ -769,7 +805,7 @@ const MAGNET_STRONG_WITHIN_PCT: f64 = 1.0;
 const MAGNET_MODERATE_WITHIN_PCT: f64 = 3.0;
 
 /// One strike of `all_strikes[]`.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, ToSchema)]
 pub struct PainAtStrike {
     /// Candidate settlement price (a listed strike), dollars.
     pub strike: f64,
@@ -782,11 +818,12 @@ pub struct PainAtStrike {
 }
 
 /// The `/max-pain/{ticker}` payload.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct MaxPainPayload {
     /// Underlying symbol.
     pub ticker: String,
     /// The expiration.
+    #[schema(value_type = IsoDate)]
     pub expiration: NaiveDate,
     /// Calendar days to it.
     pub dte: i32,
@@ -813,6 +850,7 @@ pub struct MaxPainPayload {
     /// Pain at every listed strike, ascending.
     pub all_strikes: Vec<PainAtStrike>,
     /// The instant the chain was priced.
+    #[schema(value_type = Timestamp)]
     pub as_of: DateTime<Utc>,
     /// `LIVE` or `EOD`, market hours and a sentence.
     #[serde(flatten)]
@@ -878,7 +916,7 @@ pub async fn max_pain_of(
 }
 
 /// One strike of `charm_by_strike[]`.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, ToSchema)]
 pub struct CharmAtStrike {
     /// Strike, dollars.
     pub strike: f64,
@@ -889,7 +927,7 @@ pub struct CharmAtStrike {
 }
 
 /// One contract of the charm `detailed[]`.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, ToSchema)]
 pub struct CharmContract {
     /// Strike, dollars.
     pub strike: f64,
@@ -907,11 +945,12 @@ pub struct CharmContract {
 }
 
 /// The `/charm/{ticker}` payload.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct CharmPayload {
     /// Underlying symbol.
     pub ticker: String,
     /// The expiration.
+    #[schema(value_type = IsoDate)]
     pub expiration: NaiveDate,
     /// Calendar days to it.
     pub dte: i32,
@@ -934,6 +973,7 @@ pub struct CharmPayload {
     /// Units of `iv`.
     pub iv_units: &'static str,
     /// The instant the exposures were priced.
+    #[schema(value_type = Timestamp)]
     pub as_of: DateTime<Utc>,
 }
 
@@ -1014,7 +1054,7 @@ pub async fn charm(
 }
 
 /// The `/batch/gex` and `/batch/expected-move` payload: one result or one error per symbol.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct BatchPayload<T> {
     /// The symbols asked for (upper case, duplicates dropped), in request order.
     pub tickers: Vec<String>,
@@ -1130,7 +1170,7 @@ pub async fn batch_expected_move(
 }
 
 /// One row of the cross-index `comparison` table.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, ToSchema)]
 pub struct IndexComparison {
     /// Net dealer GEX, dollars per 1 % move.
     pub total_gex: f64,
@@ -1144,7 +1184,7 @@ pub struct IndexComparison {
 }
 
 /// The `/cross-index-gex` payload.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct CrossIndexPayload {
     /// The side-by-side table, by symbol.
     pub comparison: BTreeMap<String, IndexComparison>,
@@ -1213,7 +1253,7 @@ pub async fn cross_index_gex(
 }
 
 /// One strike of a Greek's `profile[]`.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, ToSchema)]
 pub struct GreekProfilePoint {
     /// Strike, dollars.
     pub strike: f64,
@@ -1226,7 +1266,7 @@ pub struct GreekProfilePoint {
 }
 
 /// The gamma-only fields of `exposures.gamma`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct GammaExtras {
     /// Re-priced flip level, dollars; null when degenerate.
     pub flip_level: Option<f64>,
@@ -1245,7 +1285,7 @@ pub struct GammaExtras {
 }
 
 /// `exposures.<greek>`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct GreekExposure {
     /// Σ call exposure.
     pub call_total: f64,
@@ -1263,7 +1303,7 @@ pub struct GreekExposure {
 }
 
 /// A strike and the exposure there, with its distance from spot.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, ToSchema)]
 pub struct ExposureLevel {
     /// Strike, dollars.
     pub strike: f64,
@@ -1284,7 +1324,7 @@ impl From<StrikeLevel> for ExposureLevel {
 }
 
 /// A gamma level: strike, GEX there, distance from spot.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, ToSchema)]
 pub struct GexLevel {
     /// Strike, dollars.
     pub strike: f64,
@@ -1305,7 +1345,7 @@ impl From<StrikeLevel> for GexLevel {
 }
 
 /// A price level with its distance from spot.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, ToSchema)]
 pub struct PricePoint {
     /// Price, dollars.
     pub strike: f64,
@@ -1323,7 +1363,7 @@ impl From<PriceLevel> for PricePoint {
 }
 
 /// `greek_levels.<greek>`.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, ToSchema)]
 pub struct GreekLevelsPayload {
     /// Largest |net exposure|.
     pub key_strike: Option<ExposureLevel>,
@@ -1338,7 +1378,7 @@ pub struct GreekLevelsPayload {
 }
 
 /// `key_levels` of `/greeks-exposure`.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, ToSchema)]
 pub struct NamedLevels {
     /// Largest call GEX.
     pub call_wall: Option<GexLevel>,
@@ -1357,7 +1397,7 @@ pub struct NamedLevels {
 }
 
 /// The `/greeks-exposure/{ticker}` payload.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct GreeksExposurePayload {
     /// Underlying symbol.
     pub ticker: String,
@@ -1367,6 +1407,7 @@ pub struct GreeksExposurePayload {
     /// expiration's (`expiration`, or with `aggregate=false` the nearest one).
     pub aggregate: bool,
     /// The expirations in the top-level figures.
+    #[schema(value_type = Vec<IsoDate>)]
     pub expirations: Vec<NaiveDate>,
     /// How many.
     pub expirations_included: usize,
@@ -1385,6 +1426,7 @@ pub struct GreeksExposurePayload {
     /// Unit string per Greek.
     pub units: BTreeMap<&'static str, &'static str>,
     /// The instant the exposures were priced.
+    #[schema(value_type = Timestamp)]
     pub as_of: DateTime<Utc>,
     /// `LIVE` or `EOD`, market hours and a sentence.
     #[serde(flatten)]
@@ -1392,9 +1434,10 @@ pub struct GreeksExposurePayload {
 }
 
 /// One expiration of the `/greeks-exposure` `by_expiration[]` breakdown.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct GreeksExpiration {
     /// The expiration.
+    #[schema(value_type = IsoDate)]
     pub expiration: NaiveDate,
     /// Calendar days to it.
     pub dte: Option<i32>,
@@ -1605,7 +1648,7 @@ pub async fn greeks_exposure(
 }
 
 /// One strike of the zero-dte `by_strike[]`: dealer gamma and the per-share Greeks.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, ToSchema)]
 pub struct ZeroDteStrike {
     /// Strike, dollars.
     pub strike: f64,
@@ -1630,7 +1673,7 @@ pub struct ZeroDteStrike {
 }
 
 /// One strike of the zero-dte `chain_table[]`: quotes, IVs and volume.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, ToSchema)]
 pub struct ZeroDteQuote {
     /// Strike, dollars.
     pub strike: f64,
@@ -1661,7 +1704,7 @@ pub struct ZeroDteQuote {
 }
 
 /// The priced move of the session.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, ToSchema)]
 pub struct ZeroDteMetrics {
     /// The ATM straddle in percentage points of spot (1.91 = 1.91 %).
     pub expected_move: f64,
@@ -1678,7 +1721,7 @@ pub struct ZeroDteMetrics {
 }
 
 /// The dealer-gamma read of the expiration.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, ToSchema)]
 pub struct ZeroDteGammaRegime {
     /// `POSITIVE_GAMMA` (net GEX > 0: hedging dampens moves), `NEGATIVE_GAMMA` or `NEUTRAL`.
     pub regime: &'static str,
@@ -1687,11 +1730,12 @@ pub struct ZeroDteGammaRegime {
     /// Re-priced flip level, dollars.
     pub flip_level: Option<f64>,
     /// `SUPPRESSED`, `AMPLIFIED` or `NEUTRAL`.
+    #[schema(value_type = VolatilityRegimeSchema)]
     pub volatility_regime: VolatilityRegimeCode,
 }
 
 /// Levels for the session, dollars.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, ToSchema)]
 pub struct ZeroDteLevels {
     /// Largest call GEX.
     pub call_wall: Option<f64>,
@@ -1706,9 +1750,10 @@ pub struct ZeroDteLevels {
 }
 
 /// One hour of `theta_burn.hourly_decay[]`.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, ToSchema)]
 pub struct HourlyDecay {
     /// The end of the hour.
+    #[schema(value_type = Timestamp)]
     pub hour_ending: DateTime<Utc>,
     /// Hours left to expiry at its end.
     pub hours_to_expiry: f64,
@@ -1721,7 +1766,7 @@ pub struct HourlyDecay {
 }
 
 /// How the ATM straddle decays to expiry with spot, forward and IV held.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct ThetaBurn {
     /// Model value of the ATM straddle now (Black-76 on the forward at the ATM IV), dollars per
     /// share.
@@ -1733,7 +1778,7 @@ pub struct ThetaBurn {
 }
 
 /// The skew read: 25-delta risk reversal.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, ToSchema)]
 pub struct SkewSignal {
     /// IV of the put nearest −0.25 delta minus IV of the call nearest +0.25 delta,
     /// percentage points.
@@ -1743,11 +1788,12 @@ pub struct SkewSignal {
 }
 
 /// The `/zero-dte/{ticker}` payload.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct ZeroDtePayload {
     /// Underlying symbol.
     pub ticker: String,
     /// The expiration read: today's, or the next one when none expires today.
+    #[schema(value_type = IsoDate)]
     pub expiration: NaiveDate,
     /// Calendar days to it (0 on the day).
     pub dte: i32,
@@ -1774,6 +1820,7 @@ pub struct ZeroDtePayload {
     /// Units of the IV fields.
     pub iv_units: &'static str,
     /// The instant the chain was priced.
+    #[schema(value_type = Timestamp)]
     pub as_of: DateTime<Utc>,
     /// `LIVE` or `EOD`, market hours and a sentence.
     #[serde(flatten)]
@@ -1781,6 +1828,7 @@ pub struct ZeroDtePayload {
     /// What compact detail trimmed (by_strike and chain_table, the same strikes; 30 each side
     /// of spot by default).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Window)]
     pub window: Option<Window>,
     /// Parameters moved into their documented range (empty when none was).
     pub clamped: Vec<ClampNotice>,

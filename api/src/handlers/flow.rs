@@ -43,11 +43,13 @@ use optics_compute::flow::{
 use optics_compute::pricing::OptionType;
 use optics_schemas::{FlowSnapshotRow, MoneynessCode};
 use serde::Serialize;
+use utoipa::ToSchema;
 
 use crate::envelope::{Envelope, ok};
 use crate::error::ApiError;
 use crate::freshness::{DataFreshness, Freshness, freshness_of_session};
 use crate::market::{ChainView, FlowView};
+use crate::openapi::{DataSchema, IsoDate, LocalTimestamp, Timestamp};
 use crate::params::{ClampNotice, QueryParams};
 use crate::state::AppState;
 use crate::ticker::Ticker;
@@ -65,14 +67,25 @@ pub const FLOW_MAX_LAG_BEHIND_CHAIN: TimeDelta = TimeDelta::minutes(2);
 /// second, five minutes without a new flow snapshot means the feed is down.
 pub const FLOW_LIVE_MAX_AGE: TimeDelta = TimeDelta::minutes(5);
 
+/// The payload type of each endpoint of the family, for the OpenAPI document and the reference.
+pub fn data_schemas() -> Vec<DataSchema> {
+    vec![
+        DataSchema::of::<FlowPayload>("flow"),
+        DataSchema::of::<SmartMoneyPayload>("smart-money"),
+        DataSchema::of::<VolumeProfilePayload>("volume-profile"),
+    ]
+}
+
 /// One contract's session flow (`largest_flows[]`, `unusual_activity[]`, `all_flow[]`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct FlowRowPayload {
     /// Underlying symbol.
     pub ticker: String,
     /// The instant the flow was read: ISO 8601 without a zone (spec 2.1), UTC.
+    #[schema(value_type = LocalTimestamp)]
     pub timestamp: NaiveDateTime,
     /// Expiration date.
+    #[schema(value_type = IsoDate)]
     pub expiration: NaiveDate,
     /// Calendar days to it.
     pub dte: i32,
@@ -104,7 +117,7 @@ pub struct FlowRowPayload {
 }
 
 /// The `summary` block of `/flow`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct FlowSummaryPayload {
     /// Call volume / put volume.
     pub call_put_ratio: Option<f64>,
@@ -131,7 +144,7 @@ pub struct FlowSummaryPayload {
 }
 
 /// Premium and volume of one expiration (`top_expirations[][1]`).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, ToSchema)]
 pub struct ExpirationFlowPayload {
     /// Σ premium, dollars.
     pub premium: f64,
@@ -140,7 +153,7 @@ pub struct ExpirationFlowPayload {
 }
 
 /// Volume and premium at one strike (`top_strikes[][1]`).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, ToSchema)]
 pub struct StrikeFlowPayload {
     /// Σ call volume, contracts.
     pub calls: u64,
@@ -153,15 +166,17 @@ pub struct StrikeFlowPayload {
 }
 
 /// The `/flow/{ticker}` payload.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct FlowPayload {
     /// Always true (the payload repeats the envelope's flag, as the spec shows).
     pub success: bool,
     /// Underlying symbol.
     pub ticker: String,
     /// The instant the flow was read: ISO 8601 without a zone (spec 2.1), UTC.
+    #[schema(value_type = LocalTimestamp)]
     pub timestamp: NaiveDateTime,
     /// The same instant with its zone.
+    #[schema(value_type = Timestamp)]
     pub as_of: DateTime<Utc>,
     /// The chain's price, dollars.
     pub stock_price: f64,
@@ -176,6 +191,7 @@ pub struct FlowPayload {
     /// `[strike, {calls, premium, puts, volume}]`, by premium descending.
     pub top_strikes: Vec<(f64, StrikeFlowPayload)>,
     /// `[expiration, {premium, volume}]`, by premium descending.
+    #[schema(value_type = Vec<(IsoDate, ExpirationFlowPayload)>)]
     pub top_expirations: Vec<(NaiveDate, ExpirationFlowPayload)>,
     /// `LIVE` or `EOD`, market hours and which data is shown.
     #[serde(flatten)]
@@ -459,7 +475,7 @@ pub async fn flow(
 }
 
 /// One `smart_money_trades[]` entry: the flow row, the filters it met and its score.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct SmartMoneyTradePayload {
     /// The contract's flow.
     #[serde(flatten)]
@@ -471,7 +487,7 @@ pub struct SmartMoneyTradePayload {
 }
 
 /// The thresholds of the smart-money filters.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, ToSchema)]
 pub struct SmartMoneyFilters {
     /// `large_premium`: premium at least this, dollars (required).
     pub min_premium: f64,
@@ -482,7 +498,7 @@ pub struct SmartMoneyFilters {
 }
 
 /// The `/smart-money/{ticker}` payload.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct SmartMoneyPayload {
     /// Underlying symbol.
     pub ticker: String,
@@ -497,8 +513,10 @@ pub struct SmartMoneyPayload {
     /// The filters (a contract needs `large_premium` and one other).
     pub filters: SmartMoneyFilters,
     /// The instant the flow was read: ISO 8601 without a zone (spec 2.1), UTC.
+    #[schema(value_type = LocalTimestamp)]
     pub timestamp: NaiveDateTime,
     /// The same instant with its zone.
+    #[schema(value_type = Timestamp)]
     pub as_of: DateTime<Utc>,
     /// `LIVE` or `EOD`, market hours and a sentence.
     #[serde(flatten)]
@@ -546,7 +564,7 @@ pub async fn smart_money_flow(
 }
 
 /// One strike of `volume_profile[]`.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, ToSchema)]
 pub struct VolumeProfilePoint {
     /// Strike, dollars.
     pub strike: f64,
@@ -563,11 +581,12 @@ pub struct VolumeProfilePoint {
 }
 
 /// The `/volume-profile/{ticker}` payload.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct VolumeProfilePayload {
     /// Underlying symbol.
     pub ticker: String,
     /// The expiration profiled.
+    #[schema(value_type = IsoDate)]
     pub expiration: NaiveDate,
     /// The chain's price, dollars.
     pub stock_price: f64,
@@ -584,6 +603,7 @@ pub struct VolumeProfilePayload {
     /// Σ put volume, contracts.
     pub total_put_volume: u64,
     /// The instant the chain was priced.
+    #[schema(value_type = Timestamp)]
     pub as_of: DateTime<Utc>,
     /// `LIVE` or `EOD`, market hours and a sentence.
     #[serde(flatten)]

@@ -17,6 +17,7 @@ use optics_compute::exposure::{OpenInterestAtStrike, max_pain};
 use optics_compute::pricing::OptionType;
 use optics_schemas::{ChainGreeks, ChainRow, ChainSide, SettlementStyle};
 use serde::Serialize;
+use utoipa::ToSchema;
 
 use crate::envelope::{Envelope, ok};
 use crate::error::ApiError;
@@ -24,9 +25,18 @@ use crate::freshness::Freshness;
 use crate::handlers::exposure::{chain_of, no_chain, open_interest_by_strike, type_code};
 use crate::handlers::flow::listed_or_nearest;
 use crate::market::ChainView;
+use crate::openapi::{DataSchema, IsoDate, Timestamp};
 use crate::params::QueryParams;
 use crate::state::AppState;
 use crate::ticker::Ticker;
+
+/// The payload type of each endpoint of the family, for the OpenAPI document and the reference.
+pub fn data_schemas() -> Vec<DataSchema> {
+    vec![
+        DataSchema::of::<ThirdOrderPayload>("third-order-greeks"),
+        DataSchema::of::<HeatmapPayload>("greeks-heatmap"),
+    ]
+}
 
 /// The rows of one expiration with one row per strike: where an expiration lists both an AM-
 /// and a PM-settled series (SPX monthlies beside the SPXW weeklies), the PM series, which is
@@ -72,7 +82,7 @@ fn side_code(is_call: bool) -> &'static str {
 // ---------------------------------------------------------------------------------------------
 
 /// The higher-order set of one contract, per share.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, ToSchema)]
 pub struct HigherOrderGreeks {
     /// ∂Γ/∂S: gamma per $1 of the underlying.
     pub speed: f64,
@@ -106,7 +116,7 @@ impl HigherOrderGreeks {
 }
 
 /// One strike of `greeks_by_strike[]`.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, ToSchema)]
 pub struct HigherOrderAtStrike {
     /// Strike, dollars.
     pub strike: f64,
@@ -122,7 +132,7 @@ pub struct HigherOrderAtStrike {
 }
 
 /// One contract of `detailed[]`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct HigherOrderContract {
     /// Strike, dollars.
     pub strike: f64,
@@ -143,7 +153,7 @@ pub struct HigherOrderContract {
 }
 
 /// One line per Greek of the payload, with its unit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
 pub struct HigherOrderDefinitions {
     /// Speed.
     pub speed: &'static str,
@@ -172,11 +182,12 @@ const DEFINITIONS: HigherOrderDefinitions = HigherOrderDefinitions {
 };
 
 /// The `/third-order-greeks/{ticker}` payload.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct ThirdOrderPayload {
     /// Underlying symbol.
     pub ticker: String,
     /// The expiration.
+    #[schema(value_type = IsoDate)]
     pub expiration: NaiveDate,
     /// Calendar days to it.
     pub dte: i32,
@@ -202,6 +213,7 @@ pub struct ThirdOrderPayload {
     /// What the values are.
     pub basis: &'static str,
     /// The instant the chain was priced.
+    #[schema(value_type = Timestamp)]
     pub as_of: DateTime<Utc>,
     /// `LIVE` or `EOD`, market hours and a sentence.
     #[serde(flatten)]
@@ -321,23 +333,31 @@ pub const HEATMAP_STRIKE_RANGE: f64 = 0.15;
 pub type Matrix = Vec<Vec<Option<f64>>>;
 
 /// `greek_matrices`: one matrix per Greek plus IV.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct GreekMatrices {
     /// Delta per calendar day.
+    #[schema(value_type = Vec<Vec<Option<f64>>>)]
     pub charm: Matrix,
     /// Delta.
+    #[schema(value_type = Vec<Vec<Option<f64>>>)]
     pub delta: Matrix,
     /// Gamma per $1.
+    #[schema(value_type = Vec<Vec<Option<f64>>>)]
     pub gamma: Matrix,
     /// Implied volatility, decimal.
+    #[schema(value_type = Vec<Vec<Option<f64>>>)]
     pub iv: Matrix,
     /// Dollars per point of rate.
+    #[schema(value_type = Vec<Vec<Option<f64>>>)]
     pub rho: Matrix,
     /// Dollars per calendar day.
+    #[schema(value_type = Vec<Vec<Option<f64>>>)]
     pub theta: Matrix,
     /// Delta per vol point.
+    #[schema(value_type = Vec<Vec<Option<f64>>>)]
     pub vanna: Matrix,
     /// Dollars per vol point.
+    #[schema(value_type = Vec<Vec<Option<f64>>>)]
     pub vega: Matrix,
 }
 
@@ -358,16 +378,17 @@ impl GreekMatrices {
 }
 
 /// One expiration's sum.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, ToSchema)]
 pub struct ExpirationSum {
     /// The expiration.
+    #[schema(value_type = IsoDate)]
     pub expiration: NaiveDate,
     /// Σ over the grid's strikes of the contracts with Greeks.
     pub value: f64,
 }
 
 /// One strike's sum.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, ToSchema)]
 pub struct StrikeSum {
     /// Strike, dollars.
     pub strike: f64,
@@ -376,7 +397,7 @@ pub struct StrikeSum {
 }
 
 /// Sums of one Greek along each axis of the grid.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct AxisSums {
     /// One per expiration, in `expirations` order.
     pub by_expiration: Vec<ExpirationSum>,
@@ -385,7 +406,7 @@ pub struct AxisSums {
 }
 
 /// `aggregates`: the axis sums of each Greek (IV, not additive, has none).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct GreekAggregates {
     /// Charm.
     pub charm: AxisSums,
@@ -404,7 +425,7 @@ pub struct GreekAggregates {
 }
 
 /// `levels`.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, ToSchema)]
 pub struct HeatmapLevels {
     /// The strike with the most call open interest over the grid's expirations (every listed
     /// strike of them, not only the grid's columns), dollars.
@@ -414,11 +435,12 @@ pub struct HeatmapLevels {
     /// Max pain of the nearest open expiration (as `/max-pain` answers by default), dollars.
     pub max_pain: Option<f64>,
     /// The expiration `max_pain` belongs to.
+    #[schema(value_type = Option<IsoDate>)]
     pub max_pain_expiration: Option<NaiveDate>,
 }
 
 /// How the grid was chosen from the chain.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, ToSchema)]
 pub struct HeatmapGrid {
     /// Open expirations the chain lists.
     pub expirations_listed: usize,
@@ -433,7 +455,7 @@ pub struct HeatmapGrid {
 }
 
 /// The `/greeks-heatmap/{ticker}` payload.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct HeatmapPayload {
     /// Underlying symbol.
     pub ticker: String,
@@ -446,6 +468,7 @@ pub struct HeatmapPayload {
     /// The Greek of `greek_matrix` (the `greek` parameter, default gamma).
     pub greek: &'static str,
     /// That Greek's matrix (the same as its `greek_matrices` entry).
+    #[schema(value_type = Vec<Vec<Option<f64>>>)]
     pub greek_matrix: Matrix,
     /// One matrix per Greek plus IV; rows are expirations, columns strikes.
     pub greek_matrices: GreekMatrices,
@@ -456,10 +479,12 @@ pub struct HeatmapPayload {
     /// Row axis as display labels: `YYYY-MM-DD (Nd)`.
     pub expirations: Vec<String>,
     /// Row axis as dates.
+    #[schema(value_type = Vec<IsoDate>)]
     pub expirations_raw: Vec<NaiveDate>,
     /// Contracts in the grid with Greeks (non-null cells of each matrix).
     pub data_points: usize,
     /// Next earnings report on or after the chain's session, when the reference data has one.
+    #[schema(value_type = Option<IsoDate>)]
     pub earnings_date: Option<NaiveDate>,
     /// Open-interest levels.
     pub levels: HeatmapLevels,
@@ -470,6 +495,7 @@ pub struct HeatmapPayload {
     /// What the values are.
     pub basis: &'static str,
     /// The instant the chain was priced.
+    #[schema(value_type = Timestamp)]
     pub as_of: DateTime<Utc>,
     /// `LIVE` or `EOD`, market hours and a sentence.
     #[serde(flatten)]

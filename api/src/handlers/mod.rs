@@ -37,6 +37,9 @@ use crate::state::AppState;
 pub fn data_schemas() -> Vec<DataSchema> {
     let mut schemas = platform::data_schemas();
     schemas.extend(chain::data_schemas());
+    schemas.extend(exposure::data_schemas());
+    schemas.extend(greeks::data_schemas());
+    schemas.extend(flow::data_schemas());
     schemas
 }
 
