@@ -253,6 +253,24 @@ ADDED_PARAMS = {
             },
         )
     ],
+    # Optimizer constraints and expiration choice the service documents (optics' own).
+    "optimize-strategy": [
+        (None, {"name": "expiration", "type": "body", "default": None,
+                "bounds": "YYYY-MM-DD", "required": False}),
+        (None, {"name": "dte", "type": "body", "default": 30, "bounds": "days",
+                "required": False}),
+        (None, {"name": "max_width", "type": "body", "default": 10, "bounds": "dollars",
+                "required": False}),
+        (None, {"name": "min_credit", "type": "body", "default": 0.1, "bounds": "dollars",
+                "required": False}),
+    ],
+    # The risk endpoints' optional price overrides (dollar delta needs each ticker's price).
+    **{
+        slug: [(None, {"name": "underlying_prices", "type": "body", "default": "live",
+                       "bounds": "object of ticker to dollars", "required": False})]
+        for slug in ("portfolio-greeks", "scenario-analysis", "stress-tests",
+                     "hedge-recommendations")
+    },
 }
 
 
@@ -314,6 +332,8 @@ def param_kind(endpoint, p):
         return "ParamKind::Number"
     if b.startswith("array of") or b in ("as /portfolio-greeks", "rows from /chain"):
         return "ParamKind::Array"
+    if b == "object of ticker to dollars":
+        return "ParamKind::Object"
     raise SystemExit(f"{slug}.{name}: unknown bounds text {b!r}; teach gen_registry.py its kind")
 
 

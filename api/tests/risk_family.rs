@@ -5,6 +5,7 @@ mod common;
 mod strategy_support;
 
 use axum::http::StatusCode;
+use optics_compute::risk::STRESS_SCENARIOS;
 use serde_json::{Value, json};
 use strategy_support::{app, close, december, num, post};
 
@@ -251,7 +252,54 @@ async fn stress_tests_run_the_named_set() {
         .data();
     close(num(&data, "current_value"), NET, 1e-9, "current");
     let scenarios = data["scenarios"].as_array().unwrap();
-    assert!(scenarios.len() >= 5, "{}", scenarios.len());
+    // The full documented set, in order: at least eight, named and parameterised exactly as
+    // the constant, each through the first-order estimator (the puts have 28 days left).
+    assert!(STRESS_SCENARIOS.len() >= 8);
+    assert_eq!(scenarios.len(), STRESS_SCENARIOS.len());
+    for (got, want) in scenarios.iter().zip(STRESS_SCENARIOS.iter()) {
+        assert_eq!(got["scenario_name"], want.name);
+        assert_eq!(got["description"], want.description);
+        let (m, v, d) = (
+            want.scenario.stock_move_pct,
+            want.scenario.iv_change_pct,
+            want.scenario.days_forward,
+        );
+        close(num(got, "stock_move_pct"), m, 0.0, want.name);
+        close(num(got, "iv_change_pct"), v, 0.0, want.name);
+        close(num(got, "days_forward"), d, 0.0, want.name);
+        let (delta, vega, theta) = (DELTA * SPY_PRICE * m / 100.0, VEGA * v, THETA * d.min(28.0));
+        close(num(&got["contributions"], "delta"), delta, 1e-9, want.name);
+        close(num(&got["contributions"], "vega"), vega, 1e-9, want.name);
+        close(num(&got["contributions"], "theta"), theta, 1e-6, want.name);
+        let pnl = delta + vega + theta;
+        close(num(got, "estimated_pnl"), pnl, 1e-6, want.name);
+        close(
+            num(got, "estimated_pnl_pct"),
+            100.0 * pnl / GROSS,
+            1e-9,
+            want.name,
+        );
+        close(num(got, "new_portfolio_value"), NET + pnl, 1e-6, want.name);
+    }
+    let names: Vec<&str> = scenarios
+        .iter()
+        .map(|s| s["scenario_name"].as_str().unwrap())
+        .collect();
+    for kind in [
+        "Crash",
+        "Correction",
+        "Pullback",
+        "Vol Spike",
+        "Vol Crush",
+        "Rally",
+        "Melt-Up",
+        "Time Decay",
+    ] {
+        assert!(
+            names.iter().any(|n| n.contains(kind)),
+            "no {kind} in {names:?}"
+        );
+    }
     let by_name = |name: &str| {
         scenarios
             .iter()
@@ -418,4 +466,199 @@ async fn hedge_recommendations_edge_cases_and_errors() {
     )
     .await;
     rejects_malformed_positions("/hedge-recommendations").await;
+}
+
+#[tokio::test]
+async fn portfolio_greeks_reports_its_risk_scale() {
+    use optics_compute::risk::portfolio::{DAILY_DECAY_LIMITS_PCT, DELTA_EXPOSURE_LIMITS_PCT};
+    let app = app();
+    let data = post(&app, "/portfolio-greeks", &json!({"positions": book()}))
+        .await
+        .data();
+    let scale = &data["portfolio_summary"]["risk_level_scale"];
+    assert_eq!(
+        scale["levels"],
+        json!(["LOW", "MODERATE", "HIGH", "EXTREME"])
+    );
+    assert_eq!(
+        scale["delta_exposure_pct_limits"],
+        json!(DELTA_EXPOSURE_LIMITS_PCT)
+    );
+    assert_eq!(
+        scale["daily_decay_pct_limits"],
+        json!(DAILY_DECAY_LIMITS_PCT)
+    );
+}
+
+#[tokio::test]
+async fn hedge_option_is_a_liquid_contract() {
+    use optics_compute::risk::hedge::{
+        MAX_HEDGE_SPREAD_FRACTION_OF_MID, MIN_HEDGE_OPEN_INTEREST, MIN_HEDGE_VOLUME,
+    };
+    use strategy_support::{
+        DIA_QUIET_STRIKES, DIA_WIDE_STRIKES, SPY_CARRY, SPY_RATE, SPY_SPOT, bsm_delta, bsm_price,
+        spy_iv,
+    };
+    let app = app();
+    // DIA carries SPY's quotes, but its December puts nearest 0.5 |delta| are spoiled: one
+    // trades too little, the next is quoted 40 % of its mid wide.
+    let data = post(
+        &app,
+        "/hedge-recommendations",
+        &json!({"positions": book(), "hedge_ticker": "DIA"}),
+    )
+    .await
+    .data();
+    let years: f64 = 28.0 / 365.0;
+    // The fixture's figures for every December put, and the criterion applied here.
+    let liquid = |strike: f64| {
+        let value = bsm_price(
+            false,
+            SPY_SPOT,
+            strike,
+            years,
+            SPY_RATE,
+            SPY_CARRY,
+            spy_iv(strike, december()),
+        );
+        let (mut bid, mut ask) = ((value - 0.05).max(0.0), value + 0.05);
+        let (mut oi, mut volume) = (1_000u64, 100u64);
+        if DIA_QUIET_STRIKES.contains(&strike) {
+            (oi, volume) = (20, 3);
+        }
+        if DIA_WIDE_STRIKES.contains(&strike) {
+            let mid = 0.5 * (bid + ask);
+            (bid, ask) = (0.8 * mid, 1.2 * mid);
+        }
+        let mid = 0.5 * (bid + ask);
+        bid > 0.0
+            && ask >= bid
+            && (oi >= MIN_HEDGE_OPEN_INTEREST || volume >= MIN_HEDGE_VOLUME)
+            && (ask - bid) <= MAX_HEDGE_SPREAD_FRACTION_OF_MID * mid
+    };
+    let miss = |k: f64| {
+        let delta = bsm_delta(
+            false,
+            SPY_SPOT,
+            k,
+            years,
+            SPY_RATE,
+            SPY_CARRY,
+            spy_iv(k, december()),
+        );
+        (delta.abs() - 0.5).abs()
+    };
+    let strikes: Vec<f64> = (0..=20).map(|i| 550.0 + 5.0 * f64::from(i)).collect();
+    let best_any = strikes
+        .iter()
+        .copied()
+        .min_by(|a, b| miss(*a).total_cmp(&miss(*b)))
+        .unwrap();
+    let best_liquid = strikes
+        .iter()
+        .copied()
+        .filter(|k| liquid(*k))
+        .min_by(|a, b| miss(*a).total_cmp(&miss(*b)))
+        .unwrap();
+    // The spoiling matters: without it another strike would have been chosen.
+    assert_ne!(best_any, best_liquid);
+    let option = data["hedges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["type"] == "option")
+        .unwrap_or_else(|| panic!("no option hedge in {data}"))
+        .clone();
+    assert_eq!(option["option_type"], "PUT");
+    assert_eq!(option["expiration"], december().to_string());
+    close(num(&option, "strike"), best_liquid, 0.0, "liquid strike");
+    let liquidity = &option["details"]["liquidity"];
+    assert!(num(liquidity, "bid") > 0.0);
+    assert!(num(liquidity, "spread_pct_of_mid") <= 100.0 * MAX_HEDGE_SPREAD_FRACTION_OF_MID);
+    assert!(liquidity["open_interest"].as_u64().unwrap() >= MIN_HEDGE_OPEN_INTEREST);
+    assert_eq!(liquidity["rule"], optics_compute::risk::liquidity_rule());
+}
+
+#[tokio::test]
+async fn served_reference_lists_the_stress_set_and_the_risk_scale() {
+    use optics_compute::risk::portfolio::{DAILY_DECAY_LIMITS_PCT, DELTA_EXPOSURE_LIMITS_PCT};
+    use optics_compute::risk::{IV_CHANGE_BASIS, RiskLevel};
+    let app = app();
+    let answer = strategy_support::get(&app, "/docs").await;
+    assert_eq!(answer.status, StatusCode::OK);
+    let reference = answer.text();
+    let section = reference
+        .split("## Strategies and portfolio risk")
+        .nth(1)
+        .expect("the reference has a Strategies and portfolio risk section");
+    let section = section.split("\n## ").next().unwrap();
+    let must = |text: &str| {
+        let flat = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            flat(section).contains(&flat(text)),
+            "the reference's risk section lacks {text:?}"
+        );
+    };
+    // Every stress scenario as one table row: name, parameters, description.
+    for s in &STRESS_SCENARIOS {
+        must(&format!(
+            "| {} | {} | {} | {} | {} |",
+            s.name,
+            s.scenario.stock_move_pct,
+            s.scenario.iv_change_pct,
+            s.scenario.days_forward,
+            s.description
+        ));
+    }
+    // The risk scale's thresholds, level by level.
+    let levels = [RiskLevel::Low, RiskLevel::Moderate, RiskLevel::High];
+    for (i, level) in levels.iter().enumerate() {
+        must(&format!(
+            "| {} | {} | {} |",
+            level.as_str(),
+            DELTA_EXPOSURE_LIMITS_PCT[i],
+            DAILY_DECAY_LIMITS_PCT[i]
+        ));
+    }
+    must(&format!(
+        "| {} | above | above |",
+        RiskLevel::Extreme.as_str()
+    ));
+    // iv_change_pct in vol points; the hedge's liquidity rule; the optional price override.
+    must("**`iv_change_pct` is in vol points**");
+    must(&format!(
+        "iv_change_basis: \"{}\"",
+        IV_CHANGE_BASIS.as_str()
+    ));
+    must(&optics_compute::risk::liquidity_rule());
+    must("`underlying_prices`");
+    // Required position fields per type.
+    must("| STOCK | ticker, quantity, current_price (> 0) |");
+    must(
+        "| CALL, PUT | ticker, quantity, strike, expiration, current_price (≥ 0), delta, theta, vega |",
+    );
+    // The index lists the optional underlying_prices of every risk endpoint.
+    let index = strategy_support::get(&app, "/").await.json();
+    for slug in [
+        "portfolio-greeks",
+        "scenario-analysis",
+        "stress-tests",
+        "hedge-recommendations",
+    ] {
+        let entry = index["data"]["endpoints"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["slug"] == slug)
+            .unwrap()
+            .clone();
+        assert!(
+            entry["params"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|p| p["name"] == "underlying_prices" && p["required"] == false),
+            "{slug}: {entry}"
+        );
+    }
 }

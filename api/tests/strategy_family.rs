@@ -94,7 +94,13 @@ async fn pop_rejects_malformed_bodies_naming_the_field() {
     bad("/pop", body, "legs[0].strike").await;
     let mut body = ok_body();
     body["legs"][0]["option_type"] = json!("FUTURE");
-    bad("/pop", body, "legs[0].type").await;
+    bad("/pop", body, "legs[0].option_type").await;
+    let mut body = ok_body();
+    body["legs"][1]
+        .as_object_mut()
+        .unwrap()
+        .remove("option_type");
+    bad("/pop", body, "legs[1].option_type").await;
     let mut body = ok_body();
     body["legs"][0]["action"] = json!("HOLD");
     bad("/pop", body, "legs[0].action").await;
@@ -701,6 +707,19 @@ async fn build_strategy_errors() {
     )
     .await
     .error(StatusCode::FAILED_DEPENDENCY);
+    // At target_delta 0.5 both shorts of an iron condor land on the money: the shorts cross,
+    // which the request must change (400 naming target_delta), not missing data.
+    let body = post(
+        &app,
+        "/build-strategy",
+        &json!({"ticker": "SPY", "strategy_type": "iron_condor", "target_delta": 0.5}),
+    )
+    .await
+    .error(StatusCode::BAD_REQUEST);
+    assert!(
+        body["error"].as_str().unwrap().starts_with("target_delta:"),
+        "{body}"
+    );
     // A calendar on the last expiration has no far leg.
     post(
         &app,
@@ -816,12 +835,485 @@ async fn optimize_strategy_iron_condor_and_errors() {
     )
     .await
     .error(StatusCode::FAILED_DEPENDENCY);
-    // Nothing can meet a $50 minimum credit on $10 wings: upstream, not a bad request.
-    post(
+    // Nothing can meet a $50 minimum credit on $10 wings: the request's constraint, a 400
+    // naming it (not an upstream failure: the chain is quoted).
+    let body = post(
         &app,
         "/optimize-strategy",
         &json!({"ticker": "SPY", "strategy_type": "iron_condor", "min_credit": 50}),
     )
     .await
-    .error(StatusCode::FAILED_DEPENDENCY);
+    .error(StatusCode::BAD_REQUEST);
+    let message = body["error"].as_str().unwrap();
+    assert!(message.starts_with("min_credit:"), "{message}");
+    assert!(body.get("upstream").is_none(), "{body}");
+    // Wings narrower than the $5 spacing cannot be built: max_width is named.
+    bad(
+        "/optimize-strategy",
+        json!({"ticker": "SPY", "strategy_type": "put_credit_spread", "max_width": 2}),
+        "max_width:",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn pop_reports_how_each_leg_iv_was_read() {
+    let app = app();
+    let legs = |short_iv: f64| {
+        json!([
+            {"option_type": "PUT", "action": "SELL", "strike": 580.0, "iv": short_iv, "premium": 4.0},
+            {"option_type": "put", "action": "buy", "strike": 575.0, "iv": 0.33, "premium": 3.1}
+        ])
+    };
+    let in_points = post(
+        &app,
+        "/pop",
+        &json!({"stock_price": 600.0, "days_to_exp": 30, "legs": legs(32.5)}),
+    )
+    .await
+    .data();
+    let in_decimal = post(
+        &app,
+        "/pop",
+        &json!({"stock_price": 600.0, "days_to_exp": 30, "legs": legs(0.325)}),
+    )
+    .await
+    .data();
+    let summary = in_points["legs_summary"].as_array().unwrap();
+    assert_eq!(summary[0]["iv_units_read"], "percentage_points");
+    close(num(&summary[0], "iv"), 0.325, 1e-15, "32.5 read as 0.325");
+    assert_eq!(summary[1]["iv_units_read"], "decimal");
+    assert_eq!(summary[0]["iv_source"], "request");
+    assert_eq!(in_decimal["legs_summary"][0]["iv_units_read"], "decimal");
+    // The same probability either way, and the N(d2) of the breakeven 580 − 0.90 at 32.5 %
+    // (the 580 put is the leg struck nearest the price).
+    close(
+        num(&in_points, "probability_of_profit"),
+        num(&in_decimal, "probability_of_profit"),
+        1e-12,
+        "points vs decimal",
+    );
+    let years: f64 = 30.0 / 365.0;
+    let forward = 600.0 * (0.04 * years).exp();
+    close(
+        num(&in_points, "probability_of_profit"),
+        100.0 * prob_above(forward, 579.1, 0.325, years),
+        1e-4,
+        "pop",
+    );
+    close(num(&in_points, "forward"), forward, 1e-9, "forward");
+}
+
+#[tokio::test]
+async fn pop_needs_only_its_own_fields() {
+    let app = app();
+    // The far wing has no iv, no Greeks and no expiration: pop needs none of them (the
+    // probability uses the IV of the 580 put, struck nearest the price).
+    let legs = json!([
+        {"option_type": "PUT", "action": "SELL", "strike": 580.0, "iv": 0.2, "premium": 4.0},
+        {"option_type": "PUT", "action": "BUY", "strike": 575.0, "premium": 3.1}
+    ]);
+    let data = post(
+        &app,
+        "/pop",
+        &json!({"stock_price": 600.0, "days_to_exp": 30, "legs": legs}),
+    )
+    .await
+    .data();
+    let years: f64 = 30.0 / 365.0;
+    let forward = 600.0 * (0.04 * years).exp();
+    close(
+        num(&data, "probability_of_profit"),
+        100.0 * prob_above(forward, 579.1, 0.2, years),
+        1e-4,
+        "pop",
+    );
+    assert!(data["legs_summary"][1]["iv"].is_null());
+    assert!(data["legs_summary"][1]["iv_units_read"].is_null());
+    // The leg whose IV is used must have one, and the error says why.
+    let legs = json!([
+        {"option_type": "PUT", "action": "SELL", "strike": 580.0, "premium": 4.0},
+        {"option_type": "PUT", "action": "BUY", "strike": 575.0, "iv": 0.21, "premium": 3.1}
+    ]);
+    let body = post(
+        &app,
+        "/pop",
+        &json!({"stock_price": 600.0, "days_to_exp": 30, "legs": legs}),
+    )
+    .await
+    .error(StatusCode::BAD_REQUEST);
+    let message = body["error"].as_str().unwrap();
+    assert!(message.contains("legs[0].iv"), "{message}");
+    assert!(!message.contains("Greeks"), "{message}");
+}
+
+#[tokio::test]
+async fn build_strategy_snaps_fractional_widths_to_listed_strikes() {
+    let app = app();
+    let years: f64 = 28.0 / 365.0;
+    let short = by_delta(false, 0.3, years);
+    // $5 strikes: a wing 7.4 away is nearest the 5-dollar wing, 7.6 the 10-dollar one; 7.5 is
+    // as near both and the wider wins; 0.5 is below the spacing and takes the adjacent strike.
+    for (width, wing) in [
+        (7.4, 5.0),
+        (7.5, 10.0),
+        (7.6, 10.0),
+        (0.5, 5.0),
+        (12.49, 10.0),
+    ] {
+        let data = post(
+            &app,
+            "/build-strategy",
+            &json!({"ticker": "SPY", "strategy_type": "put_credit_spread", "width": width,
+                "target_delta": 0.3, "expiration": december().to_string()}),
+        )
+        .await
+        .data();
+        let legs = data["legs"].as_array().unwrap();
+        let sold = legs.iter().find(|l| l["action"] == "SELL").unwrap();
+        let bought = legs.iter().find(|l| l["action"] == "BUY").unwrap();
+        close(num(sold, "strike"), short, 0.0, "short put");
+        close(
+            num(sold, "strike") - num(bought, "strike"),
+            wing,
+            0.0,
+            &format!("wing for width {width}"),
+        );
+        close(num(&data, "width"), width, 0.0, "width echoed");
+    }
+}
+
+#[tokio::test]
+async fn simulate_chain_clamps_strikes_around_and_says_so() {
+    let app = app();
+    let data = post(
+        &app,
+        "/simulate-chain",
+        &json!({"ticker": "SPY", "sim_price": 590.0, "sim_dte": 5, "strikes_around": 600}),
+    )
+    .await
+    .data();
+    let max = optics_api::handlers::strategy::MAX_SIM_STRIKES_AROUND;
+    assert_eq!(
+        data["clamped"],
+        json!([{"parameter": "strikes_around", "requested": "600", "used": max,
+            "min": 0, "max": max}])
+    );
+    // 500 a side keeps every one of the 21 strikes.
+    assert_eq!(data["chain"].as_array().unwrap().len(), 21);
+    // In range: nothing clamped.
+    let data = post(
+        &app,
+        "/simulate-chain",
+        &json!({"ticker": "SPY", "sim_price": 590.0, "sim_dte": 5, "strikes_around": 2}),
+    )
+    .await
+    .data();
+    assert_eq!(data["clamped"], json!([]));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Index chains priced on the forward: every expiration on its own forward.
+// ---------------------------------------------------------------------------------------------
+
+use strategy_support::{SPX_RATE, b76_delta, b76_price, spx_forward, spx_iv};
+
+/// The fixture's mid of an SPX side: its 10-cent market around the Black-76 value.
+fn spx_mid(call: bool, strike: f64, expiration: chrono::NaiveDate, years: f64) -> f64 {
+    let value = b76_price(
+        call,
+        spx_forward(expiration),
+        strike,
+        years,
+        SPX_RATE,
+        spx_iv(strike, expiration),
+    );
+    0.5 * ((value - 0.05).max(0.0) + value + 0.05)
+}
+
+#[tokio::test]
+async fn analyze_strategy_prices_index_legs_on_their_own_expirations_forward() {
+    let app = app();
+    let january = strategy_support::january();
+    let (f1, f2) = (spx_forward(december()), spx_forward(january));
+    let years: f64 = 56.0 / 365.0;
+    let legs = json!([
+        {"type": "CALL", "action": "BUY", "strike": 6040.0, "expiration": january.to_string(),
+            "premium": 95.0, "iv": 0.17},
+        {"type": "CALL", "action": "SELL", "strike": 6080.0, "expiration": january.to_string(),
+            "premium": 70.0, "iv": 0.165}
+    ]);
+    // Once at the chain's own price, once with a stock_price 60 above it: read on the same
+    // basis (the nearest forward), it lifts January's forward by the same proportion.
+    for (sent, scale) in [(None, 1.0), (Some(f1 + 60.0), (f1 + 60.0) / f1)] {
+        let mut body = json!({"ticker": "SPX", "legs": legs});
+        if let Some(price) = sent {
+            body["stock_price"] = json!(price);
+        }
+        let data = post(&app, "/analyze-strategy", &body).await.data();
+        let forward = f2 * scale;
+        assert_eq!(data["pricing_model"], "black76");
+        assert_eq!(data["stock_price_basis"], "nearest_forward");
+        close(num(&data, "stock_price"), f1 * scale, 1e-9, "stock_price");
+        close(
+            num(&data, "forward_at_first_expiration"),
+            forward,
+            1e-9,
+            "January forward",
+        );
+        // Greeks: Black-76 on January's forward, not December's.
+        let delta = b76_delta(true, forward, 6040.0, years, SPX_RATE, 0.17)
+            - b76_delta(true, forward, 6080.0, years, SPX_RATE, 0.165);
+        close(num(&data, "net_delta"), 100.0 * delta, 1e-4, "net delta");
+        // Debit 25: breakeven 6,065; the probability is centred on January's forward with
+        // the IV of the leg struck nearest that forward (6,040 at 6,024; 6,080 once moved to
+        // about 6,084).
+        close(data["breakevens"][0].as_f64().unwrap(), 6065.0, 1e-9, "be");
+        let vol = if (6040.0 - forward).abs() < (6080.0 - forward).abs() {
+            0.17
+        } else {
+            0.165
+        };
+        close(num(&data, "probability_vol_pct"), 100.0 * vol, 1e-12, "vol");
+        close(
+            num(&data, "probability_of_profit"),
+            100.0 * prob_above(forward, 6065.0, vol, years),
+            1e-3,
+            "pop",
+        );
+    }
+}
+
+/// Roots of `f` on [lo, hi] found by a fine scan and bisection (the test's own solver).
+fn roots(f: impl Fn(f64) -> f64, lo: f64, hi: f64) -> Vec<f64> {
+    let steps = 20_000;
+    let mut out = Vec::new();
+    let mut a = lo;
+    let mut fa = f(a);
+    for i in 1..=steps {
+        let b = lo + (hi - lo) * f64::from(i) / f64::from(steps);
+        let fb = f(b);
+        if (fa > 0.0) != (fb > 0.0) {
+            let (mut x0, mut x1) = (a, b);
+            for _ in 0..100 {
+                let mid = 0.5 * (x0 + x1);
+                if (f(mid) > 0.0) == (fa > 0.0) {
+                    x0 = mid;
+                } else {
+                    x1 = mid;
+                }
+            }
+            out.push(0.5 * (x0 + x1));
+        }
+        a = b;
+        fa = fb;
+    }
+    out
+}
+
+#[tokio::test]
+async fn build_strategy_on_an_index_uses_each_expirations_forward() {
+    let app = app();
+    let january = strategy_support::january();
+    let (f1, f2) = (spx_forward(december()), spx_forward(january));
+    let (t1, t2): (f64, f64) = (28.0 / 365.0, 56.0 / 365.0);
+
+    // A January straddle is struck at the money of January's forward (6,024 → 6,020), not
+    // December's (6,012 → 6,010).
+    let data = post(
+        &app,
+        "/build-strategy",
+        &json!({"ticker": "SPX", "strategy_type": "straddle", "expiration": january.to_string()}),
+    )
+    .await
+    .data();
+    let legs = data["legs"].as_array().unwrap();
+    assert!(legs.iter().all(|l| num(l, "strike") == 6020.0), "{data}");
+    let debit = spx_mid(true, 6020.0, january, t2) + spx_mid(false, 6020.0, january, t2);
+    let analysis = &data["analysis"];
+    close(
+        num(analysis, "forward_at_first_expiration"),
+        f2,
+        1e-9,
+        "forward",
+    );
+    // The test's CDF is good to ~1e-7 relative: under a tenth of a cent a share at 6,000.
+    close(num(analysis, "net_premium"), -100.0 * debit, 0.2, "debit");
+    let vol = spx_iv(6020.0, january);
+    let below = 1.0 - prob_above(f2, 6020.0 - debit, vol, t2);
+    let above = prob_above(f2, 6020.0 + debit, vol, t2);
+    close(
+        num(analysis, "probability_of_profit"),
+        100.0 * (below + above),
+        1e-3,
+        "straddle pop",
+    );
+
+    // A December calendar: sell December, buy January at the strike nearest December's
+    // forward (6,010). At December's expiry the January call's forward is the settlement
+    // price × F_Jan / F_Dec, so its breakevens are where this P&L crosses zero.
+    let data = post(
+        &app,
+        "/build-strategy",
+        &json!({"ticker": "SPX", "strategy_type": "calendar", "expiration": december().to_string()}),
+    )
+    .await
+    .data();
+    let legs = data["legs"].as_array().unwrap();
+    assert_eq!(num(&legs[0], "strike"), 6010.0, "{data}");
+    assert_eq!(num(&legs[1], "strike"), 6010.0);
+    let near_mid = spx_mid(true, 6010.0, december(), t1);
+    let far_mid = spx_mid(true, 6010.0, january, t2);
+    let far_iv = spx_iv(6010.0, january);
+    let pnl = |settle: f64| {
+        let far_value = b76_price(true, settle * f2 / f1, 6010.0, t2 - t1, SPX_RATE, far_iv);
+        100.0 * (near_mid - far_mid - (settle - 6010.0).max(0.0) + far_value)
+    };
+    let expected = roots(pnl, 5000.0, 7000.0);
+    assert_eq!(expected.len(), 2, "{expected:?}");
+    let analysis = &data["analysis"];
+    let breakevens: Vec<f64> = analysis["breakevens"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b.as_f64().unwrap())
+        .collect();
+    assert_eq!(breakevens.len(), 2, "{analysis}");
+    for (got, want) in breakevens.iter().zip(&expected) {
+        // The test's CDF is good to ~1e-7: a few thousandths of a point at these slopes.
+        close(*got, *want, 0.02, "calendar breakeven");
+    }
+    // Profit between the breakevens, lognormal on December's forward at the near leg's IV.
+    let vol = spx_iv(6010.0, december());
+    let pop = prob_above(f1, expected[0], vol, t1) - prob_above(f1, expected[1], vol, t1);
+    close(
+        num(analysis, "probability_of_profit"),
+        100.0 * pop,
+        1e-2,
+        "calendar pop",
+    );
+}
+
+#[tokio::test]
+async fn optimize_strategy_on_an_index_searches_at_that_expirations_forward() {
+    let app = app();
+    let january = strategy_support::january();
+    let data = post(
+        &app,
+        "/optimize-strategy",
+        &json!({"ticker": "SPX", "strategy_type": "iron_condor", "target": "probability",
+            "expiration": january.to_string(), "max_width": 30}),
+    )
+    .await
+    .data();
+    let analysis = &data["analysis"];
+    close(
+        num(analysis, "forward_at_first_expiration"),
+        spx_forward(january),
+        1e-9,
+        "forward",
+    );
+    // Shorts are out of the money of January's forward: the short put at or below 6,024,
+    // the short call at or above it.
+    let legs = data["legs"].as_array().unwrap();
+    let short_put = legs
+        .iter()
+        .find(|l| l["type"] == "PUT" && l["action"] == "SELL")
+        .unwrap();
+    let short_call = legs
+        .iter()
+        .find(|l| l["type"] == "CALL" && l["action"] == "SELL")
+        .unwrap();
+    assert!(num(short_put, "strike") <= spx_forward(january));
+    assert!(num(short_call, "strike") >= spx_forward(january));
+    close(
+        num(&data, "objective_value"),
+        num(analysis, "probability_of_profit"),
+        1e-6,
+        "objective is the analysis's probability",
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// The served reference states the strategy conventions the code uses.
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn served_reference_states_the_strategy_conventions() {
+    use optics_api::handlers::strategy::{
+        DEFAULT_DTE, DEFAULT_SIM_STRIKES_AROUND, DEFAULT_TARGET_DELTA, DEFAULT_WIDTH,
+        MAX_SIM_STRIKES_AROUND, UNLIMITED,
+    };
+    use optics_compute::strategy::builder::TARGET_DELTA_RANGE;
+    use optics_compute::strategy::{
+        IV_PERCENT_THRESHOLD, MAX_LEGS, NET_PREMIUM_CONVENTION, OptimizeConstraints,
+    };
+    let app = app();
+    let answer = strategy_support::get(&app, "/docs").await;
+    assert_eq!(answer.status, StatusCode::OK);
+    let reference = answer.text();
+    let section = reference
+        .split("## Strategies and portfolio risk")
+        .nth(1)
+        .expect("the reference has a Strategies and portfolio risk section");
+    // Compared with line breaks and runs of spaces as single spaces: the prose is wrapped.
+    let flat = |text: &str| text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let section = flat(section.split("\n## ").next().unwrap());
+    let must = |text: String| {
+        let text = flat(&text);
+        assert!(
+            section.contains(&text),
+            "the reference's strategy section lacks {text:?}"
+        );
+    };
+    must(format!("`\"{UNLIMITED}\"`"));
+    must(format!(
+        "net_premium_convention: \"{}\"",
+        NET_PREMIUM_CONVENTION.as_str()
+    ));
+    must("credit positive".into());
+    must("risk_reward_ratio`** = max_profit / |max_loss|".into());
+    must(format!(
+        "A value **above {IV_PERCENT_THRESHOLD}** is read as percentage points"
+    ));
+    must(format!("At most {MAX_LEGS} legs"));
+    must(format!(
+        "default {DEFAULT_TARGET_DELTA}, clamped to {:.2}–{:.2}",
+        TARGET_DELTA_RANGE.0, TARGET_DELTA_RANGE.1
+    ));
+    must(format!("wing width in dollars, default {DEFAULT_WIDTH}"));
+    let d = OptimizeConstraints::default();
+    must(format!("| `dte` | {DEFAULT_DTE} |"));
+    must(format!("| `max_width` | {} |", d.max_width_dollars));
+    must(format!("| `min_credit` | {} |", d.min_credit_per_share));
+    must(format!(
+        "|delta| from {} to {}",
+        d.min_short_abs_delta, d.max_short_abs_delta
+    ));
+    for target in ["max_profit", "min_loss", "risk_reward", "probability"] {
+        must(format!("`{target}`"));
+    }
+    must(format!(
+        "default {DEFAULT_SIM_STRIKES_AROUND} per side of `sim_price`, 0 = all) is clamped to 0 \
+         to {MAX_SIM_STRIKES_AROUND}"
+    ));
+    must("nearest expiration's forward".into());
+    // The index lists the optimizer's body parameters.
+    let index = strategy_support::get(&app, "/").await.json();
+    let optimize = index["data"]["endpoints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["slug"] == "optimize-strategy")
+        .unwrap()
+        .clone();
+    let names: Vec<&str> = optimize["params"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    for name in ["target", "expiration", "dte", "max_width", "min_credit"] {
+        assert!(names.contains(&name), "{name} missing from {names:?}");
+    }
 }

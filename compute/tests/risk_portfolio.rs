@@ -2,12 +2,15 @@
 //! worked out by hand in the comments.
 
 use optics_compute::pricing::OptionType;
-use optics_compute::risk::{
-    HedgeContract, IV_CHANGE_BASIS, PositionInput, RiskError, RiskLevel, STRESS_SCENARIOS,
-    Scenario, TradeAction, UnderlyingPrice, estimate_scenarios, hedge_plan, portfolio_greeks,
-    select_hedge_contract, stress_tests, validate_positions,
+use optics_compute::risk::hedge::{
+    MAX_HEDGE_SPREAD_FRACTION_OF_MID, MIN_HEDGE_OPEN_INTEREST, MIN_HEDGE_VOLUME,
 };
-use optics_compute::strategy::{ChainRow, ExpirationChain, SideQuote};
+use optics_compute::risk::{
+    HedgeCandidate, HedgeContract, IV_CHANGE_BASIS, PositionInput, RiskError, RiskLevel,
+    STRESS_SCENARIOS, Scenario, TradeAction, UnderlyingPrice, estimate_scenarios, hedge_plan,
+    is_liquid, portfolio_greeks, select_hedge_contract, stress_tests, validate_positions,
+};
+use optics_compute::strategy::SideQuote;
 
 fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= 1e-9 * (1.0 + b.abs())
@@ -214,6 +217,10 @@ fn hedges_close_the_delta_gap() {
         theta: -0.2,
         vega: 0.5,
         mid: 10.0,
+        bid: 9.95,
+        ask: 10.05,
+        open_interest: Some(5_000),
+        volume: Some(800),
     };
     let plan = hedge_plan(&positions, &spy_price(), "spy", 500.0, 0.0, Some(&call)).unwrap();
     assert!(close(plan.current_delta, -170.0));
@@ -257,57 +264,137 @@ fn hedges_close_the_delta_gap() {
     assert!(plan.option.is_none() && plan.after_option.is_none());
 }
 
-fn quote(delta: f64, bid: f64) -> Option<SideQuote> {
-    Some(SideQuote {
-        bid,
-        ask: bid + 0.2,
-        delta,
-        theta: -0.1,
-        vega: 0.4,
-        iv: 0.2,
-    })
-}
-
-fn expiry(days: f64) -> ExpirationChain {
-    ExpirationChain {
+/// A contract with a 20-cent market above `bid`, busy enough to be liquid.
+fn candidate(
+    option_type: OptionType,
+    strike: f64,
+    days: f64,
+    delta: f64,
+    bid: f64,
+) -> HedgeCandidate {
+    HedgeCandidate {
+        option_type,
+        strike,
         expiration: None,
         years_to_expiry: days / 365.0,
-        rows: vec![
-            ChainRow {
-                strike: 490.0,
-                call: quote(0.62, 14.0),
-                put: quote(-0.38, 6.0),
-            },
-            ChainRow {
-                strike: 500.0,
-                call: quote(0.52, 9.0),
-                put: quote(-0.48, 0.0),
-            },
-            ChainRow {
-                strike: 510.0,
-                call: quote(0.41, 5.0),
-                put: quote(-0.59, 13.0),
-            },
-        ],
+        quote: SideQuote {
+            bid,
+            ask: bid + 0.2,
+            delta,
+            theta: -0.1,
+            vega: 0.4,
+            iv: 0.2,
+        },
+        open_interest: Some(2_000),
+        volume: Some(300),
     }
+}
+
+/// Strikes 490, 500, 510 of one expiration; the 500 put has no bid.
+fn expiry(days: f64) -> Vec<HedgeCandidate> {
+    use OptionType::{Call, Put};
+    vec![
+        candidate(Call, 490.0, days, 0.62, 14.0),
+        candidate(Put, 490.0, days, -0.38, 6.0),
+        candidate(Call, 500.0, days, 0.52, 9.0),
+        candidate(Put, 500.0, days, -0.48, 0.0),
+        candidate(Call, 510.0, days, 0.41, 5.0),
+        candidate(Put, 510.0, days, -0.59, 13.0),
+    ]
 }
 
 #[test]
 fn hedge_contract_selection() {
-    let chains = [expiry(3.0), expiry(25.0), expiry(35.0), expiry(60.0)];
+    let chains: Vec<HedgeCandidate> = [3.0, 25.0, 35.0, 60.0]
+        .into_iter()
+        .flat_map(expiry)
+        .collect();
     // Adding delta: calls. 25 and 35 days tie around 30: the later. |delta| nearest 0.5: 500.
     let call = select_hedge_contract(&chains, 120.0).unwrap();
     assert_eq!(call.option_type, OptionType::Call);
     assert_eq!(call.years_to_expiry, 35.0 / 365.0);
     assert_eq!(call.strike, 500.0);
     assert!(close(call.mid, 9.1));
+    assert_eq!((call.open_interest, call.volume), (Some(2_000), Some(300)));
     // Removing delta: puts; the 500 put has no bid, so 490 (0.38) and 510 (0.59) compete:
     // 510 is 0.09 off 0.5, 490 is 0.12 off.
     let put = select_hedge_contract(&chains, -120.0).unwrap();
     assert_eq!((put.option_type, put.strike), (OptionType::Put, 510.0));
     // Only expirations under 7 days: none qualifies.
     assert!(matches!(
-        select_hedge_contract(&[expiry(3.0)], 10.0),
+        select_hedge_contract(&expiry(3.0), 10.0),
         Err(RiskError::NoHedgeContract(_))
     ));
+}
+
+#[test]
+fn hedge_contracts_must_be_liquid() {
+    use OptionType::Call;
+    let busy = candidate(Call, 500.0, 30.0, 0.5, 9.0);
+    assert!(is_liquid(&busy));
+    // Quiet: open interest and volume both under their minimums.
+    let quiet = HedgeCandidate {
+        open_interest: Some(MIN_HEDGE_OPEN_INTEREST - 1),
+        volume: Some(MIN_HEDGE_VOLUME - 1),
+        ..busy
+    };
+    assert!(!is_liquid(&quiet));
+    // Either figure alone is enough; unknown counts as none.
+    assert!(is_liquid(&HedgeCandidate {
+        open_interest: None,
+        volume: Some(MIN_HEDGE_VOLUME),
+        ..busy
+    }));
+    assert!(is_liquid(&HedgeCandidate {
+        open_interest: Some(MIN_HEDGE_OPEN_INTEREST),
+        volume: None,
+        ..busy
+    }));
+    assert!(!is_liquid(&HedgeCandidate {
+        open_interest: None,
+        volume: None,
+        ..busy
+    }));
+    // Spread: 9.0 / 9.2 is 2.2 % of the mid; a spread just over the limit is refused, one at
+    // it accepted (mid 10, spread = limit × 10).
+    let at_limit = |extra: f64| HedgeCandidate {
+        quote: SideQuote {
+            bid: 10.0 - 5.0 * MAX_HEDGE_SPREAD_FRACTION_OF_MID - extra,
+            ask: 10.0 + 5.0 * MAX_HEDGE_SPREAD_FRACTION_OF_MID + extra,
+            ..busy.quote
+        },
+        ..busy
+    };
+    assert!(is_liquid(&at_limit(0.0)));
+    assert!(!is_liquid(&at_limit(0.01)));
+    // One-sided (no bid) is not liquid.
+    assert!(!is_liquid(&HedgeCandidate {
+        quote: SideQuote {
+            bid: 0.0,
+            ..busy.quote
+        },
+        ..busy
+    }));
+
+    // Selection skips the illiquid: the 0.5-delta 500 call of the 30-day expiration is quiet,
+    // so the 0.45 call (510) of that expiration is chosen.
+    let mut chain = vec![
+        quiet,
+        candidate(Call, 510.0, 30.0, 0.45, 6.0),
+        candidate(Call, 490.0, 30.0, 0.62, 14.0),
+    ];
+    let chosen = select_hedge_contract(&chain, 50.0).unwrap();
+    assert_eq!(chosen.strike, 510.0);
+    // An expiration with nothing liquid is passed over for the next nearest 30 days.
+    chain.retain(|c| c.strike == 500.0);
+    chain.push(candidate(Call, 500.0, 45.0, 0.5, 11.0));
+    let chosen = select_hedge_contract(&chain, 50.0).unwrap();
+    assert_eq!(chosen.years_to_expiry, 45.0 / 365.0);
+    // Nothing liquid anywhere: the reason states the rule.
+    match select_hedge_contract(&[quiet], 50.0) {
+        Err(RiskError::NoHedgeContract(reason)) => {
+            assert!(reason.contains("open interest"), "{reason}")
+        }
+        other => panic!("expected no hedge contract, got {other:?}"),
+    }
 }

@@ -166,7 +166,8 @@ fn target_delta_is_clamped_and_crossing_shorts_are_refused() {
     )
     .unwrap();
     assert_eq!((wide.legs[0].strike, wide.legs[1].strike), (80.0, 120.0));
-    // At 0.5 both shorts are the 100 strike: an iron condor cannot be formed.
+    // At 0.5 both shorts are the 100 strike: an iron condor cannot be formed, and that is
+    // the request's target_delta, not missing data.
     assert!(matches!(
         build_strategy(
             StrategyType::IronCondor,
@@ -176,7 +177,26 @@ fn target_delta_is_clamped_and_crossing_shorts_are_refused() {
             None,
             &market(100.0)
         ),
-        Err(StrategyError::NoCandidate(_))
+        Err(StrategyError::Unsatisfiable {
+            field: "target_delta",
+            ..
+        })
+    ));
+    // 0.05 puts the short put on the lowest listed strike (80): no strike below it for the
+    // wing, which is the target_delta's doing.
+    assert!(matches!(
+        build_strategy(
+            StrategyType::CreditSpread(OptionType::Put),
+            0.05,
+            5.0,
+            &chain,
+            None,
+            &market(100.0)
+        ),
+        Err(StrategyError::Unsatisfiable {
+            field: "target_delta",
+            ..
+        })
     ));
     assert!(matches!(
         build_strategy(
@@ -479,6 +499,7 @@ fn optimizer_equals_exhaustive_search_on_random_chains() {
         OptimizeTarget::Probability,
     ];
     let mut compared = 0;
+    let mut cross_checked = 0;
     for round in 0..12 {
         let spot = rng.uniform(50.0, 500.0);
         let step = if round % 3 == 0 {
@@ -507,6 +528,21 @@ fn optimizer_equals_exhaustive_search_on_random_chains() {
             for target in targets {
                 let fast = optimize(structure, target, &chain, &m, &constraints);
                 let slow = optimize_exhaustive(structure, target, &chain, &m, &constraints);
+                // The optimizer's own reference shares its candidate enumeration; the brute
+                // force below is written from the documented rules alone.
+                let brute = brute_force(structure, target, &chain, spot, &constraints);
+                match &fast {
+                    Ok(found) => {
+                        brute.check_winner(found, structure, target);
+                        cross_checked += 1;
+                    }
+                    Err(error) => assert!(
+                        brute.best.is_none(),
+                        "{structure:?} {target:?}: the optimizer found nothing ({error}) but \
+                         the brute force found {:?}",
+                        brute.best
+                    ),
+                }
                 match (fast, slow) {
                     (Ok(fast), Ok(slow)) => {
                         assert_eq!(fast.objective.to_bits(), slow.objective.to_bits());
@@ -524,6 +560,268 @@ fn optimizer_equals_exhaustive_search_on_random_chains() {
         }
     }
     assert!(compared >= 100, "only {compared} comparisons had a winner");
+    assert_eq!(cross_checked, compared);
+}
+
+// ---------------------------------------------------------------------------------------------
+// An independent brute force of the optimizer's documented rules (module docs of
+// `strategy::optimizer`), sharing no code with it: every (short, long) vertical, every put ×
+// call pair, scored with this file's own normal CDF.
+// ---------------------------------------------------------------------------------------------
+
+/// Standard normal CDF from erfc (Numerical Recipes' `erfcc`, relative error < 1.2e-7).
+fn normal_cdf(x: f64) -> f64 {
+    let z = x.abs() / std::f64::consts::SQRT_2;
+    let t = 1.0 / (1.0 + 0.5 * z);
+    let erfc = t
+        * (-z * z - 1.265_512_23
+            + t * (1.000_023_68
+                + t * (0.374_091_96
+                    + t * (0.096_784_18
+                        + t * (-0.186_288_06
+                            + t * (0.278_868_07
+                                + t * (-1.135_203_98
+                                    + t * (1.488_515_87
+                                        + t * (-0.822_152_23 + t * 0.170_872_77)))))))))
+            .exp();
+    if x >= 0.0 {
+        1.0 - 0.5 * erfc
+    } else {
+        0.5 * erfc
+    }
+}
+
+/// P(S_T > level), lognormal with forward `forward`.
+fn above(forward: f64, level: f64, vol: f64, years: f64) -> f64 {
+    if level <= 0.0 {
+        return 1.0;
+    }
+    let sd = vol * years.sqrt();
+    normal_cdf(((forward / level).ln() - 0.5 * sd * sd) / sd)
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Vertical {
+    short: f64,
+    long: f64,
+    credit: f64,
+    width: f64,
+    short_iv: f64,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Scored {
+    score: f64,
+    credit: f64,
+    width: f64,
+    /// long put, short put, short call, long call (0 where absent).
+    strikes: [f64; 4],
+}
+
+struct BruteForce {
+    best: Option<Scored>,
+    all: Vec<Scored>,
+}
+
+impl BruteForce {
+    /// The optimizer's winner is a feasible combination the brute force also found, its
+    /// objective is the best score (exactly for the arithmetic targets; within the test
+    /// CDF's accuracy for probability), the tie-break picks the same strikes for the
+    /// arithmetic targets, and both counted the same feasible combinations.
+    fn check_winner(
+        &self,
+        found: &optics_compute::strategy::Optimized,
+        structure: OptimizeStructure,
+        target: OptimizeTarget,
+    ) {
+        let best = self
+            .best
+            .unwrap_or_else(|| panic!("{structure:?} {target:?}: brute force found nothing"));
+        let mut strikes = [0.0; 4];
+        for leg in &found.legs {
+            let slot = match (leg.option_type, leg.action) {
+                (OptionType::Put, Action::Buy) => 0,
+                (OptionType::Put, Action::Sell) => 1,
+                (OptionType::Call, Action::Sell) => 2,
+                (OptionType::Call, Action::Buy) => 3,
+            };
+            strikes[slot] = leg.strike;
+        }
+        let mine = self
+            .all
+            .iter()
+            .find(|c| c.strikes == strikes)
+            .unwrap_or_else(|| {
+                panic!("{structure:?} {target:?}: winner {strikes:?} is not feasible")
+            });
+        assert_eq!(
+            found.combinations as usize,
+            self.all.len(),
+            "{structure:?} {target:?}: feasible combinations"
+        );
+        if target == OptimizeTarget::Probability {
+            assert!(
+                mine.score >= best.score - 1e-6,
+                "{structure:?}: winner's probability {} below the best {}",
+                mine.score,
+                best.score
+            );
+            assert!((found.objective - mine.score).abs() < 1e-6);
+        } else {
+            let tolerance = 1e-12 * best.score.abs().max(1.0);
+            assert!(
+                (found.objective - best.score).abs() <= tolerance,
+                "{structure:?} {target:?}: objective {} vs brute force {}",
+                found.objective,
+                best.score
+            );
+            assert_eq!(strikes, best.strikes, "{structure:?} {target:?}: tie-break");
+        }
+    }
+}
+
+fn brute_force(
+    structure: OptimizeStructure,
+    target: OptimizeTarget,
+    chain: &ExpirationChain,
+    spot: f64,
+    constraints: &OptimizeConstraints,
+) -> BruteForce {
+    let years = chain.years_to_expiry;
+    let forward = spot * (RATE * years).exp();
+    let mut rows = chain.rows.clone();
+    rows.sort_by(|a, b| a.strike.total_cmp(&b.strike));
+    let quote = |row: &ChainRow, side: OptionType| {
+        let q = match side {
+            OptionType::Call => row.call,
+            OptionType::Put => row.put,
+        }?;
+        // Two-sided and uncrossed (a zero bid allowed).
+        (q.bid >= 0.0 && q.ask > 0.0 && q.ask >= q.bid && q.iv > 0.0).then_some(q)
+    };
+    let verticals = |side: OptionType| {
+        let mut out = Vec::new();
+        for short_row in &rows {
+            let Some(short) = quote(short_row, side) else {
+                continue;
+            };
+            let out_of_the_money = match side {
+                OptionType::Put => short_row.strike <= spot,
+                OptionType::Call => short_row.strike >= spot,
+            };
+            let d = short.delta.abs();
+            if !out_of_the_money
+                || d < constraints.min_short_abs_delta
+                || d > constraints.max_short_abs_delta
+            {
+                continue;
+            }
+            for long_row in &rows {
+                let beyond = match side {
+                    OptionType::Put => long_row.strike < short_row.strike,
+                    OptionType::Call => long_row.strike > short_row.strike,
+                };
+                let width = (long_row.strike - short_row.strike).abs();
+                let Some(long) = quote(long_row, side) else {
+                    continue;
+                };
+                let credit = 0.5 * (short.bid + short.ask) - 0.5 * (long.bid + long.ask);
+                if beyond
+                    && width <= constraints.max_width_dollars
+                    && credit > 0.0
+                    && credit < width
+                {
+                    out.push(Vertical {
+                        short: short_row.strike,
+                        long: long_row.strike,
+                        credit,
+                        width,
+                        short_iv: short.iv,
+                    });
+                }
+            }
+        }
+        out
+    };
+    let score = |put: Option<&Vertical>, call: Option<&Vertical>| -> Option<Scored> {
+        let credit = put.map_or(0.0, |v| v.credit) + call.map_or(0.0, |v| v.credit);
+        let width = put
+            .map_or(0.0, |v| v.width)
+            .max(call.map_or(0.0, |v| v.width));
+        if credit < constraints.min_credit_per_share || credit >= width {
+            return None;
+        }
+        let score = match target {
+            OptimizeTarget::MaxProfit => credit,
+            OptimizeTarget::MinLoss => credit - width,
+            OptimizeTarget::RiskReward => credit / (width - credit),
+            OptimizeTarget::Probability => {
+                // Profit between short put − C and short call + C; a side whose credit
+                // covers its width cannot lose and leaves that end open.
+                let vol = match (put, call) {
+                    (Some(p), Some(c)) => {
+                        let (dp, dc) = ((p.short - spot).abs(), (c.short - spot).abs());
+                        if dp < dc {
+                            p.short_iv
+                        } else if dc < dp {
+                            c.short_iv
+                        } else {
+                            0.5 * (p.short_iv + c.short_iv)
+                        }
+                    }
+                    (Some(v), None) | (None, Some(v)) => v.short_iv,
+                    (None, None) => unreachable!(),
+                };
+                let lower = put.filter(|p| credit <= p.width).map(|p| p.short - credit);
+                let upper = call.filter(|c| credit <= c.width).map(|c| c.short + credit);
+                let p_above_lower = lower.map_or(1.0, |l| above(forward, l, vol, years));
+                let p_above_upper = upper.map_or(0.0, |u| above(forward, u, vol, years));
+                p_above_lower - p_above_upper
+            }
+        };
+        Some(Scored {
+            score,
+            credit,
+            width,
+            strikes: [
+                put.map_or(0.0, |v| v.long),
+                put.map_or(0.0, |v| v.short),
+                call.map_or(0.0, |v| v.short),
+                call.map_or(0.0, |v| v.long),
+            ],
+        })
+    };
+    let puts = verticals(OptionType::Put);
+    let calls = verticals(OptionType::Call);
+    let mut all = Vec::new();
+    match structure {
+        OptimizeStructure::CreditSpread(side) => {
+            if side != Some(OptionType::Call) {
+                all.extend(puts.iter().filter_map(|p| score(Some(p), None)));
+            }
+            if side != Some(OptionType::Put) {
+                all.extend(calls.iter().filter_map(|c| score(None, Some(c))));
+            }
+        }
+        OptimizeStructure::IronCondor => {
+            for p in &puts {
+                for c in calls.iter().filter(|c| p.short < c.short) {
+                    all.extend(score(Some(p), Some(c)));
+                }
+            }
+        }
+    }
+    // Best score, then larger credit, then the narrower wider wing, then lower strikes.
+    let best = all.iter().copied().reduce(|a, b| {
+        let key = |x: &Scored| (x.score, x.credit, -x.width);
+        let (ka, kb) = (key(&a), key(&b));
+        let b_wins = kb.0 > ka.0
+            || (kb.0 == ka.0
+                && (kb.1 > ka.1
+                    || (kb.1 == ka.1 && (kb.2 > ka.2 || (kb.2 == ka.2 && b.strikes < a.strikes)))));
+        if b_wins { b } else { a }
+    });
+    BruteForce { best, all }
 }
 
 #[test]
@@ -550,15 +848,63 @@ fn optimizer_rejects_bad_constraints_and_reports_no_candidate() {
         min_credit_per_share: 50.0,
         ..OptimizeConstraints::default()
     };
+    // Unreachable minimum credit: the constraint is named with the best available credit.
+    match optimize(
+        OptimizeStructure::IronCondor,
+        OptimizeTarget::MaxProfit,
+        &chain,
+        &market(100.0),
+        &impossible,
+    ) {
+        Err(StrategyError::Unsatisfiable {
+            field: "min_credit",
+            reason,
+        }) => assert!(reason.contains("the most one collects is"), "{reason}"),
+        other => panic!("expected min_credit to be named, got {other:?}"),
+    }
+    // Wings narrower than any listed spacing: max_width is named.
+    let too_narrow = OptimizeConstraints {
+        max_width_dollars: 1.0,
+        ..OptimizeConstraints::default()
+    };
     assert!(matches!(
         optimize(
-            OptimizeStructure::IronCondor,
+            OptimizeStructure::CreditSpread(Some(OptionType::Put)),
             OptimizeTarget::MaxProfit,
             &chain,
             &market(100.0),
-            &impossible
+            &too_narrow
         ),
-        Err(StrategyError::NoCandidate(_))
+        Err(StrategyError::Unsatisfiable {
+            field: "max_width",
+            ..
+        })
+    ));
+    // No usable put at all is missing data, not the request's fault.
+    let mut no_puts = chain.clone();
+    for row in &mut no_puts.rows {
+        row.put = None;
+    }
+    assert!(matches!(
+        optimize(
+            OptimizeStructure::CreditSpread(Some(OptionType::Put)),
+            OptimizeTarget::MaxProfit,
+            &no_puts,
+            &market(100.0),
+            &OptimizeConstraints::default()
+        ),
+        Err(StrategyError::MissingQuotes(_))
+    ));
+    assert!(matches!(
+        build_strategy(
+            StrategyType::CreditSpread(OptionType::Put),
+            0.3,
+            5.0,
+            &no_puts,
+            None,
+            &market(100.0)
+        ),
+        Err(StrategyError::MissingQuotes(_))
     ));
     assert_eq!(
         OptimizeTarget::parse("RISK_REWARD").unwrap(),

@@ -362,6 +362,113 @@ fn calendar_is_valued_at_the_first_expiration() {
     );
 }
 
+/// Standard normal CDF from erfc (Numerical Recipes' `erfcc`, relative error < 1.2e-7),
+/// independent of the library's.
+fn normal_cdf(x: f64) -> f64 {
+    let z = x.abs() / std::f64::consts::SQRT_2;
+    let t = 1.0 / (1.0 + 0.5 * z);
+    let erfc = t
+        * (-z * z - 1.265_512_23
+            + t * (1.000_023_68
+                + t * (0.374_091_96
+                    + t * (0.096_784_18
+                        + t * (-0.186_288_06
+                            + t * (0.278_868_07
+                                + t * (-1.135_203_98
+                                    + t * (1.488_515_87
+                                        + t * (-0.822_152_23 + t * 0.170_872_77)))))))))
+            .exp();
+    if x >= 0.0 {
+        1.0 - 0.5 * erfc
+    } else {
+        0.5 * erfc
+    }
+}
+
+/// Black-76 call value and delta (with respect to the forward) per share.
+fn black76_call(forward: f64, strike: f64, years: f64, rate: f64, vol: f64) -> (f64, f64) {
+    let sd = vol * years.sqrt();
+    let d1 = ((forward / strike).ln() + 0.5 * sd * sd) / sd;
+    let discount = (-rate * years).exp();
+    (
+        discount * (forward * normal_cdf(d1) - strike * normal_cdf(d1 - sd)),
+        discount * normal_cdf(d1),
+    )
+}
+
+#[test]
+fn forward_model_prices_each_leg_on_its_own_expirations_forward() {
+    use optics_compute::strategy::{ForwardPoint, pnl_at_first_expiration};
+    let (near, far) = (30.0 / 365.0, 60.0 / 365.0);
+    let rate = 0.03;
+    // An index whose 60-day forward stands 2 % above its 30-day forward.
+    let market = Market::forward_curve(
+        100.0,
+        rate,
+        vec![
+            ForwardPoint {
+                years: far,
+                forward: 102.0,
+            },
+            ForwardPoint {
+                years: near,
+                forward: 100.0,
+            },
+        ],
+    );
+    assert!(close(market.forward_at(near), 100.0));
+    assert!(close(market.forward_at(far), 102.0));
+    // Between: a constant carry (log-linear); outside: the end's forward.
+    assert!(close(
+        market.forward_at(45.0 / 365.0),
+        (100.0f64 * 102.0).sqrt()
+    ));
+    assert!(close(market.forward_at(1.0), 102.0));
+    assert!(close(market.forward_at(1.0 / 365.0), 100.0));
+    // A new price moves every forward in proportion.
+    let moved = market.with_underlying_price(110.0);
+    assert!(close(moved.forward_at(far), 102.0 * 1.1));
+
+    // A long 60-day call alone: its delta is Black-76's at the 60-day forward, and its
+    // probability of profit is centred there too.
+    let mut inputs = legs_from(&[("CALL", "BUY", 100.0, 4.0, 1)]);
+    inputs[0].years_to_expiry = Some(far);
+    let legs = validate_legs(&inputs).unwrap();
+    let a = analyze(&legs, &market).unwrap();
+    let (_, delta) = black76_call(102.0, 100.0, far, rate, 0.25);
+    assert!(
+        (a.net_greeks.delta_shares - 100.0 * delta).abs() < 1e-4,
+        "{} vs {}",
+        a.net_greeks.delta_shares,
+        100.0 * delta
+    );
+    assert!(close(a.forward_at_valuation, 102.0));
+    let sd = 0.25 * far.sqrt();
+    let pop = normal_cdf(((102.0f64 / 104.0).ln() - 0.5 * sd * sd) / sd);
+    assert!((a.probability_of_profit_pct - 100.0 * pop).abs() < 1e-4);
+
+    // A calendar (short 30-day, long 60-day call at 100): at the first expiration the far
+    // call's forward is the settlement price × 102/100, the carry the curve implies.
+    let mut inputs = legs_from(&[
+        ("CALL", "SELL", 100.0, 2.98, 1),
+        ("CALL", "BUY", 100.0, 4.28, 1),
+    ]);
+    inputs[1].years_to_expiry = Some(far);
+    let legs = validate_legs(&inputs).unwrap();
+    let prices = [80.0, 95.0, 100.0, 103.0, 120.0];
+    let pnl = pnl_at_first_expiration(&legs, &market, &prices).unwrap();
+    for (&settle, &got) in prices.iter().zip(&pnl) {
+        let (far_value, _) = black76_call(settle * 1.02, 100.0, far - near, rate, 0.25);
+        let expected =
+            100.0 * (2.98 - 4.28) - 100.0 * (settle - 100.0f64).max(0.0) + 100.0 * far_value;
+        // The test's CDF is good to ~1e-7 relative: about a tenth of a cent per one-lot here.
+        assert!(
+            (got - expected).abs() < 5e-3,
+            "at {settle}: {got} vs {expected}"
+        );
+    }
+}
+
 #[test]
 fn missing_iv_is_an_error_naming_the_leg() {
     let mut inputs = legs_from(&[("CALL", "BUY", 100.0, 3.0, 1)]);

@@ -29,6 +29,7 @@ use super::strategy::{
 };
 use crate::envelope::{ApiJson, Envelope, ok};
 use crate::error::ApiError;
+use crate::market::ChainView;
 use crate::state::AppState;
 
 /// Where `/hedge-recommendations` hedges when `hedge_ticker` is absent.
@@ -153,8 +154,13 @@ pub struct PortfolioSummary {
     pub total_theta: f64,
     /// Net vega, dollars per vol point.
     pub total_vega: f64,
-    /// LOW, MODERATE, HIGH or EXTREME (scale in the reference).
+    /// LOW, MODERATE, HIGH or EXTREME: the higher of the levels of |delta_exposure_pct| and
+    /// |daily_decay_pct| on the limits in `risk_level_scale` (the constants of
+    /// [`optics_compute::risk::portfolio`]; the reference's "Strategies and portfolio risk"
+    /// section prints the same table).
     pub risk_level: &'static str,
+    /// The scale behind risk_level.
+    pub risk_level_scale: RiskLevelScale,
     /// Dollar delta as a percent of gross market value (null for a book of zero value).
     pub delta_exposure_pct: Option<f64>,
     /// Total theta as a percent of gross market value per day (null for zero value).
@@ -171,6 +177,29 @@ pub struct PortfolioSummary {
     pub positions_without_entry_price: Vec<usize>,
     /// Positions read.
     pub positions_count: usize,
+}
+
+/// The risk_level scale: a reading up to `limits[0]` is LOW, up to `limits[1]` MODERATE, up
+/// to `limits[2]` HIGH, above EXTREME; the higher of the two readings' levels is reported.
+#[derive(Debug, Clone, Serialize)]
+pub struct RiskLevelScale {
+    /// LOW, MODERATE, HIGH, EXTREME.
+    pub levels: [&'static str; 4],
+    /// Upper limits of |delta_exposure_pct| for LOW, MODERATE, HIGH.
+    pub delta_exposure_pct_limits: [f64; 3],
+    /// Upper limits of |daily_decay_pct| for LOW, MODERATE, HIGH.
+    pub daily_decay_pct_limits: [f64; 3],
+}
+
+impl RiskLevelScale {
+    fn current() -> Self {
+        use risk::RiskLevel::{Extreme, High, Low, Moderate};
+        Self {
+            levels: [Low, Moderate, High, Extreme].map(risk::RiskLevel::as_str),
+            delta_exposure_pct_limits: risk::portfolio::DELTA_EXPOSURE_LIMITS_PCT,
+            daily_decay_pct_limits: risk::portfolio::DAILY_DECAY_LIMITS_PCT,
+        }
+    }
 }
 
 /// One ticker of `positions_by_ticker`.
@@ -219,6 +248,7 @@ pub async fn portfolio_greeks(
             total_theta: book.total_theta_usd_per_day,
             total_vega: book.total_vega_usd_per_vol_point,
             risk_level: book.risk_level.as_str(),
+            risk_level_scale: RiskLevelScale::current(),
             delta_exposure_pct: book.delta_exposure_pct,
             daily_decay_pct: book.daily_decay_pct,
             dollar_delta: book.dollar_delta_usd,
@@ -471,8 +501,29 @@ pub struct HedgeDetails {
     /// Calendar days to the contract's expiry (option hedge).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub days_to_expiry: Option<f64>,
+    /// The liquidity figures the contract passed (option hedge).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub liquidity: Option<HedgeLiquidity>,
     /// The book's delta after this hedge, share-equivalents.
     pub delta_after: f64,
+}
+
+/// Why the option hedge's contract counts as liquid: its figures and the rule they meet
+/// ([`risk::liquidity_rule`]).
+#[derive(Debug, Clone, Serialize)]
+pub struct HedgeLiquidity {
+    /// Bid, dollars per share.
+    pub bid: f64,
+    /// Ask, dollars per share.
+    pub ask: f64,
+    /// (ask − bid) / mid, percent.
+    pub spread_pct_of_mid: f64,
+    /// Open interest, contracts (null when the chain does not carry it).
+    pub open_interest: Option<u64>,
+    /// The session's volume, contracts (null when unknown).
+    pub volume: Option<u64>,
+    /// The rule in words.
+    pub rule: String,
 }
 
 /// Net Greeks of the book.
@@ -561,6 +612,7 @@ fn hedges_of(plan: &HedgePlan, hedge_price: f64) -> Vec<Hedge> {
                 theta: None,
                 vega: None,
                 days_to_expiry: None,
+                liquidity: None,
                 delta_after: plan.after_stock.delta_shares,
             },
         });
@@ -598,11 +650,63 @@ fn hedges_of(plan: &HedgePlan, hedge_price: f64) -> Vec<Hedge> {
                 theta: Some(c.theta),
                 vega: Some(c.vega),
                 days_to_expiry: Some(c.years_to_expiry * optics_compute::time::DAYS_PER_YEAR),
+                liquidity: Some(HedgeLiquidity {
+                    bid: c.bid,
+                    ask: c.ask,
+                    spread_pct_of_mid: if c.mid > 0.0 {
+                        100.0 * (c.ask - c.bid) / c.mid
+                    } else {
+                        f64::INFINITY
+                    },
+                    open_interest: c.open_interest,
+                    volume: c.volume,
+                    rule: risk::liquidity_rule(),
+                }),
                 delta_after: after.delta_shares,
             },
         });
     }
     hedges
+}
+
+/// Every contract of the hedge ticker's live chain still open at `now`, with the quote,
+/// Greeks and activity figures the option hedge's selection reads (sides without a quote,
+/// Greeks or IV are left out; the first listed series per strike and date, as in
+/// [`expiration_chains`]).
+fn hedge_candidates(
+    chain: &ChainView,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Vec<risk::HedgeCandidate> {
+    use optics_compute::pricing::OptionType;
+    let mut candidates = Vec::new();
+    for expiration_chain in expiration_chains(chain, now) {
+        let Some(expiration) = expiration_chain.expiration else {
+            continue;
+        };
+        let listed = chain.rows_of(expiration);
+        for row in &expiration_chain.rows {
+            let Some(source) = listed.iter().find(|r| r.strike == row.strike) else {
+                continue;
+            };
+            for (option_type, quote, side) in [
+                (OptionType::Call, row.call, &source.call),
+                (OptionType::Put, row.put, &source.put),
+            ] {
+                if let Some(quote) = quote {
+                    candidates.push(risk::HedgeCandidate {
+                        option_type,
+                        strike: row.strike,
+                        expiration: Some(expiration),
+                        years_to_expiry: expiration_chain.years_to_expiry,
+                        quote,
+                        open_interest: side.open_interest,
+                        volume: side.volume,
+                    });
+                }
+            }
+        }
+    }
+    candidates
 }
 
 /// POST /hedge-recommendations: a share hedge and an option alternative on `hedge_ticker`
@@ -637,7 +741,7 @@ pub async fn hedge_recommendations(
         match chain.as_deref() {
             None => (None, Some(format!("no live chain for {hedge}"))),
             Some(chain) => {
-                match risk::select_hedge_contract(&expiration_chains(chain, state.now()), gap) {
+                match risk::select_hedge_contract(&hedge_candidates(chain, state.now()), gap) {
                     Ok(contract) => (Some(contract), None),
                     Err(RiskError::NoHedgeContract(reason)) => (None, Some(reason)),
                     Err(other) => return Err(risk_error(other)),

@@ -17,6 +17,20 @@
 //! expiration date) with the service clock. The rate and the dividend (carry) yield are those
 //! of the live chain's rows at the first expiration the legs use; without a chain, r = 4 % and
 //! q = 0 ([`DEFAULT_RATE`]). `/pop` has no ticker and uses r = 4 %, q = 0.
+//!
+//! Cash indices are priced on the forward (Black-76) and every expiration has its own
+//! forward: the market handed to the math carries the live forward of each open expiration
+//! ([`chain_market`]), so legs, builders and the optimizer price each expiration on its own
+//! forward. For them `stock_price` means what `/chain` reports as the index's price, the
+//! nearest expiration's forward; a supplied `stock_price` is read on that basis and moves
+//! every expiration's forward in proportion (the carry between expirations stays the one the
+//! chain implies). The record says so in `stock_price_basis`.
+//!
+//! # Errors
+//! Missing market data (no live chain, no usable quote on a side, no IV for a contract) is a
+//! 424 with `upstream: true`. A request whose constraints the quoted chain cannot meet (an
+//! unreachable `min_credit`, a `target_delta` at which the shorts cross) is a 400 naming the
+//! constraint: the client has to change the request.
 
 use axum::Json;
 use axum::extract::State;
@@ -34,6 +48,7 @@ use serde_json::{Map, Value};
 use crate::envelope::{ApiJson, Envelope, ok};
 use crate::error::ApiError;
 use crate::market::ChainView;
+use crate::params::ClampNotice;
 use crate::state::AppState;
 use crate::ticker::Ticker;
 
@@ -178,10 +193,11 @@ pub(crate) fn object_array<'a>(
         .collect()
 }
 
-/// A 400 for input errors; a 424 when the chain has nothing suitable.
+/// A 424 when the chain lacks the quotes needed; a 400 for malformed input and for
+/// constraints the chain cannot meet (module docs).
 pub(crate) fn strategy_error(error: StrategyError) -> ApiError {
     match error {
-        StrategyError::NoCandidate(_) => ApiError::upstream(error.to_string()),
+        StrategyError::MissingQuotes(_) => ApiError::upstream(error.to_string()),
         other => ApiError::bad_request(other.to_string()),
     }
 }
@@ -232,11 +248,14 @@ pub struct LegSummary {
     pub premium: f64,
     /// Contracts.
     pub quantity: u32,
-    /// IV used, decimal (`None` when the leg needed none).
+    /// IV used, decimal (`None` when the leg has none).
     pub iv: Option<f64>,
-    /// Where the IV came from: `decimal` or `percentage_points` (as supplied and read), or
-    /// `chain` (the live chain's IV for the contract).
+    /// Where the IV came from: `request` (sent with the leg) or `chain` (the live chain's IV
+    /// for the contract); `None` without an IV.
     pub iv_source: Option<&'static str>,
+    /// How a sent `iv` was read: `decimal`, or `percentage_points` when it was above 5
+    /// (32.5 → 0.325); `None` when the leg sent no IV.
+    pub iv_units_read: Option<&'static str>,
 }
 
 fn option_type_label(leg: &Leg) -> &'static str {
@@ -258,8 +277,9 @@ fn leg_summary(leg: &Leg, from_chain: bool) -> LegSummary {
         iv_source: if from_chain {
             Some("chain")
         } else {
-            leg.iv_units_read.map(IvUnits::as_str)
+            leg.iv.map(|_| "request")
         },
+        iv_units_read: leg.iv_units_read.map(IvUnits::as_str),
     }
 }
 
@@ -272,8 +292,16 @@ pub struct AnalysisRecord {
     pub ticker: String,
     /// The supplied name, or `Custom Strategy`.
     pub strategy_name: String,
-    /// The underlying price used, dollars (spot; the forward for cash indices).
+    /// The underlying price used, dollars (spot; the nearest expiration's forward for cash
+    /// indices, see `stock_price_basis`).
     pub stock_price: f64,
+    /// `spot`, or `nearest_forward` for cash indices priced on the forward.
+    pub stock_price_basis: &'static str,
+    /// `bsm` (spot with carry) or `black76` (forward, cash indices).
+    pub pricing_model: &'static str,
+    /// The first expiration's forward, dollars: the centre of the lognormal law behind
+    /// probability_of_profit.
+    pub forward_at_first_expiration: f64,
     /// The legs as read.
     pub legs_summary: Vec<LegSummary>,
     /// Credit positive, dollars per one-lot.
@@ -329,6 +357,9 @@ pub(crate) fn analysis_record(
             .unwrap_or("Custom Strategy")
             .to_owned(),
         stock_price: market.underlying_price,
+        stock_price_basis: stock_price_basis(market),
+        pricing_model: model_label(market.model),
+        forward_at_first_expiration: analysis.forward_at_valuation,
         legs_summary: legs
             .iter()
             .enumerate()
@@ -356,24 +387,53 @@ pub(crate) fn analysis_record(
     }
 }
 
-/// The market of a chain at `expiration` (its rows' rate and carry yield), priced at `price`
-/// (spot, or the forward for chains priced on the forward). Falls back to the chain's first
-/// row when no row has that expiration.
-pub(crate) fn chain_market(chain: &ChainView, expiration: Option<NaiveDate>, price: f64) -> Market {
+/// `spot`, or `nearest_forward` on the forward model (module docs).
+fn stock_price_basis(market: &Market) -> &'static str {
+    match market.model {
+        PricingModel::BlackScholesMerton => "spot",
+        PricingModel::Black76 => "nearest_forward",
+    }
+}
+
+fn model_label(model: PricingModel) -> &'static str {
+    match model {
+        PricingModel::BlackScholesMerton => "bsm",
+        PricingModel::Black76 => "black76",
+    }
+}
+
+/// The market of a live chain at the chain's own price ([`ChainView::stock_price`]): the
+/// rate and carry yield of its rows at `expiration` (the chain's first row when no row has
+/// that expiration) and, for chains priced on the forward, the forward of every expiration
+/// still open at `now`. [`Market::with_underlying_price`] moves it to a supplied price.
+pub(crate) fn chain_market(
+    chain: &ChainView,
+    expiration: Option<NaiveDate>,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Market {
     let row = expiration
         .and_then(|e| chain.rows_of(e).first())
         .or_else(|| chain.rows.first());
     let (rate, carry) = row.map_or((DEFAULT_RATE, 0.0), |r| (r.rate, r.carry_yield));
     let rate = if rate.is_finite() { rate } else { DEFAULT_RATE };
     if chain.priced_on_forward() {
-        Market {
-            underlying_price: price,
-            rate,
-            dividend_yield: 0.0,
-            model: PricingModel::Black76,
-        }
+        let curve = chain
+            .expirations
+            .iter()
+            .filter_map(|&e| {
+                let years = years_to_expiry(now, e);
+                let forward = chain.rows_of(e).first()?.forward;
+                (years > 0.0 && forward.is_finite() && forward > 0.0)
+                    .then_some(strategy::ForwardPoint { years, forward })
+            })
+            .collect();
+        Market::forward_curve(chain.stock_price(), rate, curve)
     } else {
-        Market::spot(price, rate, if carry.is_finite() { carry } else { 0.0 })
+        Market::spot(
+            chain.stock_price(),
+            rate,
+            if carry.is_finite() { carry } else { 0.0 },
+        )
     }
 }
 
@@ -410,6 +470,11 @@ pub struct PopPayload {
     pub days_to_exp: f64,
     /// The rate used, decimal ([`DEFAULT_RATE`]; no dividend yield).
     pub rate: f64,
+    /// The forward at days_to_exp, dollars: S·e^{rT}, the centre of the lognormal law.
+    pub forward: f64,
+    /// The legs as read, each with how its `iv` was read (`iv_units_read`: `decimal`, or
+    /// `percentage_points` for a value above 5).
+    pub legs_summary: Vec<LegSummary>,
 }
 
 /// One pop leg (`option_type`, `action`, `strike`, `iv`, `premium`, `quantity`); `type` is
@@ -440,7 +505,9 @@ fn pop_leg(object: &Map<String, Value>, index: usize, years: f64) -> Result<LegI
     })
 }
 
-/// POST /pop: probability of profit of legs with supplied IVs, at `days_to_exp` days.
+/// POST /pop: probability of profit of legs with supplied IVs, at `days_to_exp` days. Only
+/// the payoff and the IV the probability uses are needed: a leg's Greeks never are, and an
+/// `iv` only on the leg(s) struck nearest the price.
 pub async fn pop(
     State(_state): State<AppState>,
     ApiJson(body): ApiJson<Value>,
@@ -459,18 +526,20 @@ pub async fn pop(
         .enumerate()
         .map(|(index, leg)| pop_leg(leg, index, years))
         .collect::<Result<Vec<_>, _>>()?;
-    let legs = strategy::validate_legs(&inputs).map_err(strategy_error)?;
+    let legs = strategy::validate_legs_named(&inputs, "option_type").map_err(strategy_error)?;
     let market = Market::spot(stock_price, DEFAULT_RATE, 0.0);
     market.validate().map_err(strategy_error)?;
-    let analysis = strategy::analyze(&legs, &market).map_err(strategy_error)?;
+    let probability = strategy::profit_probability(&legs, &market).map_err(strategy_error)?;
     Ok(ok(PopPayload {
-        probability_of_profit: analysis.probability_of_profit_pct,
+        probability_of_profit: probability.probability_of_profit_pct,
         legs_count: legs.len(),
-        probability_vol_pct: 100.0 * analysis.probability_vol,
-        breakevens: analysis.breakevens,
+        probability_vol_pct: 100.0 * probability.probability_vol,
+        breakevens: probability.breakevens,
         stock_price,
         days_to_exp: days,
         rate: DEFAULT_RATE,
+        forward: probability.forward_at_valuation,
+        legs_summary: legs.iter().map(|leg| leg_summary(leg, false)).collect(),
     }))
 }
 
@@ -567,11 +636,10 @@ pub async fn analyze_strategy(
     let chain_iv = fill_chain_ivs(&ticker, &mut legs, chain)?;
     let first_expiration = legs.iter().filter_map(|l| l.expiration).min();
     let market = match (chain, stock_price) {
-        (Some(chain), price) => chain_market(
-            chain,
-            first_expiration,
-            price.unwrap_or(chain.stock_price()),
-        ),
+        (Some(chain), None) => chain_market(chain, first_expiration, now),
+        (Some(chain), Some(price)) => {
+            chain_market(chain, first_expiration, now).with_underlying_price(price)
+        }
         (None, Some(price)) => Market::spot(price, DEFAULT_RATE, 0.0),
         (None, None) => {
             return Err(ApiError::upstream(format!(
@@ -785,6 +853,9 @@ pub struct SimulatePayload {
     pub model: &'static str,
     /// Rows kept around sim_price from a fetched chain (`strikes_around` per side).
     pub window: Option<crate::window::Window>,
+    /// Parameters moved into their documented range (`strikes_around` above 500 or below
+    /// 0), each as `{parameter, requested, used, min, max}`.
+    pub clamped: Vec<ClampNotice>,
     /// The re-priced rows, by strike.
     pub chain: Vec<SimulatedChainRow>,
 }
@@ -867,14 +938,29 @@ pub async fn simulate_chain(
     let sim_dte = req_number(object, "sim_dte", "")?;
     let iv_adjustment = opt_number(object, "iv_adjustment", "")?.unwrap_or(0.0);
     let expiration = opt_date(object, "expiration", "")?;
+    // A whole number; outside 0..=MAX it is clamped and reported (the reference's rule for
+    // bounded whole numbers), never rejected.
+    let mut clamped = Vec::new();
     let strikes_around = match opt_number(object, "strikes_around", "")? {
         None => DEFAULT_SIM_STRIKES_AROUND,
-        Some(n) if n.fract() == 0.0 && (0.0..=MAX_SIM_STRIKES_AROUND as f64).contains(&n) => {
-            n as usize
+        Some(n) if n.fract() == 0.0 => {
+            let used = n.clamp(0.0, MAX_SIM_STRIKES_AROUND as f64);
+            if used != n {
+                clamped.push(ClampNotice {
+                    parameter: "strikes_around",
+                    requested: n.to_string(),
+                    used: Value::from(used as u64),
+                    min: Value::from(0),
+                    max: Value::from(MAX_SIM_STRIKES_AROUND),
+                });
+            }
+            // Whole and within 0..=MAX_SIM_STRIKES_AROUND: the conversion is exact.
+            used as usize
         }
         Some(_) => {
             return Err(ApiError::bad_request(format!(
-                "strikes_around: must be a whole number from 0 to {MAX_SIM_STRIKES_AROUND}"
+                "strikes_around: must be a whole number (0 to {MAX_SIM_STRIKES_AROUND}; values \
+                 outside are clamped)"
             )));
         }
     };
@@ -930,7 +1016,9 @@ pub async fn simulate_chain(
                         ApiError::upstream(format!("{ticker} has no open expiration"))
                     })?,
             };
-            let market = chain_market(&chain, Some(expiration), sim_price);
+            // Only the rate, carry and model: sim_price is the scenario's price (the
+            // expiration's forward on an index chain).
+            let market = chain_market(&chain, Some(expiration), now);
             scenario.rate = market.rate;
             scenario.dividend_yield = market.dividend_yield;
             scenario.model = market.model;
@@ -978,11 +1066,9 @@ pub async fn simulate_chain(
         iv_units: "decimal",
         rate: scenario.rate,
         dividend_yield: scenario.dividend_yield,
-        model: match scenario.model {
-            PricingModel::BlackScholesMerton => "bsm",
-            PricingModel::Black76 => "black76",
-        },
+        model: model_label(scenario.model),
         window,
+        clamped,
         chain: simulated.iter().map(SimulatedChainRow::from).collect(),
     }))
 }
@@ -1046,6 +1132,8 @@ struct LiveChain {
     ticker: Ticker,
     view: std::sync::Arc<ChainView>,
     chains: Vec<strategy::ExpirationChain>,
+    /// The service clock's time the chains' years were computed at.
+    now: chrono::DateTime<chrono::Utc>,
 }
 
 fn live_chain(state: &AppState, object: &Map<String, Value>) -> Result<LiveChain, ApiError> {
@@ -1059,11 +1147,13 @@ fn live_chain(state: &AppState, object: &Map<String, Value>) -> Result<LiveChain
             "The live price of {ticker} is not usable"
         )));
     }
-    let chains = expiration_chains(&view, state.now());
+    let now = state.now();
+    let chains = expiration_chains(&view, now);
     Ok(LiveChain {
         ticker,
         view,
         chains,
+        now,
     })
 }
 
@@ -1171,7 +1261,7 @@ pub async fn build_strategy(
     } else {
         None
     };
-    let market = chain_market(&live.view, near.expiration, live.view.stock_price());
+    let market = chain_market(&live.view, near.expiration, live.now);
     let built = strategy::build_strategy(strategy_type, target_delta, width, near, far, &market)
         .map_err(strategy_error)?;
     let analysis = analysis_record(
@@ -1187,7 +1277,7 @@ pub async fn build_strategy(
         name: built.name.clone(),
         strategy_type: strategy_type.display_name(),
         stock_price: market.underlying_price,
-        created_at: state.now(),
+        created_at: live.now,
         target_delta: built.target_delta,
         target_delta_clamped: built.target_delta_clamped,
         width,
@@ -1280,7 +1370,7 @@ pub async fn optimize_strategy(
     let dte = days_param(object)?;
     let live = live_chain(&state, object)?;
     let chain = &live.chains[pick_expiration(&live, expiration, dte)?];
-    let market = chain_market(&live.view, chain.expiration, live.view.stock_price());
+    let market = chain_market(&live.view, chain.expiration, live.now);
     let best = strategy::optimize(structure, target, chain, &market, &constraints)
         .map_err(strategy_error)?;
     let objective_value = match target {

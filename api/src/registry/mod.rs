@@ -147,6 +147,8 @@ pub enum ParamKind {
     Number,
     /// A JSON array in a body.
     Array,
+    /// A JSON object in a body (e.g. ticker → price; the bounds text says what it maps).
+    Object,
 }
 
 /// One parameter of an endpoint.

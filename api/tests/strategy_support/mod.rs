@@ -1,6 +1,8 @@
 //! Fixtures of the strategy and risk endpoint tests: an in-memory market with a hand-built
-//! SPY chain, a covered ticker without a chain, and independent closed forms (normal CDF,
-//! Black–Scholes–Merton delta) to check the endpoints' numbers against.
+//! SPY chain, a DIA chain whose near-the-money contracts are illiquid, an SPX chain priced on
+//! the forward (Black-76) with a different forward per expiration, a covered ticker without a
+//! chain, and independent closed forms (normal CDF, Black–Scholes–Merton and Black-76 prices
+//! and deltas) to check the endpoints' numbers against.
 
 #![allow(dead_code)]
 
@@ -101,7 +103,20 @@ fn side(
         rate: SPY_RATE,
         dividend_yield: SPY_CARRY,
     };
-    let g = greeks(&inputs, iv).unwrap();
+    quoted_side(underlying, option_type, strike, expiration, &inputs, iv)
+}
+
+/// A side priced by `inputs` at `iv` with a 10-cent market (no bid below 5 cents), open
+/// interest 1,000 and volume 100.
+fn quoted_side(
+    underlying: &str,
+    option_type: OptionType,
+    strike: f64,
+    expiration: NaiveDate,
+    inputs: &OptionInputs,
+    iv: f64,
+) -> ChainSide {
+    let g = greeks(inputs, iv).unwrap();
     // A 10-cent market around the model price; no bid below 5 cents.
     let bid = (g.price - 0.05).max(0.0);
     let ask = g.price + 0.05;
@@ -141,14 +156,19 @@ fn side(
 /// SPY at $600, r = 4.5 %, q = 1.2 %, December and January expirations, strikes 550 to 650
 /// every $5, sides priced by Black–Scholes–Merton at [`spy_iv`] with a 10-cent market.
 pub fn spy_chain() -> ChainView {
+    spy_like_chain("SPY", |_| {})
+}
+
+/// [`spy_chain`] under another symbol, each row passed through `adjust` (to spoil quotes).
+pub fn spy_like_chain(underlying: &str, adjust: impl Fn(&mut ChainRow)) -> ChainView {
     let now = friday_close();
     let mut rows = Vec::new();
     for expiration in [december(), january()] {
         let years = years_to_expiry(now, expiration);
         for i in 0..=20 {
             let strike = 550.0 + 5.0 * f64::from(i);
-            rows.push(ChainRow {
-                underlying: "SPY".into(),
+            let mut row = ChainRow {
+                underlying: underlying.into(),
                 trade_date: now.date_naive(),
                 as_of: now,
                 expiration,
@@ -163,21 +183,129 @@ pub fn spy_chain() -> ChainView {
                 rate: SPY_RATE,
                 carry_yield: SPY_CARRY,
                 model: PricingModelCode::Bsm,
-                call: side("SPY", OptionType::Call, strike, expiration, years),
-                put: side("SPY", OptionType::Put, strike, expiration, years),
+                call: side(underlying, OptionType::Call, strike, expiration, years),
+                put: side(underlying, OptionType::Put, strike, expiration, years),
+            };
+            adjust(&mut row);
+            rows.push(row);
+        }
+    }
+    ChainView::new(rows).unwrap()
+}
+
+/// SPX, a cash index priced on the forward: spot 6,000, r = 4.5 %.
+pub const SPX_SPOT: f64 = 6_000.0;
+pub const SPX_RATE: f64 = 0.045;
+
+/// The SPX forward of each expiration: 6,012 in December and 6,024 in January (a carry of
+/// about 2.6 % a year, below the rate as with a positive dividend yield), so the money lands
+/// on different strikes: 6,010 and 6,020.
+pub fn spx_forward(expiration: NaiveDate) -> f64 {
+    if expiration == december() {
+        6_012.0
+    } else {
+        6_024.0
+    }
+}
+
+/// The SPX IV at a strike: 15 % at 6,000, a point more in January, +0.05 point per $10 lower.
+pub fn spx_iv(strike: f64, expiration: NaiveDate) -> f64 {
+    let term = if expiration == december() { 0.0 } else { 0.01 };
+    0.15 + term + 0.000_05 * (SPX_SPOT - strike)
+}
+
+/// SPX strikes 5,800 to 6,200 every $10 in December and January, each expiration priced by
+/// Black-76 on its own forward ([`spx_forward`]) at [`spx_iv`], with a 10-cent market.
+pub fn spx_chain() -> ChainView {
+    let now = friday_close();
+    let mut rows = Vec::new();
+    for expiration in [december(), january()] {
+        let years = years_to_expiry(now, expiration);
+        let forward = spx_forward(expiration);
+        for i in 0..=40 {
+            let strike = 5_800.0 + 10.0 * f64::from(i);
+            let iv = spx_iv(strike, expiration);
+            let priced = |option_type| {
+                let inputs = OptionInputs {
+                    option_type,
+                    model: PricingModel::Black76,
+                    underlying: forward,
+                    strike,
+                    years,
+                    rate: SPX_RATE,
+                    dividend_yield: 0.0,
+                };
+                quoted_side("SPX", option_type, strike, expiration, &inputs, iv)
+            };
+            rows.push(ChainRow {
+                underlying: "SPX".into(),
+                trade_date: now.date_naive(),
+                as_of: now,
+                expiration,
+                settlement: SettlementStyle::Pm,
+                dte: i32::try_from((expiration - now.date_naive()).num_days()).unwrap(),
+                years_to_expiry: years,
+                strike,
+                spot: SPX_SPOT,
+                forward,
+                forward_source: ForwardSource::Parity,
+                forward_strike_count: 5,
+                rate: SPX_RATE,
+                carry_yield: SPX_RATE - (forward / SPX_SPOT).ln() / years,
+                model: PricingModelCode::Black76,
+                call: priced(OptionType::Call),
+                put: priced(OptionType::Put),
             });
         }
     }
     ChainView::new(rows).unwrap()
 }
 
-/// A router over SPY (with [`spy_chain`]) and IWM (covered, no chain yet).
+/// The DIA fixture: [`spy_chain`]'s quotes, with the December puts that the hedge selector
+/// would otherwise prefer spoiled: `quiet` strikes get open interest 20 and volume 3, `wide`
+/// strikes a market 40 % of the mid wide.
+pub fn dia_chain(quiet: &[f64], wide: &[f64]) -> ChainView {
+    let (quiet, wide) = (quiet.to_vec(), wide.to_vec());
+    spy_like_chain("DIA", move |row| {
+        if row.expiration != december() {
+            return;
+        }
+        if quiet.contains(&row.strike) {
+            row.put.open_interest = Some(20);
+            row.put.volume = Some(3);
+        }
+        if wide.contains(&row.strike) {
+            let mid = row.put.mid.unwrap();
+            row.put.bid = Some(0.8 * mid);
+            row.put.ask = Some(1.2 * mid);
+        }
+    })
+}
+
+/// The DIA strikes [`app`] spoils: the December puts whose |delta| is nearest 0.5 (600, 605
+/// and 595 in that order, recomputed by the risk tests).
+pub const DIA_QUIET_STRIKES: [f64; 1] = [600.0];
+pub const DIA_WIDE_STRIKES: [f64; 1] = [605.0];
+
+/// A router over SPY (with [`spy_chain`]), SPX ([`spx_chain`]), DIA ([`dia_chain`]) and IWM
+/// and QQQ (covered, no chain yet).
 pub fn app() -> Router {
     let mut book = Book {
-        covered: vec!["SPY".into(), "IWM".into(), "QQQ".into()],
+        covered: vec![
+            "SPY".into(),
+            "IWM".into(),
+            "QQQ".into(),
+            "SPX".into(),
+            "DIA".into(),
+        ],
         ..Book::default()
     };
     book.chains.insert("SPY".into(), Arc::new(spy_chain()));
+    book.chains.insert("SPX".into(), Arc::new(spx_chain()));
+    book.chains.insert(
+        "DIA".into(),
+        Arc::new(dia_chain(&DIA_QUIET_STRIKES, &DIA_WIDE_STRIKES)),
+    );
     let state =
         AppState::new(Arc::new(ManualClock::new(friday_close()))).with_market_data(Arc::new(book));
     optics_api::router(state)
@@ -272,4 +400,41 @@ pub fn bsm_price(call: bool, spot: f64, strike: f64, years: f64, r: f64, q: f64,
     } else {
         strike * df * norm_cdf(-d2) - spot * dq * norm_cdf(-d1)
     }
+}
+
+/// Black-76 price per share: e^{−rT}[F·N(d1) − K·N(d2)] for a call, the put by parity.
+pub fn b76_price(call: bool, forward: f64, strike: f64, years: f64, r: f64, vol: f64) -> f64 {
+    let sd = vol * years.sqrt();
+    let d1 = ((forward / strike).ln() + 0.5 * sd * sd) / sd;
+    let d2 = d1 - sd;
+    let df = (-r * years).exp();
+    if call {
+        df * (forward * norm_cdf(d1) - strike * norm_cdf(d2))
+    } else {
+        df * (strike * norm_cdf(-d2) - forward * norm_cdf(-d1))
+    }
+}
+
+/// Black-76 delta per share, with respect to the forward.
+pub fn b76_delta(call: bool, forward: f64, strike: f64, years: f64, r: f64, vol: f64) -> f64 {
+    let sd = vol * years.sqrt();
+    let d1 = ((forward / strike).ln() + 0.5 * sd * sd) / sd;
+    let df = (-r * years).exp();
+    if call {
+        df * norm_cdf(d1)
+    } else {
+        df * (norm_cdf(d1) - 1.0)
+    }
+}
+
+/// GET a path under the data prefix.
+pub async fn get(app: &Router, path: &str) -> Answer {
+    with_body(
+        app,
+        Method::GET,
+        &format!("{}{path}", optics_api::DATA_PREFIX),
+        None,
+        "",
+    )
+    .await
 }

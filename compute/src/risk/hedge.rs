@@ -12,8 +12,12 @@
 //!   contract's delta has the gap's sign, SELL otherwise. est_cost = contracts × mid × 100
 //!   (premium paid when buying, received when selling).
 //! - [`select_hedge_contract`] picks the contract the spec describes: buy calls to add delta,
-//!   buy puts to remove it; the expiration nearest 30 days among those at least 7 days out;
-//!   the strike whose |delta| is nearest 0.5 with a bid above zero.
+//!   buy puts to remove it; among **liquid** contracts ([`is_liquid`]) at least 7 days out,
+//!   the expiration nearest 30 days, then the strike whose |delta| is nearest 0.5.
+//! - Liquid means tradeable at about the mid in size: a two-sided quote (bid > 0, ask ≥ bid),
+//!   open interest of at least [`MIN_HEDGE_OPEN_INTEREST`] contracts or a session volume of
+//!   at least [`MIN_HEDGE_VOLUME`], and a bid–ask spread no wider than
+//!   [`MAX_HEDGE_SPREAD_FRACTION_OF_MID`] of the mid.
 //! - Projected Greeks add the hedge's delta (and the option's theta and vega) to the book's.
 
 use chrono::NaiveDate;
@@ -21,7 +25,7 @@ use chrono::NaiveDate;
 use super::portfolio::portfolio_greeks;
 use super::{OPTION_MULTIPLIER, Position, PositionType, RiskError, UnderlyingPrice};
 use crate::pricing::OptionType;
-use crate::strategy::chain::ExpirationChain;
+use crate::strategy::chain::SideQuote;
 use crate::time::DAYS_PER_YEAR;
 
 /// The note every hedge answer carries.
@@ -36,6 +40,62 @@ pub const MIN_HEDGE_DAYS: f64 = 7.0;
 pub const TARGET_HEDGE_ABS_DELTA: f64 = 0.5;
 /// A contract with a smaller |delta| than this cannot size a hedge.
 pub const MIN_HEDGE_ABS_DELTA: f64 = 0.01;
+/// Liquidity: the least open interest, contracts, unless the session volume qualifies.
+pub const MIN_HEDGE_OPEN_INTEREST: u64 = 100;
+/// Liquidity: the least session volume, contracts, unless the open interest qualifies.
+pub const MIN_HEDGE_VOLUME: u64 = 100;
+/// Liquidity: the widest bid–ask spread accepted, as a fraction of the mid (10 %).
+pub const MAX_HEDGE_SPREAD_FRACTION_OF_MID: f64 = 0.10;
+
+/// One listed contract of the hedge ticker as the selector sees it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HedgeCandidate {
+    /// Call or put.
+    pub option_type: OptionType,
+    /// Strike, dollars.
+    pub strike: f64,
+    /// Expiration date, when known.
+    pub expiration: Option<NaiveDate>,
+    /// Years to expiry (calendar days / 365).
+    pub years_to_expiry: f64,
+    /// Quote, per-share Greeks and IV.
+    pub quote: SideQuote,
+    /// Open interest, contracts (unknown counts as 0).
+    pub open_interest: Option<u64>,
+    /// The session's volume, contracts (unknown counts as 0).
+    pub volume: Option<u64>,
+}
+
+impl HedgeCandidate {
+    /// (ask − bid) / mid; infinite without a positive mid.
+    pub fn spread_fraction_of_mid(&self) -> f64 {
+        let mid = self.quote.mid();
+        if mid > 0.0 {
+            (self.quote.ask - self.quote.bid) / mid
+        } else {
+            f64::INFINITY
+        }
+    }
+}
+
+/// The liquidity criterion of the option hedge (module docs).
+pub fn is_liquid(candidate: &HedgeCandidate) -> bool {
+    let quote = &candidate.quote;
+    let two_sided = quote.is_usable() && quote.bid > 0.0;
+    let active = candidate.open_interest.unwrap_or(0) >= MIN_HEDGE_OPEN_INTEREST
+        || candidate.volume.unwrap_or(0) >= MIN_HEDGE_VOLUME;
+    two_sided && active && candidate.spread_fraction_of_mid() <= MAX_HEDGE_SPREAD_FRACTION_OF_MID
+}
+
+/// The liquidity criterion in words, for errors and documentation.
+pub fn liquidity_rule() -> String {
+    format!(
+        "a two-sided quote (bid above 0), open interest of at least {MIN_HEDGE_OPEN_INTEREST} \
+         or volume of at least {MIN_HEDGE_VOLUME} contracts, and a spread of at most {}% of \
+         the mid",
+        100.0 * MAX_HEDGE_SPREAD_FRACTION_OF_MID
+    )
+}
 
 /// The trade a hedge makes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,6 +138,14 @@ pub struct HedgeContract {
     pub vega: f64,
     /// Mid quote, dollars per share.
     pub mid: f64,
+    /// Bid, dollars per share.
+    pub bid: f64,
+    /// Ask, dollars per share.
+    pub ask: f64,
+    /// Open interest, contracts, when known.
+    pub open_interest: Option<u64>,
+    /// Session volume, contracts, when known.
+    pub volume: Option<u64>,
 }
 
 /// The share hedge.
@@ -268,11 +336,11 @@ fn option_hedge(gap: f64, contract: &HedgeContract) -> Result<Option<OptionHedge
 }
 
 /// The option-hedge contract for a `delta_gap`: calls when delta is to be added, puts when
-/// removed; the expiration nearest [`TARGET_HEDGE_DAYS`] among those at least
-/// [`MIN_HEDGE_DAYS`] out (a tie goes to the later); the strike with a bid above zero whose
+/// removed; among the liquid ones ([`is_liquid`]) at least [`MIN_HEDGE_DAYS`] out, the
+/// expiration nearest [`TARGET_HEDGE_DAYS`] (a tie goes to the later), then the strike whose
 /// |delta| is nearest [`TARGET_HEDGE_ABS_DELTA`] (a tie goes to the lower strike).
 pub fn select_hedge_contract(
-    chains: &[ExpirationChain],
+    candidates: &[HedgeCandidate],
     delta_gap: f64,
 ) -> Result<HedgeContract, RiskError> {
     if !delta_gap.is_finite() || delta_gap == 0.0 {
@@ -285,55 +353,67 @@ pub fn select_hedge_contract(
     } else {
         OptionType::Put
     };
-    // Later first, so that a tie (within a millionth of a day: the year fractions of whole
-    // days do not subtract exactly) keeps the later expiration.
-    let mut expirations: Vec<&ExpirationChain> = chains
+    let out_far_enough = |c: &&HedgeCandidate| {
+        c.years_to_expiry.is_finite() && c.years_to_expiry * DAYS_PER_YEAR >= MIN_HEDGE_DAYS
+    };
+    let eligible: Vec<&HedgeCandidate> = candidates
         .iter()
-        .filter(|c| {
-            c.years_to_expiry.is_finite() && c.years_to_expiry * DAYS_PER_YEAR >= MIN_HEDGE_DAYS
-        })
+        .filter(|c| c.option_type == option_type && c.strike.is_finite() && c.strike > 0.0)
+        .filter(out_far_enough)
         .collect();
-    expirations.sort_by(|a, b| b.years_to_expiry.total_cmp(&a.years_to_expiry));
-    let miss = |c: &ExpirationChain| (c.years_to_expiry * DAYS_PER_YEAR - TARGET_HEDGE_DAYS).abs();
-    let mut chosen: Option<&ExpirationChain> = None;
-    for chain in expirations {
-        if chosen.is_none_or(|best| miss(chain) < miss(best) - 1e-6) {
-            chosen = Some(chain);
+    if eligible.is_empty() {
+        return Err(RiskError::NoHedgeContract(format!(
+            "no {option_type} expiring at least {MIN_HEDGE_DAYS} days out"
+        )));
+    }
+    let mut liquid: Vec<&HedgeCandidate> = eligible.into_iter().filter(|c| is_liquid(c)).collect();
+    if liquid.is_empty() {
+        return Err(RiskError::NoHedgeContract(format!(
+            "no {option_type} at least {MIN_HEDGE_DAYS} days out is liquid ({})",
+            liquidity_rule()
+        )));
+    }
+    // The expiration: nearest the target, a tie (within a millionth of a day: the year
+    // fractions of whole days do not subtract exactly) to the later.
+    let miss_days =
+        |c: &HedgeCandidate| (c.years_to_expiry * DAYS_PER_YEAR - TARGET_HEDGE_DAYS).abs();
+    let mut chosen_years: Option<(f64, f64)> = None;
+    for candidate in &liquid {
+        let miss = miss_days(candidate);
+        let better = chosen_years.is_none_or(|(years, best)| {
+            miss < best - 1e-6 || (miss <= best + 1e-6 && candidate.years_to_expiry > years)
+        });
+        if better {
+            chosen_years = Some((candidate.years_to_expiry, miss));
         }
     }
-    let chain = chosen.ok_or_else(|| {
-        RiskError::NoHedgeContract(format!("no expiration at least {MIN_HEDGE_DAYS} days out"))
+    let years = chosen_years.map(|(years, _)| years).ok_or_else(|| {
+        RiskError::NoHedgeContract(format!("no liquid {option_type} to hedge with"))
     })?;
-    let mut best: Option<(HedgeContract, f64)> = None;
-    let mut rows = chain.rows.clone();
-    rows.sort_by(|a, b| a.strike.total_cmp(&b.strike));
-    for row in &rows {
-        let Some(quote) = row.side(option_type) else {
-            continue;
-        };
-        if !(quote.bid > 0.0) || !(row.strike > 0.0) {
-            continue;
-        }
-        let miss = (quote.delta.abs() - TARGET_HEDGE_ABS_DELTA).abs();
-        if best.as_ref().is_none_or(|(_, m)| miss < *m) {
-            best = Some((
-                HedgeContract {
-                    option_type,
-                    strike: row.strike,
-                    expiration: chain.expiration,
-                    years_to_expiry: chain.years_to_expiry,
-                    delta: quote.delta,
-                    theta: quote.theta,
-                    vega: quote.vega,
-                    mid: quote.mid(),
-                },
-                miss,
-            ));
+    liquid.retain(|c| c.years_to_expiry == years);
+    liquid.sort_by(|a, b| a.strike.total_cmp(&b.strike));
+    let mut best: Option<(&HedgeCandidate, f64)> = None;
+    for candidate in liquid {
+        let miss = (candidate.quote.delta.abs() - TARGET_HEDGE_ABS_DELTA).abs();
+        if best.is_none_or(|(_, m)| miss < m) {
+            best = Some((candidate, miss));
         }
     }
-    best.map(|(c, _)| c).ok_or_else(|| {
-        RiskError::NoHedgeContract(format!(
-            "no {option_type} in the chosen expiration has a bid"
-        ))
+    let (c, _) = best.ok_or_else(|| {
+        RiskError::NoHedgeContract(format!("no liquid {option_type} in the chosen expiration"))
+    })?;
+    Ok(HedgeContract {
+        option_type,
+        strike: c.strike,
+        expiration: c.expiration,
+        years_to_expiry: c.years_to_expiry,
+        delta: c.quote.delta,
+        theta: c.quote.theta,
+        vega: c.quote.vega,
+        mid: c.quote.mid(),
+        bid: c.quote.bid,
+        ask: c.quote.ask,
+        open_interest: c.open_interest,
+        volume: c.volume,
     })
 }

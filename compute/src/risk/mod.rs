@@ -30,8 +30,8 @@ pub mod portfolio;
 pub mod scenario;
 
 pub use hedge::{
-    HEDGE_NOTE, HedgeContract, HedgeGreeks, HedgePlan, OptionHedge, StockHedge, TradeAction,
-    hedge_plan, select_hedge_contract,
+    HEDGE_NOTE, HedgeCandidate, HedgeContract, HedgeGreeks, HedgePlan, OptionHedge, StockHedge,
+    TradeAction, hedge_plan, is_liquid, liquidity_rule, select_hedge_contract,
 };
 pub use portfolio::{PortfolioGreeks, RiskLevel, TickerGreeks, portfolio_greeks, risk_level_for};
 pub use scenario::{

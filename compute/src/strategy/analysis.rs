@@ -19,10 +19,26 @@ pub const SAME_EXPIRY_TOLERANCE_YEARS: f64 = 1e-6;
 /// Points of the P&L curve spread evenly over its range (strikes and breakevens are added).
 pub const PNL_CURVE_POINTS: usize = 101;
 
-/// The market the legs are valued in.
+/// The forward of one listed expiration (forward model).
 #[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ForwardPoint {
+    /// Years to the expiration (calendar days / 365), > 0.
+    pub years: f64,
+    /// The expiration's forward, dollars, > 0.
+    pub forward: f64,
+}
+
+/// The market the legs are valued in.
+///
+/// On the spot model the forward of a horizon T is S·e^{(r−q)T}. On the forward model (cash
+/// indices, Black-76) every expiration has its own forward: `forward_curve` lists them, and
+/// a leg is priced on the forward of its own expiration ([`Market::forward_at`]).
+/// `underlying_price` is then the reference level the curve is quoted against (the service
+/// reports the nearest expiration's forward as the index's `stock_price`), and moving it
+/// moves every forward in proportion ([`Market::with_underlying_price`]).
+#[derive(Debug, Clone, PartialEq)]
 pub struct Market {
-    /// Spot (spot model) or forward (Black-76), dollars, > 0.
+    /// Spot (spot model), or the reference forward of the curve (forward model), dollars, > 0.
     pub underlying_price: f64,
     /// Continuously compounded risk-free rate, decimal.
     pub rate: f64,
@@ -30,7 +46,13 @@ pub struct Market {
     pub dividend_yield: f64,
     /// Spot with yield (equities, ETFs) or forward (cash-settled indices).
     pub model: PricingModel,
+    /// Forward model only: the forward of each listed expiration, ascending in years. Empty:
+    /// `underlying_price` is the forward at every horizon.
+    pub forward_curve: Vec<ForwardPoint>,
 }
+
+/// Curve points closer than this in years (about 32 seconds) are the same expiration.
+const CURVE_YEARS_TOLERANCE: f64 = SAME_EXPIRY_TOLERANCE_YEARS;
 
 impl Market {
     /// A spot-model market.
@@ -40,6 +62,50 @@ impl Market {
             rate,
             dividend_yield,
             model: PricingModel::BlackScholesMerton,
+            forward_curve: Vec::new(),
+        }
+    }
+
+    /// A forward-model market with one forward for every horizon.
+    pub fn single_forward(forward: f64, rate: f64) -> Self {
+        Self {
+            underlying_price: forward,
+            rate,
+            dividend_yield: 0.0,
+            model: PricingModel::Black76,
+            forward_curve: Vec::new(),
+        }
+    }
+
+    /// A forward-model market on a curve of per-expiration forwards (sorted here), quoted
+    /// against `reference_price`.
+    pub fn forward_curve(reference_price: f64, rate: f64, mut curve: Vec<ForwardPoint>) -> Self {
+        curve.sort_by(|a, b| a.years.total_cmp(&b.years));
+        Self {
+            underlying_price: reference_price,
+            rate,
+            dividend_yield: 0.0,
+            model: PricingModel::Black76,
+            forward_curve: curve,
+        }
+    }
+
+    /// The same market at another underlying price. On the forward model the price is read on
+    /// the curve's own basis (the reference forward) and every forward moves in proportion,
+    /// keeping the carry the curve implies between expirations.
+    pub fn with_underlying_price(&self, price: f64) -> Self {
+        let scale = price / self.underlying_price;
+        Self {
+            underlying_price: price,
+            forward_curve: self
+                .forward_curve
+                .iter()
+                .map(|p| ForwardPoint {
+                    years: p.years,
+                    forward: p.forward * scale,
+                })
+                .collect(),
+            ..self.clone()
         }
     }
 
@@ -66,16 +132,69 @@ impl Market {
                 "does not apply on the forward model",
             ));
         }
+        if self.model == PricingModel::BlackScholesMerton && !self.forward_curve.is_empty() {
+            return Err(StrategyError::input(
+                "forward_curve",
+                "applies to the forward model only (the spot model carries at r − q)",
+            ));
+        }
+        let valid_points = self.forward_curve.iter().all(|p| {
+            p.years.is_finite() && p.years >= 0.0 && p.forward.is_finite() && p.forward > 0.0
+        });
+        let ascending = self
+            .forward_curve
+            .windows(2)
+            .all(|w| w[1].years > w[0].years);
+        if !valid_points || !ascending {
+            return Err(StrategyError::input(
+                "forward_curve",
+                "needs finite, positive forwards at distinct, ascending horizons",
+            ));
+        }
         Ok(())
     }
 
-    /// The forward for a horizon of `years`.
-    pub fn forward(&self, years: f64) -> f64 {
+    /// The forward for a horizon of `years`. Spot model: S·e^{(r−q)T}. Forward model: the
+    /// curve's forward at a listed expiration; between two, log-linear in time (a constant
+    /// carry between them); before the first or after the last, that end's forward; without
+    /// a curve, `underlying_price`.
+    pub fn forward_at(&self, years: f64) -> f64 {
         match self.model {
             PricingModel::BlackScholesMerton => {
                 self.underlying_price * ((self.rate - self.dividend_yield) * years).exp()
             }
-            PricingModel::Black76 => self.underlying_price,
+            PricingModel::Black76 => {
+                let curve = &self.forward_curve;
+                let (Some(first), Some(last)) = (curve.first(), curve.last()) else {
+                    return self.underlying_price;
+                };
+                if years <= first.years + CURVE_YEARS_TOLERANCE {
+                    return first.forward;
+                }
+                if years >= last.years - CURVE_YEARS_TOLERANCE {
+                    return last.forward;
+                }
+                let after = curve.partition_point(|p| p.years < years);
+                let (a, b) = (curve[after - 1], curve[after]);
+                if (b.years - years).abs() <= CURVE_YEARS_TOLERANCE {
+                    return b.forward;
+                }
+                if (years - a.years).abs() <= CURVE_YEARS_TOLERANCE {
+                    return a.forward;
+                }
+                let weight = (years - a.years) / (b.years - a.years);
+                (a.forward.ln() + weight * (b.forward / a.forward).ln()).exp()
+            }
+        }
+    }
+
+    /// The price level the strikes of an expiration `years` away are compared with: the
+    /// spot on the spot model, that expiration's forward on the forward model. "At the
+    /// money", "out of the money" and "the leg struck closest to the price" use it.
+    pub fn reference_price(&self, years: f64) -> f64 {
+        match self.model {
+            PricingModel::BlackScholesMerton => self.underlying_price,
+            PricingModel::Black76 => self.forward_at(years),
         }
     }
 }
@@ -126,6 +245,8 @@ pub struct StrategyAnalysis {
     pub probability_vol: f64,
     /// Years to the first expiration (the valuation date).
     pub valuation_years: f64,
+    /// The forward of the first expiration, dollars: the centre of the lognormal law.
+    pub forward_at_valuation: f64,
     /// Aggregate Greeks.
     pub net_greeks: NetGreeks,
     /// (price, P&L) at the first expiration, ascending in price, dollars per one-lot.
@@ -171,7 +292,7 @@ fn value_legs(legs: &[Leg], market: &Market) -> Result<Valuation, StrategyError>
             numeric: None,
         })
     } else {
-        let numeric = FirstExpirationPnl::new(legs, |i| !front[i], first_years, *market)?;
+        let numeric = FirstExpirationPnl::new(legs, |i| !front[i], first_years, market.clone())?;
         Ok(Valuation {
             summary: numeric.summary(),
             method: ValuationMethod::NumericFirstExpiration,
@@ -182,15 +303,16 @@ fn value_legs(legs: &[Leg], market: &Market) -> Result<Valuation, StrategyError>
     }
 }
 
-/// The volatility of the probability of profit: the IV of the leg struck closest to the
-/// underlying price among the legs flagged in `front` (those expiring first), the mean of
-/// their IVs when several legs tie. Errors name a tying leg without an IV.
+/// The volatility of the probability of profit: the IV of the leg struck closest to
+/// `reference_price` (the spot, or the first expiration's forward on the forward model)
+/// among the legs flagged in `front` (those expiring first), the mean of their IVs when
+/// several legs tie. Errors name a tying leg without an IV.
 pub fn probability_vol(
     legs: &[Leg],
     front: &[bool],
-    underlying_price: f64,
+    reference_price: f64,
 ) -> Result<f64, StrategyError> {
-    let distance = |leg: &Leg| (leg.strike - underlying_price).abs();
+    let distance = |leg: &Leg| (leg.strike - reference_price).abs();
     let nearest = legs
         .iter()
         .zip(front)
@@ -205,7 +327,7 @@ pub fn probability_vol(
                     index,
                     "iv",
                     "is required: the probability of profit uses the IV of the leg struck \
-                     closest to the spot",
+                     closest to the price",
                 )
             })?;
             sum += iv;
@@ -235,35 +357,72 @@ pub(crate) fn probability_in(
         .clamp(0.0, 1.0)
 }
 
-/// The probability of profit at the first expiration, percent (the pop endpoint). Same
-/// number as [`analyze`]'s for the same legs and market.
-pub fn probability_of_profit(legs: &[Leg], market: &Market) -> Result<f64, StrategyError> {
+/// The probability of profit and what it rests on: the pop endpoint's answer. It needs
+/// nothing but the payoff and the IVs it uses (no Greeks).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProfitProbability {
+    /// P(S at the first expiration lies in a profit interval), percent.
+    pub probability_of_profit_pct: f64,
+    /// The volatility used, decimal (see [`probability_vol`]).
+    pub probability_vol: f64,
+    /// Years to the first expiration.
+    pub valuation_years: f64,
+    /// The first expiration's forward, dollars.
+    pub forward_at_valuation: f64,
+    /// Prices where the P&L at the first expiration changes sign, ascending.
+    pub breakevens: Vec<f64>,
+    /// Where the P&L at the first expiration is positive.
+    pub profit_intervals: Vec<PriceInterval>,
+}
+
+fn profit_probability_of(
+    legs: &[Leg],
+    market: &Market,
+    valuation: &Valuation,
+) -> Result<ProfitProbability, StrategyError> {
+    let years = valuation.first_years;
+    let vol = probability_vol(legs, &valuation.front, market.reference_price(years))?;
+    let forward = market.forward_at(years);
+    let intervals = &valuation.summary.profit_intervals;
+    Ok(ProfitProbability {
+        probability_of_profit_pct: 100.0 * probability_in(intervals, forward, vol, years),
+        probability_vol: vol,
+        valuation_years: years,
+        forward_at_valuation: forward,
+        breakevens: valuation.summary.breakevens.clone(),
+        profit_intervals: intervals.clone(),
+    })
+}
+
+/// The probability of profit of `legs` in `market` with its inputs (the pop endpoint). Same
+/// numbers as [`analyze`]'s for the same legs and market.
+pub fn profit_probability(
+    legs: &[Leg],
+    market: &Market,
+) -> Result<ProfitProbability, StrategyError> {
     let valuation = value_legs(legs, market)?;
-    let vol = probability_vol(legs, &valuation.front, market.underlying_price)?;
-    Ok(100.0
-        * probability_in(
-            &valuation.summary.profit_intervals,
-            market.forward(valuation.first_years),
-            vol,
-            valuation.first_years,
-        ))
+    profit_probability_of(legs, market, &valuation)
+}
+
+/// The probability of profit at the first expiration, percent: [`profit_probability`]'s
+/// figure alone.
+pub fn probability_of_profit(legs: &[Leg], market: &Market) -> Result<f64, StrategyError> {
+    Ok(profit_probability(legs, market)?.probability_of_profit_pct)
 }
 
 /// The full analysis record of `legs` in `market`. Legs need an IV where it is used: the leg
-/// struck closest to the spot (probability), every leg expiring after the first (calendar
+/// struck closest to the price (probability), every leg expiring after the first (calendar
 /// valuation), and every leg whose delta, theta or vega is not supplied (net Greeks).
 pub fn analyze(legs: &[Leg], market: &Market) -> Result<StrategyAnalysis, StrategyError> {
     let valuation = value_legs(legs, market)?;
-    let vol = probability_vol(legs, &valuation.front, market.underlying_price)?;
+    let probability = profit_probability_of(legs, market, &valuation)?;
     let summary = valuation.summary;
-    let probability = probability_in(
-        &summary.profit_intervals,
-        market.forward(valuation.first_years),
-        vol,
-        valuation.first_years,
-    );
     let net_greeks = net_greeks(legs, market)?;
-    let (low, high) = pnl_curve_range(legs, &summary.breakevens, market.underlying_price);
+    let (low, high) = pnl_curve_range(
+        legs,
+        &summary.breakevens,
+        market.reference_price(valuation.first_years),
+    );
     let mut prices: Vec<f64> = (0..PNL_CURVE_POINTS)
         .map(|i| low + (high - low) * i as f64 / (PNL_CURVE_POINTS - 1) as f64)
         .chain(legs.iter().map(|l| l.strike))
@@ -289,9 +448,10 @@ pub fn analyze(legs: &[Leg], market: &Market) -> Result<StrategyAnalysis, Strate
         max_loss_usd: summary.max_loss_usd,
         breakevens: summary.breakevens,
         profit_intervals: summary.profit_intervals,
-        probability_of_profit_pct: 100.0 * probability,
-        probability_vol: vol,
+        probability_of_profit_pct: probability.probability_of_profit_pct,
+        probability_vol: probability.probability_vol,
         valuation_years: valuation.first_years,
+        forward_at_valuation: probability.forward_at_valuation,
         net_greeks,
         pnl_curve,
         method: valuation.method,
@@ -335,8 +495,8 @@ pub fn risk_reward_ratio(max_profit: Bound, max_loss: Bound) -> Bound {
 }
 
 /// The P&L curve's price range: from the lowest to the highest of the strikes, breakevens and
-/// the underlying price, widened on each side by a quarter of that span or 5 % of the
-/// underlying price, whichever is larger, and cut at zero.
+/// the reference price (the spot, or the first expiration's forward), widened on each side by
+/// a quarter of that span or 5 % of the reference price, whichever is larger, and cut at zero.
 pub fn pnl_curve_range(legs: &[Leg], breakevens: &[f64], underlying_price: f64) -> (f64, f64) {
     let points = legs
         .iter()
@@ -351,7 +511,8 @@ pub fn pnl_curve_range(legs: &[Leg], breakevens: &[f64], underlying_price: f64) 
 }
 
 /// Σ side·qty·100·greek per one-lot; supplied per-share Greeks win, the others come from
-/// Black–Scholes at the leg's IV (an expired leg: delta 1 in the money, theta and vega 0).
+/// the market's model at the leg's IV — on the forward model at the forward of the leg's own
+/// expiration (an expired leg: delta 1 in the money, theta and vega 0).
 pub fn net_greeks(legs: &[Leg], market: &Market) -> Result<NetGreeks, StrategyError> {
     let mut total = NetGreeks::default();
     for (index, leg) in legs.iter().enumerate() {
@@ -384,10 +545,14 @@ pub fn net_greeks(legs: &[Leg], market: &Market) -> Result<NetGreeks, StrategyEr
 /// (delta, theta, vega) per share from the model, or `None` without an IV.
 fn model_greeks(leg: &Leg, market: &Market) -> Option<(f64, f64, f64)> {
     let iv = leg.iv?;
+    let underlying = match market.model {
+        PricingModel::BlackScholesMerton => market.underlying_price,
+        PricingModel::Black76 => market.forward_at(leg.years_to_expiry),
+    };
     if leg.years_to_expiry <= 0.0 {
         let in_the_money = match leg.option_type {
-            OptionType::Call => market.underlying_price > leg.strike,
-            OptionType::Put => market.underlying_price < leg.strike,
+            OptionType::Call => underlying > leg.strike,
+            OptionType::Put => underlying < leg.strike,
         };
         let delta = if in_the_money {
             leg.option_type.sign()
@@ -399,7 +564,7 @@ fn model_greeks(leg: &Leg, market: &Market) -> Option<(f64, f64, f64)> {
     let inputs = OptionInputs {
         option_type: leg.option_type,
         model: market.model,
-        underlying: market.underlying_price,
+        underlying,
         strike: leg.strike,
         years: leg.years_to_expiry,
         rate: market.rate,

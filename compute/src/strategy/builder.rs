@@ -9,9 +9,17 @@
 //! - **Width**: a wing is the listed strike beyond the reference strike (below for puts, above
 //!   for calls) whose distance is nearest `width` dollars (fractional widths allowed); a tie
 //!   goes to the wider one. A width smaller than the strike spacing gives the adjacent strike.
-//! - **At the money**: the strike nearest the underlying price with every needed side
-//!   quoted; a tie goes to the lower strike.
+//! - **At the money**: the strike nearest the price with every needed side quoted; a tie
+//!   goes to the lower strike. The price is the spot, or on the forward model (cash indices)
+//!   the forward of the expiration searched ([`Market::reference_price`]).
 //! - A side is usable when it has a two-sided uncrossed quote ([`super::SideQuote::is_usable`]).
+//!
+//! # Errors
+//! A side with no usable quote at all, no strike quoted in both expirations of a calendar, or
+//! wing strikes that are listed but unquoted are missing data
+//! ([`StrategyError::MissingQuotes`]). Shorts that cross at the target delta (the put not
+//! below the call) and a wing beyond the last listed strike are the request's constraints
+//! ([`StrategyError::Unsatisfiable`], naming `target_delta` or `width`).
 //!
 //! # Structures (one-lot)
 //! | strategy_type | legs |
@@ -179,7 +187,7 @@ pub fn build_strategy(
         ));
     }
     let rows = near.sorted_rows()?;
-    let spot = market.underlying_price;
+    let spot = market.reference_price(near.years_to_expiry);
     let picker = Picker {
         rows: &rows,
         target,
@@ -189,21 +197,24 @@ pub fn build_strategy(
     use OptionType::{Call, Put};
     let leg = |index: usize, side: OptionType, action: Action, quantity: u32| {
         near.leg(&rows[index], side, action, quantity)
-            .ok_or_else(|| StrategyError::NoCandidate("a chosen strike lost its quote".into()))
+            .ok_or_else(|| StrategyError::MissingQuotes("a chosen strike lost its quote".into()))
     };
     let legs: Vec<Leg> = match strategy {
         StrategyType::IronCondor => {
             let short_put = picker.by_delta(Put)?;
             let short_call = picker.by_delta(Call)?;
             if rows[short_put].strike >= rows[short_call].strike {
-                return Err(StrategyError::NoCandidate(format!(
-                    "the short put ({}) is not below the short call ({}); use a lower \
-                     target_delta",
-                    rows[short_put].strike, rows[short_call].strike
-                )));
+                return Err(StrategyError::unsatisfiable(
+                    "target_delta",
+                    format!(
+                        "at |delta| {target} the short put ({}) is not below the short call \
+                         ({}); use a lower target_delta",
+                        rows[short_put].strike, rows[short_call].strike
+                    ),
+                ));
             }
-            let long_put = picker.wing(short_put, Put)?;
-            let long_call = picker.wing(short_call, Call)?;
+            let long_put = picker.wing(short_put, Put, "target_delta")?;
+            let long_call = picker.wing(short_call, Call, "target_delta")?;
             vec![
                 leg(long_put, Put, Buy, 1)?,
                 leg(short_put, Put, Sell, 1)?,
@@ -213,8 +224,8 @@ pub fn build_strategy(
         }
         StrategyType::IronButterfly => {
             let centre = picker.at_the_money(spot, &[Call, Put])?;
-            let long_put = picker.wing(centre, Put)?;
-            let long_call = picker.wing(centre, Call)?;
+            let long_put = picker.wing(centre, Put, "width")?;
+            let long_call = picker.wing(centre, Call, "width")?;
             vec![
                 leg(long_put, Put, Buy, 1)?,
                 leg(centre, Put, Sell, 1)?,
@@ -224,12 +235,12 @@ pub fn build_strategy(
         }
         StrategyType::CreditSpread(side) => {
             let short = picker.by_delta(side)?;
-            let long = picker.wing(short, side)?;
+            let long = picker.wing(short, side, "target_delta")?;
             vec![leg(short, side, Sell, 1)?, leg(long, side, Buy, 1)?]
         }
         StrategyType::DebitSpread(side) => {
             let long = picker.by_delta(side)?;
-            let short = picker.wing(long, side)?;
+            let short = picker.wing(long, side, "target_delta")?;
             vec![leg(long, side, Buy, 1)?, leg(short, side, Sell, 1)?]
         }
         StrategyType::Straddle => {
@@ -240,17 +251,21 @@ pub fn build_strategy(
             let put = picker.by_delta(Put)?;
             let call = picker.by_delta(Call)?;
             if rows[put].strike >= rows[call].strike {
-                return Err(StrategyError::NoCandidate(format!(
-                    "the put ({}) is not below the call ({}); use a lower target_delta",
-                    rows[put].strike, rows[call].strike
-                )));
+                return Err(StrategyError::unsatisfiable(
+                    "target_delta",
+                    format!(
+                        "at |delta| {target} the put ({}) is not below the call ({}); use a \
+                         lower target_delta",
+                        rows[put].strike, rows[call].strike
+                    ),
+                ));
             }
             vec![leg(put, Put, Buy, 1)?, leg(call, Call, Buy, 1)?]
         }
         StrategyType::Butterfly(side) => {
             let centre = picker.at_the_money(spot, &[side])?;
-            let lower = picker.wing_towards(centre, side, true)?;
-            let upper = picker.wing_towards(centre, side, false)?;
+            let lower = picker.wing_towards(centre, side, true, "width")?;
+            let upper = picker.wing_towards(centre, side, false, "width")?;
             vec![
                 leg(lower, side, Buy, 1)?,
                 leg(centre, side, Sell, 2)?,
@@ -282,11 +297,13 @@ pub fn build_strategy(
                 })
                 .map(|(i, _)| i)
                 .ok_or_else(|| {
-                    StrategyError::NoCandidate("no strike is quoted in both expirations".into())
+                    StrategyError::MissingQuotes(format!(
+                        "no {side} strike is quoted in both expirations"
+                    ))
                 })?;
             let back = far_row(rows[centre].strike)
                 .and_then(|r| far.leg(r, side, Buy, 1))
-                .ok_or_else(|| StrategyError::NoCandidate("the far leg has no quote".into()))?;
+                .ok_or_else(|| StrategyError::MissingQuotes("the far leg has no quote".into()))?;
             vec![leg(centre, side, Sell, 1)?, back]
         }
     };
@@ -332,23 +349,32 @@ impl Picker<'_> {
             }
         }
         best.map(|(i, _)| i).ok_or_else(|| {
-            StrategyError::NoCandidate(format!("no {side} in the chain has a usable quote"))
+            StrategyError::MissingQuotes(format!("no {side} in the chain has a usable quote"))
         })
     }
 
     /// The wing beyond row `from` on the `side` where that option type is out of the money
-    /// (below for puts, above for calls).
-    fn wing(&self, from: usize, side: OptionType) -> Result<usize, StrategyError> {
-        self.wing_towards(from, side, side == OptionType::Put)
+    /// (below for puts, above for calls). `chosen_by` names the parameter that placed row
+    /// `from`, for the error when no strike is listed beyond it.
+    fn wing(
+        &self,
+        from: usize,
+        side: OptionType,
+        chosen_by: &'static str,
+    ) -> Result<usize, StrategyError> {
+        self.wing_towards(from, side, side == OptionType::Put, chosen_by)
     }
 
     /// The wing below (`below`) or above row `from` at the listed strike nearest `width`
-    /// away with a usable `side`; ties to the wider.
+    /// away with a usable `side`; ties to the wider. No strike listed beyond `from` is the
+    /// request's constraint (`chosen_by` put it at the edge); strikes listed but unquoted
+    /// are missing data.
     fn wing_towards(
         &self,
         from: usize,
         side: OptionType,
         below: bool,
+        chosen_by: &'static str,
     ) -> Result<usize, StrategyError> {
         let reference = self.rows[from].strike;
         let candidates: Box<dyn Iterator<Item = usize>> = if below {
@@ -367,11 +393,31 @@ impl Picker<'_> {
                 best = Some((index, miss));
             }
         }
+        let direction = if below { "below" } else { "above" };
+        let listed_beyond = if below {
+            from > 0
+        } else {
+            from + 1 < self.rows.len()
+        };
         best.map(|(i, _)| i).ok_or_else(|| {
-            StrategyError::NoCandidate(format!(
-                "no quoted {side} strike {} {reference} for the wing",
-                if below { "below" } else { "above" }
-            ))
+            if listed_beyond {
+                StrategyError::MissingQuotes(format!(
+                    "no {side} strike {direction} {reference} has a usable quote for the wing"
+                ))
+            } else {
+                StrategyError::unsatisfiable(
+                    chosen_by,
+                    format!(
+                        "no strike is listed {direction} the {side} at {reference} for the \
+                         wing; {}",
+                        if chosen_by == "target_delta" {
+                            "choose a target_delta that lands nearer the money"
+                        } else {
+                            "choose another expiration"
+                        }
+                    ),
+                )
+            }
         })
     }
 
@@ -387,7 +433,7 @@ impl Picker<'_> {
             }
         }
         best.map(|(i, _)| i).ok_or_else(|| {
-            StrategyError::NoCandidate("no strike has the quotes needed at the money".into())
+            StrategyError::MissingQuotes("no strike has the quotes needed at the money".into())
         })
     }
 }

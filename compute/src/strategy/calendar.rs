@@ -6,11 +6,13 @@
 //! equity and ETF options, which are American) a later leg is worth at least its intrinsic
 //! value — the early-exercise floor — so a long deep-in-the-money back month never falls below
 //! what exercising it would pay. On the forward model ([`PricingModel::Black76`], European
-//! index options) there is no floor, and the later legs' forward is taken equal to the first
-//! expiration's (no carry between the two dates).
+//! index options) there is no floor, and a later leg's forward at the first expiration is the
+//! settlement price there times F(T_leg) / F(T_first), the ratio of the two expirations'
+//! forwards on the market's curve: the carry the listed forwards imply between the two dates
+//! (1 without a curve).
 //!
 //! The P&L is smooth between the first-expiration strikes, so the numbers are found on a grid:
-//! 2,000 equal cells on [0, 3·max(strikes, spot)] plus every strike. Breakevens are sign changes
+//! 2,000 equal cells on [0, 3·max(strikes, reference price)] plus every strike. Breakevens are sign changes
 //! between grid nodes refined by bisection to 1e-10 dollars of underlying price; a sign change
 //! beyond the grid is found from the analytic asymptote (the slope and intercept of the P&L as
 //! S → ∞). The maximum and minimum are the best grid nodes refined by golden-section search
@@ -37,6 +39,9 @@ struct LaterLeg {
     leg: Leg,
     remaining_years: f64,
     iv: f64,
+    /// Forward model: the leg's forward per dollar of first-expiration settlement price,
+    /// F(T_leg) / F(T_first). 1 on the spot model (its carry is in the pricing formula).
+    forward_per_price: f64,
 }
 
 /// The first-expiration P&L of a mixed-expiration position.
@@ -45,6 +50,8 @@ pub(crate) struct FirstExpirationPnl {
     front: Vec<Leg>,
     later: Vec<LaterLeg>,
     market: Market,
+    /// The price level of the first expiration (spot, or its forward): sizes the grid.
+    reference_price: f64,
     net_premium_usd: f64,
     /// P&L ~ slope·S + intercept as S → ∞ (dollars per $1, dollars).
     asymptote_slope: f64,
@@ -72,10 +79,17 @@ impl FirstExpirationPnl {
                          priced by Black–Scholes at that date)",
                     )
                 })?;
+                let forward_per_price = match market.model {
+                    PricingModel::BlackScholesMerton => 1.0,
+                    PricingModel::Black76 => {
+                        market.forward_at(leg.years_to_expiry) / market.forward_at(first_years)
+                    }
+                };
                 later.push(LaterLeg {
                     leg: *leg,
                     remaining_years: leg.years_to_expiry - first_years,
                     iv,
+                    forward_per_price,
                 });
             } else {
                 front.push(*leg);
@@ -95,10 +109,12 @@ impl FirstExpirationPnl {
             slope += CONTRACT_MULTIPLIER * later_leg.leg.signed_quantity() * s;
             intercept += CONTRACT_MULTIPLIER * later_leg.leg.signed_quantity() * i;
         }
+        let reference_price = market.reference_price(first_years);
         Ok(Self {
             front,
             later,
             market,
+            reference_price,
             net_premium_usd: net_premium,
             asymptote_slope: slope,
             asymptote_intercept: intercept,
@@ -137,7 +153,7 @@ impl FirstExpirationPnl {
     pub(crate) fn summary(&self) -> super::payoff::PayoffSummary {
         let top = self
             .strikes()
-            .chain(std::iter::once(self.market.underlying_price))
+            .chain(std::iter::once(self.reference_price))
             .fold(0.0, f64::max)
             * GRID_SPAN;
         let mut nodes: Vec<f64> = (0..=GRID_CELLS)
@@ -289,8 +305,9 @@ fn call_asymptote(leg: &LaterLeg, market: &Market) -> (f64, f64) {
     let discounted_strike = leg.leg.strike * (-market.rate * tau).exp();
     match market.model {
         PricingModel::Black76 => {
+            // e^{−rτ}(ratio·S − K): the later forward is ratio·S.
             let discount = (-market.rate * tau).exp();
-            (discount, -discounted_strike)
+            (discount * leg.forward_per_price, -discounted_strike)
         }
         PricingModel::BlackScholesMerton => {
             let carry = (-market.dividend_yield * tau).exp();
@@ -323,7 +340,7 @@ fn later_value(leg: &LaterLeg, market: &Market, price: f64) -> f64 {
         let inputs = OptionInputs {
             option_type: leg.leg.option_type,
             model: market.model,
-            underlying: price,
+            underlying: price * leg.forward_per_price,
             strike: leg.leg.strike,
             years: tau,
             rate: market.rate,

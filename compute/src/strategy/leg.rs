@@ -174,8 +174,18 @@ impl Leg {
 }
 
 /// Validates parsed legs: at least one and at most [`MAX_LEGS`], every field present where
-/// required, finite and in its domain. The error names the leg index and the JSON field.
+/// required, finite and in its domain. The error names the leg index and the JSON field
+/// (the option type as `type`, analyze-strategy's name for it).
 pub fn validate_legs(inputs: &[LegInput]) -> Result<Vec<Leg>, StrategyError> {
+    validate_legs_named(inputs, "type")
+}
+
+/// [`validate_legs`] for a body that names the option type `type_field` (pop's legs call it
+/// `option_type`), so that errors name the field the client sent.
+pub fn validate_legs_named(
+    inputs: &[LegInput],
+    type_field: &'static str,
+) -> Result<Vec<Leg>, StrategyError> {
     if inputs.is_empty() {
         return Err(StrategyError::NoLegs);
     }
@@ -188,18 +198,22 @@ pub fn validate_legs(inputs: &[LegInput]) -> Result<Vec<Leg>, StrategyError> {
     inputs
         .iter()
         .enumerate()
-        .map(|(index, input)| validate_leg(index, input))
+        .map(|(index, input)| validate_leg(index, input, type_field))
         .collect()
 }
 
-fn validate_leg(index: usize, input: &LegInput) -> Result<Leg, StrategyError> {
+fn validate_leg(
+    index: usize,
+    input: &LegInput,
+    type_field: &'static str,
+) -> Result<Leg, StrategyError> {
     let err = |field, reason: &str| StrategyError::leg(index, field, reason);
     let option_type = match input.option_type.as_deref() {
-        None => return Err(err("type", "is required (CALL or PUT)")),
+        None => return Err(err(type_field, "is required (CALL or PUT)")),
         Some(text) => parse_option_type(text).ok_or_else(|| {
             StrategyError::leg(
                 index,
-                "type",
+                type_field,
                 format!("unknown option type {text:?}; expected CALL or PUT"),
             )
         })?,
@@ -430,6 +444,20 @@ mod tests {
             }),
             (1, "strike")
         );
+    }
+
+    #[test]
+    fn errors_name_the_type_field_the_body_uses() {
+        let bad = LegInput {
+            option_type: Some("future".into()),
+            ..good()
+        };
+        match validate_legs_named(&[good(), bad], "option_type") {
+            Err(StrategyError::Leg { index, field, .. }) => {
+                assert_eq!((index, field), (1, "option_type"));
+            }
+            other => panic!("expected a leg error, got {other:?}"),
+        }
     }
 
     #[test]

@@ -24,17 +24,27 @@
 //!   Black–Scholes at their own IV, and breakevens, maxima and minima are numeric
 //!   ([`ValuationMethod::NumericFirstExpiration`], see [`analysis`]).
 //! - **Probability of profit** is P(S_T in a profit interval) under the lognormal law with
-//!   forward F = S·e^{(r−q)T} (Black-76: the given forward), summed over the intervals with
-//!   [`crate::probability`] (the N(d2) form). T is the time to the first expiration in years
-//!   of 365 days (the pop endpoint passes days_to_exp/365). The volatility is the IV of the
-//!   leg struck closest to the spot among the legs expiring first (the mean of their IVs
-//!   when several legs tie); both analyze-strategy and pop use this one rule. It is reported
-//!   in percent.
+//!   forward F = S·e^{(r−q)T} (Black-76: the first expiration's forward on the market's
+//!   curve), summed over the intervals with [`crate::probability`] (the N(d2) form). T is the
+//!   time to the first expiration in years of 365 days (the pop endpoint passes
+//!   days_to_exp/365). The volatility is the IV of the leg struck closest to the price (the
+//!   spot; Black-76: the first expiration's forward) among the legs expiring first (the mean
+//!   of their IVs when several legs tie); both analyze-strategy and pop use this one rule
+//!   ([`profit_probability`], which needs no Greeks). It is reported in percent.
+//! - **Forward model** (cash indices): every expiration has its own forward
+//!   ([`Market::forward_at`]); a leg's model Greeks use its own expiration's forward, the
+//!   builders and the optimizer compare strikes with the forward of the expiration they
+//!   search, and a calendar's later legs move with the settlement price in the ratio of the
+//!   two forwards.
 //! - **IV** in legs is a decimal; a value above [`IV_PERCENT_THRESHOLD`] (5) is read as
 //!   percentage points (clients send 32.5 for 32.5 %), and each leg records how it was read.
 //! - **Net Greeks** are per one-lot: Σ side·qty·100·greek — delta in share-equivalents, theta
 //!   in dollars per calendar day, vega in dollars per vol point — from the leg's supplied
-//!   per-share Greek when given, otherwise Black–Scholes at its IV.
+//!   per-share Greek when given, otherwise Black–Scholes (Black-76 on the forward model) at
+//!   its IV.
+//! - **Errors**: [`StrategyError::MissingQuotes`] is missing market data (the API answers 424,
+//!   upstream); [`StrategyError::Unsatisfiable`] is a request whose constraints the quoted
+//!   chain cannot meet (400, naming the constraint); the others are malformed input (400).
 
 pub mod analysis;
 pub mod builder;
@@ -46,13 +56,15 @@ pub mod payoff;
 pub mod simulate;
 
 pub use analysis::{
-    Market, NetGreeks, StrategyAnalysis, ValuationMethod, analyze, net_greeks,
-    pnl_at_first_expiration, pnl_curve_range, probability_of_profit, probability_vol,
-    risk_reward_ratio,
+    ForwardPoint, Market, NetGreeks, ProfitProbability, StrategyAnalysis, ValuationMethod, analyze,
+    net_greeks, pnl_at_first_expiration, pnl_curve_range, probability_of_profit, probability_vol,
+    profit_probability, risk_reward_ratio,
 };
 pub use builder::{BuiltStrategy, StrategyType, build_strategy, clamp_target_delta};
 pub use chain::{ChainRow, ExpirationChain, SideQuote};
-pub use leg::{Action, IvUnits, Leg, LegInput, parse_option_type, read_iv, validate_legs};
+pub use leg::{
+    Action, IvUnits, Leg, LegInput, parse_option_type, read_iv, validate_legs, validate_legs_named,
+};
 pub use optimizer::{
     OptimizeConstraints, OptimizeStructure, OptimizeTarget, Optimized, optimize,
     optimize_exhaustive,
@@ -145,9 +157,20 @@ pub enum StrategyError {
         /// What is wrong.
         reason: String,
     },
-    /// The chain has no strikes that satisfy the builder's or optimizer's rules.
-    #[error("no suitable strikes: {0}")]
-    NoCandidate(String),
+    /// The chain lacks the quotes the structure needs (no usable quote on a side, no strike
+    /// quoted in both expirations of a calendar): missing market data, not a bad request.
+    #[error("the live chain lacks the quotes needed: {0}")]
+    MissingQuotes(String),
+    /// The chain is quoted, but no strikes meet a constraint of the request (a minimum
+    /// credit no combination reaches, a target delta that crosses the shorts): the request
+    /// must change, so it is the client's error. `field` names the constraint.
+    #[error("{field}: {reason}")]
+    Unsatisfiable {
+        /// The request parameter whose value cannot be met.
+        field: &'static str,
+        /// What the chain offers instead.
+        reason: String,
+    },
     /// An unknown strategy_type.
     #[error("unknown strategy_type {0:?}; expected one of {known}", known = builder::STRATEGY_TYPE_NAMES.join(", "))]
     UnknownStrategyType(String),
@@ -167,6 +190,13 @@ impl StrategyError {
 
     pub(crate) fn input(field: &'static str, reason: impl Into<String>) -> Self {
         Self::Input {
+            field,
+            reason: reason.into(),
+        }
+    }
+
+    pub(crate) fn unsatisfiable(field: &'static str, reason: impl Into<String>) -> Self {
+        Self::Unsatisfiable {
             field,
             reason: reason.into(),
         }

@@ -10,6 +10,15 @@
 //! `min_credit_per_share`, and the total credit below the widest wing (a combination that
 //! cannot lose at these mids is a quote artefact and is skipped).
 //!
+//! "At or below the underlying price" compares with the spot, or on the forward model (cash
+//! indices) with the forward of the expiration searched, which is also the forward of the
+//! probability objective.
+//!
+//! When nothing qualifies the error says why: no usable quote on a side, or no short in the
+//! |delta| range, is missing data ([`StrategyError::MissingQuotes`]); no wing within
+//! `max_width`, or no combination reaching `min_credit` (with the largest credit that is
+//! available), is the request's constraint ([`StrategyError::Unsatisfiable`]).
+//!
 //! # Objectives (larger is better; C = credit per share, W = the wider wing)
 //! - `max_profit`: C (max profit = 100·C per one-lot).
 //! - `min_loss`: C − W (max loss = 100·(C − W), the least negative wins).
@@ -340,6 +349,8 @@ struct Prepared {
     context: Context,
     puts: Vec<Spread>,
     calls: Vec<Spread>,
+    structure: OptimizeStructure,
+    constraints: OptimizeConstraints,
 }
 
 fn prepare(
@@ -352,7 +363,7 @@ fn prepare(
     market.validate()?;
     constraints.validate()?;
     let rows = chain.sorted_rows()?;
-    let spot = market.underlying_price;
+    let spot = market.reference_price(chain.years_to_expiry);
     let wants = |side| match structure {
         OptimizeStructure::IronCondor | OptimizeStructure::CreditSpread(None) => true,
         OptimizeStructure::CreditSpread(Some(s)) => s == side,
@@ -370,7 +381,7 @@ fn prepare(
     let context = Context {
         target,
         spot,
-        forward: market.forward(chain.years_to_expiry),
+        forward: market.forward_at(chain.years_to_expiry),
         years: chain.years_to_expiry,
         min_credit: constraints.min_credit_per_share,
     };
@@ -379,6 +390,8 @@ fn prepare(
         context,
         puts,
         calls,
+        structure,
+        constraints: *constraints,
     })
 }
 
@@ -517,13 +530,7 @@ fn finish(
     market: &Market,
     target: OptimizeTarget,
 ) -> Result<Optimized, StrategyError> {
-    let best = best.ok_or_else(|| {
-        StrategyError::NoCandidate(
-            "no combination of listed strikes meets the constraints (short delta range, \
-             maximum width, minimum credit)"
-                .into(),
-        )
-    })?;
+    let best = best.ok_or_else(|| no_winner(prepared))?;
     let mut legs = Vec::with_capacity(4);
     for spread in best.spreads.iter().flatten() {
         let short = &prepared.rows[spread.short_row];
@@ -534,7 +541,7 @@ fn finish(
         };
         for (row, action) in pair {
             legs.push(chain.leg(row, spread.side, action, 1).ok_or_else(|| {
-                StrategyError::NoCandidate("a chosen strike lost its quote".into())
+                StrategyError::MissingQuotes("a chosen strike lost its quote".into())
             })?);
         }
     }
@@ -547,4 +554,112 @@ fn finish(
         credit_per_share: best.credit,
         combinations,
     })
+}
+
+/// Why no combination qualified: the first side or constraint that leaves nothing.
+fn no_winner(prepared: &Prepared) -> StrategyError {
+    let constraints = &prepared.constraints;
+    let side_spreads = |side| match side {
+        OptionType::Put => &prepared.puts,
+        OptionType::Call => &prepared.calls,
+    };
+    // Why one side has no feasible vertical.
+    let side_error = |side: OptionType| -> StrategyError {
+        let spot = prepared.context.spot;
+        let quoted = prepared.rows.iter().filter(|r| r.side(side).is_some());
+        if quoted.clone().next().is_none() {
+            return StrategyError::MissingQuotes(format!("no {side} has a usable quote"));
+        }
+        let shorts = quoted
+            .filter(|r| match side {
+                OptionType::Put => r.strike <= spot,
+                OptionType::Call => r.strike >= spot,
+            })
+            .filter(|r| {
+                r.side(side).is_some_and(|q| {
+                    (constraints.min_short_abs_delta..=constraints.max_short_abs_delta)
+                        .contains(&q.delta.abs())
+                })
+            })
+            .count();
+        if shorts == 0 {
+            return StrategyError::MissingQuotes(format!(
+                "no out-of-the-money {side} with a usable quote has |delta| between {} and {}",
+                constraints.min_short_abs_delta, constraints.max_short_abs_delta
+            ));
+        }
+        StrategyError::unsatisfiable(
+            "max_width",
+            format!(
+                "no {side} wing within ${} of a short strike is quoted for a credit between 0 \
+                 and its width",
+                constraints.max_width_dollars
+            ),
+        )
+    };
+    let short_of_min_credit = |best_credit: f64, what: &str| {
+        StrategyError::unsatisfiable(
+            "min_credit",
+            format!(
+                "no {what} within max_width ${} collects ${} a share; the most one collects is \
+                 ${:.2}",
+                constraints.max_width_dollars, constraints.min_credit_per_share, best_credit
+            ),
+        )
+    };
+    let max_credit = |spreads: &[Spread]| spreads.iter().map(|s| s.credit).fold(0.0, f64::max);
+    match prepared.structure {
+        OptimizeStructure::CreditSpread(Some(side)) => {
+            let spreads = side_spreads(side);
+            if spreads.is_empty() {
+                side_error(side)
+            } else {
+                short_of_min_credit(max_credit(spreads), &format!("{side} credit spread"))
+            }
+        }
+        OptimizeStructure::CreditSpread(None) => {
+            if prepared.puts.is_empty() && prepared.calls.is_empty() {
+                // Report the put side first unless only it lacks quotes outright.
+                let put = side_error(OptionType::Put);
+                let call = side_error(OptionType::Call);
+                match (&put, &call) {
+                    (StrategyError::Unsatisfiable { .. }, _) => put,
+                    (_, StrategyError::Unsatisfiable { .. }) => call,
+                    _ => put,
+                }
+            } else {
+                let best = max_credit(&prepared.puts).max(max_credit(&prepared.calls));
+                short_of_min_credit(best, "credit spread")
+            }
+        }
+        OptimizeStructure::IronCondor => {
+            if prepared.puts.is_empty() {
+                return side_error(OptionType::Put);
+            }
+            if prepared.calls.is_empty() {
+                return side_error(OptionType::Call);
+            }
+            // Only reached when nothing qualified: the plain pair scan costs O(P·Q) once.
+            let mut best_credit: Option<f64> = None;
+            for put in &prepared.puts {
+                for call in &prepared.calls {
+                    let credit = put.credit + call.credit;
+                    if put.short_strike < call.short_strike && credit < put.width.max(call.width) {
+                        best_credit = Some(best_credit.map_or(credit, |b: f64| b.max(credit)));
+                    }
+                }
+            }
+            match best_credit {
+                Some(credit) => short_of_min_credit(credit, "iron condor"),
+                None => StrategyError::unsatisfiable(
+                    "max_width",
+                    format!(
+                        "no put spread and call spread within ${} combine into a condor (short \
+                         put below the short call, credit below the widest wing)",
+                        constraints.max_width_dollars
+                    ),
+                ),
+            }
+        }
+    }
 }
