@@ -29,8 +29,9 @@
 //!
 //! # Daily IV
 //! At each session's close, the underlying's surface with its vol level `√(x·s)` and the
-//! earnings ahead: the 30-, 60- and 90-day at-the-money-forward IV (constant maturity,
-//! decimal), the 30-day IV without the earnings event variance, and the surface's parameters.
+//! earnings ahead: the at-the-money-forward IV at the constant maturities the `vol_daily`
+//! rows carry (10, 20, 30, 60, 90, 180 and 365 calendar days, ACT/365; decimal), the 30-day
+//! IV without the earnings event variance, and the surface's parameters.
 
 use chrono::{DateTime, Months, NaiveDate, TimeDelta, Utc};
 use optics_compute::time::{
@@ -112,6 +113,10 @@ pub struct DailyIv {
     pub symbol: String,
     /// The session.
     pub date: NaiveDate,
+    /// 10-day constant-maturity at-the-money-forward IV, earnings included.
+    pub iv10: f64,
+    /// 20-day constant-maturity ATM IV.
+    pub iv20: f64,
     /// 30-day constant-maturity at-the-money-forward IV, earnings included.
     pub iv30: f64,
     /// The same without the earnings event variance.
@@ -120,6 +125,10 @@ pub struct DailyIv {
     pub iv60: f64,
     /// 90-day constant-maturity ATM IV.
     pub iv90: f64,
+    /// 180-day constant-maturity ATM IV.
+    pub iv180: f64,
+    /// 365-day constant-maturity ATM IV.
+    pub iv365: f64,
     /// The surface's vol level `√(x·s)` (1 in a normal market).
     pub vol_level: f64,
     /// The surface's short-end ATM vol σ₀.
@@ -535,10 +544,14 @@ fn daily_iv(
     DailyIv {
         symbol: u.symbol.clone(),
         date,
+        iv10: with_events.atm_iv(10.0 / 365.0),
+        iv20: with_events.atm_iv(20.0 / 365.0),
         iv30: with_events.atm_iv(30.0 / 365.0),
         iv30_ex_earnings: without.atm_iv(30.0 / 365.0),
         iv60: with_events.atm_iv(60.0 / 365.0),
         iv90: with_events.atm_iv(90.0 / 365.0),
+        iv180: with_events.atm_iv(180.0 / 365.0),
+        iv365: with_events.atm_iv(1.0),
         vol_level,
         sigma_0: with_events.sigma_0,
         sigma_inf: with_events.sigma_inf,
