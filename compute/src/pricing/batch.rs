@@ -9,8 +9,8 @@ use arrow_array::{Array, BooleanArray, Float64Array, StringArray};
 use rayon::prelude::*;
 
 use super::greeks::greeks_unchecked;
-use super::implied_vol::{ImpliedVolError, finish, householder_step, prepare};
-use super::lbr::Solve;
+use super::implied_vol::{ImpliedVolError, Normalised, normalise};
+use super::lbr::lanes::{LANES, solve_block};
 use super::{OptionInputs, OptionType, PricingModel};
 
 /// Rows per parallel task: large enough to amortise scheduling, small enough to balance.
@@ -215,10 +215,10 @@ pub fn implied_vols_batch(
         });
 }
 
-/// Solves rows `offset..offset + out.len()`; every row gets exactly the operations
-/// `implied_vol` would apply to it, so the bits agree. (Rows used to be solved in blocks, stage
-/// by stage, to overlap the two iterations of neighbouring rows; with the tabulated initial
-/// guess almost every row takes one iteration and the plain loop is as fast.)
+/// Solves rows `offset..offset + out.len()` in blocks of [`LANES`]: each row is normalised on
+/// its own (a validation failure or a price above the maximum ends it there), the block goes
+/// through the common path together (SIMD lanes), and each row is completed on its own. These
+/// are exactly the steps `implied_vol` applies to one contract, so the bits agree.
 #[inline]
 fn solve_rows(
     chain: &ChainColumns<'_>,
@@ -228,33 +228,55 @@ fn solve_rows(
     status: &mut [IvStatus],
 ) {
     debug_assert_eq!(out.len(), status.len());
-    for j in 0..out.len() {
-        let row = chain.row(offset + j);
-        match prepare_row(&row, prices[offset + j]) {
-            Ok(mut solve) => {
-                if !householder_step(&mut solve) {
-                    householder_step(&mut solve);
+    for block_start in (0..out.len()).step_by(LANES) {
+        let block_len = LANES.min(out.len() - block_start);
+        let mut normalised: [Option<(OptionInputs, Normalised)>; LANES] = [None; LANES];
+        // Lanes without a row (the end of the chunk) or whose row already failed carry NaN,
+        // which the common path flags and which is then ignored.
+        let mut beta = [f64::NAN; LANES];
+        let mut theta_x = [f64::NAN; LANES];
+        for lane in 0..block_len {
+            let j = block_start + lane;
+            let row = chain.row(offset + j);
+            match normalise_row(&row, prices[offset + j]) {
+                Ok(n) => {
+                    beta[lane] = n.beta;
+                    theta_x[lane] = n.theta_x;
+                    normalised[lane] = Some((row, n));
                 }
-                out[j] = finish(&row, &solve);
-                status[j] = IvStatus::Solved;
+                Err(e) => {
+                    out[j] = f64::NAN;
+                    status[j] = IvStatus::from_error(&e);
+                }
             }
-            Err(e) => {
-                out[j] = f64::NAN;
-                status[j] = IvStatus::from_error(&e);
+        }
+        let outcomes = solve_block(&beta, &theta_x);
+        for (lane, (entry, outcome)) in normalised.iter().zip(outcomes).enumerate() {
+            let Some((row, n)) = entry else { continue };
+            let j = block_start + lane;
+            match n.complete(outcome) {
+                Ok(s) => {
+                    out[j] = s / row.years.sqrt();
+                    status[j] = IvStatus::Solved;
+                }
+                Err(e) => {
+                    out[j] = f64::NAN;
+                    status[j] = IvStatus::from_error(&e);
+                }
             }
         }
     }
 }
 
 #[inline(always)]
-fn prepare_row(inputs: &OptionInputs, price: f64) -> Result<Solve, ImpliedVolError> {
+fn normalise_row(inputs: &OptionInputs, price: f64) -> Result<Normalised, ImpliedVolError> {
     match inputs.validate() {
         Err(e) => Err(ImpliedVolError::from(e)),
         Ok(()) if !price.is_finite() => Err(ImpliedVolError::InvalidInput(super::InvalidInput {
             field: "price",
             reason: "must be a finite number",
         })),
-        Ok(()) => prepare(inputs, price),
+        Ok(()) => normalise(inputs, price),
     }
 }
 

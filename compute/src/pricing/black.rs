@@ -34,13 +34,13 @@ const ETA: f64 = -13.0;
 pub(crate) const TAU: f64 = 0.21022410381342863;
 
 #[inline(always)]
-fn is_region_i(theta_x: f64, s: f64) -> bool {
+pub(crate) fn is_region_i(theta_x: f64, s: f64) -> bool {
     // h < η and t < (τ + ½) + (|h| − |η|), with h = θx/s and t = s/2, without dividing by s.
     theta_x < s * ETA && s * (0.5 * s - (TAU + 0.5 + ETA)) + theta_x < 0.0
 }
 
 #[inline(always)]
-fn is_region_ii(theta_x: f64, s: f64) -> bool {
+pub(crate) fn is_region_ii(theta_x: f64, s: f64) -> bool {
     // t < τ + (½/|η|)·|h|
     s * (s - 2.0 * TAU) - theta_x * (1.0 / ETA) < 0.0
 }
@@ -138,25 +138,50 @@ fn asymptotic_expansion_of_scaled_normalised_black(h: f64, t: f64) -> f64 {
 
 /// Y'(h) = 1 + h·Y(h) without subtractive cancellation (Remez-optimised rational functions).
 #[inline]
-#[rustfmt::skip] // generated coefficient expressions, kept as published
 fn y_prime(h: f64) -> f64 {
     if h < -4.0 {
-        let w = 1.0 / (h * h);
-        return w * (1.0 + w * (-2.9999999999994663866 + w * (-1.7556263323542206288E2 + w * (-3.4735035445495633334E3 + w * (-2.7805745693864308643E4 + w * (-8.3836021460741980839E4 - 6.6818249032616849037E4 * w))))) / (1.0 + w * (6.3520877744831739102E1 + w * (1.4404389037604337538E3 + w * (1.4562545638507033944E4 + w * (6.6886794165651675684E4 + w * (1.2569970380923908488E5 + 6.9286518679803751694E4 * w)))))));
+        return y_prime_below_minus_four(h);
     }
     if h <= -0.46875 {
-        return (1.0000000000594317229 - h * (6.1911449879694112749E-1 - h * (2.2180844736576013957E-1 - h * (4.5650900351352987865E-2 - h * (5.545521007735379052E-3 - h * (3.0717392274913902347E-4 - h * (4.2766597835908713583E-8 + 8.4592436406580605619E-10 * h))))))) / (1.0 - h * (1.8724286369589162071 - h * (1.5685497236077651429 - h * (7.6576489836589035112E-1 - h * (2.3677701403094640361E-1 - h * (4.6762548903194957675E-2 - h * (5.5290453576936595892E-3 - 3.0822020417927147113E-4 * h)))))));
+        return y_prime_between_minus_four_and_codys_threshold(h);
     }
     1.0 + h * SQRT_PI_OVER_TWO * erfcx(-ONE_OVER_SQRT_TWO * h)
 }
 
+/// [`y_prime`] on h ≤ −0.46875 without a branch (both rational functions are evaluated), and
+/// whether h is in that range; for h above it the value is meaningless.
+#[inline(always)]
+pub(crate) fn y_prime_lane(h: f64) -> (f64, bool) {
+    let far = y_prime_below_minus_four(h);
+    let near = y_prime_between_minus_four_and_codys_threshold(h);
+    (if h < -4.0 { far } else { near }, h <= -0.46875)
+}
+
+#[inline(always)]
+#[rustfmt::skip] // generated coefficient expressions, kept as published
+fn y_prime_below_minus_four(h: f64) -> f64 {
+    let w = 1.0 / (h * h);
+    w * (1.0 + w * (-2.9999999999994663866 + w * (-1.7556263323542206288E2 + w * (-3.4735035445495633334E3 + w * (-2.7805745693864308643E4 + w * (-8.3836021460741980839E4 - 6.6818249032616849037E4 * w))))) / (1.0 + w * (6.3520877744831739102E1 + w * (1.4404389037604337538E3 + w * (1.4562545638507033944E4 + w * (6.6886794165651675684E4 + w * (1.2569970380923908488E5 + 6.9286518679803751694E4 * w)))))))
+}
+
+#[inline(always)]
+#[rustfmt::skip] // generated coefficient expressions, kept as published
+fn y_prime_between_minus_four_and_codys_threshold(h: f64) -> f64 {
+    (1.0000000000594317229 - h * (6.1911449879694112749E-1 - h * (2.2180844736576013957E-1 - h * (4.5650900351352987865E-2 - h * (5.545521007735379052E-3 - h * (3.0717392274913902347E-4 - h * (4.2766597835908713583E-8 + 8.4592436406580605619E-10 * h))))))) / (1.0 - h * (1.8724286369589162071 - h * (1.5685497236077651429 - h * (7.6576489836589035112E-1 - h * (2.3677701403094640361E-1 - h * (4.6762548903194957675E-2 - h * (5.5290453576936595892E-3 - 3.0822020417927147113E-4 * h)))))))
+}
+
 /// Region II: expansion of the scaled normalised Black function to twelfth order in t.
+#[inline]
+fn small_t_expansion_of_scaled_normalised_black(h: f64, t: f64) -> f64 {
+    small_t_expansion_from_y_prime(y_prime(h), h, t)
+}
+
+/// [`small_t_expansion_of_scaled_normalised_black`] given a = Y'(h).
 /// The series in t² is summed by Estrin's scheme (three levels after the coefficients instead
 /// of Horner's six: the coefficients wait for the rational function Y'(h), so this shortens
 /// the critical path; the terms decrease, so the rounding error is the same as Horner's).
-#[inline]
-fn small_t_expansion_of_scaled_normalised_black(h: f64, t: f64) -> f64 {
-    let a = y_prime(h);
+#[inline(always)]
+pub(crate) fn small_t_expansion_from_y_prime(a: f64, h: f64, t: f64) -> f64 {
     let h2 = h * h;
     let t2 = t * t;
     let b0 = 2.0 * a;

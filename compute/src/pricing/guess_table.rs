@@ -24,20 +24,49 @@ use std::sync::LazyLock;
 
 use super::lbr::BranchRatios;
 
-/// A function of two variables sampled on a regular grid, read back by bicubic (4 × 4 point
-/// Lagrange) interpolation: fourth-order accurate in the grid steps.
-#[derive(Debug)]
-pub(crate) struct Grid2 {
-    u0: f64,
-    u_max: f64,
-    inv_du: f64,
-    nu: usize,
-    v0: f64,
-    v_max: f64,
-    inv_dv: f64,
-    nv: usize,
-    /// Row-major: `values[iu * nv + iv]`.
-    values: Box<[f64]>,
+/// One axis of a regular grid: `n` nodes from `min` to `max`.
+#[derive(Debug, Clone, Copy)]
+struct Axis {
+    min: f64,
+    max: f64,
+    inv_step: f64,
+}
+
+impl Axis {
+    fn new(min: f64, max: f64, nodes: usize) -> Self {
+        Self {
+            min,
+            max,
+            inv_step: (nodes - 1) as f64 / (max - min),
+        }
+    }
+
+    /// The coordinate of node `i` of `nodes` (the last one exactly `max`).
+    fn node(&self, i: usize, nodes: usize) -> f64 {
+        if i == nodes - 1 {
+            self.max
+        } else {
+            self.min + i as f64 * ((self.max - self.min) / (nodes - 1) as f64)
+        }
+    }
+
+    #[inline(always)]
+    fn contains(&self, u: f64) -> bool {
+        // `&` rather than `&&`: no branch, so lanes of a vector stay in step.
+        (u >= self.min) & (u <= self.max)
+    }
+
+    /// The first node of the four-point stencil around `u` within `nodes` nodes and the
+    /// position relative to it (in node units). Branch-free; for `u` outside the axis (or NaN)
+    /// the stencil is clamped to the grid, so indexing never fails, and the caller discards
+    /// the value.
+    #[inline(always)]
+    fn stencil(&self, u: f64, nodes: usize) -> (usize, f64) {
+        let position = ((u - self.min) * self.inv_step).max(0.0).min(nodes as f64);
+        // position ≥ 0 here, so the cast truncates towards zero: floor.
+        let first = ((position as i32) - 1).max(0).min(nodes as i32 - 4) as usize;
+        (first, position - first as f64)
+    }
 }
 
 /// Lagrange weights of the four nodes 0, 1, 2, 3 at position `f` (in node units).
@@ -57,124 +86,122 @@ fn lagrange4(f: f64) -> [f64; 4] {
     ]
 }
 
-/// The first node of a four-point stencil around `p` (in node units) within `n` nodes, and
-/// the position relative to it.
-#[inline(always)]
-fn stencil(p: f64, n: usize) -> (usize, f64) {
-    // p ≥ 0 here, so the cast truncates towards zero: floor.
-    let first = (p as usize).saturating_sub(1).min(n - 4);
-    (first, p - first as f64)
+/// `K` functions of two variables sampled on grids of `NU × NV` nodes that share the first
+/// axis, read back by bicubic (4 × 4 point Lagrange) interpolation: fourth-order accurate in
+/// the grid steps. One allocation for all `K`, so a lookup can pick its function per contract
+/// without a branch (see [`Grid2::at_lane`]).
+#[derive(Debug)]
+pub(crate) struct Grid2<const K: usize, const NU: usize, const NV: usize> {
+    u: Axis,
+    v: [Axis; K],
+    /// `values[k][iu][iv]`.
+    values: Box<[[[f64; NV]; NU]; K]>,
 }
 
-impl Grid2 {
-    /// Samples `f(u, v)` on `nu × nv` nodes spanning `[u0, u_max] × [v0, v_max]`.
+impl<const K: usize, const NU: usize, const NV: usize> Grid2<K, NU, NV> {
+    /// Samples `f(k, u, v)` for each function `k` on `NU × NV` nodes spanning
+    /// `[u_min, u_max] × v_ranges[k]`.
     pub(crate) fn sample(
-        (u0, u_max, nu): (f64, f64, usize),
-        (v0, v_max, nv): (f64, f64, usize),
-        f: impl Fn(f64, f64) -> f64,
+        (u_min, u_max): (f64, f64),
+        v_ranges: [(f64, f64); K],
+        f: impl Fn(usize, f64, f64) -> f64,
     ) -> Self {
-        assert!(nu >= 4 && nv >= 4 && u_max > u0 && v_max > v0);
-        let du = (u_max - u0) / (nu - 1) as f64;
-        let dv = (v_max - v0) / (nv - 1) as f64;
-        let mut values = Vec::with_capacity(nu * nv);
-        for iu in 0..nu {
-            let u = if iu == nu - 1 {
-                u_max
-            } else {
-                u0 + iu as f64 * du
-            };
-            for iv in 0..nv {
-                let v = if iv == nv - 1 {
-                    v_max
-                } else {
-                    v0 + iv as f64 * dv
-                };
-                values.push(f(u, v));
+        assert!(NU >= 4 && NV >= 4 && u_max > u_min);
+        let u = Axis::new(u_min, u_max, NU);
+        let v = v_ranges.map(|(min, max)| {
+            assert!(max > min);
+            Axis::new(min, max, NV)
+        });
+        let mut values: Box<[[[f64; NV]; NU]; K]> = vec![[[0.0; NV]; NU]; K]
+            .into_boxed_slice()
+            .try_into()
+            .expect("K surfaces");
+        for (k, surface) in values.iter_mut().enumerate() {
+            for (iu, row) in surface.iter_mut().enumerate() {
+                for (iv, value) in row.iter_mut().enumerate() {
+                    *value = f(k, u.node(iu, NU), v[k].node(iv, NV));
+                }
             }
         }
-        Self {
-            u0,
-            u_max,
-            inv_du: 1.0 / du,
-            nu,
-            v0,
-            v_max,
-            inv_dv: 1.0 / dv,
-            nv,
-            values: values.into_boxed_slice(),
-        }
+        Self { u, v, values }
     }
 
-    /// The interpolated value at `(u, v)`, or `None` outside the grid (or for NaN).
+    /// Function `k` at `(u, v)`, or `None` outside its grid (or for NaN).
     #[inline]
-    pub(crate) fn at(&self, u: f64, v: f64) -> Option<f64> {
-        if !(u >= self.u0 && u <= self.u_max && v >= self.v0 && v <= self.v_max) {
-            return None;
-        }
-        let (iu, fu) = stencil((u - self.u0) * self.inv_du, self.nu);
-        let (iv, fv) = stencil((v - self.v0) * self.inv_dv, self.nv);
+    pub(crate) fn at(&self, k: usize, u: f64, v: f64) -> Option<f64> {
+        let (value, inside) = self.at_lane(k, u, v);
+        inside.then_some(value)
+    }
+
+    /// Function `k` (which must be below `K`) at `(u, v)` and whether `(u, v)` is inside its
+    /// grid, without a branch: outside, the value is that of the nearest stencil, to be
+    /// discarded.
+    #[inline(always)]
+    pub(crate) fn at_lane(&self, k: usize, u: f64, v: f64) -> (f64, bool) {
+        let k = k.min(K - 1);
+        let v_axis = self.v[k];
+        let inside = self.u.contains(u) & v_axis.contains(v);
+        let (iu, fu) = self.u.stencil(u, NU);
+        let (iv, fv) = v_axis.stencil(v, NV);
         let wu = lagrange4(fu);
         let wv = lagrange4(fv);
+        let surface = &self.values[k];
         let mut sum = 0.0;
-        for (k, &weight_u) in wu.iter().enumerate() {
-            let start = (iu + k) * self.nv + iv;
-            let row = &self.values[start..start + 4];
-            let along_v = row[0] * wv[0] + row[1] * wv[1] + row[2] * wv[2] + row[3] * wv[3];
+        for (j, &weight_u) in wu.iter().enumerate() {
+            let row = &surface[iu + j];
+            let along_v =
+                row[iv] * wv[0] + row[iv + 1] * wv[1] + row[iv + 2] * wv[2] + row[iv + 3] * wv[3];
             sum += weight_u * along_v;
         }
-        Some(sum)
+        (sum, inside)
     }
 }
 
-/// Several functions of one variable sampled on a regular grid, read back together by cubic
+/// Several functions of one variable sampled on `NU` regular nodes, read back together by cubic
 /// (four-point Lagrange) interpolation.
 #[derive(Debug)]
-pub(crate) struct Grid1<const N: usize> {
-    u0: f64,
-    u_max: f64,
-    inv_du: f64,
-    nu: usize,
-    values: Box<[[f64; N]]>,
+pub(crate) struct Grid1<const N: usize, const NU: usize> {
+    u: Axis,
+    values: Box<[[f64; N]; NU]>,
 }
 
-impl<const N: usize> Grid1<N> {
-    /// Samples `f(u)` on `nu` nodes spanning `[u0, u_max]`.
-    pub(crate) fn sample((u0, u_max, nu): (f64, f64, usize), f: impl Fn(f64) -> [f64; N]) -> Self {
-        assert!(nu >= 4 && u_max > u0);
-        let du = (u_max - u0) / (nu - 1) as f64;
-        let values = (0..nu)
-            .map(|iu| {
-                f(if iu == nu - 1 {
-                    u_max
-                } else {
-                    u0 + iu as f64 * du
-                })
-            })
-            .collect();
-        Self {
-            u0,
-            u_max,
-            inv_du: 1.0 / du,
-            nu,
-            values,
-        }
+impl<const N: usize, const NU: usize> Grid1<N, NU> {
+    /// Samples `f(u)` on `NU` nodes spanning `[u_min, u_max]`.
+    pub(crate) fn sample((u_min, u_max): (f64, f64), f: impl Fn(f64) -> [f64; N]) -> Self {
+        assert!(NU >= 4 && u_max > u_min);
+        let u = Axis::new(u_min, u_max, NU);
+        let values: Box<[[f64; N]; NU]> = (0..NU)
+            .map(|iu| f(u.node(iu, NU)))
+            .collect::<Vec<_>>()
+            .into_boxed_slice()
+            .try_into()
+            .expect("NU nodes");
+        Self { u, values }
     }
 
     /// The interpolated values at `u`, or `None` outside the grid (or for NaN).
     #[inline]
     pub(crate) fn at(&self, u: f64) -> Option<[f64; N]> {
-        if !(u >= self.u0 && u <= self.u_max) {
-            return None;
-        }
-        let (iu, fu) = stencil((u - self.u0) * self.inv_du, self.nu);
+        let (values, inside) = self.at_lane(u);
+        inside.then_some(values)
+    }
+
+    /// The interpolated values at `u` and whether `u` is inside the grid, without a branch.
+    #[inline(always)]
+    pub(crate) fn at_lane(&self, u: f64) -> ([f64; N], bool) {
+        let inside = self.u.contains(u);
+        let (iu, fu) = self.u.stencil(u, NU);
         let weights = lagrange4(fu);
         let rows = &self.values[iu..iu + 4];
-        Some(std::array::from_fn(|j| {
-            rows[0][j] * weights[0]
-                + rows[1][j] * weights[1]
-                + rows[2][j] * weights[2]
-                + rows[3][j] * weights[3]
-        }))
+        (
+            std::array::from_fn(|j| {
+                rows[0][j] * weights[0]
+                    + rows[1][j] * weights[1]
+                    + rows[2][j] * weights[2]
+                    + rows[3][j] * weights[3]
+            }),
+            inside,
+        )
     }
 }
 
@@ -186,71 +213,71 @@ pub(crate) const S_C_MIN: f64 = 0.05;
 /// use the rational guess.
 pub(crate) const R_MIN: f64 = 0.05;
 
+/// Which of the guess surfaces (the index into [`GuessTables::surfaces`]).
+pub(crate) const LOWEST: usize = 0;
+/// See [`LOWEST`].
+pub(crate) const LOWER_MIDDLE: usize = 1;
+/// See [`LOWEST`].
+pub(crate) const UPPER_MIDDLE: usize = 2;
+
+/// Grid sizes: the smallest that keep every tabulated guess within the single-iteration
+/// threshold (see the tests; the worst cases sit at the tables' edges). The three surfaces
+/// share one size so that a lookup can choose among them per contract.
+pub(crate) const NODES_S_C: usize = 200;
+pub(crate) const NODES_V: usize = 64;
+/// The branch ratios include logarithms of s_c, whose fourth derivative in √s_c is large near
+/// S_C_MIN; 512 nodes keep them within 1e-7 relative (20 KB, an L1-sized table).
+pub(crate) const NODES_BRANCH_RATIOS: usize = 512;
+
 /// The tables of the solver's initial guess.
 #[derive(Debug)]
 pub(crate) struct GuessTables {
     /// What the branch choice needs, as functions of s_c alone over √s_c (see
     /// `lbr::BranchRatios`): replaces two rational functions, an erfcx and two logarithms.
-    pub(crate) branch_ratios: Grid1<{ BranchRatios::LEN }>,
-    /// Lowest branch (β < b_l): w = (s/s_l)²/r over (s_c, r = ln b_l / ln β). As r → 0,
-    /// s² ≈ x²/(−2 ln β) is proportional to r, so w stays of order one.
-    pub(crate) lowest: Grid2,
-    /// Lower middle branch (b_l ≤ β < b_c): (s − s_l)/(s_c − s_l) over
-    /// (√s_c, τ = ln(β/b_l)/ln(b_c/b_l)); the logarithm resolves the layer near b_l where b_l
-    /// is small (near the money).
-    pub(crate) lower_middle: Grid2,
-    /// Upper middle branch (b_c ≤ β ≤ b_u): (s − s_c)/(s_u − s_c) over
-    /// (√s_c, t = (β − b_c)/(b_u − b_c)).
-    pub(crate) upper_middle: Grid2,
+    pub(crate) branch_ratios: Grid1<{ BranchRatios::LEN }, NODES_BRANCH_RATIOS>,
+    /// Over (√s_c, a coordinate of the branch):
+    /// - [`LOWEST`] (β < b_l): w = (s/s_l)²/r over r = ln b_l / ln β. As r → 0,
+    ///   s² ≈ x²/(−2 ln β) is proportional to r, so w stays of order one.
+    /// - [`LOWER_MIDDLE`] (b_l ≤ β < b_c): (s − s_l)/(s_c − s_l) over
+    ///   τ = ln(β/b_l)/ln(b_c/b_l); the logarithm resolves the layer near b_l where b_l is small
+    ///   (near the money).
+    /// - [`UPPER_MIDDLE`] (b_c ≤ β ≤ b_u): (s − s_c)/(s_u − s_c) over t = (β − b_c)/(b_u − b_c).
+    pub(crate) surfaces: Grid2<3, NODES_S_C, NODES_V>,
 }
-
-/// Grid sizes: the smallest that keep every tabulated guess within the single-iteration
-/// threshold (see the tests; the worst cases sit at the tables' edges).
-const NODES_S_C: usize = 200;
-const NODES_LOWEST: usize = 64;
-const NODES_MIDDLE: usize = 48;
-/// The branch ratios include logarithms of s_c, whose fourth derivative in √s_c is large near
-/// S_C_MIN; 512 nodes keep them within 1e-7 relative (20 KB, an L1-sized table).
-const NODES_BRANCH_RATIOS: usize = 512;
 
 pub(crate) static GUESS_TABLES: LazyLock<GuessTables> = LazyLock::new(|| {
     use super::lbr::{BranchPoints, reference_solve};
+    let root_s_c_range = (S_C_MIN.sqrt(), S_C_MAX.sqrt());
     GuessTables {
-        branch_ratios: Grid1::sample(
-            (S_C_MIN.sqrt(), S_C_MAX.sqrt(), NODES_BRANCH_RATIOS),
-            |root_s_c| BranchRatios::at(root_s_c * root_s_c).to_array(),
-        ),
-        lowest: Grid2::sample(
-            (S_C_MIN.sqrt(), S_C_MAX.sqrt(), NODES_S_C),
-            (R_MIN, 1.0, NODES_LOWEST),
-            |root_s_c, r| {
+        branch_ratios: Grid1::sample(root_s_c_range, |root_s_c| {
+            BranchRatios::at(root_s_c * root_s_c).to_array()
+        }),
+        surfaces: Grid2::sample(
+            root_s_c_range,
+            [(R_MIN, 1.0), (0.0, 1.0), (0.0, 1.0)],
+            |surface, root_s_c, v| {
                 let s_c = root_s_c * root_s_c;
                 let points = BranchPoints::at(s_c);
-                let beta = (points.b_l.ln() / r).exp();
-                let s = reference_solve(beta, points.theta_x);
-                (s / points.s_l).powi(2) / r
-            },
-        ),
-        lower_middle: Grid2::sample(
-            (S_C_MIN.sqrt(), S_C_MAX.sqrt(), NODES_S_C),
-            (0.0, 1.0, NODES_MIDDLE),
-            |root_s_c, tau| {
-                let s_c = root_s_c * root_s_c;
-                let points = BranchPoints::at(s_c);
-                let beta = points.b_l * (tau * (points.b_c / points.b_l).ln()).exp();
-                let s = reference_solve(beta, points.theta_x);
-                (s - points.s_l) / (s_c - points.s_l)
-            },
-        ),
-        upper_middle: Grid2::sample(
-            (S_C_MIN.sqrt(), S_C_MAX.sqrt(), NODES_S_C),
-            (0.0, 1.0, NODES_MIDDLE),
-            |root_s_c, t| {
-                let s_c = root_s_c * root_s_c;
-                let points = BranchPoints::at(s_c);
-                let beta = points.b_c + t * (points.b_u - points.b_c);
-                let s = reference_solve(beta, points.theta_x);
-                (s - s_c) / (points.s_u - s_c)
+                match surface {
+                    LOWEST => {
+                        let r = v;
+                        let beta = (points.b_l.ln() / r).exp();
+                        let s = reference_solve(beta, points.theta_x);
+                        (s / points.s_l).powi(2) / r
+                    }
+                    LOWER_MIDDLE => {
+                        let tau = v;
+                        let beta = points.b_l * (tau * (points.b_c / points.b_l).ln()).exp();
+                        let s = reference_solve(beta, points.theta_x);
+                        (s - points.s_l) / (s_c - points.s_l)
+                    }
+                    _ => {
+                        let t = v;
+                        let beta = points.b_c + t * (points.b_u - points.b_c);
+                        let s = reference_solve(beta, points.theta_x);
+                        (s - s_c) / (points.s_u - s_c)
+                    }
+                }
             },
         ),
     }
@@ -263,7 +290,9 @@ mod tests {
     #[test]
     fn bicubic_interpolation_is_exact_on_cubics() {
         let cubic = |u: f64, v: f64| 1.0 + u * (2.0 - u * u) + v * v * (3.0 * v - 1.0) + u * v;
-        let grid = Grid2::sample((0.0, 2.0, 9), (-1.0, 1.0, 7), cubic);
+        let grid = Grid2::<2, 9, 7>::sample((0.0, 2.0), [(-1.0, 1.0), (0.0, 3.0)], |k, u, v| {
+            cubic(u, v) + k as f64
+        });
         for &(u, v) in &[
             (0.0, -1.0),
             (0.1, 0.3),
@@ -271,12 +300,21 @@ mod tests {
             (2.0, 1.0),
             (1.999, 0.001),
         ] {
-            let got = grid.at(u, v).unwrap();
+            let got = grid.at(0, u, v).unwrap();
             assert!((got - cubic(u, v)).abs() < 1e-13, "({u}, {v}): {got}");
+            let got = grid.at(1, u, v + 2.0).unwrap();
+            assert!(
+                (got - cubic(u, v + 2.0) - 1.0).abs() < 1e-12,
+                "({u}, {v}): {got}"
+            );
         }
-        assert!(grid.at(2.0001, 0.0).is_none());
-        assert!(grid.at(1.0, -1.0001).is_none());
-        assert!(grid.at(f64::NAN, 0.0).is_none());
+        assert!(grid.at(0, 2.0001, 0.0).is_none());
+        assert!(grid.at(0, 1.0, -1.0001).is_none());
+        assert!(grid.at(1, 1.0, -0.5).is_none());
+        assert!(grid.at(0, f64::NAN, 0.0).is_none());
+        assert!(grid.at(0, 1.0, f64::NAN).is_none());
+        // Outside the grid the lane form still answers (a clamped stencil) and says so.
+        assert!(!grid.at_lane(0, -5.0, 7.0).1);
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Implied volatility of one contract from its price, with a typed reason when none exists.
 
-pub(crate) use super::lbr::householder_step;
-use super::lbr::{NormalisedFailure, Solve, initial_guess};
+use super::lbr::lanes::{LaneOutcome, solve_block};
+use super::lbr::{NormalisedFailure, householder_step, initial_guess};
 use super::{InvalidInput, OptionInputs};
 
 /// Why a price has no implied volatility. Never a NaN or a made-up number.
@@ -68,19 +68,30 @@ pub(crate) fn implied_vol_unchecked(
     inputs: &OptionInputs,
     price: f64,
 ) -> Result<f64, ImpliedVolError> {
-    let mut solve = prepare(inputs, price)?;
-    if !householder_step(&mut solve) {
-        householder_step(&mut solve);
-    }
-    Ok(finish(inputs, &solve))
+    let normalised = normalise(inputs, price)?;
+    let [outcome] = solve_block(&[normalised.beta], &[normalised.theta_x]);
+    Ok(normalised.complete(outcome)? / inputs.years.sqrt())
 }
 
-/// Normalises the price and computes the initial guess: the first stage of a solve. Batch
-/// kernels run [`prepare`], [`householder_step`] (once, then again where it returns false)
-/// and [`finish`] row by row, exactly as [`implied_vol_unchecked`] does, so both give
-/// identical bits.
+/// A price in the coordinates of "Let's Be Rational" — the out-of-the-money normalised price
+/// β = (undiscounted price − intrinsic)/√(F·K) at θx = −|ln(F/K)| — with what a failure
+/// reports in dollars. A solve is: [`normalise`], [`solve_block`] (the common path, for one
+/// contract or a block of them), then [`Normalised::complete`]; the batch kernels run exactly
+/// these steps, so a contract gets the same bits alone or in a batch.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Normalised {
+    pub(crate) beta: f64,
+    pub(crate) theta_x: f64,
+    price: f64,
+    /// Discounted intrinsic value on the forward.
+    intrinsic: f64,
+    /// The discounted no-arbitrage maximum.
+    maximum: f64,
+}
+
+/// Normalises `price` for `inputs`; a price at or above the no-arbitrage maximum fails here.
 #[inline]
-pub(crate) fn prepare(inputs: &OptionInputs, price: f64) -> Result<Solve, ImpliedVolError> {
+pub(crate) fn normalise(inputs: &OptionInputs, price: f64) -> Result<Normalised, ImpliedVolError> {
     let discount = inputs.discount();
     let forward = inputs.forward();
     let strike = inputs.strike;
@@ -103,22 +114,50 @@ pub(crate) fn prepare(inputs: &OptionInputs, price: f64) -> Result<Solve, Implie
     } else {
         (forward - strike).max(0.0)
     };
-    let beta = (undiscounted - intrinsic) / sqrt_fk;
-    initial_guess(beta, -x.abs()).map_err(|failure| match failure {
-        NormalisedFailure::BelowIntrinsic => ImpliedVolError::BelowIntrinsic {
-            price,
-            intrinsic: intrinsic * discount,
-        },
-        NormalisedFailure::NoTimeValue => ImpliedVolError::NoTimeValue { price },
-        NormalisedFailure::AboveMaximum => ImpliedVolError::AboveMaximum {
-            price,
-            maximum: maximum * discount,
-        },
+    Ok(Normalised {
+        beta: (undiscounted - intrinsic) / sqrt_fk,
+        theta_x: -x.abs(),
+        price,
+        intrinsic: intrinsic * discount,
+        maximum: maximum * discount,
     })
 }
 
-/// The annualised volatility of a finished solve.
-#[inline]
-pub(crate) fn finish(inputs: &OptionInputs, solve: &Solve) -> f64 {
-    solve.s / inputs.years.sqrt()
+impl Normalised {
+    /// The total volatility s = σ√T from the common path's outcome for this price.
+    #[inline]
+    pub(crate) fn complete(&self, outcome: LaneOutcome) -> Result<f64, ImpliedVolError> {
+        match outcome {
+            LaneOutcome::Solved(s) => Ok(s),
+            LaneOutcome::Iterate(mut solve) => {
+                householder_step(&mut solve);
+                Ok(solve.s)
+            }
+            LaneOutcome::General => self.solve_general(),
+        }
+    }
+
+    /// The general solve: the initial guess (which rejects prices without a volatility, with
+    /// the reason) and at most two iterations.
+    #[cold]
+    fn solve_general(&self) -> Result<f64, ImpliedVolError> {
+        let mut solve =
+            initial_guess(self.beta, self.theta_x).map_err(|failure| match failure {
+                NormalisedFailure::BelowIntrinsic => ImpliedVolError::BelowIntrinsic {
+                    price: self.price,
+                    intrinsic: self.intrinsic,
+                },
+                NormalisedFailure::NoTimeValue => {
+                    ImpliedVolError::NoTimeValue { price: self.price }
+                }
+                NormalisedFailure::AboveMaximum => ImpliedVolError::AboveMaximum {
+                    price: self.price,
+                    maximum: self.maximum,
+                },
+            })?;
+        if !householder_step(&mut solve) {
+            householder_step(&mut solve);
+        }
+        Ok(solve.s)
+    }
 }

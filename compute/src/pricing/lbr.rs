@@ -20,12 +20,14 @@ use super::black::{
     inv_normalised_vega, normalised_black_and_inv_vega, normalised_vega, rational_cubic,
     scaled_normalised_black_and_ln_vega, vega_over_complementary_normalised_black,
 };
-use super::guess_table::{GUESS_TABLES, GuessTables};
+use super::guess_table::{GUESS_TABLES, GuessTables, LOWER_MIDDLE, LOWEST, UPPER_MIDDLE};
 use super::special::{
     ONE_OVER_SQRT_TWO, SQRT_PI_OVER_TWO, SQRT_TWO, SQRT_TWO_PI, cbrt_positive, erfc, erfcx,
     erfcx_above_threshold, erfinv, exp_of_negative_square, inverse_norm_cdf,
     inverse_norm_cdf_for_low_probabilities_from_ln, norm_pdf,
 };
+
+pub(crate) mod lanes;
 
 const TWO_PI: f64 = std::f64::consts::TAU;
 const SQRT_THREE: f64 = 1.732050807568877293527446341505872366942805253810;
@@ -311,14 +313,14 @@ fn tabulated_guess(tables: &GuessTables, solve: &mut Solve, b_max: f64, s_c: f64
             let inv_ln_beta = 1.0 / ln_beta;
             // r = ln b_l / ln β with ln b_l = ln(b_l/b_max) + θx/2.
             let r = (ratios.ln_b_l + 0.5 * solve.theta_x) * inv_ln_beta;
-            let w = tables.lowest.at(root_s_c, r)?;
+            let w = tables.surfaces.at(LOWEST, root_s_c, r)?;
             solve.aux = ln_beta;
             solve.aux2 = inv_ln_beta;
             solve.objective = Objective::Lowest;
             return Some(s_l * (w * r).sqrt());
         }
         let tau = (beta / b_l).ln() * ratios.inv_ln_b_c_over_b_l;
-        let fraction = tables.lower_middle.at(root_s_c, tau)?;
+        let fraction = tables.surfaces.at(LOWER_MIDDLE, root_s_c, tau)?;
         return Some(s_l + fraction * (s_c - s_l));
     }
     let b_u = ratios.b_u * b_max;
@@ -327,7 +329,7 @@ fn tabulated_guess(tables: &GuessTables, solve: &mut Solve, b_max: f64, s_c: f64
     }
     let s_u = s_c + SQRT_PI_OVER_TWO * (2.0 - ratios.ome);
     let t = (beta - b_c) / (b_u - b_c);
-    let fraction = tables.upper_middle.at(root_s_c, t)?;
+    let fraction = tables.surfaces.at(UPPER_MIDDLE, root_s_c, t)?;
     Some(s_c + fraction * (s_u - s_c))
 }
 
@@ -411,7 +413,7 @@ fn initial_guess_from(
             solve.objective = Objective::Lowest;
             // r = ln b_l / ln β ∈ (0, 1); the table holds (s/s_l)²/r.
             let r = b_l.ln() * inv_ln_beta;
-            if let Some(w) = tables.and_then(|t| t.lowest.at(s_c.sqrt(), r)) {
+            if let Some(w) = tables.and_then(|t| t.surfaces.at(LOWEST, s_c.sqrt(), r)) {
                 solve.s = s_l * (w * r).sqrt();
                 return Ok(solve);
             }
@@ -449,7 +451,7 @@ fn initial_guess_from(
         // Lower middle: s_l ≤ s < s_c.
         if let Some(tables) = tables {
             let tau = (beta / b_l).ln() / (b_c / b_l).ln();
-            if let Some(fraction) = tables.lower_middle.at(s_c.sqrt(), tau) {
+            if let Some(fraction) = tables.surfaces.at(LOWER_MIDDLE, s_c.sqrt(), tau) {
                 solve.s = s_l + fraction * (s_c - s_l);
                 return Ok(solve);
             }
@@ -468,7 +470,7 @@ fn initial_guess_from(
             // Upper middle: s_c ≤ s ≤ s_u.
             if let Some(tables) = tables {
                 let t = (beta - b_c) / (b_u - b_c);
-                if let Some(fraction) = tables.upper_middle.at(s_c.sqrt(), t) {
+                if let Some(fraction) = tables.surfaces.at(UPPER_MIDDLE, s_c.sqrt(), t) {
                     solve.s = s_c + fraction * (s_u - s_c);
                     return Ok(solve);
                 }
