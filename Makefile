@@ -6,14 +6,17 @@ ARGS ?=
 PYTHON ?= python3
 REFERENCE_VENV := .venv-reference
 
-.PHONY: run build test fmt fmt-check lint bench reference clean help
+.PHONY: run build-distributed build test fmt fmt-check lint bench reference clean help
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
 run: ## build the optimised binary (profile `service`) and run the whole service on ./data
-	$(CARGO) build --profile service --bin optics
+	$(CARGO) build --profile service --bin optics --no-default-features
 	./target/service/optics run $(ARGS)
+
+build-distributed: ## the optimised binary with the Kafka bus, for `optics ingest` / `optics compute`
+	$(CARGO) build --profile service --bin optics
 
 build: ## debug build of the whole workspace
 	$(CARGO) build --workspace
@@ -36,7 +39,7 @@ bench: ## benchmarks that print figures (ns/option, ratios, accuracies, throughp
 	$(CARGO) bench -p optics-ingest --bench bus_throughput
 	$(CARGO) bench -p optics-ingest --bench archive_write
 	$(CARGO) bench -p optics-ingest --bench simulator_rate
-	$(CARGO) bench -p optics-ingest --bench kafka_throughput
+	$(CARGO) bench -p optics-ingest --features kafka --bench kafka_throughput
 	$(CARGO) bench -p optics-compute --bench chain_build
 	$(CARGO) bench -p optics-compute --bench exposure
 	$(CARGO) bench -p optics-compute --bench strategy

@@ -9,11 +9,10 @@ use clap::Args;
 use optics_compute::store::SnapshotStore;
 use optics_compute::time::{Clock, SystemClock};
 use optics_compute::worker::{ComputeWorker, WorkerConfig, close_latest_session};
-use optics_ingest::bus::kafka::KafkaBus;
 use optics_schemas::bus::topics;
 use optics_schemas::{Bus, Message};
 
-use crate::settings::StoreArgs;
+use crate::settings::{StoreArgs, kafka_bus};
 
 #[derive(Debug, Args)]
 pub(crate) struct ComputeArgs {
@@ -89,8 +88,7 @@ pub(crate) fn run(args: &ComputeArgs) -> anyhow::Result<()> {
         .build()
         .context("tokio runtime")?;
     runtime.block_on(async {
-        let bus: Arc<dyn Bus> =
-            Arc::new(KafkaBus::from_url(&args.bus).with_context(|| format!("bus {}", args.bus))?);
+        let bus = kafka_bus(&args.bus)?;
         let store = args.store.open_store()?;
         let clock: Arc<dyn Clock> = Arc::new(SystemClock);
         let closer = args.session_close.then(|| {

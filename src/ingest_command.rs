@@ -8,13 +8,12 @@ use chrono::{DateTime, TimeDelta, Utc};
 use clap::Args;
 use optics_compute::time::{AcceleratedClock, Clock, SystemClock};
 use optics_ingest::archive::QuoteArchive;
-use optics_ingest::bus::kafka::KafkaBus;
 use optics_ingest::pump::{PumpConfig, PumpCounters, PumpEnd, PumpError, PumpNotice};
 use optics_ingest::simulator::live::{ClockSleeper, LiveConfig, LiveSimulator};
 use optics_ingest::source::QuoteSource;
 use optics_schemas::Bus;
 
-use crate::settings::{MarketArgs, StoreArgs};
+use crate::settings::{MarketArgs, StoreArgs, kafka_bus};
 
 pub(crate) use optics_ingest::pump::Routing;
 
@@ -110,9 +109,7 @@ pub(crate) fn run(args: &IngestArgs) -> anyhow::Result<()> {
         .context("tokio runtime")?;
     runtime.block_on(async {
         let clock = market_clock(args.start, args.speed)?;
-        let bus: Arc<dyn Bus> = Arc::new(
-            KafkaBus::from_url(&args.bus).with_context(|| format!("bus {}", args.bus))?,
-        );
+        let bus = kafka_bus(&args.bus)?;
         let archive_dir = args.store.data_dir.join("archive");
         let archive = QuoteArchive::local(&archive_dir).with_context(|| {
             format!("cannot open the quote archive at {}", archive_dir.display())

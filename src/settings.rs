@@ -80,3 +80,21 @@ pub(crate) fn parse_date(text: &str) -> Result<NaiveDate, String> {
     NaiveDate::parse_from_str(text, "%Y-%m-%d")
         .map_err(|_| format!("{text:?} is not a date (YYYY-MM-DD)"))
 }
+
+/// The Kafka bus at `url` (`kafka://host:9092[,host2…][?…]`), for the distributed-mode commands.
+#[cfg(feature = "kafka")]
+pub(crate) fn kafka_bus(url: &str) -> anyhow::Result<Arc<dyn optics_schemas::Bus>> {
+    let bus =
+        optics_ingest::bus::kafka::KafkaBus::from_url(url).with_context(|| format!("bus {url}"))?;
+    Ok(Arc::new(bus))
+}
+
+/// Without the `kafka` feature (the embedded binary `make run` builds) there is no Kafka client:
+/// say so and how to get one, instead of failing later.
+#[cfg(not(feature = "kafka"))]
+pub(crate) fn kafka_bus(url: &str) -> anyhow::Result<Arc<dyn optics_schemas::Bus>> {
+    anyhow::bail!(
+        "bus {url}: this optics binary was built without Kafka support (the embedded build of \
+         `make run`); `make build-distributed` builds one with it"
+    )
+}

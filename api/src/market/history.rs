@@ -53,10 +53,16 @@ impl ChainHistory {
         // scheduling to a sub-20 ms read and compete with the API's own workers.
         // Strings as written (Utf8): DataFusion would otherwise read them as Utf8View, which
         // the snapshot schemas do not accept.
-        let config = SessionConfig::new().with_target_partitions(1).set_bool(
-            "datafusion.execution.parquet.schema_force_view_types",
-            false,
-        );
+        // The expiration filter is evaluated while decoding (parquet's row filter): a file holds
+        // every expiration of the session, a query wants one, so only its rows are decoded
+        // past the expiration column.
+        let config = SessionConfig::new()
+            .with_target_partitions(1)
+            .set_bool(
+                "datafusion.execution.parquet.schema_force_view_types",
+                false,
+            )
+            .set_bool("datafusion.execution.parquet.pushdown_filters", true);
         let ctx = SessionContext::new_with_config(config);
         if let Ok(url) = Url::parse(STORE_URL) {
             ctx.register_object_store(&url, Arc::clone(store.object_store()));

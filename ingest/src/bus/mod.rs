@@ -7,6 +7,7 @@
 //! - [`kafka::KafkaBus`]: Kafka through librdkafka (`--bus kafka://host:9092`).
 
 mod embedded;
+#[cfg(feature = "kafka")]
 pub mod kafka;
 
 pub use embedded::{EmbeddedBus, EmbeddedBusConfig};
