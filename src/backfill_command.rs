@@ -26,7 +26,8 @@ pub(crate) struct BackfillArgs {
     /// Sessions to build, ending at --to (ignored when --from is given).
     #[arg(long, env = "OPTICS_BACKFILL_SESSIONS", default_value_t = 20)]
     sessions: usize,
-    /// Years of daily history (bars, earnings, dividends, borrow, calendar) before --to.
+    /// Years of daily history (bars, earnings, dividends, borrow, calendar, and the `vol_daily`
+    /// rows of its sessions) before --to.
     #[arg(long, env = "OPTICS_HISTORY_YEARS", default_value_t = 3)]
     history_years: u32,
     /// Hide the progress bar.
@@ -81,7 +82,7 @@ pub(crate) fn run(args: &BackfillArgs) -> anyhow::Result<()> {
     ))?;
     progress.finish_and_clear();
     println!(
-        "{} sessions ({} → {}) of {} underlyings: {} contracts, {} vol_daily rows, {} snapshot files in {:.1} s",
+        "{} sessions ({} → {}) of {} underlyings: {} contracts, {} vol_daily rows ({} of them over {} history sessions), {} snapshot files in {:.1} s",
         summary.sessions,
         sessions
             .first()
@@ -91,6 +92,8 @@ pub(crate) fn run(args: &BackfillArgs) -> anyhow::Result<()> {
         universe.len(),
         summary.contracts,
         summary.vol_rows,
+        summary.history_vol_rows,
+        summary.history_vol_sessions,
         summary.snapshots,
         started.elapsed().as_secs_f64()
     );

@@ -8,13 +8,16 @@ use anyhow::{Context, bail};
 use chrono::{TimeDelta, Utc};
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
-use optics_compute::store::{SnapshotKey, SnapshotStore};
+use optics_compute::store::SnapshotKey;
 use optics_ingest::archive::{ArchiveSink, QuoteArchive};
 use optics_ingest::vendor::{
     ImportError, ImportKind, ImportOptions, ImportSink, ImportSummary, MemorySink, Progress,
     import_file_with,
 };
 use optics_schemas::{DailyBar, Dataset, Record};
+
+use crate::seeding::merge_bars_into_market_wide;
+use crate::settings::{ArchiveArgs, StoreArgs};
 
 /// An uncommitted import idle this long is a crashed one: `optics import` removes its objects
 /// before importing (an import in flight writes a part at least every few seconds).
@@ -28,7 +31,8 @@ pub(crate) enum CliImportKind {
     /// Cboe DataShop Option EOD Summary.
     CboeEod,
     /// Daily bars of one underlying (date, open, high, low, close, volume[, adj_close]); needs
-    /// --symbol. They go to the snapshot store's `daily_bars` dataset.
+    /// --symbol. They go to the snapshot store's `daily_bars` dataset, merged into the
+    /// market-wide bars every reader uses.
     Bars,
 }
 
@@ -40,10 +44,11 @@ pub(crate) struct ImportArgs {
     /// One or more CSV files; each is validated completely and committed on its own.
     #[arg(required = true)]
     files: Vec<PathBuf>,
-    /// Data directory; the quote archive lives under `<data-dir>/archive`, the snapshot store
-    /// (daily bars) under `<data-dir>/snapshots`.
-    #[arg(long, env = "OPTICS_DATA_DIR", default_value = "./data")]
-    data_dir: PathBuf,
+    /// Data directory, --store (where bars go) and --archive (where option files go).
+    #[command(flatten)]
+    store: StoreArgs,
+    #[command(flatten)]
+    archive: ArchiveArgs,
     /// The underlying of a bars file (the layout has no symbol column).
     #[arg(long, env = "OPTICS_IMPORT_SYMBOL")]
     symbol: Option<String>,
@@ -56,9 +61,8 @@ pub(crate) fn run(args: &ImportArgs) -> anyhow::Result<()> {
     if let CliImportKind::Bars = args.kind {
         return import_bars(args);
     }
-    let archive_dir = args.data_dir.join("archive");
-    let archive = QuoteArchive::local(&archive_dir)
-        .with_context(|| format!("cannot open the quote archive at {}", archive_dir.display()))?;
+    let archive = args.archive.open_archive(&args.store.data_dir)?;
+    let archive_name = args.archive.describe(&args.store.data_dir);
     let kind = match args.kind {
         CliImportKind::OratsStrikes => ImportKind::OratsStrikes,
         CliImportKind::CboeEod => ImportKind::CboeEod,
@@ -80,7 +84,7 @@ pub(crate) fn run(args: &ImportArgs) -> anyhow::Result<()> {
                     summary.file,
                     summary.rows,
                     summary.lines,
-                    archive_dir.display(),
+                    archive_name,
                     parts,
                     if parts == 1 { "" } else { "s" }
                 );
@@ -100,6 +104,7 @@ pub(crate) fn run(args: &ImportArgs) -> anyhow::Result<()> {
 /// Removes what crashed imports left in the archive (objects no reader follows).
 fn remove_abandoned_imports(archive: &QuoteArchive) -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
         .build()
         .context("tokio runtime")?;
     let removed = runtime
@@ -140,10 +145,15 @@ fn import_with_progress(
 }
 
 /// A bars file streams through its reader like the option files (bounded batches, the
-/// progress bar); the validated bars — one per session, a few MB for a century — are kept to be
-/// sorted by date and published as one snapshot
-/// `daily_bars/trade_date=<last bar>/underlying=<symbol>`: one atomic file, so a bad file
-/// leaves nothing behind.
+/// progress bar); the validated bars — one per session, a few MB for a century — are kept,
+/// sorted by date, and published twice, each an atomic file, so a bad file leaves nothing
+/// behind:
+/// 1. as the import's own record, `daily_bars/trade_date=<last bar>/underlying=<symbol>`,
+///    which seeding and backfill lay over the simulated bars when they rewrite the market-wide
+///    bars;
+/// 2. merged into the newest market-wide partition (`underlying=_all`), the one the API's
+///    share volumes and the session close read: the symbol's sessions in the file replace the
+///    stored ones, every other row is kept (see [`merge_bars_into_market_wide`]).
 fn import_bars(args: &ImportArgs) -> anyhow::Result<()> {
     let symbol = args
         .symbol
@@ -151,9 +161,9 @@ fn import_bars(args: &ImportArgs) -> anyhow::Result<()> {
         .context("a bars file has no symbol column: pass --symbol")?
         .trim()
         .to_uppercase();
-    let store = SnapshotStore::local(&args.data_dir.join("snapshots"))
-        .context("cannot open the snapshot store")?;
+    let store = args.store.open_store()?;
     let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
         .build()
         .context("tokio runtime")?;
     let kind = ImportKind::Bars {
@@ -173,14 +183,31 @@ fn import_bars(args: &ImportArgs) -> anyhow::Result<()> {
                     .context("the file has no bars")?;
                 let batch = DailyBar::to_batch(&bars)?;
                 let key = SnapshotKey::new(Dataset::DailyBars.name(), last, symbol.as_str());
-                runtime.block_on(store.publish(&key, &batch, &[], chrono::Utc::now()))?;
-                Ok((summary, last))
+                let now = Utc::now();
+                runtime.block_on(store.publish(&key, &batch, &[], now))?;
+                // From here the file is stored: a failed merge is repeated by importing again
+                // (or by the next backfill, which lays the import over the simulated bars).
+                let merged = runtime
+                    .block_on(merge_bars_into_market_wide(&store, &bars, now))
+                    .map_err(|e| {
+                        e.context(format!(
+                            "the bars are stored as the import of {symbol} ({key}) but not \
+                             merged into the market-wide bars the API reads; import the file \
+                             again"
+                        ))
+                    });
+                Ok((summary, last, merged))
             });
         match outcome {
-            Ok((summary, last)) => println!(
-                "{}: {} bars of {symbol} through {last} committed to the snapshot store",
-                summary.file, summary.rows
+            Ok((summary, last, Ok(merged))) => println!(
+                "{}: {} bars of {symbol} through {last} committed to the snapshot store \
+                 (market-wide daily bars of {}: {} rows, {} replaced)",
+                summary.file, summary.rows, merged.trade_date, merged.rows, merged.replaced
             ),
+            Ok((_, _, Err(error))) => {
+                eprintln!("error: {error:#}");
+                failures += 1;
+            }
             Err(error) => {
                 eprintln!("error: {error:#} — nothing of this file was imported");
                 failures += 1;

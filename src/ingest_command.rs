@@ -13,7 +13,7 @@ use optics_ingest::simulator::live::{ClockSleeper, LiveConfig, LiveSimulator};
 use optics_ingest::source::QuoteSource;
 use optics_schemas::Bus;
 
-use crate::settings::{MarketArgs, StoreArgs, kafka_bus};
+use crate::settings::{ArchiveArgs, MarketArgs, StoreArgs, kafka_bus};
 
 pub(crate) use optics_ingest::pump::Routing;
 
@@ -69,6 +69,8 @@ pub(crate) struct IngestArgs {
     #[command(flatten)]
     store: StoreArgs,
     #[command(flatten)]
+    archive: ArchiveArgs,
+    #[command(flatten)]
     market: MarketArgs,
     /// Market time per wall-clock second.
     #[arg(long, env = "OPTICS_SPEED", default_value_t = 1.0)]
@@ -110,10 +112,7 @@ pub(crate) fn run(args: &IngestArgs) -> anyhow::Result<()> {
     runtime.block_on(async {
         let clock = market_clock(args.start, args.speed)?;
         let bus = kafka_bus(&args.bus)?;
-        let archive_dir = args.store.data_dir.join("archive");
-        let archive = QuoteArchive::local(&archive_dir).with_context(|| {
-            format!("cannot open the quote archive at {}", archive_dir.display())
-        })?;
+        let archive = args.archive.open_archive(&args.store.data_dir)?;
         let live = LiveSimulator::new(
             args.market.universe(),
             LiveConfig {

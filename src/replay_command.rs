@@ -8,15 +8,16 @@ use chrono::NaiveDate;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use optics_compute::worker::WorkerConfig;
-use optics_ingest::archive::QuoteArchive;
 use optics_ingest::replay::replay_session;
 
-use crate::settings::{StoreArgs, parse_date};
+use crate::settings::{ArchiveArgs, StoreArgs, parse_date};
 
 #[derive(Debug, Args)]
 pub(crate) struct ReplayArgs {
     #[command(flatten)]
     store: StoreArgs,
+    #[command(flatten)]
+    archive: ArchiveArgs,
     /// Sessions to replay (repeat the flag for several).
     #[arg(long = "date", env = "OPTICS_REPLAY_DATES", value_delimiter = ',', required = true, value_parser = parse_date)]
     dates: Vec<NaiveDate>,
@@ -33,9 +34,7 @@ pub(crate) fn run(args: &ReplayArgs) -> anyhow::Result<()> {
         args.rate.is_finite() && args.rate.abs() < 1.0,
         "--rate must be a decimal between -1 and 1"
     );
-    let archive_dir = args.store.data_dir.join("archive");
-    let archive = QuoteArchive::local(&archive_dir)
-        .with_context(|| format!("cannot open the quote archive at {}", archive_dir.display()))?;
+    let archive = args.archive.open_archive(&args.store.data_dir)?;
     let store = args.store.open_store()?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -19,7 +19,6 @@ use optics_api::market::StoreMarketData;
 use optics_compute::store::{MARKET_WIDE, SnapshotStore};
 use optics_compute::time::{Clock, NyseCalendar, SystemClock};
 use optics_compute::worker::{ComputeWorker, WorkerConfig};
-use optics_ingest::archive::QuoteArchive;
 use optics_ingest::bus::{EmbeddedBus, EmbeddedBusConfig};
 use optics_ingest::simulator::live::{ClockSleeper, LiveConfig, LiveSimulator};
 use optics_ingest::simulator::market::MarketTape;
@@ -30,12 +29,14 @@ use optics_schemas::{Bus, Dataset, Message};
 use crate::ingest_command::{Routing, pump};
 use crate::seeding::{last_sessions, seed};
 use crate::serve_command::{ApiArgs, access_control, app, serve_app, shutdown_signal};
-use crate::settings::{MarketArgs, StoreArgs};
+use crate::settings::{ArchiveArgs, MarketArgs, StoreArgs};
 
 #[derive(Debug, Args)]
 pub(crate) struct RunArgs {
     #[command(flatten)]
     store: StoreArgs,
+    #[command(flatten)]
+    archive: ArchiveArgs,
     #[command(flatten)]
     market: MarketArgs,
     #[command(flatten)]
@@ -143,9 +144,7 @@ async fn run_async(args: &RunArgs) -> anyhow::Result<()> {
     if let Some(tape) = tape {
         live = live.with_tape(tape);
     }
-    let archive_dir = args.store.data_dir.join("archive");
-    let archive = QuoteArchive::local(&archive_dir)
-        .with_context(|| format!("cannot open the quote archive at {}", archive_dir.display()))?;
+    let archive = args.archive.open_archive(&args.store.data_dir)?;
     let source_task = tokio::spawn(pump(
         Box::new(live),
         Arc::clone(&bus),
@@ -219,10 +218,13 @@ async fn seed_if_empty(
     .await?;
     progress.finish_and_clear();
     println!(
-        "seeded {} sessions ({} contracts, {} vol_daily rows) in {:.1} s",
+        "seeded {} sessions ({} contracts, {} vol_daily rows, of which {} over {} history \
+         sessions) in {:.1} s",
         summary.sessions,
         summary.contracts,
         summary.vol_rows,
+        summary.history_vol_rows,
+        summary.history_vol_sessions,
         started.elapsed().as_secs_f64()
     );
     Ok(Some(tape))

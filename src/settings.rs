@@ -1,13 +1,14 @@
 //! Argument groups shared by the subcommands that need them (every flag also reads an
 //! `OPTICS_*` environment variable), and the small conversions they imply.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::Context;
 use chrono::NaiveDate;
 use clap::Args;
 use optics_compute::store::SnapshotStore;
+use optics_ingest::archive::QuoteArchive;
 use optics_ingest::simulator::universe::Universe;
 
 /// Where data lives.
@@ -39,6 +40,41 @@ impl StoreArgs {
     }
 }
 
+/// Where the quote archive lives (`run`, `ingest`, `import`, `replay`).
+#[derive(Debug, Clone, Args)]
+pub(crate) struct ArchiveArgs {
+    /// The quote archive: a directory, file:///dir, memory:// or s3://bucket/prefix (as
+    /// --store; s3 is configured from AWS_* variables). Default: `<data-dir>/archive`.
+    #[arg(long, env = "OPTICS_ARCHIVE")]
+    pub(crate) archive: Option<String>,
+}
+
+impl ArchiveArgs {
+    /// Opens the quote archive: `--archive`, else `<data_dir>/archive`.
+    pub(crate) fn open_archive(&self, data_dir: &Path) -> anyhow::Result<QuoteArchive> {
+        match &self.archive {
+            Some(url) => QuoteArchive::from_url(url)
+                .with_context(|| format!("cannot open the quote archive {url}")),
+            None => {
+                let dir = data_dir.join("archive");
+                QuoteArchive::local(&dir)
+                    .with_context(|| format!("cannot open the quote archive at {}", dir.display()))
+            }
+        }
+    }
+
+    /// Where the archive is, for messages.
+    pub(crate) fn describe(&self, data_dir: &Path) -> String {
+        self.archive
+            .clone()
+            .unwrap_or_else(|| data_dir.join("archive").display().to_string())
+    }
+}
+
+/// The largest `--universe`: the scale knob is for benchmarks of thousands of underlyings;
+/// far beyond this a seeded store and a worker cycle no longer fit a machine's memory.
+pub(crate) const MAX_UNIVERSE: usize = 20_000;
+
 /// The simulated market.
 #[derive(Debug, Clone, Args)]
 pub(crate) struct MarketArgs {
@@ -46,8 +82,9 @@ pub(crate) struct MarketArgs {
     #[arg(long, env = "OPTICS_SEED", default_value_t = 7)]
     pub(crate) seed: u64,
     /// Underlyings to simulate: 0 = the built-in coverage universe (indices, ETFs and 40+
-    /// stocks); N = exactly N (the real ones first, then synthetic stocks), for benchmarks.
-    #[arg(long, env = "OPTICS_UNIVERSE", default_value_t = 0)]
+    /// stocks); N = exactly N (the real ones first, then synthetic stocks), for benchmarks;
+    /// at most 20000.
+    #[arg(long, env = "OPTICS_UNIVERSE", default_value_t = 0, value_parser = parse_universe)]
     pub(crate) universe: usize,
     /// Continuously compounded risk-free rate, decimal.
     #[arg(long, env = "OPTICS_RATE", default_value_t = 0.04)]
@@ -75,6 +112,21 @@ impl MarketArgs {
     }
 }
 
+/// A `--universe` size: 0 (the coverage universe) up to [`MAX_UNIVERSE`].
+pub(crate) fn parse_universe(text: &str) -> Result<usize, String> {
+    let n: usize = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("{text:?} is not a whole number of underlyings"))?;
+    if n > MAX_UNIVERSE {
+        return Err(format!(
+            "{n} underlyings is more than the simulator's limit of {MAX_UNIVERSE} \
+             (0 = the built-in coverage universe)"
+        ));
+    }
+    Ok(n)
+}
+
 /// `YYYY-MM-DD`.
 pub(crate) fn parse_date(text: &str) -> Result<NaiveDate, String> {
     NaiveDate::parse_from_str(text, "%Y-%m-%d")
@@ -97,4 +149,98 @@ pub(crate) fn kafka_bus(url: &str) -> anyhow::Result<Arc<dyn optics_schemas::Bus
         "bus {url}: this optics binary was built without Kafka support (the embedded build of \
          `make run`); `make build-distributed` builds one with it"
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Debug, Parser)]
+    struct Cli {
+        #[command(flatten)]
+        store: StoreArgs,
+        #[command(flatten)]
+        archive: ArchiveArgs,
+        #[command(flatten)]
+        market: MarketArgs,
+    }
+
+    fn temp_dir(tag: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("optics-settings-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        dir
+    }
+
+    #[test]
+    fn the_archive_defaults_to_the_data_directory() {
+        let data = temp_dir("default");
+        let cli = Cli::try_parse_from(["optics", "--data-dir", data.to_str().unwrap()]).unwrap();
+        assert_eq!(cli.archive.archive, None);
+        cli.archive.open_archive(&cli.store.data_dir).unwrap();
+        assert!(data.join("archive").is_dir());
+        assert_eq!(
+            cli.archive.describe(&cli.store.data_dir),
+            data.join("archive").display().to_string()
+        );
+        let _ = std::fs::remove_dir_all(&data);
+    }
+
+    #[test]
+    fn the_archive_takes_the_locations_the_store_takes() {
+        // A plain directory and a file URL: local, created.
+        let plain = temp_dir("plain");
+        let file_url = temp_dir("file-url");
+        for (location, dir) in [
+            (plain.display().to_string(), &plain),
+            (format!("file://{}", file_url.display()), &file_url),
+        ] {
+            let cli = Cli::try_parse_from(["optics", "--archive", &location]).unwrap();
+            let archive = cli.archive.open_archive(Path::new("unused")).unwrap();
+            assert!(dir.is_dir(), "{location}");
+            assert_eq!(archive.prefix().as_ref(), "");
+            let _ = std::fs::remove_dir_all(dir);
+        }
+        assert!(!Path::new("unused").exists());
+        // In memory, and S3 with its prefix (no request is made until the archive is used).
+        let memory = Cli::try_parse_from(["optics", "--archive", "memory://"]).unwrap();
+        memory.archive.open_archive(Path::new("unused")).unwrap();
+        let s3 =
+            Cli::try_parse_from(["optics", "--archive", "s3://bucket/optics/archive"]).unwrap();
+        let archive = s3.archive.open_archive(Path::new("unused")).unwrap();
+        assert_eq!(archive.prefix().as_ref(), "optics/archive");
+        // What is not a location: refused with the reason.
+        for (bad, reason) in [
+            ("ftp://host/dir", "unsupported scheme"),
+            ("file://relative/dir", "absolute path"),
+            ("s3://", "no bucket"),
+            ("  ", "empty"),
+        ] {
+            let cli = Cli::try_parse_from(["optics", "--archive", bad]).unwrap();
+            let error = cli.archive.open_archive(Path::new("unused")).unwrap_err();
+            let text = format!("{error:#}");
+            assert!(text.contains("cannot open the quote archive"), "{text}");
+            assert!(text.contains(reason), "{bad}: {text}");
+        }
+    }
+
+    #[test]
+    fn the_universe_is_bounded() {
+        let at_limit = MAX_UNIVERSE.to_string();
+        let cli = Cli::try_parse_from(["optics", "--universe", &at_limit]).unwrap();
+        assert_eq!(cli.market.universe, 20_000);
+        assert_eq!(
+            Cli::try_parse_from(["optics", "--universe", "0"])
+                .unwrap()
+                .market
+                .universe,
+            0
+        );
+        let error = Cli::try_parse_from(["optics", "--universe", "20001"]).unwrap_err();
+        assert!(error.to_string().contains("limit of 20000"), "{error}");
+        let error = Cli::try_parse_from(["optics", "--universe", "lots"]).unwrap_err();
+        assert!(error.to_string().contains("not a whole number"), "{error}");
+    }
 }

@@ -1,8 +1,16 @@
 //! `optics import`: vendor files into the quote archive, run as a user runs it.
 
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
 use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
 
+use chrono::NaiveDate;
+use optics_compute::store::SnapshotStore;
+use optics_compute::worker::close::read_reference;
 use optics_ingest::archive::QuoteArchive;
+use optics_schemas::DailyBar;
 use optics_tests::run_optics;
 
 const OPTICS: &str = env!("CARGO_BIN_EXE_optics");
@@ -235,10 +243,225 @@ fn a_bars_file_lands_in_the_snapshot_store() {
         String::from_utf8_lossy(&output.stderr)
     );
     let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(stdout.contains("bars of SPY through"), "{stdout}");
-    let dataset = dir.0.join("snapshots/daily_bars");
-    let partitions: Vec<_> = std::fs::read_dir(&dataset).unwrap().collect();
-    assert_eq!(partitions.len(), 1, "one trade_date partition");
+    assert!(
+        stdout.contains("bars of SPY through 2024-03-15"),
+        "{stdout}"
+    );
+    // The import's own partition and the market-wide one readers use, both of the last bar.
+    for underlying in ["SPY", "_all"] {
+        let partition = dir.0.join(format!(
+            "snapshots/daily_bars/trade_date=2024-03-15/underlying={underlying}"
+        ));
+        assert!(partition.is_dir(), "no {underlying} partition");
+    }
+    // What the session close reads for SPY: the file's rows, as written in it.
+    let file_rows: Vec<Vec<String>> = std::fs::read_to_string(&file)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(|line| line.split(',').map(str::to_owned).collect())
+        .collect();
+    let stored = stored_bars(&dir.0.join("snapshots"), date("2024-03-15"));
+    assert_eq!(stored.len(), file_rows.len());
+    for (bar, fields) in stored.iter().zip(&file_rows) {
+        assert_eq!(bar.symbol, "SPY");
+        assert_eq!(bar.date.to_string(), fields[0]);
+        assert_eq!(bar.close, fields[4].parse::<f64>().unwrap());
+        assert_eq!(bar.volume, fields[6].parse::<u64>().unwrap());
+    }
+}
+
+fn date(text: &str) -> NaiveDate {
+    NaiveDate::parse_from_str(text, "%Y-%m-%d").unwrap()
+}
+
+/// The market-wide daily bars the session close of `on` reads (the newest partition on or
+/// before it), sorted by symbol and date.
+fn stored_bars(store_dir: &std::path::Path, on: NaiveDate) -> Vec<DailyBar> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let store = SnapshotStore::local(store_dir).unwrap();
+        let mut bars: Vec<DailyBar> = read_reference(&store, on).await.unwrap();
+        bars.sort_by(|a, b| (&a.symbol, a.date).cmp(&(&b.symbol, b.date)));
+        bars
+    })
+}
+
+/// The server process, killed when dropped.
+struct Server(Child);
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// `optics serve` on port 0 over `data_dir` with the local account; returns it, its address
+/// and the local token.
+fn serve(data_dir: &std::path::Path) -> (Server, String, String) {
+    let mut child = Command::new(OPTICS)
+        .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+        .arg(data_dir)
+        .env("OPTICS_BOOTSTRAP_LOCAL_ACCOUNT", "true")
+        .env("OPTICS_LOG", "warn")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start optics serve");
+    let stdout = child.stdout.take().expect("stdout");
+    let server = Server(child);
+    for line in BufReader::new(stdout).lines() {
+        let line = line.expect("stdout line");
+        if let Some(address) = line.strip_prefix("listening on http://") {
+            let token = std::fs::read_to_string(data_dir.join("api-token")).expect("token file");
+            return (server, address.to_owned(), token.trim().to_owned());
+        }
+    }
+    panic!("optics serve exited without listening");
+}
+
+/// One authenticated GET: the status and the body as JSON.
+fn get(address: &str, path: &str, token: &str) -> (u16, serde_json::Value) {
+    let mut stream = TcpStream::connect(address).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {address}\r\nAuthorization: Bearer {token}\r\n\
+         Connection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).expect("response");
+    let (head, body) = response.split_once("\r\n\r\n").expect("HTTP response");
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .expect("status");
+    (
+        status,
+        serde_json::from_str(body).unwrap_or(serde_json::Value::Null),
+    )
+}
+
+/// Bars imported over a seeded store reach `/stock/{ticker}` through `optics serve`, every
+/// other stored bar is kept, and a later backfill keeps the imported ones.
+#[test]
+fn imported_bars_reach_the_stock_endpoint_and_survive_a_backfill() {
+    let dir = TempDir::new("import-bars-served");
+    let data_dir = dir.0.to_str().unwrap();
+    let backfill_args = [
+        "backfill",
+        "--data-dir",
+        data_dir,
+        "--to",
+        "2026-11-20",
+        "--sessions",
+        "1",
+        "--universe",
+        "5",
+        "--history-years",
+        "1",
+        "--quiet",
+    ];
+    let backfill = run_optics(OPTICS, &backfill_args);
+    assert!(
+        backfill.status.success(),
+        "{}",
+        String::from_utf8_lossy(&backfill.stderr)
+    );
+    let session = date("2026-11-20");
+    let before = stored_bars(&dir.0.join("snapshots"), session);
+    let simulated = before
+        .iter()
+        .find(|b| b.symbol == "SPY" && b.date == session)
+        .expect("a simulated SPY bar")
+        .clone();
+    // Two sessions of SPY with volumes the simulator (round lots, ~70 M) would not draw.
+    let imported_volume = 123_456_789u64;
+    let file = dir.0.join("spy.csv");
+    std::fs::write(
+        &file,
+        "date,open,high,low,close,volume\n\
+         2026-11-19,600.00,605.00,598.00,601.11,98765432\n\
+         2026-11-20,601.50,610.00,600.00,608.88,123456789\n",
+    )
+    .unwrap();
+    let store = format!("file://{}", dir.0.join("snapshots").display());
+    let import = run_optics(
+        OPTICS,
+        &[
+            "import",
+            "bars",
+            file.to_str().unwrap(),
+            "--symbol",
+            "SPY",
+            "--data-dir",
+            data_dir,
+            "--store",
+            &store,
+            "--quiet",
+        ],
+    );
+    assert!(
+        import.status.success(),
+        "{}",
+        String::from_utf8_lossy(&import.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&import.stdout).contains("2 replaced"),
+        "{}",
+        String::from_utf8_lossy(&import.stdout)
+    );
+
+    // Every stored bar is still there; SPY's two sessions are the file's.
+    let after = stored_bars(&dir.0.join("snapshots"), session);
+    assert_eq!(after.len(), before.len());
+    for (old, new) in before.iter().zip(&after) {
+        assert_eq!((&old.symbol, old.date), (&new.symbol, new.date));
+        if new.symbol == "SPY" && new.date >= date("2026-11-19") {
+            continue;
+        }
+        assert_eq!(old, new);
+    }
+    let spy = after
+        .iter()
+        .find(|b| b.symbol == "SPY" && b.date == session)
+        .unwrap();
+    assert_eq!((spy.close, spy.volume), (608.88, imported_volume));
+    assert_ne!(simulated.volume, imported_volume);
+
+    // The API serves the imported session's volume.
+    {
+        let (_server, address, token) = serve(&dir.0);
+        let (status, body) = get(&address, "/api/mcp/data/stock/SPY", &token);
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(
+            body["data"]["volume_shares"].as_u64(),
+            Some(imported_volume)
+        );
+        assert_eq!(body["data"]["volume_date"], "2026-11-20");
+        assert_eq!(body["data"]["volume"], "123.46M");
+    }
+
+    // A backfill rewrites the market-wide bars from the simulator and lays the import over it.
+    let again = run_optics(OPTICS, &backfill_args);
+    assert!(
+        again.status.success(),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    let rewritten = stored_bars(&dir.0.join("snapshots"), session);
+    assert_eq!(rewritten.len(), before.len());
+    let spy = rewritten
+        .iter()
+        .find(|b| b.symbol == "SPY" && b.date == session)
+        .unwrap();
+    assert_eq!((spy.close, spy.volume), (608.88, imported_volume));
 }
 
 /// Files under `dir`, recursively (a local archive keeps empty directories).

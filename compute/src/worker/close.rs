@@ -7,7 +7,7 @@
 //! `vol_daily` partitions (the IV rank lookback) — or, for seeding and backfill, which hold the
 //! history in memory already, partly from the caller ([`CloseReference`]).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::{DateTime, NaiveDate, TimeDelta, Utc};
 use optics_schemas::bus::snapshot_datasets;
@@ -15,11 +15,17 @@ use optics_schemas::columns::vol_daily;
 use optics_schemas::{
     ChainRow, DailyBar, Dataset, EarningsEvent, Record, SnapshotEvent, VolDailyRow,
 };
+use rayon::prelude::*;
 
 use super::WorkerError;
 use crate::store::{MARKET_WIDE, SnapshotKey, SnapshotStore};
 use crate::time::NyseCalendar;
-use crate::vol::{IV_RANK_LOOKBACK_SESSIONS, SessionCloseInputs, VolError, vol_daily_rows};
+use crate::vol::close::reaction_sessions;
+use crate::vol::{
+    BENCHMARK_SYMBOL, ConstantMaturityIv, DailyVolInputs, IV_RANK_LOOKBACK_SESSIONS,
+    IV_RANK_MIN_SESSIONS, SessionCloseInputs, VolError, iv_rank_percentile, vol_daily_row,
+    vol_daily_rows, vrp,
+};
 
 /// The reference data of a session close.
 #[derive(Debug, Clone, Default)]
@@ -92,6 +98,183 @@ pub async fn publish_vol_daily(
         rows: computed.rows,
         skipped: computed.skipped,
     }))
+}
+
+/// One underlying's constant-maturity at-the-money-forward IVs at a past session's close,
+/// from a source other than a closing chain (the simulator's surface history, a vendor's IV
+/// history), in percentage points like the chain-derived figures.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelIv {
+    /// Underlying symbol.
+    pub underlying: String,
+    /// The session.
+    pub trade_date: NaiveDate,
+    /// IV at 10 … 365 calendar days.
+    pub iv: ConstantMaturityIv,
+}
+
+/// The `vol_daily` rows of past sessions without closing chains, and the underlyings left out.
+#[derive(Debug, Default)]
+pub struct HistoryRows {
+    /// Per session, one row per underlying with a bar that day, sorted by underlying.
+    pub by_date: BTreeMap<NaiveDate, Vec<VolDailyRow>>,
+    /// Underlyings and sessions without a row, with the reason.
+    pub skipped: Vec<(String, NaiveDate, VolError)>,
+}
+
+/// The `vol_daily` rows of `trade_dates` (past sessions that have no closing chain: the years
+/// of history a fresh store is seeded with), one per underlying with a bar that day.
+///
+/// Each row is what [`vol_daily_rows`] computes for the session without a chain — closes from
+/// `bars` up to that day, realized vols, the ex-earnings HV, beta and correlation to SPY — with
+/// the IV columns taken from `model_iv` instead of a chain (`iv10d_pct` … `iv1yr_pct`), and
+/// IV rank, percentile and VRP computed from them by the same rule as a session close
+/// ([`vol_daily_row`]): rank and percentile of today's `iv30d_pct` among the last
+/// [`IV_RANK_LOOKBACK_SESSIONS`] sessions including today, null below [`IV_RANK_MIN_SESSIONS`].
+/// The lookback is `prior` (earlier rows, e.g. already in the store; those on one of
+/// `trade_dates` are replaced) and the rows computed here for earlier `trade_dates`. Front
+/// expiration, front ATM IV and the 25-delta skew need a chain and stay null.
+///
+/// `close_of` gives each session's close instant (the rows' `as_of`); a date it has none for
+/// gets no rows.
+pub fn vol_daily_history_rows(
+    trade_dates: &[NaiveDate],
+    close_of: impl Fn(NaiveDate) -> Option<DateTime<Utc>> + Sync,
+    bars: &[DailyBar],
+    earnings: &[EarningsEvent],
+    model_iv: &[ModelIv],
+    prior: &[VolDailyRow],
+) -> HistoryRows {
+    let wanted: BTreeSet<NaiveDate> = trade_dates.iter().copied().collect();
+    let mut closes_by_symbol: BTreeMap<&str, BTreeMap<NaiveDate, f64>> = BTreeMap::new();
+    for bar in bars {
+        closes_by_symbol
+            .entry(bar.symbol.as_str())
+            .or_default()
+            .insert(bar.date, bar.close);
+    }
+    let mut reports: BTreeMap<&str, Vec<&EarningsEvent>> = BTreeMap::new();
+    for event in earnings {
+        reports
+            .entry(event.symbol.as_str())
+            .or_default()
+            .push(event);
+    }
+    let mut iv_by_symbol: BTreeMap<&str, BTreeMap<NaiveDate, ConstantMaturityIv>> = BTreeMap::new();
+    for row in model_iv {
+        iv_by_symbol
+            .entry(row.underlying.as_str())
+            .or_default()
+            .insert(row.trade_date, row.iv);
+    }
+    let mut prior_iv30: BTreeMap<&str, BTreeMap<NaiveDate, f64>> = BTreeMap::new();
+    for row in prior.iter().filter(|r| !wanted.contains(&r.trade_date)) {
+        if let Some(iv) = row.iv30d_pct {
+            prior_iv30
+                .entry(row.underlying.as_str())
+                .or_default()
+                .insert(row.trade_date, iv);
+        }
+    }
+    let benchmark = closes_by_symbol.get(BENCHMARK_SYMBOL);
+    let per_symbol: Vec<Vec<(NaiveDate, Result<VolDailyRow, VolError>)>> = closes_by_symbol
+        .par_iter()
+        .map(|(&symbol, closes_by_date)| {
+            let dates: Vec<NaiveDate> = closes_by_date.keys().copied().collect();
+            let closes: Vec<f64> = closes_by_date.values().copied().collect();
+            let reactions = reaction_sessions(
+                &dates,
+                reports.get(symbol).map(Vec::as_slice).unwrap_or_default(),
+            );
+            // SPY on every date of the symbol up to the day, as a session close requires.
+            let spy: Vec<f64> = benchmark.map_or_else(Vec::new, |spy| {
+                dates.iter().map_while(|d| spy.get(d).copied()).collect()
+            });
+            let ivs = iv_by_symbol.get(symbol);
+            let mut iv30_series = prior_iv30.get(symbol).cloned().unwrap_or_default();
+            let mut out = Vec::new();
+            for (i, &day) in dates.iter().enumerate() {
+                if !wanted.contains(&day) {
+                    continue;
+                }
+                let Some(as_of) = close_of(day) else { continue };
+                let inputs = DailyVolInputs {
+                    underlying: symbol,
+                    trade_date: day,
+                    as_of,
+                    closes: &closes[..=i],
+                    reaction_sessions: &reactions[..reactions.partition_point(|&s| s <= i)],
+                    chain: &[],
+                    prior_iv30d_pct: &[],
+                    spy_closes: spy.get(..=i),
+                };
+                let row = vol_daily_row(&inputs).and_then(|mut row| {
+                    if let Some(iv) = ivs.and_then(|by_date| by_date.get(&day)) {
+                        with_model_iv(&mut row, iv, &iv30_series)?;
+                    }
+                    Ok(row)
+                });
+                if let Ok(VolDailyRow {
+                    iv30d_pct: Some(iv30),
+                    ..
+                }) = &row
+                {
+                    iv30_series.insert(day, *iv30);
+                }
+                out.push((day, row));
+            }
+            out
+        })
+        .collect();
+    let mut rows = HistoryRows::default();
+    for (symbol, results) in closes_by_symbol.keys().zip(per_symbol) {
+        for (day, result) in results {
+            match result {
+                Ok(row) => rows.by_date.entry(day).or_default().push(row),
+                Err(e) => rows.skipped.push(((*symbol).to_owned(), day, e)),
+            }
+        }
+    }
+    rows
+}
+
+/// Sets the IV columns of `row` from `iv`, and the IV rank, percentile and VRP that follow
+/// from them and the earlier `iv30d_pct` values (`earlier`, by date; those before the row's
+/// date are used), by the rule of [`vol_daily_row`].
+fn with_model_iv(
+    row: &mut VolDailyRow,
+    iv: &ConstantMaturityIv,
+    earlier: &BTreeMap<NaiveDate, f64>,
+) -> Result<(), VolError> {
+    row.iv10d_pct = iv.iv10d_pct;
+    row.iv20d_pct = iv.iv20d_pct;
+    row.iv30d_pct = iv.iv30d_pct;
+    row.iv60d_pct = iv.iv60d_pct;
+    row.iv90d_pct = iv.iv90d_pct;
+    row.iv6m_pct = iv.iv6m_pct;
+    row.iv1yr_pct = iv.iv1yr_pct;
+    let Some(today) = iv.iv30d_pct else {
+        return Ok(());
+    };
+    let mut lookback: Vec<f64> = earlier
+        .range(..row.trade_date)
+        .rev()
+        .take(IV_RANK_LOOKBACK_SESSIONS - 1)
+        .map(|(_, iv)| *iv)
+        .collect();
+    lookback.reverse();
+    lookback.push(today);
+    if lookback.len() >= IV_RANK_MIN_SESSIONS {
+        let ranked = iv_rank_percentile(&lookback, today)?;
+        row.iv_rank = ranked.iv_rank;
+        row.iv_percentile = Some(ranked.iv_percentile);
+    }
+    if let Some(realized) = row.hv_30d_pct {
+        let premium = vrp(today, realized)?;
+        row.vrp_30d_pct = Some(premium.premium_pct);
+        row.vrp_ratio = premium.ratio;
+    }
+    Ok(())
 }
 
 /// The closing (latest) chain of every underlying with a chain partition on `trade_date`.

@@ -12,6 +12,9 @@ pub enum ArchiveError {
     /// Rows did not pass the `option_quotes` schema (on write or on read).
     #[error("schema: {0}")]
     Schema(#[from] optics_schemas::SchemaError),
+    /// An archive location (`--archive`) that cannot be opened.
+    #[error("{0}")]
+    Location(String),
     /// A local I/O failure (creating the archive directory, starting the sink's runtime).
     #[error("i/o: {0}")]
     Io(String),

@@ -198,6 +198,23 @@ impl QuoteArchive {
         Ok(Self::new(Arc::new(store), Path::default()))
     }
 
+    /// The archive an `--archive` setting names, parsed exactly as the snapshot store's
+    /// `--store` ([`SnapshotStore::from_url`](optics_compute::store::SnapshotStore::from_url)):
+    /// a plain directory or `file:///dir` (local, created if missing), `memory://` (this
+    /// process only) or `s3://bucket/prefix` (configured from the `AWS_*` variables).
+    ///
+    /// # Errors
+    /// [`ArchiveError::Location`] for an empty, malformed or unsupported location, or one
+    /// whose directory cannot be created.
+    pub fn from_url(location: &str) -> Result<Self, ArchiveError> {
+        let store = optics_compute::store::SnapshotStore::from_url(location)
+            .map_err(|e| ArchiveError::Location(e.to_string()))?;
+        Ok(Self::new(
+            Arc::clone(store.object_store()),
+            store.prefix().clone(),
+        ))
+    }
+
     /// Caps rows per row group (default [`DEFAULT_ROW_GROUP_ROWS`]; 0 is taken as 1).
     pub fn with_row_group_rows(mut self, rows: usize) -> Self {
         self.row_group_rows = rows.max(1);

@@ -73,7 +73,9 @@ impl ArchiveSink {
         if !valid_import_id(import_id) {
             return Err(ArchiveError::InvalidImportId(import_id.to_owned()));
         }
+        // I/O and timers on: a remote archive's client (S3) needs both.
         let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
             .build()
             .map_err(|e| ArchiveError::Io(e.to_string()))?;
         let dir = archive.import_dir(import_id);
