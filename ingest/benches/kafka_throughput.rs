@@ -11,8 +11,9 @@
 //! The mock broker runs in this process and shares its CPUs, so the figures are a lower bound
 //! of the client's cost, not of a real cluster's throughput.
 //!
-//! Run with `cargo bench -p optics-ingest --bench kafka_throughput`. It prints figures; it
-//! asserts nothing about time (only that every row arrived).
+//! Run with `cargo bench -p optics-ingest --features kafka --bench kafka_throughput` (the Kafka
+//! bus is behind the `kafka` feature). It prints figures; it asserts nothing about time (only
+//! that every row arrived).
 
 use std::time::{Duration, Instant};
 

@@ -9,9 +9,9 @@
 //! | output | rows | notes |
 //! | --- | --- | --- |
 //! | [`MarketHistory::bars`] | [`DailyBar`] per underlying × session | see below |
-//! | [`MarketHistory::iv`] | [`DailyIv`] per underlying × session | a row type of this module (no schema dataset carries it) |
+//! | [`MarketHistory::iv`] | [`DailyIv`] per underlying × session | a row type of this module; seeding stores it as the `vol_daily` rows of the history's sessions (IV columns, percentage points) |
 //! | [`MarketHistory::earnings`] | `EarningsEvent` | reports in the window and scheduled ones up to 120 days after it |
-//! | [`MarketHistory::reactions`] | [`EarningsReaction`] | a row type of this module: the actual moves |
+//! | [`MarketHistory::reactions`] | [`EarningsReaction`] | a row type of this module: the actual moves, derivable from stored rows (see the type) |
 //! | [`MarketHistory::dividends`] | `Dividend` | ex-dates in the window and declared ones up to 120 days after it |
 //! | [`MarketHistory::borrow`] | `BorrowRate` per stock/ETF × session | |
 //! | [`MarketHistory::economic`] | `EconomicEvent` | the window and 60 days after it |
@@ -145,6 +145,22 @@ pub struct DailyIv {
 }
 
 /// The actual market reaction to one earnings report.
+///
+/// No dataset stores these rows: every field follows from rows the store holds, so a second
+/// copy could only disagree with them. For a report in the `earnings` rows:
+/// - `reaction_date`: the first session whose close reflects the report — the report date for
+///   a pre-open report, the next session for an after-close one
+///   (`optics_compute::vol::close::reaction_sessions` over the symbol's `daily_bars` dates);
+/// - `previous_close`: the `daily_bars` close of the session before it; `reaction_open` and
+///   `reaction_close`: that session's bar (all as traded, to the cent);
+/// - `gap_move_pct`, `close_move_pct`: from those three prices, as documented on the fields
+///   (`optics_compute::vol::gap_move_pct`);
+/// - `iv30_before`, `iv30_after`: `vol_daily.iv30d_pct / 100` of the session before and of the
+///   reaction session — the history's [`DailyIv::iv30`] for the sessions seeded from the
+///   history; a session seeded or run with chains carries its closing chain's 30-day IV
+///   instead (the same surface, read through quotes).
+///
+/// `ingest/tests/simulator_earnings_reaction.rs` derives every reaction this way and compares.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EarningsReaction {
     /// Underlying symbol.
@@ -211,8 +227,9 @@ impl MarketHistory {
 
     /// The history as bus messages: daily bars, earnings, dividends and borrow fees keyed by
     /// underlying (one message per underlying and dataset), then the company map and the
-    /// economic calendar market-wide. [`DailyIv`] and [`EarningsReaction`] have no bus
-    /// dataset and are not included.
+    /// economic calendar market-wide. [`DailyIv`] (stored as `vol_daily` rows by seeding) and
+    /// [`EarningsReaction`] (derived from stored rows) have no bus dataset and are not
+    /// included.
     ///
     /// # Errors
     /// [`SimulatorError::Schema`] if a batch fails validation (a simulator bug).
