@@ -217,14 +217,13 @@ pub(crate) async fn merge_bars_into_market_wide(
         let batch = DailyBar::to_batch(&merged)?;
         let key = SnapshotKey::new(dataset, target, MARKET_WIDE);
         let event = store.publish(&key, &batch, &[], published_at).await?;
-        // Someone else's version between the one we read and ours lacks nothing of theirs
-        // only if it does not exist; a newer market-wide date would shadow ours.
+        // A version someone else published between the one we read and ours would be lost
+        // under ours, and a newer market-wide date would shadow ours: merge onto either.
         let interleaved = store
             .versions(&key)
             .await?
             .into_iter()
-            .filter(|f| f.version > base_version && f.version < event.version)
-            .next_back();
+            .rfind(|f| f.version > base_version && f.version < event.version);
         let newer_date = store
             .latest_trade_date(dataset, MARKET_WIDE, None)
             .await?
