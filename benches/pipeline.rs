@@ -17,7 +17,7 @@ use optics_compute::flow::{FlowConfig, flow_rows, flow_snapshot_rows};
 use optics_compute::store::{SnapshotKey, SnapshotStore};
 use optics_compute::time::NyseCalendar;
 use optics_compute::worker::cycle::{CycleContext, build_all, chain_of};
-use optics_compute::worker::{UnderlyingBook, WorkerConfig};
+use optics_compute::worker::{DatasetSnapshot, UnderlyingBook, WorkerConfig, WorkerError};
 use optics_ingest::archive::QuoteArchive;
 use optics_ingest::replay::replay_session;
 use optics_ingest::simulator::session::{SessionConfig, SessionSimulator};
@@ -46,13 +46,26 @@ fn books_of(event: &optics_ingest::SourceEvent) -> (Vec<(String, Arc<UnderlyingB
     (books, contracts)
 }
 
+/// A cycle's snapshots, every underlying built (a failure is a broken benchmark).
+fn every_built(
+    built: Vec<(String, Result<Vec<DatasetSnapshot>, WorkerError>)>,
+) -> Vec<(String, Vec<DatasetSnapshot>)> {
+    built
+        .into_iter()
+        .map(|(underlying, snapshots)| {
+            let snapshots = snapshots.unwrap_or_else(|e| panic!("building {underlying}: {e}"));
+            (underlying, snapshots)
+        })
+        .collect()
+}
+
 /// Median wall time of one cycle over `books` on the current rayon pool.
 fn cycle_wall(books: &[(String, Arc<UnderlyingBook>)], ctx: &CycleContext) -> Duration {
     median(
         (0..REPEATS)
             .map(|_| {
                 let start = Instant::now();
-                let built = build_all(books, ctx).expect("cycle");
+                let built = every_built(build_all(books, ctx));
                 let wall = start.elapsed();
                 drop(built);
                 wall
@@ -166,7 +179,7 @@ fn main() {
             (0..REPEATS)
                 .map(|_| {
                     let start = Instant::now();
-                    built = pool.install(|| build_all(&books, &ctx)).expect("cycle");
+                    built = every_built(pool.install(|| build_all(&books, &ctx)));
                     start.elapsed()
                 })
                 .collect(),
@@ -203,7 +216,7 @@ fn main() {
         (0..REPEATS)
             .map(|_| {
                 let start = Instant::now();
-                let _ = build_all(&books, &chain_only).expect("cycle");
+                let _ = every_built(build_all(&books, &chain_only));
                 start.elapsed()
             })
             .collect(),

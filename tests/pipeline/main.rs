@@ -1,6 +1,7 @@
 //! The real pipeline in one process: simulator quotes → embedded bus → compute worker →
 //! snapshot store, read back and checked against the quantitative core called directly.
 
+mod cycle_commit;
 #[cfg(feature = "kafka")]
 mod kafka_workers;
 mod replay;

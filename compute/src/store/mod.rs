@@ -35,6 +35,25 @@
 //! deleted, so a reader that listed a moment ago still finds the file it chose; a reader that
 //! loses that race re-lists ([`SnapshotStore::read`] does so once).
 //!
+//! # Publishing without listing
+//!
+//! A store handle (and its clones) remembers the last version it published of each
+//! partition, so a worker publishing every second does not list the partition each time:
+//!
+//! - the next version is the remembered one + 1, tried only while the remembered file still
+//!   exists (one `HEAD`). Pruning deletes the oldest versions first, so a foreign writer that
+//!   went far enough ahead to prune the number we are about to take has pruned our last file
+//!   too: a missing file sends us to the listing, and a create-only `PUT` that finds the
+//!   number taken does as well;
+//! - pruning deletes the one version that falls out of the newest `keep` (no listing); a
+//!   listing sweeps whatever else is older (leftovers of another writer or process) on a
+//!   handle's first publication of a partition, after a lost race, and every
+//!   [`SWEEP_EVERY_VERSIONS`] versions.
+//!
+//! Encoding is separate ([`SnapshotStore::encode`], CPU only) so callers can encode off the
+//! async threads and many partitions can be published concurrently
+//! ([`SnapshotStore::publish_encoded`]).
+//!
 //! Each publication returns the [`SnapshotEvent`] the worker puts on the bus so API replicas
 //! reload their cache.
 //!
@@ -48,8 +67,9 @@ pub mod layout;
 
 mod error;
 
+use std::collections::HashMap;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use arrow_array::RecordBatch;
 use chrono::{DateTime, NaiveDate, Utc};
@@ -72,6 +92,9 @@ pub const MARKET_WIDE: &str = "_all";
 pub const DEFAULT_KEEP_VERSIONS: usize = 2;
 /// Default cap on rows per Parquet row group.
 pub const DEFAULT_ROW_GROUP_ROWS: usize = 16 * 1024;
+/// A publication whose version is a multiple of this lists its partition to delete every
+/// version older than the newest `keep` (the others delete just the one that falls out).
+pub const SWEEP_EVERY_VERSIONS: u64 = 64;
 
 /// One partition of the store: a dataset's snapshot of one underlying on one trade date.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -166,13 +189,40 @@ impl Snapshot {
     }
 }
 
-/// The snapshot store over an object store and a prefix. Cheap to clone.
+/// A batch encoded as a Parquet file, ready for [`SnapshotStore::publish_encoded`].
+#[derive(Debug, Clone)]
+pub struct EncodedSnapshot {
+    bytes: Vec<u8>,
+    rows: u64,
+}
+
+impl EncodedSnapshot {
+    /// The file's size in bytes.
+    pub fn len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// No bytes (never the case for an encoded file).
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+
+    /// Rows in the file.
+    pub fn rows(&self) -> u64 {
+        self.rows
+    }
+}
+
+/// The snapshot store over an object store and a prefix. Cheap to clone; clones share the
+/// memory of the versions published (see the module documentation).
 #[derive(Debug, Clone)]
 pub struct SnapshotStore {
     store: Arc<dyn ObjectStore>,
     prefix: Path,
     row_group_rows: usize,
     keep_versions: usize,
+    /// The last version this handle (or a clone) published of each partition.
+    published: Arc<Mutex<HashMap<SnapshotKey, u64>>>,
 }
 
 impl SnapshotStore {
@@ -183,6 +233,7 @@ impl SnapshotStore {
             prefix,
             row_group_rows: DEFAULT_ROW_GROUP_ROWS,
             keep_versions: DEFAULT_KEEP_VERSIONS,
+            published: Arc::default(),
         }
     }
 
@@ -288,7 +339,8 @@ impl SnapshotStore {
         self.partition_dir(key).join(version_file_name(version))
     }
 
-    /// Publishes `batch` as the next version of `key` and returns the event announcing it.
+    /// Publishes `batch` as the next version of `key` and returns the event announcing it:
+    /// [`encode`](Self::encode) then [`publish_encoded`](Self::publish_encoded).
     ///
     /// `batch` must already be sorted by `sort_columns` (ascending, nulls last); they are
     /// declared in the file so readers can prune. `published_at` is the caller's clock
@@ -301,61 +353,175 @@ impl SnapshotStore {
         published_at: DateTime<Utc>,
     ) -> Result<SnapshotEvent, StoreError> {
         key.validate()?;
-        let bytes = encode_parquet(batch, sort_columns, self.row_group_rows)?;
-        let file = self.put_next_version(key, bytes).await?;
-        self.prune_versions(key).await?;
+        let encoded = self.encode(batch, sort_columns)?;
+        self.publish_encoded(key, encoded, published_at).await
+    }
+
+    /// Encodes `batch` (sorted by `sort_columns`) as this store writes its files. CPU only:
+    /// call it off the async threads for large batches.
+    pub fn encode(
+        &self,
+        batch: &RecordBatch,
+        sort_columns: &[&str],
+    ) -> Result<EncodedSnapshot, StoreError> {
+        Ok(EncodedSnapshot {
+            bytes: encode_parquet(batch, sort_columns, self.row_group_rows)?,
+            rows: batch.num_rows() as u64,
+        })
+    }
+
+    /// Publishes an encoded file as the next version of `key` (visible once this returns) and
+    /// returns the event announcing it.
+    pub async fn publish_encoded(
+        &self,
+        key: &SnapshotKey,
+        encoded: EncodedSnapshot,
+        published_at: DateTime<Utc>,
+    ) -> Result<SnapshotEvent, StoreError> {
+        key.validate()?;
+        let rows = encoded.rows;
+        let (file, listed) = self.put_next_version(key, encoded.bytes).await?;
+        self.prune_versions(&file, listed).await?;
         Ok(SnapshotEvent {
             dataset: key.dataset.clone(),
             trade_date: key.trade_date,
             underlying: key.underlying.clone(),
             path: file.path.to_string(),
             version: file.version,
-            row_count: batch.num_rows() as u64,
+            row_count: rows,
             published_at,
         })
     }
 
-    async fn put_next_version(
+    fn remembered_version(&self, key: &SnapshotKey) -> Option<u64> {
+        let published = self
+            .published
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        published.get(key).copied()
+    }
+
+    fn remember_version(&self, key: &SnapshotKey, version: u64) {
+        let mut published = self
+            .published
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let last = published.entry(key.clone()).or_insert(version);
+        *last = (*last).max(version);
+    }
+
+    /// The version to try first without listing: one past the last we published, while that
+    /// file still exists (see the module documentation).
+    async fn unlisted_next_version(&self, key: &SnapshotKey) -> Result<Option<u64>, StoreError> {
+        let Some(last) = self.remembered_version(key) else {
+            return Ok(None);
+        };
+        match self.store.head(&self.version_path(key, last)).await {
+            Ok(_) => Ok(Some(
+                last.checked_add(1).ok_or(StoreError::VersionsExhausted)?,
+            )),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// One past the partition's highest listed version, and the listing.
+    async fn listed_next_version(
         &self,
         key: &SnapshotKey,
-        bytes: Vec<u8>,
-    ) -> Result<SnapshotFile, StoreError> {
-        let len = bytes.len() as u64;
-        let payload = PutPayload::from(bytes);
-        let mut version = match self.versions(key).await?.last() {
+    ) -> Result<(u64, Vec<SnapshotFile>), StoreError> {
+        let listed = self.versions(key).await?;
+        let next = match listed.last() {
             None => 1,
             Some(f) => f
                 .version
                 .checked_add(1)
                 .ok_or(StoreError::VersionsExhausted)?,
         };
+        Ok((next, listed))
+    }
+
+    /// Writes `bytes` create-only at the next free version; returns the file and, when the
+    /// partition was listed on the way, that listing.
+    async fn put_next_version(
+        &self,
+        key: &SnapshotKey,
+        bytes: Vec<u8>,
+    ) -> Result<(SnapshotFile, Option<Vec<SnapshotFile>>), StoreError> {
+        let len = bytes.len() as u64;
+        let payload = PutPayload::from(bytes);
+        let mut listed = None;
+        let mut version = match self.unlisted_next_version(key).await? {
+            Some(version) => version,
+            None => {
+                let (next, files) = self.listed_next_version(key).await?;
+                listed = Some(files);
+                next
+            }
+        };
         loop {
             let path = self.version_path(key, version);
             let options = PutOptions::from(PutMode::Create);
             match self.store.put_opts(&path, payload.clone(), options).await {
                 Ok(_) => {
-                    return Ok(SnapshotFile {
+                    self.remember_version(key, version);
+                    let file = SnapshotFile {
                         key: key.clone(),
                         version,
                         path,
                         bytes: len,
-                    });
+                    };
+                    return Ok((file, listed));
                 }
                 Err(object_store::Error::AlreadyExists { .. }) => {
-                    version = version
-                        .checked_add(1)
-                        .ok_or(StoreError::VersionsExhausted)?;
+                    // Another writer took the number: list to find how far ahead it is.
+                    let (next, files) = self.listed_next_version(key).await?;
+                    version = next.max(
+                        version
+                            .checked_add(1)
+                            .ok_or(StoreError::VersionsExhausted)?,
+                    );
+                    listed = Some(files);
                 }
                 Err(e) => return Err(e.into()),
             }
         }
     }
 
-    /// Deletes all but the newest `keep_versions` versions of `key`.
-    async fn prune_versions(&self, key: &SnapshotKey) -> Result<(), StoreError> {
-        let versions = self.versions(key).await?;
-        let excess = versions.len().saturating_sub(self.keep_versions);
-        for old in &versions[..excess] {
+    /// Deletes the versions of `published`'s partition that fall out of the newest
+    /// `keep_versions`: from `listed` when the publication listed the partition, else from a
+    /// fresh listing every [`SWEEP_EVERY_VERSIONS`] versions, else just the one version the
+    /// publication pushed out.
+    async fn prune_versions(
+        &self,
+        published: &SnapshotFile,
+        listed: Option<Vec<SnapshotFile>>,
+    ) -> Result<(), StoreError> {
+        let keep = self.keep_versions as u64;
+        let listed = match listed {
+            Some(files) => Some(files),
+            None if published.version.is_multiple_of(SWEEP_EVERY_VERSIONS) => {
+                Some(self.versions(&published.key).await?)
+            }
+            None => None,
+        };
+        let Some(files) = listed else {
+            if let Some(old) = published.version.checked_sub(keep).filter(|&v| v > 0) {
+                let path = self.version_path(&published.key, old);
+                layout::delete_if_present(&*self.store, &path).await?;
+            }
+            return Ok(());
+        };
+        // The newest `keep` of the listing and the version just written (which a listing made
+        // before the write does not hold).
+        let mut versions: Vec<u64> = files.iter().map(|f| f.version).collect();
+        versions.push(published.version);
+        versions.sort_unstable();
+        versions.dedup();
+        let Some(&oldest_kept) = versions.iter().rev().nth(self.keep_versions - 1) else {
+            return Ok(());
+        };
+        for old in files.iter().filter(|f| f.version < oldest_kept) {
             layout::delete_if_present(&*self.store, &old.path).await?;
         }
         Ok(())

@@ -448,3 +448,130 @@ fn store_urls_open_the_right_backends_or_say_why_not() {
         );
     }
 }
+
+#[test]
+fn a_foreign_writer_that_went_ahead_and_pruned_is_found_by_listing() {
+    block_on(async {
+        let objects: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+        let ours = SnapshotStore::new(Arc::clone(&objects), Path::from("snapshots"));
+        // Another process (no shared memory of versions) over the same objects.
+        let theirs = SnapshotStore::new(objects, Path::from("snapshots"));
+        let key = SnapshotKey::new("chain", date(20), "SPY");
+        for i in 1..=2u32 {
+            let e = ours
+                .publish(&key, &batch(f64::from(i), 1), &[], at())
+                .await
+                .unwrap();
+            assert_eq!(e.version, u64::from(i));
+        }
+        // They publish 3..=6 and prune down to 5 and 6: our next number (3) is free again.
+        for i in 3..=6u32 {
+            let e = theirs
+                .publish(&key, &batch(f64::from(i), 1), &[], at())
+                .await
+                .unwrap();
+            assert_eq!(e.version, u64::from(i));
+        }
+        let e = ours.publish(&key, &batch(7.0, 1), &[], at()).await.unwrap();
+        assert_eq!(
+            e.version, 7,
+            "our last file is gone: list, and go past theirs"
+        );
+        let snap = ours.read(&key).await.unwrap().unwrap();
+        assert_eq!(strikes_of(&snap), vec![7.0]);
+        let versions: Vec<u64> = ours
+            .versions(&key)
+            .await
+            .unwrap()
+            .iter()
+            .map(|f| f.version)
+            .collect();
+        assert_eq!(versions, [6, 7]);
+    });
+}
+
+#[test]
+fn a_foreign_writer_that_took_our_next_number_pushes_us_past_it() {
+    block_on(async {
+        let objects: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+        let ours = SnapshotStore::new(Arc::clone(&objects), Path::from("snapshots"));
+        let theirs = SnapshotStore::new(objects, Path::from("snapshots"));
+        let key = SnapshotKey::new("chain", date(20), "SPY");
+        ours.publish(&key, &batch(1.0, 1), &[], at()).await.unwrap();
+        let e = theirs
+            .publish(&key, &batch(2.0, 1), &[], at())
+            .await
+            .unwrap();
+        assert_eq!(e.version, 2);
+        // Our version 1 is still there, so we try 2 without listing: taken, never overwritten.
+        let e = ours.publish(&key, &batch(3.0, 1), &[], at()).await.unwrap();
+        assert_eq!(e.version, 3);
+        let snap = ours.read(&key).await.unwrap().unwrap();
+        assert_eq!(strikes_of(&snap), vec![3.0]);
+        let version_2 = theirs.read(&key).await.unwrap().unwrap().file;
+        assert_eq!(version_2.version, 3);
+        let old = SnapshotFile {
+            version: 2,
+            path: ours.version_path(&key, 2),
+            ..version_2
+        };
+        assert_eq!(
+            strikes_of(&Snapshot {
+                batches: ours.read_file(&old).await.unwrap(),
+                file: old,
+            }),
+            vec![2.0],
+            "their version 2 is theirs"
+        );
+    });
+}
+
+#[test]
+fn leftovers_below_the_kept_versions_are_swept_by_a_periodic_listing() {
+    block_on(async {
+        let store = memory_store();
+        let key = SnapshotKey::new("chain", date(20), "SPY");
+        for i in 1..=10u32 {
+            store
+                .publish(&key, &batch(f64::from(i), 1), &[], at())
+                .await
+                .unwrap();
+        }
+        // A straggler of another writer lands late, below the kept versions: deleting just the
+        // version each publication pushes out never reaches it.
+        let straggler = store.version_path(&key, 3);
+        let bytes = encode_parquet(&batch(0.0, 1), &[], 16).unwrap();
+        store
+            .object_store()
+            .put(&straggler, PutPayload::from(bytes))
+            .await
+            .unwrap();
+        for i in 11..SWEEP_EVERY_VERSIONS {
+            let e = store
+                .publish(&key, &batch(i as f64, 1), &[], at())
+                .await
+                .unwrap();
+            assert_eq!(e.version, i);
+        }
+        let last = SWEEP_EVERY_VERSIONS - 1;
+        assert_eq!(version_numbers(&store, &key).await, [3, last - 1, last]);
+        store
+            .publish(&key, &batch(0.0, 1), &[], at())
+            .await
+            .unwrap();
+        assert_eq!(
+            version_numbers(&store, &key).await,
+            [last, SWEEP_EVERY_VERSIONS]
+        );
+    });
+}
+
+async fn version_numbers(store: &SnapshotStore, key: &SnapshotKey) -> Vec<u64> {
+    store
+        .versions(key)
+        .await
+        .unwrap()
+        .iter()
+        .map(|f| f.version)
+        .collect()
+}

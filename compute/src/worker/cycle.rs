@@ -64,16 +64,15 @@ pub const FLOW_SORT: &[&str] = &[
     flow_col::OPTION_TYPE,
 ];
 
-/// Builds every underlying's snapshots; the result keeps the input order.
+/// Builds every underlying's snapshots; the result keeps the input order. An underlying whose
+/// build fails carries its error and does not stop the others.
 pub fn build_all(
     books: &[(String, Arc<UnderlyingBook>)],
     ctx: &CycleContext,
-) -> Result<Vec<(String, Vec<DatasetSnapshot>)>, WorkerError> {
+) -> Vec<(String, Result<Vec<DatasetSnapshot>, WorkerError>)> {
     books
         .par_iter()
-        .map(|(underlying, book)| {
-            build_underlying(underlying, book, ctx).map(|snaps| (underlying.clone(), snaps))
-        })
+        .map(|(underlying, book)| (underlying.clone(), build_underlying(underlying, book, ctx)))
         .collect()
 }
 

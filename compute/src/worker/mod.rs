@@ -7,9 +7,11 @@
 //!    [`UnderlyingBook`]; reference data (the company map: which symbols are cash indices
 //!    priced on the forward; dividend yields) updates the books' metadata.
 //! 2. Every `interval` (default 1 s), the dirty underlyings are built in parallel (rayon, on a
-//!    blocking thread so the async runtime keeps serving) — see [`cycle`] — and each dataset
-//!    of each underlying is published to the [`SnapshotStore`] (one atomic file per
-//!    partition), then announced with a `snapshot` event on the bus.
+//!    blocking thread so the async runtime keeps serving) — see [`cycle`] — and their files
+//!    encoded (rayon too); an underlying that fails to build is skipped and logged. Each
+//!    dataset of each underlying is then published to the [`SnapshotStore`] (one atomic file
+//!    per partition, [`PUBLISH_CONCURRENCY`] at a time), and announced with a `snapshot` event
+//!    on the bus once its file is visible.
 //! 3. Only then are the consumed offsets committed: a worker that dies mid-cycle is replaced
 //!    by one that re-reads everything since the last published cycle (at least once; the
 //!    snapshot files are versioned, so a re-publication is a newer identical version).
@@ -23,13 +25,15 @@
 mod book;
 pub mod close;
 pub mod cycle;
+#[cfg(test)]
+mod tests;
 
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, NaiveDate, Utc};
 use optics_schemas::bus::topics;
 use optics_schemas::{
     Bus, BusError, Company, Dataset, Delivery, Dividend, Message, OptionQuote, Record, SchemaError,
@@ -42,8 +46,14 @@ pub use close::{
 };
 pub use cycle::{CycleContext, DatasetSnapshot};
 
-use crate::store::{SnapshotKey, SnapshotStore, StoreError};
+use rayon::prelude::*;
+
+use crate::store::{EncodedSnapshot, SnapshotKey, SnapshotStore, StoreError};
 use crate::time::Clock;
+
+/// Most snapshot files of a cycle written at once (object stores answer many requests in
+/// parallel; a local directory's writes run on the blocking threads).
+pub const PUBLISH_CONCURRENCY: usize = 16;
 
 /// Worker settings.
 #[derive(Debug, Clone)]
@@ -119,6 +129,8 @@ pub struct WorkerStats {
     pub cycles: u64,
     /// Snapshot files published.
     pub snapshots: u64,
+    /// Underlyings skipped in a cycle because their snapshots could not be built.
+    pub build_failures: u64,
 }
 
 /// A compute worker over a bus, a store and a clock.
@@ -222,7 +234,12 @@ impl ComputeWorker {
     }
 
     /// Builds and publishes every dirty underlying as of `now`; returns the events published
-    /// (also put on the bus's snapshot topic).
+    /// (also put on the bus's snapshot topic), in the order of the underlyings and datasets.
+    ///
+    /// An underlying whose snapshots cannot be built is skipped (logged, counted in
+    /// [`WorkerStats::build_failures`]) and the others are published; its book is built again
+    /// once it changes. Every file is visible in the store before its event is published, and
+    /// every file of the cycle before this returns (the caller commits after that).
     pub async fn publish_dirty(
         &mut self,
         now: DateTime<Utc>,
@@ -241,37 +258,83 @@ impl ComputeWorker {
             rate: self.config.rate,
             chain_only: self.config.chain_only,
         };
-        // CPU work off the async threads: the API may share this runtime.
-        let built = tokio::task::spawn_blocking(move || cycle::build_all(&dirty, &ctx))
-            .await
-            .map_err(|e| WorkerError::Task(e.to_string()))??;
-        let mut events = Vec::new();
-        for (underlying, snapshots) in built {
-            for snap in snapshots {
-                let key = SnapshotKey::new(snap.dataset, snap.trade_date, underlying.as_str());
-                let event = self
-                    .store
-                    .publish(&key, &snap.batch, snap.sort_columns, self.clock.now())
-                    .await?;
-                // A closed bus (shutdown) has no one left to tell; the file is published.
-                if let Some(bus) = &self.bus {
-                    match bus
-                        .publish(topics::SNAPSHOTS, Message::Snapshot(event.clone()))
-                        .await
-                    {
-                        Ok(()) | Err(BusError::Closed) => {}
-                        Err(e) => return Err(e.into()),
+        // CPU work off the async threads (the API may share this runtime): the build, then the
+        // Parquet encoding of every file, both on rayon.
+        let store = self.store.clone();
+        let built =
+            tokio::task::spawn_blocking(move || encode_all(&store, cycle::build_all(&dirty, &ctx)))
+                .await
+                .map_err(|e| WorkerError::Task(e.to_string()))?;
+        let mut files = Vec::new();
+        let mut built_underlyings = Vec::with_capacity(built.len());
+        for (underlying, outcome) in built {
+            match outcome {
+                Ok(encoded) => {
+                    files.extend(encoded.into_iter().map(|(dataset, trade_date, file)| {
+                        (
+                            SnapshotKey::new(dataset, trade_date, underlying.as_str()),
+                            file,
+                        )
+                    }));
+                    built_underlyings.push(underlying);
+                }
+                Err(error) => {
+                    tracing::warn!(
+                        underlying = %underlying,
+                        %error,
+                        "skipping an underlying whose snapshots could not be built"
+                    );
+                    self.stats.build_failures += 1;
+                    // The same book would fail the same way: wait for it to change.
+                    if let Some(book) = self.books.get_mut(&underlying) {
+                        Arc::make_mut(book).mark_published();
                     }
                 }
-                events.push(event);
-                self.stats.snapshots += 1;
             }
-            if let Some(book) = self.books.get_mut(&underlying) {
+        }
+        let events = self.publish_files(files).await?;
+        for underlying in &built_underlyings {
+            if let Some(book) = self.books.get_mut(underlying) {
                 Arc::make_mut(book).mark_published();
             }
         }
+        self.stats.snapshots += events.len() as u64;
         self.stats.cycles += 1;
         Ok(events)
+    }
+
+    /// Publishes `files`, up to [`PUBLISH_CONCURRENCY`] at a time, each announced on the bus
+    /// once its file is visible; returns the events in the order of `files`. The first failure
+    /// stops the rest (the files already written stay: each is a complete version).
+    async fn publish_files(
+        &self,
+        files: Vec<(SnapshotKey, EncodedSnapshot)>,
+    ) -> Result<Vec<SnapshotEvent>, WorkerError> {
+        let mut events: Vec<Option<SnapshotEvent>> = vec![None; files.len()];
+        let mut pending = files.into_iter().enumerate();
+        let mut running = tokio::task::JoinSet::new();
+        loop {
+            while running.len() < PUBLISH_CONCURRENCY
+                && let Some((index, (key, file))) = pending.next()
+            {
+                let store = self.store.clone();
+                let bus = self.bus.clone();
+                let clock = Arc::clone(&self.clock);
+                running.spawn(async move {
+                    let event = store.publish_encoded(&key, file, clock.now()).await?;
+                    if let Some(bus) = bus {
+                        announce(&*bus, &event).await?;
+                    }
+                    Ok::<_, WorkerError>((index, event))
+                });
+            }
+            let Some(joined) = running.join_next().await else {
+                break;
+            };
+            let (index, event) = joined.map_err(|e| WorkerError::Task(e.to_string()))??;
+            events[index] = Some(event);
+        }
+        Ok(events.into_iter().flatten().collect())
     }
 
     /// Consumes the bus until `shutdown` resolves or the bus closes, publishing every
@@ -335,6 +398,45 @@ impl ComputeWorker {
         quotes.commit().await?;
         reference.commit().await?;
         Ok(())
+    }
+}
+
+/// Every built underlying's snapshots encoded as Parquet files (on rayon); an encoding failure
+/// fails its underlying like a build failure.
+#[allow(clippy::type_complexity)]
+fn encode_all(
+    store: &SnapshotStore,
+    built: Vec<(String, Result<Vec<DatasetSnapshot>, WorkerError>)>,
+) -> Vec<(
+    String,
+    Result<Vec<(&'static str, NaiveDate, EncodedSnapshot)>, WorkerError>,
+)> {
+    built
+        .into_par_iter()
+        .map(|(underlying, outcome)| {
+            let encoded = outcome.and_then(|snapshots| {
+                snapshots
+                    .into_par_iter()
+                    .map(|snap| {
+                        let file = store.encode(&snap.batch, snap.sort_columns)?;
+                        Ok((snap.dataset, snap.trade_date, file))
+                    })
+                    .collect::<Result<Vec<_>, WorkerError>>()
+            });
+            (underlying, encoded)
+        })
+        .collect()
+}
+
+/// Puts a publication's event on the snapshot topic. A closed bus (shutdown) has no one left to
+/// tell; the file is published.
+async fn announce(bus: &dyn Bus, event: &SnapshotEvent) -> Result<(), WorkerError> {
+    match bus
+        .publish(topics::SNAPSHOTS, Message::Snapshot(event.clone()))
+        .await
+    {
+        Ok(()) | Err(BusError::Closed) => Ok(()),
+        Err(e) => Err(e.into()),
     }
 }
 

@@ -1,0 +1,151 @@
+//! The worker's cycle on hand-made books: what one underlying's failure leaves of the others.
+
+use std::sync::Arc;
+
+use chrono::{DateTime, NaiveDate, TimeZone, Utc};
+use object_store::memory::InMemory;
+use object_store::path::Path;
+use optics_schemas::bus::snapshot_datasets;
+use optics_schemas::{
+    DataBatch, ExerciseStyle, Message, OptionQuote, OptionType as QuoteType, SettlementStyle,
+    occ_symbol,
+};
+
+use super::*;
+use crate::pricing::{OptionInputs, OptionType, PricingModel, price};
+use crate::time::ManualClock;
+
+fn trade_date() -> NaiveDate {
+    NaiveDate::from_ymd_opt(2026, 11, 18).unwrap()
+}
+
+fn quoted_at() -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 11, 18, 19, 0, 0).unwrap()
+}
+
+/// Calls and puts of `underlying` (spot 100, strikes 90–110) priced at 20 % vol, one cent
+/// either side of the model price; `symbol_root` names the contracts (another root than
+/// `underlying` makes quotes of one underlying sent under another's key).
+fn quotes(underlying: &str, symbol_root: &str) -> Vec<OptionQuote> {
+    let expiration = NaiveDate::from_ymd_opt(2026, 12, 18).unwrap();
+    let years = crate::time::years_to_expiry(quoted_at(), expiration);
+    let mut quotes = Vec::new();
+    for strike in [90.0, 95.0, 100.0, 105.0, 110.0] {
+        for (quote_type, option_type) in [
+            (QuoteType::Call, OptionType::Call),
+            (QuoteType::Put, OptionType::Put),
+        ] {
+            let inputs = OptionInputs {
+                option_type,
+                model: PricingModel::BlackScholesMerton,
+                underlying: 100.0,
+                strike,
+                years,
+                rate: 0.04,
+                dividend_yield: 0.0,
+            };
+            let value = price(&inputs, 0.2).unwrap();
+            quotes.push(OptionQuote {
+                underlying: underlying.to_owned(),
+                option_symbol: occ_symbol(symbol_root, expiration, quote_type, strike).unwrap(),
+                expiration,
+                strike,
+                option_type: quote_type,
+                settlement: SettlementStyle::Pm,
+                exercise_style: ExerciseStyle::American,
+                bid: value - 0.01,
+                ask: value + 0.01,
+                bid_size: 10,
+                ask_size: 10,
+                last: None,
+                volume: 50,
+                open_interest: 1_000,
+                oi_date: NaiveDate::from_ymd_opt(2026, 11, 17).unwrap(),
+                quote_time: quoted_at(),
+                underlying_price: 100.0,
+            });
+        }
+    }
+    quotes
+}
+
+fn quotes_message(key: &str, quotes: &[OptionQuote]) -> Message {
+    Message::Data(DataBatch::from_rows(key, quotes).unwrap())
+}
+
+fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .build()
+        .unwrap()
+        .block_on(f)
+}
+
+#[test]
+fn an_underlying_that_fails_to_build_is_skipped_and_the_others_are_published() {
+    block_on(async {
+        let store = SnapshotStore::new(Arc::new(InMemory::new()), Path::from("snapshots"));
+        let clock = Arc::new(ManualClock::new(quoted_at()));
+        let mut worker = ComputeWorker::offline(store.clone(), clock, WorkerConfig::default());
+        worker
+            .apply(&quotes_message("SPY", &quotes("SPY", "SPY")))
+            .unwrap();
+        // IWM's quotes in QQQ's book: the chain refuses another underlying's quotes. (The bus
+        // refuses such a message, so the book is filled directly; it stands for any failure.)
+        worker.book_mut("QQQ").apply_quotes(quotes("IWM", "IWM"));
+        assert!(
+            cycle::build_underlying(
+                "QQQ",
+                worker.book("QQQ").unwrap(),
+                &CycleContext {
+                    as_of: quoted_at(),
+                    rate: 0.04,
+                    chain_only: false,
+                }
+            )
+            .is_err(),
+            "the QQQ book must fail to build for this test to mean anything"
+        );
+
+        let events = worker.publish_dirty(quoted_at()).await.unwrap();
+
+        let announced: Vec<(&str, &str)> = events
+            .iter()
+            .map(|e| (e.underlying.as_str(), e.dataset.as_str()))
+            .collect();
+        assert_eq!(
+            announced,
+            [
+                ("SPY", snapshot_datasets::CHAIN),
+                ("SPY", snapshot_datasets::EXPOSURES),
+                ("SPY", snapshot_datasets::EXPOSURE_SUMMARY),
+                ("SPY", snapshot_datasets::FLOW),
+            ]
+        );
+        assert_eq!(worker.stats().build_failures, 1);
+        assert_eq!(worker.stats().snapshots, 4);
+        assert_eq!(worker.stats().cycles, 1);
+        for event in &events {
+            let key = SnapshotKey::new(event.dataset.as_str(), trade_date(), "SPY");
+            let snapshot = store.read(&key).await.unwrap().expect("published");
+            assert_eq!(snapshot.num_rows() as u64, event.row_count);
+        }
+        let chain = SnapshotKey::new(snapshot_datasets::CHAIN, trade_date(), "SPY");
+        let spy = store.read(&chain).await.unwrap().unwrap();
+        assert_eq!(spy.num_rows(), 5, "one row per strike");
+        assert!(
+            store
+                .underlyings(snapshot_datasets::CHAIN, trade_date())
+                .await
+                .unwrap()
+                == ["SPY"],
+            "nothing of QQQ is published"
+        );
+        // Both books are settled: the failed one waits for its next change instead of failing
+        // again every cycle.
+        assert!(!worker.book("SPY").unwrap().is_dirty());
+        assert!(!worker.book("QQQ").unwrap().is_dirty());
+        assert!(worker.publish_dirty(quoted_at()).await.unwrap().is_empty());
+        assert_eq!(worker.stats().build_failures, 1);
+    });
+}
