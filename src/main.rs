@@ -117,3 +117,121 @@ fn main() -> std::process::ExitCode {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use clap::{ArgAction, Command as ClapCommand, CommandFactory};
+
+    use super::Cli;
+
+    /// Commands whose options describe one invocation, not a deployment, so an `OPTICS_*`
+    /// variable would be a trap (a stale `OPTICS_STRIKE` silently pricing another contract, an
+    /// exported `--email` acting on the wrong account). A trailing space exempts the
+    /// subcommands only: `optics accounts` itself keeps `--db` / `--data-dir` checked.
+    const PER_INVOCATION: &[(&str, &str)] = &[
+        ("optics price", "the terms of the one contract it prices"),
+        ("optics accounts ", "the account acted on and what is set"),
+        ("optics tokens ", "the account and the new token"),
+    ];
+
+    /// One long option: the command path (`optics run`), `--listen`, its variable.
+    struct LongOption {
+        command: String,
+        long: String,
+        env: Option<String>,
+    }
+
+    /// Every long option of `command` and of its subcommands, recursively; positional inputs
+    /// (import's layout and files, revoke's token id) and clap's --help / --version are left
+    /// out.
+    fn long_options(command: &ClapCommand, path: &str, out: &mut Vec<LongOption>) {
+        for arg in command.get_arguments() {
+            let generated = matches!(
+                arg.get_action(),
+                ArgAction::Help | ArgAction::HelpShort | ArgAction::HelpLong | ArgAction::Version
+            );
+            if arg.is_positional() || generated {
+                continue;
+            }
+            out.push(LongOption {
+                command: path.to_owned(),
+                // An option with only a short name has no long one to pair with a variable.
+                long: arg
+                    .get_long()
+                    .map_or_else(|| format!("-{}", arg.get_id()), |l| format!("--{l}")),
+                env: arg.get_env().map(|e| e.to_string_lossy().into_owned()),
+            });
+        }
+        for sub in command.get_subcommands() {
+            long_options(sub, &format!("{path} {}", sub.get_name()), out);
+        }
+    }
+
+    fn exemption(command: &str) -> Option<usize> {
+        PER_INVOCATION.iter().position(|(prefix, _)| {
+            command == *prefix || (prefix.ends_with(' ') && command.starts_with(prefix))
+        })
+    }
+
+    #[test]
+    fn the_command_line_is_well_formed() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn every_setting_has_an_optics_variable() {
+        let mut options = Vec::new();
+        long_options(&Cli::command(), "optics", &mut options);
+        // Sanity: the walk reaches nested subcommands and flattened groups.
+        assert!(
+            options
+                .iter()
+                .any(|o| o.command == "optics run" && o.long == "--listen"),
+            "the walk missed `optics run --listen`"
+        );
+        assert!(
+            options
+                .iter()
+                .any(|o| o.command == "optics accounts create" && o.long == "--email"),
+            "the walk missed `optics accounts create --email`"
+        );
+
+        let mut missing = Vec::new();
+        let mut used = vec![false; PER_INVOCATION.len()];
+        // Each variable sets one option name wherever it is read: OPTICS_RATE is --rate.
+        let mut option_of_variable: BTreeMap<&str, &str> = BTreeMap::new();
+        let mut clashes = Vec::new();
+        for option in &options {
+            match &option.env {
+                Some(env) => {
+                    if !env.starts_with("OPTICS_") {
+                        missing.push(format!("{} {} reads {env}", option.command, option.long));
+                    }
+                    let long = option_of_variable.entry(env).or_insert(&option.long);
+                    if *long != option.long {
+                        clashes.push(format!(
+                            "{env} is {long} and also {} of {}",
+                            option.long, option.command
+                        ));
+                    }
+                }
+                None => match exemption(&option.command) {
+                    Some(i) => used[i] = true,
+                    None => missing.push(format!("{} {}", option.command, option.long)),
+                },
+            }
+        }
+        assert!(
+            missing.is_empty(),
+            "options without an OPTICS_* variable:\n{}",
+            missing.join("\n")
+        );
+        assert!(clashes.is_empty(), "{}", clashes.join("\n"));
+        // No stale exemption: each still covers an option that has no variable.
+        for ((command, _), used) in PER_INVOCATION.iter().zip(used) {
+            assert!(used, "the exemption of {command:?} covers nothing any more");
+        }
+    }
+}

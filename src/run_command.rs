@@ -6,9 +6,10 @@
 //! The market runs on the market clock (`--speed`, `--start`); accounts, tokens, sessions and
 //! rate limits run on the real clock (see [`crate::serve_command`]).
 
+use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use chrono::{DateTime, TimeDelta, Utc};
@@ -28,7 +29,7 @@ use optics_schemas::{Bus, Dataset, Message};
 
 use crate::ingest_command::{Routing, pump};
 use crate::seeding::{last_sessions, seed};
-use crate::serve_command::{ApiArgs, access_control, app, serve_app, shutdown_signal};
+use crate::serve_command::{ApiArgs, access_control, app, shutdown_signal};
 use crate::settings::{ArchiveArgs, MarketArgs, StoreArgs};
 
 #[derive(Debug, Args)]
@@ -48,9 +49,13 @@ pub(crate) struct RunArgs {
     /// 2026-11-20T14:30:00Z): replays that day live.
     #[arg(long, env = "OPTICS_START")]
     start: Option<DateTime<Utc>>,
-    /// Market time between quote snapshots, milliseconds.
+    /// Market time between the simulator's quote snapshots, milliseconds.
     #[arg(long, env = "OPTICS_INTERVAL_MS", default_value_t = 1000)]
     interval_ms: u64,
+    /// Real milliseconds between compute cycles (chain, exposures, flow of the underlyings
+    /// quoted since the last one), as `optics compute --cycle-ms`.
+    #[arg(long, env = "OPTICS_CYCLE_MS", default_value_t = 1000)]
+    cycle_ms: u64,
     /// Past sessions whose end-of-day snapshots a fresh store is seeded with.
     #[arg(long, env = "OPTICS_SEED_SESSIONS", default_value_t = 20)]
     seed_sessions: usize,
@@ -69,6 +74,10 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<()> {
     anyhow::ensure!(
         (1..=3_600_000).contains(&args.interval_ms),
         "--interval-ms must be between 1 and 3600000"
+    );
+    anyhow::ensure!(
+        (1..=3_600_000).contains(&args.cycle_ms),
+        "--cycle-ms must be between 1 and 3600000"
     );
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -92,7 +101,13 @@ async fn run_async(args: &RunArgs) -> anyhow::Result<()> {
     // and with --start in the past the market's "now" is long gone.
     let real_clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let access = access_control(&args.api, &args.store.data_dir, real_clock).await?;
-    announce_token(&args.store.data_dir, &args.api.listen, &access.control).await?;
+    // Bound before anything is announced, so the curl line names the port actually bound
+    // (`--listen 127.0.0.1:0` picks a free one).
+    let listener = tokio::net::TcpListener::bind(&args.api.listen)
+        .await
+        .with_context(|| format!("cannot listen on {}", args.api.listen))?;
+    let address: SocketAddr = listener.local_addr().context("local address")?;
+    announce_token(&args.store.data_dir, &address.to_string(), &access.control).await?;
 
     // 3. The live pipeline on the embedded bus.
     let bus: Arc<dyn Bus> = Arc::new(EmbeddedBus::new(EmbeddedBusConfig::default()));
@@ -118,6 +133,7 @@ async fn run_async(args: &RunArgs) -> anyhow::Result<()> {
         store.clone(),
         Arc::clone(&clock),
         WorkerConfig {
+            interval: Duration::from_millis(args.cycle_ms),
             rate: args.market.rate,
             ..WorkerConfig::default()
         },
@@ -156,12 +172,14 @@ async fn run_async(args: &RunArgs) -> anyhow::Result<()> {
     ));
 
     // 4. Serve until Ctrl-C.
-    let served = serve_app(
-        &args.api.listen,
+    println!("listening on http://{address}");
+    let served = axum::serve(
+        listener,
         app(Arc::clone(&clock), market, access.control.clone()),
-        shutdown_signal(),
     )
-    .await;
+    .with_graceful_shutdown(shutdown_signal())
+    .await
+    .context("server");
     source_task.abort();
     closer_task.abort();
     let _ = stop_worker.send(());
@@ -281,4 +299,33 @@ pub(crate) async fn announce_token(
         println!("{line}");
     }
     Ok(lines)
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::{RunArgs, run};
+
+    #[derive(Debug, Parser)]
+    struct Wrapper {
+        #[command(flatten)]
+        run: RunArgs,
+    }
+
+    fn parse(args: &[&str]) -> RunArgs {
+        Wrapper::try_parse_from(std::iter::once("run").chain(args.iter().copied()))
+            .unwrap_or_else(|e| panic!("{args:?}: {e}"))
+            .run
+    }
+
+    #[test]
+    fn the_compute_cycle_is_a_setting_of_run() {
+        assert_eq!(parse(&["--cycle-ms", "250"]).cycle_ms, 250);
+        // Refused before anything starts (no runtime, no store, no port).
+        let error = run(&parse(&["--cycle-ms", "0"])).unwrap_err();
+        assert!(error.to_string().contains("--cycle-ms"), "{error}");
+        let error = run(&parse(&["--interval-ms", "0"])).unwrap_err();
+        assert!(error.to_string().contains("--interval-ms"), "{error}");
+    }
 }

@@ -178,13 +178,36 @@ async fn expirations_lists_the_chain_dates_nearest_first() {
 async fn a_chain_from_an_earlier_session_is_end_of_day_even_while_open() {
     // Monday 2026-11-23 10:00 New York: open, but the chain is Friday's.
     let monday = Utc.with_ymd_and_hms(2026, 11, 23, 15, 0, 0).unwrap();
-    let data = fetch(&app_at(monday), "/expirations/SPY").await;
-    assert_eq!(data["freshness"]["data_freshness"], "LIVE");
-    assert_eq!(data["data_type"], "EOD");
-    // Saturday: closed.
+    let app = app_at(monday);
+    for path in [
+        "/chain/SPY",
+        "/expirations/SPY",
+        "/stock/SPY",
+        "/options-by-delta/SPY",
+    ] {
+        let data = fetch(&app, path).await;
+        // The market is open, but nothing here is live: the rows are Friday's close.
+        assert_eq!(data["is_market_hours"], true, "{path}");
+        assert_eq!(data["data_freshness"], "EOD", "{path}");
+        assert_eq!(data["data_type"], "EOD", "{path}");
+        let message = data["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains("2026-11-20") && !message.contains("live data"),
+            "{path}: {message}"
+        );
+    }
+    for path in ["/chain/SPY", "/expirations/SPY", "/stock/SPY"] {
+        let data = fetch(&app, path).await;
+        assert_eq!(data["freshness"]["data_freshness"], "EOD", "{path}");
+        assert_eq!(data["freshness"]["trade_date"], "2026-11-20", "{path}");
+        assert_eq!(data["freshness"]["message"], data["message"], "{path}");
+    }
+    // Saturday: closed, and Friday's close is the session expected then.
     let saturday = Utc.with_ymd_and_hms(2026, 11, 21, 15, 0, 0).unwrap();
     let data = fetch(&app_at(saturday), "/expirations/SPY").await;
     assert_eq!(data["data_type"], "EOD");
+    assert_eq!(data["data_freshness"], "EOD");
+    assert_eq!(data["freshness"]["trade_date"], "2026-11-20");
 }
 
 #[tokio::test]
@@ -317,10 +340,25 @@ async fn chain_clamps_out_of_range_sizes_and_says_so() {
     assert_eq!(clamped[0]["used"], 10);
     assert_eq!(data["strike_window"]["rows_returned"], 3 * 6);
 
-    let data = fetch(&app, "/chain/SPY?strikes_around=-4").await;
-    assert_eq!(data["strike_window"]["strikes_around"], 0);
-    assert_eq!(data["strike_window"]["truncated"], false);
+    // Above the documented 500 is clamped like any bounded size.
+    let data = fetch(&app, "/chain/SPY?strikes_around=900").await;
+    assert_eq!(data["strike_window"]["strikes_around"], 500);
     assert_eq!(data["clamped"][0]["parameter"], "strikes_around");
+    assert_eq!(data["clamped"][0]["used"], 500);
+
+    // A negative count is refused: clamped to 0 it would mean the full chain, the opposite of
+    // a narrow window.
+    let body = error(
+        &app,
+        "/chain/SPY?strikes_around=-4",
+        StatusCode::BAD_REQUEST,
+    )
+    .await;
+    let message = body["error"].as_str().unwrap();
+    assert!(
+        message.contains("strikes_around") && message.contains("-4"),
+        "{message}"
+    );
 
     error(
         &app,
@@ -343,13 +381,15 @@ async fn stock_reports_the_chain_price_and_the_profile() {
     assert_eq!(data["company_name"], "Apple Inc.");
     assert_eq!(data["asset_class"], "STOCK");
     assert_eq!(data["sector"], "Information Technology");
+    assert_eq!(
+        data["industry"],
+        "Technology Hardware, Storage & Peripherals"
+    );
     assert_eq!(data["market_cap"], "$3.45T");
     assert_eq!(data["beta"], "1.21");
     assert_eq!(data["earnings_date"], Value::Null);
     assert_eq!(data["data_type"], "LIVE");
     assert_eq!(data["priced_on_forward"], false);
-    // The coverage data has no industry: no field rather than a permanent null.
-    assert!(data.get("industry").is_none(), "{data}");
 
     // Option volume summed here over the rows (missing sides count nothing).
     let total: u64 = spy_rows()
@@ -364,6 +404,8 @@ async fn stock_reports_the_chain_price_and_the_profile() {
     assert_eq!(data["company_name"], "SPDR S&P 500 ETF Trust");
     assert_eq!(data["market_cap"], Value::Null);
     assert_eq!(data["sector"], Value::Null);
+    // A fund has no GICS industry: present and null.
+    assert_eq!(data.get("industry"), Some(&Value::Null), "{data}");
     assert_eq!(data["beta"], "1.00");
 
     let body = error(&app, "/stock/NOCH", StatusCode::FAILED_DEPENDENCY).await;

@@ -64,6 +64,7 @@ fn companies() -> Vec<Company> {
             beta_spy: 1.0,
             corr_spy: 0.9,
             priced_on_forward: false,
+            industry: None,
         })
         .collect()
 }

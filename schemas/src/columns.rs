@@ -228,6 +228,10 @@ pub mod companies {
     pub const SECTOR: &str = "sector";
     /// Symbol of the sector's SPDR ETF (`XLK`); null when `sector` is null.
     pub const SECTOR_ETF: &str = "sector_etf";
+    /// GICS industry within the sector (`Technology Hardware, Storage & Peripherals`); null
+    /// for indices and funds. Added after the first release: a file written without it reads
+    /// as all nulls.
+    pub const INDUSTRY: &str = "industry";
     /// Market capitalisation, dollars; null for indices and ETFs. Positive.
     pub const MARKET_CAP: &str = "market_cap";
     /// Beta of daily returns to SPY's, decimal ratio (SPY itself is 1).
@@ -249,6 +253,7 @@ pub mod companies {
         BETA_SPY,
         CORR_SPY,
         PRICED_ON_FORWARD,
+        INDUSTRY,
     ];
 }
 

@@ -109,6 +109,9 @@ pub struct Company {
     pub corr_spy: f64,
     /// Priced on the forward (Black-76): cash indices.
     pub priced_on_forward: bool,
+    /// GICS industry within the sector; `None` for indices and funds (and in files written
+    /// before the column existed).
+    pub industry: Option<String>,
 }
 
 static EARNINGS_SCHEMA: LazyLock<SchemaRef> = LazyLock::new(|| {
@@ -167,6 +170,8 @@ static COMPANIES_SCHEMA: LazyLock<SchemaRef> = LazyLock::new(|| {
         field(co::BETA_SPY, DataType::Float64, false),
         field(co::CORR_SPY, DataType::Float64, false),
         field(co::PRICED_ON_FORWARD, DataType::Boolean, false),
+        // Last and nullable: added after the first release, so older files still read.
+        field(co::INDUSTRY, DataType::Utf8, true),
     ]))
 });
 
@@ -451,6 +456,7 @@ impl RecordImpl for Company {
             f64s(rows.iter().map(|r| r.beta_spy)),
             f64s(rows.iter().map(|r| r.corr_spy)),
             bools(rows.iter().map(|r| r.priced_on_forward)),
+            utf8_opt(rows.iter().map(|r| r.industry.as_deref())),
         ]
     }
 
@@ -463,7 +469,8 @@ impl RecordImpl for Company {
         c.symbol(co::SECTOR_ETF)?;
         c.positive(co::MARKET_CAP)?;
         c.finite(co::BETA_SPY)?;
-        c.within(co::CORR_SPY, -1.0, 1.0)
+        c.within(co::CORR_SPY, -1.0, 1.0)?;
+        c.text(co::INDUSTRY)
     }
 
     fn read(batch: &RecordBatch) -> Result<Vec<Self>, SchemaError> {
@@ -477,6 +484,7 @@ impl RecordImpl for Company {
         let beta_spy = c.f64(co::BETA_SPY)?;
         let corr_spy = c.f64(co::CORR_SPY)?;
         let forward = c.bool(co::PRICED_ON_FORWARD)?;
+        let industry = c.str(co::INDUSTRY)?;
         (0..batch.num_rows())
             .map(|i| {
                 Ok(Company {
@@ -489,6 +497,7 @@ impl RecordImpl for Company {
                     beta_spy: beta_spy.value(i),
                     corr_spy: corr_spy.value(i),
                     priced_on_forward: forward.value(i),
+                    industry: opt(industry, i, || industry.value(i).to_owned()),
                 })
             })
             .collect()

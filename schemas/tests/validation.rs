@@ -326,4 +326,65 @@ fn reference_rules() {
         co::MARKET_CAP,
         0,
     );
+    let mut rows = companies();
+    rows[0].industry = Some(" Software".into());
+    invalid(
+        Company::to_batch(&rows),
+        Dataset::Companies,
+        co::INDUSTRY,
+        0,
+    );
+}
+
+/// A company map written before `industry` existed: the nine columns of the first release,
+/// built here column by column, read with every other field intact and no industry.
+#[test]
+fn a_company_map_without_industry_still_reads() {
+    use arrow_array::BooleanArray;
+    let older = RecordBatch::try_from_iter([
+        (
+            co::SYMBOL,
+            Arc::new(StringArray::from(vec!["AAPL", "SPX"])) as ArrayRef,
+        ),
+        (
+            co::NAME,
+            Arc::new(StringArray::from(vec!["Apple Inc.", "S&P 500 Index"])),
+        ),
+        (
+            co::ASSET_CLASS,
+            Arc::new(StringArray::from(vec!["STOCK", "INDEX"])),
+        ),
+        (
+            co::SECTOR,
+            Arc::new(StringArray::from(vec![
+                Some("Information Technology"),
+                None,
+            ])),
+        ),
+        (
+            co::SECTOR_ETF,
+            Arc::new(StringArray::from(vec![Some("XLK"), None])),
+        ),
+        (
+            co::MARKET_CAP,
+            Arc::new(Float64Array::from(vec![Some(3.4e12), None])),
+        ),
+        (co::BETA_SPY, Arc::new(Float64Array::from(vec![1.12, 1.0]))),
+        (co::CORR_SPY, Arc::new(Float64Array::from(vec![0.71, 1.0]))),
+        (
+            co::PRICED_ON_FORWARD,
+            Arc::new(BooleanArray::from(vec![false, true])),
+        ),
+    ])
+    .unwrap();
+    assert!(older.column_by_name(co::INDUSTRY).is_none());
+    let read = Company::from_batch(&older).unwrap();
+    let expected: Vec<Company> = companies()
+        .into_iter()
+        .map(|c| Company {
+            industry: None,
+            ..c
+        })
+        .collect();
+    assert_eq!(read, expected);
 }

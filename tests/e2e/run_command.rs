@@ -78,6 +78,8 @@ fn optics_run_seeds_says_how_to_call_it_and_answers_a_chain() {
             "1",
             "--start",
             "2026-11-20T15:00:00Z",
+            "--cycle-ms",
+            "500",
             "--data-dir",
         ])
         .arg(&dir.0)
@@ -116,6 +118,15 @@ fn optics_run_seeds_says_how_to_call_it_and_answers_a_chain() {
         }
     };
     let listening_after = started.elapsed();
+    // The curl line names the port bound, not the `:0` asked for.
+    let curl = format!("http://{address}/api/mcp/data/chain/SPY");
+    assert!(
+        printed
+            .iter()
+            .any(|l| l.starts_with("try: curl") && l.contains(&curl)),
+        "no curl line with {curl}:\n{}",
+        printed.join("\n")
+    );
 
     // It said where the token is, and the token is there.
     let token_path = dir.0.join("api-token");

@@ -11,7 +11,8 @@ use std::time::Duration;
 
 use optics_compute::store::{MARKET_WIDE, SnapshotKey, SnapshotStore};
 use optics_schemas::{
-    ChainRow, Company, DailyBar, EarningsEvent, PricingModelCode, Record, SettlementStyle,
+    AssetClass, ChainRow, Company, DailyBar, EarningsEvent, PricingModelCode, Record,
+    SettlementStyle,
 };
 use optics_tests::run_optics;
 use serde_json::Value;
@@ -139,6 +140,31 @@ fn stored_reference<R: Record>(data_dir: &Path) -> Vec<R> {
     })
 }
 
+/// Dollars as the reference documents `market_cap` (`$3.45T`): two decimals of the largest
+/// of trillions, billions, millions and thousands the amount reaches.
+fn dollars_with_suffix(amount: f64) -> String {
+    for (unit, suffix) in [(1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K")] {
+        if amount >= unit {
+            return format!("${:.2}{suffix}", amount / unit);
+        }
+    }
+    format!("${amount:.0}")
+}
+
+/// The documented market-cap tiers of `/search`: mega from $200B, large from $10B, mid from
+/// $2B, small from $300M, micro below.
+fn cap_tier(market_cap: f64) -> &'static str {
+    [
+        (200e9, "mega"),
+        (10e9, "large"),
+        (2e9, "mid"),
+        (300e6, "small"),
+    ]
+    .into_iter()
+    .find(|&(floor, _)| market_cap >= floor)
+    .map_or("micro", |(_, tier)| tier)
+}
+
 /// The value a chain-row key of the payload must have for the stored row (spec 2.4 keys plus
 /// quotes, IV, rho, volume, OI and symbols); `None` for a key the payload should not carry.
 fn stored_value(row: &ChainRow, key: &str) -> Option<Value> {
@@ -263,7 +289,9 @@ fn a_backfilled_store_is_served_with_auth_and_the_envelope() {
             "--sessions",
             "1",
             "--universe",
-            "5",
+            // The indices and ETFs the coverage universe lists first, and its first stock
+            // (AAPL), so the company fields of a stock are served from the store too.
+            "24",
             "--history-years",
             "1",
             "--quiet",
@@ -394,7 +422,56 @@ fn a_backfilled_store_is_served_with_auth_and_the_envelope() {
     #[allow(clippy::cast_precision_loss)]
     let millions = bar.volume as f64 / 1e6;
     assert_eq!(data["volume"], format!("{millions:.2}M"));
-    assert!(data.get("industry").is_none(), "{data}");
+
+    // /stock and /search: every stored company's identity fields as the store has them.
+    let stock = companies
+        .iter()
+        .find(|c| c.asset_class == AssetClass::Stock)
+        .expect("a stock in the stored company map");
+    assert!(
+        stock.industry.is_some() && stock.market_cap.is_some(),
+        "{stock:?}"
+    );
+    for company in &companies {
+        let symbol = company.symbol.as_str();
+        let (status, body) = get(
+            &address,
+            &format!("/api/mcp/data/stock/{symbol}"),
+            Some(token),
+        );
+        assert_eq!(status, 200, "{symbol}: {body}");
+        let data = &body["data"];
+        let text = |v: &Option<String>| v.clone().map_or(Value::Null, Value::from);
+        assert_eq!(data["company_name"], company.name.as_str(), "{symbol}");
+        assert_eq!(data["sector"], text(&company.sector), "{symbol}");
+        assert_eq!(data["industry"], text(&company.industry), "{symbol}");
+        assert_eq!(
+            data["market_cap"],
+            company
+                .market_cap
+                .map_or(Value::Null, |cap| Value::from(dollars_with_suffix(cap))),
+            "{symbol}"
+        );
+        assert_eq!(data["beta"], format!("{:.2}", company.beta_spy), "{symbol}");
+
+        let (status, body) = get(
+            &address,
+            &format!("/api/mcp/data/search?q={symbol}&limit=1"),
+            Some(token),
+        );
+        assert_eq!(status, 200, "{symbol}: {body}");
+        let first = &body["data"]["results"][0];
+        assert_eq!(first["symbol"], symbol);
+        assert_eq!(first["matched_on"], "symbol");
+        assert_eq!(first["sector"], text(&company.sector), "{symbol}");
+        assert_eq!(
+            first["market_cap_tier"],
+            company
+                .market_cap
+                .map_or(Value::Null, |cap| Value::from(cap_tier(cap))),
+            "{symbol}"
+        );
+    }
 
     // /search: the covered symbols starting with SP, with their stored names.
     let (status, body) = get(&address, "/api/mcp/data/search?q=sp&limit=20", Some(token));
@@ -483,7 +560,7 @@ fn a_backfilled_store_is_served_with_auth_and_the_envelope() {
     );
 
     // Earnings dates come from the stored reference data: the first report on or after the
-    // session, or null (this small universe is indices and ETFs; api/tests/store_market.rs
+    // session, or null (AAPL is the one stock of this universe; api/tests/store_market.rs
     // covers stocks with reports).
     let (underlyings, events) = stored_underlyings_and_earnings(&dir.0);
     let session = chrono::NaiveDate::from_ymd_opt(2026, 11, 20).unwrap();

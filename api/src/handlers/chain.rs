@@ -12,8 +12,10 @@
 //! - an unknown or uncovered ticker is a 400/404 ([`AppState::covered_ticker`]); a covered ticker
 //!   without a chain yet, or a past session that is not carried, is a 424;
 //! - an `expiration` that is not listed is a 400 naming the listed ones;
-//! - `data_type` is `LIVE` only while the session is open **and** the chain belongs to that
-//!   session; a chain from an earlier session is `EOD` whatever the clock says;
+//! - freshness is the data's, not the clock's ([`crate::freshness::freshness_of_session`] with
+//!   the chain's trade date): `data_freshness` and `data_type` are `LIVE` only while the session
+//!   is open **and** the chain belongs to that session; a chain from an earlier session (Monday
+//!   morning before the first cycle) is `EOD` and its `message` names that session;
 //! - the market state (`is_market_hours`, `data_freshness`, `message`) sits at the top of
 //!   `data`, where gex and flow put it ([`SessionState`]); chain, expirations and stock also keep
 //!   the nested `freshness` block they carried first;
@@ -34,7 +36,7 @@ use utoipa::ToSchema;
 
 use crate::envelope::{Envelope, ok};
 use crate::error::ApiError;
-use crate::freshness::{DataFreshness, Freshness};
+use crate::freshness::{DataFreshness, Freshness, freshness_of_session};
 use crate::market::{ChainView, quoted_price};
 use crate::openapi::{
     AssetClassCode, DataSchema, ForwardSourceCode, IsoDate, SettlementCode, Timestamp,
@@ -65,14 +67,14 @@ pub fn data_schemas() -> Vec<DataSchema> {
     ]
 }
 
-/// The market state at the top of `data`, as gex and flow carry it. `data_freshness` is the
-/// market's (`LIVE` while a session is open); `data_type` says whether the payload's own data
-/// belongs to that session.
+/// The market state at the top of `data`, as gex and flow carry it: `is_market_hours` is the
+/// clock's; `data_freshness` and `message` describe the payload's data (`LIVE` only while the
+/// session it belongs to is open).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
 pub struct SessionState {
     /// True during a regular NYSE session.
     pub is_market_hours: bool,
-    /// `LIVE` during a regular session, `EOD` otherwise.
+    /// `LIVE` while the session the data belongs to is open, `EOD` otherwise.
     pub data_freshness: DataFreshness,
     /// One sentence: open or closed, which session's data, and when that changes.
     pub message: String,
@@ -139,13 +141,11 @@ fn nearest_expiration(ticker: &Ticker, chain: &ChainView) -> Result<NaiveDate, A
         .ok_or_else(|| ApiError::upstream(format!("The chain of {ticker} lists no expiration")))
 }
 
-/// `LIVE` only when the session is open and the chain belongs to it.
-fn data_type(freshness: &Freshness, chain_trade_date: NaiveDate) -> DataFreshness {
-    if freshness.data_freshness == DataFreshness::Live && freshness.trade_date == chain_trade_date {
-        DataFreshness::Live
-    } else {
-        DataFreshness::Eod
-    }
+/// The freshness of a chain of the session `chain_trade_date` served now: `LIVE` only when the
+/// session is open and the chain belongs to it; an earlier session's chain is that session's
+/// `EOD`, whatever the clock says.
+fn chain_freshness(state: &AppState, chain_trade_date: NaiveDate) -> Freshness {
+    freshness_of_session(state.now(), state.calendar(), chain_trade_date)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -171,10 +171,10 @@ pub struct ExpirationsPayload {
     pub as_of: DateTime<Utc>,
     /// `LIVE` when the listing belongs to the session in progress, `EOD` otherwise.
     pub data_type: DataFreshness,
-    /// Market state now (top level, as on gex and flow).
+    /// Market state and the data's freshness (top level, as on gex and flow).
     #[serde(flatten)]
     pub session: SessionState,
-    /// Market state now, with the session's date (the block this payload carried first).
+    /// The same with the data's session date (the block this payload carried first).
     pub freshness: Freshness,
 }
 
@@ -211,7 +211,7 @@ pub async fn expirations(
             }
         })
         .collect();
-    let freshness = state.freshness();
+    let freshness = chain_freshness(&state, chain.trade_date);
     Ok(ok(ExpirationsPayload {
         ticker,
         count: chain.expirations.len(),
@@ -219,7 +219,7 @@ pub async fn expirations(
         details,
         trade_date: chain.trade_date,
         as_of: chain.as_of,
-        data_type: data_type(&freshness, chain.trade_date),
+        data_type: freshness.data_freshness,
         session: SessionState::from(&freshness),
         freshness,
     }))
@@ -459,10 +459,10 @@ pub struct ChainPayload {
     /// When it was priced (UTC).
     #[schema(value_type = Timestamp)]
     pub as_of: DateTime<Utc>,
-    /// Market state now (top level, as on gex and flow).
+    /// Market state and the data's freshness (top level, as on gex and flow).
     #[serde(flatten)]
     pub session: SessionState,
-    /// Market state now, with the session's date (the block this payload carried first).
+    /// The same with the data's session date (the block this payload carried first).
     pub freshness: Freshness,
     /// Parameters moved into their documented range.
     pub clamped: Vec<ClampNotice>,
@@ -498,7 +498,17 @@ pub async fn chain(
     params: QueryParams,
 ) -> Answer<ChainPayload> {
     let num_expirations = params.int("num_expirations")?.value;
-    let strikes_around = params.int("strikes_around")?.value;
+    let strikes_around = params.int("strikes_around")?;
+    // Clamping a negative count to 0 would answer the full chain, the opposite of the narrow
+    // window the caller was reaching for: refuse it instead.
+    if strikes_around.requested < 0 {
+        return Err(ApiError::bad_request(format!(
+            "strikes_around is a count of strikes per side, 0 (the full chain) to {}; got {}",
+            strikes_around.max.unwrap_or(i64::MAX),
+            strikes_around.requested
+        )));
+    }
+    let strikes_around = strikes_around.value;
     let requested = params.date("expiration")?;
     let (ticker, view) = covered_chain(&state, &ticker)?;
 
@@ -533,7 +543,7 @@ pub async fn chain(
         .first()
         .and_then(|&expiration| view.price_for(expiration))
         .unwrap_or_else(|| view.stock_price());
-    let freshness = state.freshness();
+    let freshness = chain_freshness(&state, view.trade_date);
     Ok(ok(ChainPayload {
         ticker,
         stock_price,
@@ -542,7 +552,7 @@ pub async fn chain(
         chains,
         forwards,
         available_expirations: view.expirations.clone(),
-        data_type: data_type(&freshness, view.trade_date),
+        data_type: freshness.data_freshness,
         strike_window: StrikeWindow {
             strikes_around: per_side.unwrap_or(0),
             centre: "forward",
@@ -579,6 +589,9 @@ pub struct StockPayload {
     pub asset_class: Option<AssetClass>,
     /// GICS sector; `null` for indices and broad ETFs.
     pub sector: Option<String>,
+    /// GICS industry within the sector (`Semiconductors & Semiconductor Equipment`); `null`
+    /// for indices and funds.
+    pub industry: Option<String>,
     /// Market capitalisation, formatted (`$3.45T`); `null` for funds and indices.
     pub market_cap: Option<String>,
     /// Shares traded in the last session of the daily bars on or before `trade_date`,
@@ -605,10 +618,10 @@ pub struct StockPayload {
     pub as_of: DateTime<Utc>,
     /// `LIVE` when the price belongs to the session in progress, `EOD` otherwise.
     pub data_type: DataFreshness,
-    /// Market state now (top level, as on gex and flow).
+    /// Market state and the data's freshness (top level, as on gex and flow).
     #[serde(flatten)]
     pub session: SessionState,
-    /// Market state now, with the session's date (the block this payload carried first).
+    /// The same with the data's session date (the block this payload carried first).
     pub freshness: Freshness,
 }
 
@@ -666,13 +679,14 @@ pub async fn stock(State(state): State<AppState>, ticker: Ticker) -> Answer<Stoc
     // Exact below 2^53 shares.
     #[allow(clippy::cast_precision_loss)]
     let volume = share_volume.map(|(_, shares)| format_magnitude(shares as f64));
-    let freshness = state.freshness();
+    let freshness = chain_freshness(&state, view.trade_date);
     Ok(ok(StockPayload {
         price,
         priced_on_forward: view.priced_on_forward(),
         company_name: company.map(|c| c.name.clone()),
         asset_class: company.map(|c| c.asset_class),
         sector: company.and_then(|c| c.sector.clone()),
+        industry: company.and_then(|c| c.industry.clone()),
         market_cap: company.and_then(|c| c.market_cap).map(format_dollars),
         volume,
         volume_shares: share_volume.map(|(_, shares)| shares),
@@ -682,7 +696,7 @@ pub async fn stock(State(state): State<AppState>, ticker: Ticker) -> Answer<Stoc
         earnings_date: coverage.next_earnings(ticker.as_str(), view.trade_date),
         trade_date: view.trade_date,
         as_of: view.as_of,
-        data_type: data_type(&freshness, view.trade_date),
+        data_type: freshness.data_freshness,
         session: SessionState::from(&freshness),
         freshness,
         ticker,
@@ -874,7 +888,7 @@ pub struct OptionByDeltaPayload {
     pub open_interest: Option<u64>,
     /// `LIVE` when the chain belongs to the session in progress, `EOD` otherwise.
     pub data_type: DataFreshness,
-    /// Market state now (top level, as on gex and flow).
+    /// Market state and the data's freshness (top level, as on gex and flow).
     #[serde(flatten)]
     pub session: SessionState,
     /// Parameters moved into their documented range.
@@ -924,7 +938,7 @@ pub async fn options_by_delta(
     };
     let side = side_of(row);
     let iv = side.iv.unwrap_or(f64::NAN);
-    let freshness = state.freshness();
+    let freshness = chain_freshness(&state, view.trade_date);
     Ok(ok(OptionByDeltaPayload {
         option_type,
         option_symbol: side.option_symbol,
@@ -945,7 +959,7 @@ pub async fn options_by_delta(
         priced_on_forward: view.priced_on_forward(),
         volume: side.volume,
         open_interest: side.open_interest,
-        data_type: data_type(&freshness, view.trade_date),
+        data_type: freshness.data_freshness,
         session: SessionState::from(&freshness),
         clamped: params.clamp_notices(),
         ticker,

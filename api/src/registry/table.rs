@@ -492,7 +492,7 @@ pub(super) static DATA_ENDPOINTS: &[EndpointSpec] = &[
                 location: ParamLocation::Query,
                 required: false,
                 default: Some("20"),
-                bounds: "0 for the full chain",
+                bounds: "0 for the full chain, up to 500; a negative count is a 400",
                 kind: ParamKind::Int { min: 0, max: 500 },
             },
         ],

@@ -63,6 +63,7 @@ pub fn companies(universe: &Universe) -> Vec<Company> {
             beta_spy: u.beta,
             corr_spy: u.correlation,
             priced_on_forward: u.priced_on_forward,
+            industry: u.industry.clone(),
         })
         .collect()
 }

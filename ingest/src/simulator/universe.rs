@@ -81,6 +81,24 @@ impl Sector {
         }
     }
 
+    /// A representative GICS industry of the sector, for the synthetic stocks of
+    /// [`Universe::scaled`] (which have no real business to classify).
+    pub fn generic_industry(self) -> &'static str {
+        match self {
+            Self::Technology => "Software",
+            Self::CommunicationServices => "Media",
+            Self::ConsumerDiscretionary => "Specialty Retail",
+            Self::ConsumerStaples => "Food Products",
+            Self::Energy => "Oil, Gas & Consumable Fuels",
+            Self::Financials => "Banks",
+            Self::HealthCare => "Health Care Equipment & Supplies",
+            Self::Industrials => "Machinery",
+            Self::Materials => "Chemicals",
+            Self::RealEstate => "Diversified REITs",
+            Self::Utilities => "Multi-Utilities",
+        }
+    }
+
     /// The sector's SPDR Select Sector ETF symbol.
     pub fn etf(self) -> &'static str {
         match self {
@@ -132,6 +150,10 @@ pub struct Underlying {
     pub asset_class: AssetClass,
     /// GICS sector of a stock or a sector ETF; `None` for broad indices and non-equity ETFs.
     pub sector: Option<Sector>,
+    /// GICS industry of a stock (`Software`, `Banks`); `None` for indices and funds, which GICS
+    /// does not classify. Synthetic stocks carry their sector's
+    /// [`generic industry`](Sector::generic_industry).
+    pub industry: Option<String>,
     /// Approximate market capitalisation of a stock, in billions of US dollars.
     pub market_cap_usd_bn: Option<f64>,
     /// Approximate price level the simulator starts from, dollars (index points).
@@ -215,6 +237,11 @@ impl Underlying {
         }
         if !(0.0..1.0).contains(&self.dividend_yield) {
             return invalid("dividend_yield must lie in [0, 1)");
+        }
+        if let Some(industry) = &self.industry
+            && (industry.is_empty() || industry.trim() != industry)
+        {
+            return invalid("industry must be non-empty without surrounding whitespace");
         }
         if let Some(cap) = self.market_cap_usd_bn
             && !(cap.is_finite() && cap > 0.0)
@@ -360,7 +387,7 @@ enum Listed {
 }
 
 /// (symbol, name, sector, market cap $bn, price, base IV, beta, correlation to SPY, dividend
-/// yield, (earnings month offset, typical day, timing), listed families).
+/// yield, (earnings month offset, typical day, timing), listed families, GICS industry).
 type StockRow = (
     &'static str,
     &'static str,
@@ -373,6 +400,7 @@ type StockRow = (
     f64,
     (u8, u8, EarningsTiming),
     Listed,
+    &'static str,
 );
 
 /// (symbol, name, sector, price, base IV, beta, correlation to SPY, dividend yield).
@@ -420,80 +448,80 @@ const OTHER_ETFS: &[FundRow] = &[
 #[rustfmt::skip]
 const STOCKS: &[StockRow] = &[
     // Information Technology
-    ("AAPL", "Apple Inc.",                        Tech, 3800.0,  255.0, 0.26, 1.15, 0.72, 0.004, (0, 28, Amc), Listed::Weeklies),
-    ("MSFT", "Microsoft Corporation",             Tech, 3800.0,  510.0, 0.24, 1.05, 0.74, 0.007, (0, 27, Amc), Listed::Weeklies),
-    ("NVDA", "NVIDIA Corporation",                Tech, 4500.0,  185.0, 0.45, 1.75, 0.70, 0.000, (1, 25, Amc), Listed::Weeklies),
-    ("AVGO", "Broadcom Inc.",                     Tech, 1600.0,  340.0, 0.45, 1.45, 0.64, 0.007, (2, 11, Amc), Listed::Weeklies),
-    ("ORCL", "Oracle Corporation",                Tech,  800.0,  280.0, 0.45, 1.30, 0.55, 0.007, (2, 10, Amc), Listed::Weeklies),
-    ("CRM",  "Salesforce, Inc.",                  Tech,  240.0,  250.0, 0.32, 1.15, 0.55, 0.007, (1, 27, Amc), Listed::Weeklies),
-    ("ADBE", "Adobe Inc.",                        Tech,  150.0,  350.0, 0.32, 1.15, 0.55, 0.000, (2, 12, Amc), Listed::Weeklies),
-    ("AMD",  "Advanced Micro Devices, Inc.",      Tech,  380.0,  235.0, 0.52, 1.75, 0.60, 0.000, (1,  4, Amc), Listed::Weeklies),
-    ("INTC", "Intel Corporation",                 Tech,  170.0,   37.0, 0.50, 1.20, 0.50, 0.000, (0, 24, Amc), Listed::Weeklies),
-    ("CSCO", "Cisco Systems, Inc.",               Tech,  280.0,   70.0, 0.22, 0.90, 0.60, 0.023, (1, 13, Amc), Listed::Weeklies),
-    ("QCOM", "QUALCOMM Incorporated",             Tech,  180.0,  165.0, 0.35, 1.30, 0.60, 0.021, (1,  5, Amc), Listed::Weeklies),
-    ("IBM",  "International Business Machines Corporation", Tech, 270.0, 290.0, 0.26, 0.75, 0.50, 0.023, (0, 22, Amc), Listed::Weeklies),
-    ("MU",   "Micron Technology, Inc.",           Tech,  220.0,  200.0, 0.55, 1.50, 0.55, 0.002, (2, 20, Amc), Listed::Weeklies),
-    ("PLTR", "Palantir Technologies Inc.",        Tech,  430.0,  180.0, 0.62, 2.00, 0.55, 0.000, (1,  3, Amc), Listed::Weeklies),
+    ("AAPL", "Apple Inc.",                        Tech, 3800.0,  255.0, 0.26, 1.15, 0.72, 0.004, (0, 28, Amc), Listed::Weeklies, "Technology Hardware, Storage & Peripherals"),
+    ("MSFT", "Microsoft Corporation",             Tech, 3800.0,  510.0, 0.24, 1.05, 0.74, 0.007, (0, 27, Amc), Listed::Weeklies, "Software"),
+    ("NVDA", "NVIDIA Corporation",                Tech, 4500.0,  185.0, 0.45, 1.75, 0.70, 0.000, (1, 25, Amc), Listed::Weeklies, "Semiconductors & Semiconductor Equipment"),
+    ("AVGO", "Broadcom Inc.",                     Tech, 1600.0,  340.0, 0.45, 1.45, 0.64, 0.007, (2, 11, Amc), Listed::Weeklies, "Semiconductors & Semiconductor Equipment"),
+    ("ORCL", "Oracle Corporation",                Tech,  800.0,  280.0, 0.45, 1.30, 0.55, 0.007, (2, 10, Amc), Listed::Weeklies, "Software"),
+    ("CRM",  "Salesforce, Inc.",                  Tech,  240.0,  250.0, 0.32, 1.15, 0.55, 0.007, (1, 27, Amc), Listed::Weeklies, "Software"),
+    ("ADBE", "Adobe Inc.",                        Tech,  150.0,  350.0, 0.32, 1.15, 0.55, 0.000, (2, 12, Amc), Listed::Weeklies, "Software"),
+    ("AMD",  "Advanced Micro Devices, Inc.",      Tech,  380.0,  235.0, 0.52, 1.75, 0.60, 0.000, (1,  4, Amc), Listed::Weeklies, "Semiconductors & Semiconductor Equipment"),
+    ("INTC", "Intel Corporation",                 Tech,  170.0,   37.0, 0.50, 1.20, 0.50, 0.000, (0, 24, Amc), Listed::Weeklies, "Semiconductors & Semiconductor Equipment"),
+    ("CSCO", "Cisco Systems, Inc.",               Tech,  280.0,   70.0, 0.22, 0.90, 0.60, 0.023, (1, 13, Amc), Listed::Weeklies, "Communications Equipment"),
+    ("QCOM", "QUALCOMM Incorporated",             Tech,  180.0,  165.0, 0.35, 1.30, 0.60, 0.021, (1,  5, Amc), Listed::Weeklies, "Semiconductors & Semiconductor Equipment"),
+    ("IBM",  "International Business Machines Corporation", Tech, 270.0, 290.0, 0.26, 0.75, 0.50, 0.023, (0, 22, Amc), Listed::Weeklies, "IT Services"),
+    ("MU",   "Micron Technology, Inc.",           Tech,  220.0,  200.0, 0.55, 1.50, 0.55, 0.002, (2, 20, Amc), Listed::Weeklies, "Semiconductors & Semiconductor Equipment"),
+    ("PLTR", "Palantir Technologies Inc.",        Tech,  430.0,  180.0, 0.62, 2.00, 0.55, 0.000, (1,  3, Amc), Listed::Weeklies, "Software"),
     // Communication Services
-    ("GOOGL", "Alphabet Inc. (Class A)",          Comm, 3000.0,  250.0, 0.30, 1.05, 0.62, 0.003, (0, 28, Amc), Listed::Weeklies),
-    ("META", "Meta Platforms, Inc.",              Comm, 1800.0,  720.0, 0.35, 1.25, 0.62, 0.003, (0, 28, Amc), Listed::Weeklies),
-    ("NFLX", "Netflix, Inc.",                     Comm,  470.0,  110.0, 0.35, 1.10, 0.50, 0.000, (0, 18, Amc), Listed::Weeklies),
-    ("DIS",  "The Walt Disney Company",           Comm,  200.0,  112.0, 0.26, 1.10, 0.55, 0.009, (1,  7, Amc), Listed::Weeklies),
-    ("T",    "AT&T Inc.",                         Comm,  190.0,   27.0, 0.20, 0.55, 0.35, 0.041, (0, 23, Bmo), Listed::Weeklies),
-    ("VZ",   "Verizon Communications Inc.",       Comm,  175.0,   41.0, 0.20, 0.45, 0.30, 0.066, (0, 22, Bmo), Listed::Weeklies),
+    ("GOOGL", "Alphabet Inc. (Class A)",          Comm, 3000.0,  250.0, 0.30, 1.05, 0.62, 0.003, (0, 28, Amc), Listed::Weeklies, "Interactive Media & Services"),
+    ("META", "Meta Platforms, Inc.",              Comm, 1800.0,  720.0, 0.35, 1.25, 0.62, 0.003, (0, 28, Amc), Listed::Weeklies, "Interactive Media & Services"),
+    ("NFLX", "Netflix, Inc.",                     Comm,  470.0,  110.0, 0.35, 1.10, 0.50, 0.000, (0, 18, Amc), Listed::Weeklies, "Entertainment"),
+    ("DIS",  "The Walt Disney Company",           Comm,  200.0,  112.0, 0.26, 1.10, 0.55, 0.009, (1,  7, Amc), Listed::Weeklies, "Entertainment"),
+    ("T",    "AT&T Inc.",                         Comm,  190.0,   27.0, 0.20, 0.55, 0.35, 0.041, (0, 23, Bmo), Listed::Weeklies, "Diversified Telecommunication Services"),
+    ("VZ",   "Verizon Communications Inc.",       Comm,  175.0,   41.0, 0.20, 0.45, 0.30, 0.066, (0, 22, Bmo), Listed::Weeklies, "Diversified Telecommunication Services"),
     // Consumer Discretionary
-    ("AMZN", "Amazon.com, Inc.",                  Disc, 2400.0,  225.0, 0.32, 1.25, 0.65, 0.000, (0, 28, Amc), Listed::Weeklies),
-    ("TSLA", "Tesla, Inc.",                       Disc, 1400.0,  430.0, 0.60, 2.00, 0.55, 0.000, (0, 22, Amc), Listed::Weeklies),
-    ("HD",   "The Home Depot, Inc.",              Disc,  380.0,  380.0, 0.24, 1.00, 0.60, 0.024, (1, 18, Bmo), Listed::Weeklies),
-    ("MCD",  "McDonald's Corporation",            Disc,  215.0,  300.0, 0.18, 0.65, 0.45, 0.024, (0, 28, Bmo), Listed::Weeklies),
-    ("NKE",  "NIKE, Inc.",                        Disc,   95.0,   65.0, 0.38, 1.10, 0.45, 0.025, (2, 20, Amc), Listed::Weeklies),
-    ("SBUX", "Starbucks Corporation",             Disc,  100.0,   88.0, 0.32, 1.00, 0.50, 0.028, (0, 28, Amc), Listed::Weeklies),
+    ("AMZN", "Amazon.com, Inc.",                  Disc, 2400.0,  225.0, 0.32, 1.25, 0.65, 0.000, (0, 28, Amc), Listed::Weeklies, "Broadline Retail"),
+    ("TSLA", "Tesla, Inc.",                       Disc, 1400.0,  430.0, 0.60, 2.00, 0.55, 0.000, (0, 22, Amc), Listed::Weeklies, "Automobiles"),
+    ("HD",   "The Home Depot, Inc.",              Disc,  380.0,  380.0, 0.24, 1.00, 0.60, 0.024, (1, 18, Bmo), Listed::Weeklies, "Specialty Retail"),
+    ("MCD",  "McDonald's Corporation",            Disc,  215.0,  300.0, 0.18, 0.65, 0.45, 0.024, (0, 28, Bmo), Listed::Weeklies, "Hotels, Restaurants & Leisure"),
+    ("NKE",  "NIKE, Inc.",                        Disc,   95.0,   65.0, 0.38, 1.10, 0.45, 0.025, (2, 20, Amc), Listed::Weeklies, "Textiles, Apparel & Luxury Goods"),
+    ("SBUX", "Starbucks Corporation",             Disc,  100.0,   88.0, 0.32, 1.00, 0.50, 0.028, (0, 28, Amc), Listed::Weeklies, "Hotels, Restaurants & Leisure"),
     // Consumer Staples
-    ("WMT",  "Walmart Inc.",                      Stap,  800.0,  100.0, 0.22, 0.55, 0.40, 0.009, (1, 19, Bmo), Listed::Weeklies),
-    ("PG",   "The Procter & Gamble Company",      Stap,  360.0,  150.0, 0.17, 0.45, 0.35, 0.028, (0, 22, Bmo), Listed::Weeklies),
-    ("KO",   "The Coca-Cola Company",             Stap,  300.0,   70.0, 0.16, 0.50, 0.35, 0.029, (0, 22, Bmo), Listed::Weeklies),
-    ("PEP",  "PepsiCo, Inc.",                     Stap,  200.0,  145.0, 0.19, 0.50, 0.35, 0.039, (0, 10, Bmo), Listed::Weeklies),
-    ("COST", "Costco Wholesale Corporation",      Stap,  410.0,  920.0, 0.22, 0.80, 0.50, 0.005, (2, 12, Amc), Listed::Weeklies),
+    ("WMT",  "Walmart Inc.",                      Stap,  800.0,  100.0, 0.22, 0.55, 0.40, 0.009, (1, 19, Bmo), Listed::Weeklies, "Consumer Staples Distribution & Retail"),
+    ("PG",   "The Procter & Gamble Company",      Stap,  360.0,  150.0, 0.17, 0.45, 0.35, 0.028, (0, 22, Bmo), Listed::Weeklies, "Household Products"),
+    ("KO",   "The Coca-Cola Company",             Stap,  300.0,   70.0, 0.16, 0.50, 0.35, 0.029, (0, 22, Bmo), Listed::Weeklies, "Beverages"),
+    ("PEP",  "PepsiCo, Inc.",                     Stap,  200.0,  145.0, 0.19, 0.50, 0.35, 0.039, (0, 10, Bmo), Listed::Weeklies, "Beverages"),
+    ("COST", "Costco Wholesale Corporation",      Stap,  410.0,  920.0, 0.22, 0.80, 0.50, 0.005, (2, 12, Amc), Listed::Weeklies, "Consumer Staples Distribution & Retail"),
     // Energy
-    ("XOM",  "Exxon Mobil Corporation",           Ener,  480.0,  115.0, 0.23, 0.85, 0.40, 0.035, (0, 28, Bmo), Listed::Weeklies),
-    ("CVX",  "Chevron Corporation",               Ener,  310.0,  155.0, 0.24, 0.90, 0.40, 0.044, (0, 28, Bmo), Listed::Weeklies),
-    ("COP",  "ConocoPhillips",                    Ener,  115.0,   90.0, 0.30, 1.00, 0.40, 0.035, (1,  5, Bmo), Listed::Weeklies),
-    ("SLB",  "SLB N.V.",                          Ener,   50.0,   35.0, 0.35, 1.15, 0.40, 0.032, (0, 20, Bmo), Listed::Weeklies),
+    ("XOM",  "Exxon Mobil Corporation",           Ener,  480.0,  115.0, 0.23, 0.85, 0.40, 0.035, (0, 28, Bmo), Listed::Weeklies, "Oil, Gas & Consumable Fuels"),
+    ("CVX",  "Chevron Corporation",               Ener,  310.0,  155.0, 0.24, 0.90, 0.40, 0.044, (0, 28, Bmo), Listed::Weeklies, "Oil, Gas & Consumable Fuels"),
+    ("COP",  "ConocoPhillips",                    Ener,  115.0,   90.0, 0.30, 1.00, 0.40, 0.035, (1,  5, Bmo), Listed::Weeklies, "Oil, Gas & Consumable Fuels"),
+    ("SLB",  "SLB N.V.",                          Ener,   50.0,   35.0, 0.35, 1.15, 0.40, 0.032, (0, 20, Bmo), Listed::Weeklies, "Energy Equipment & Services"),
     // Financials
-    ("JPM",  "JPMorgan Chase & Co.",              Fin,   830.0,  300.0, 0.22, 1.05, 0.60, 0.019, (0, 14, Bmo), Listed::Weeklies),
-    ("BAC",  "Bank of America Corporation",       Fin,   380.0,   50.0, 0.26, 1.25, 0.60, 0.022, (0, 15, Bmo), Listed::Weeklies),
-    ("WFC",  "Wells Fargo & Company",             Fin,   260.0,   82.0, 0.27, 1.15, 0.58, 0.021, (0, 14, Bmo), Listed::Weeklies),
-    ("GS",   "The Goldman Sachs Group, Inc.",     Fin,   240.0,  780.0, 0.28, 1.35, 0.62, 0.020, (0, 15, Bmo), Listed::Weeklies),
-    ("MS",   "Morgan Stanley",                    Fin,   250.0,  155.0, 0.27, 1.35, 0.62, 0.025, (0, 16, Bmo), Listed::Weeklies),
-    ("V",    "Visa Inc.",                         Fin,   660.0,  340.0, 0.20, 0.90, 0.60, 0.007, (0, 28, Amc), Listed::Weeklies),
-    ("MA",   "Mastercard Incorporated",           Fin,   520.0,  570.0, 0.21, 1.00, 0.62, 0.005, (0, 28, Bmo), Listed::Weeklies),
-    ("COIN", "Coinbase Global, Inc.",             Fin,    85.0,  330.0, 0.65, 2.30, 0.50, 0.000, (1,  1, Amc), Listed::Weeklies),
+    ("JPM",  "JPMorgan Chase & Co.",              Fin,   830.0,  300.0, 0.22, 1.05, 0.60, 0.019, (0, 14, Bmo), Listed::Weeklies, "Banks"),
+    ("BAC",  "Bank of America Corporation",       Fin,   380.0,   50.0, 0.26, 1.25, 0.60, 0.022, (0, 15, Bmo), Listed::Weeklies, "Banks"),
+    ("WFC",  "Wells Fargo & Company",             Fin,   260.0,   82.0, 0.27, 1.15, 0.58, 0.021, (0, 14, Bmo), Listed::Weeklies, "Banks"),
+    ("GS",   "The Goldman Sachs Group, Inc.",     Fin,   240.0,  780.0, 0.28, 1.35, 0.62, 0.020, (0, 15, Bmo), Listed::Weeklies, "Capital Markets"),
+    ("MS",   "Morgan Stanley",                    Fin,   250.0,  155.0, 0.27, 1.35, 0.62, 0.025, (0, 16, Bmo), Listed::Weeklies, "Capital Markets"),
+    ("V",    "Visa Inc.",                         Fin,   660.0,  340.0, 0.20, 0.90, 0.60, 0.007, (0, 28, Amc), Listed::Weeklies, "Financial Services"),
+    ("MA",   "Mastercard Incorporated",           Fin,   520.0,  570.0, 0.21, 1.00, 0.62, 0.005, (0, 28, Bmo), Listed::Weeklies, "Financial Services"),
+    ("COIN", "Coinbase Global, Inc.",             Fin,    85.0,  330.0, 0.65, 2.30, 0.50, 0.000, (1,  1, Amc), Listed::Weeklies, "Capital Markets"),
     // Health Care
-    ("UNH",  "UnitedHealth Group Incorporated",   Hlth,  310.0,  340.0, 0.35, 0.60, 0.30, 0.026, (0, 15, Bmo), Listed::Weeklies),
-    ("LLY",  "Eli Lilly and Company",             Hlth,  900.0, 1000.0, 0.32, 0.50, 0.30, 0.006, (1,  6, Bmo), Listed::Weeklies),
-    ("JNJ",  "Johnson & Johnson",                 Hlth,  470.0,  195.0, 0.18, 0.45, 0.30, 0.027, (0, 14, Bmo), Listed::Weeklies),
-    ("MRK",  "Merck & Co., Inc.",                 Hlth,  230.0,   90.0, 0.25, 0.45, 0.30, 0.036, (0, 28, Bmo), Listed::Weeklies),
-    ("PFE",  "Pfizer Inc.",                       Hlth,  145.0,   25.0, 0.24, 0.55, 0.30, 0.068, (0, 28, Bmo), Listed::Weeklies),
-    ("ABBV", "AbbVie Inc.",                       Hlth,  400.0,  225.0, 0.25, 0.55, 0.35, 0.030, (0, 28, Bmo), Listed::Weeklies),
+    ("UNH",  "UnitedHealth Group Incorporated",   Hlth,  310.0,  340.0, 0.35, 0.60, 0.30, 0.026, (0, 15, Bmo), Listed::Weeklies, "Health Care Providers & Services"),
+    ("LLY",  "Eli Lilly and Company",             Hlth,  900.0, 1000.0, 0.32, 0.50, 0.30, 0.006, (1,  6, Bmo), Listed::Weeklies, "Pharmaceuticals"),
+    ("JNJ",  "Johnson & Johnson",                 Hlth,  470.0,  195.0, 0.18, 0.45, 0.30, 0.027, (0, 14, Bmo), Listed::Weeklies, "Pharmaceuticals"),
+    ("MRK",  "Merck & Co., Inc.",                 Hlth,  230.0,   90.0, 0.25, 0.45, 0.30, 0.036, (0, 28, Bmo), Listed::Weeklies, "Pharmaceuticals"),
+    ("PFE",  "Pfizer Inc.",                       Hlth,  145.0,   25.0, 0.24, 0.55, 0.30, 0.068, (0, 28, Bmo), Listed::Weeklies, "Pharmaceuticals"),
+    ("ABBV", "AbbVie Inc.",                       Hlth,  400.0,  225.0, 0.25, 0.55, 0.35, 0.030, (0, 28, Bmo), Listed::Weeklies, "Biotechnology"),
     // Industrials
-    ("CAT",  "Caterpillar Inc.",                  Indu,  270.0,  570.0, 0.30, 1.15, 0.55, 0.011, (0, 28, Bmo), Listed::Weeklies),
-    ("BA",   "The Boeing Company",                Indu,  160.0,  210.0, 0.35, 1.30, 0.50, 0.000, (0, 27, Bmo), Listed::Weeklies),
-    ("GE",   "GE Aerospace",                      Indu,  320.0,  300.0, 0.30, 1.20, 0.55, 0.005, (0, 21, Bmo), Listed::Weeklies),
-    ("HON",  "Honeywell International Inc.",      Indu,  130.0,  200.0, 0.22, 0.95, 0.55, 0.023, (0, 23, Bmo), Listed::Weeklies),
-    ("UPS",  "United Parcel Service, Inc.",       Indu,   80.0,   95.0, 0.30, 1.00, 0.45, 0.069, (0, 28, Bmo), Listed::Weeklies),
-    ("RTX",  "RTX Corporation",                   Indu,  230.0,  175.0, 0.24, 0.70, 0.40, 0.016, (0, 21, Bmo), Listed::Weeklies),
+    ("CAT",  "Caterpillar Inc.",                  Indu,  270.0,  570.0, 0.30, 1.15, 0.55, 0.011, (0, 28, Bmo), Listed::Weeklies, "Machinery"),
+    ("BA",   "The Boeing Company",                Indu,  160.0,  210.0, 0.35, 1.30, 0.50, 0.000, (0, 27, Bmo), Listed::Weeklies, "Aerospace & Defense"),
+    ("GE",   "GE Aerospace",                      Indu,  320.0,  300.0, 0.30, 1.20, 0.55, 0.005, (0, 21, Bmo), Listed::Weeklies, "Aerospace & Defense"),
+    ("HON",  "Honeywell International Inc.",      Indu,  130.0,  200.0, 0.22, 0.95, 0.55, 0.023, (0, 23, Bmo), Listed::Weeklies, "Industrial Conglomerates"),
+    ("UPS",  "United Parcel Service, Inc.",       Indu,   80.0,   95.0, 0.30, 1.00, 0.45, 0.069, (0, 28, Bmo), Listed::Weeklies, "Air Freight & Logistics"),
+    ("RTX",  "RTX Corporation",                   Indu,  230.0,  175.0, 0.24, 0.70, 0.40, 0.016, (0, 21, Bmo), Listed::Weeklies, "Aerospace & Defense"),
     // Materials
-    ("LIN",  "Linde plc",                         Matl,  210.0,  440.0, 0.19, 0.90, 0.55, 0.013, (1,  1, Bmo), Listed::Monthlies),
-    ("FCX",  "Freeport-McMoRan Inc.",             Matl,   60.0,   42.0, 0.42, 1.50, 0.50, 0.014, (0, 22, Bmo), Listed::Weeklies),
-    ("NEM",  "Newmont Corporation",               Matl,   95.0,   85.0, 0.40, 0.70, 0.20, 0.012, (0, 23, Amc), Listed::Weeklies),
+    ("LIN",  "Linde plc",                         Matl,  210.0,  440.0, 0.19, 0.90, 0.55, 0.013, (1,  1, Bmo), Listed::Monthlies, "Chemicals"),
+    ("FCX",  "Freeport-McMoRan Inc.",             Matl,   60.0,   42.0, 0.42, 1.50, 0.50, 0.014, (0, 22, Bmo), Listed::Weeklies, "Metals & Mining"),
+    ("NEM",  "Newmont Corporation",               Matl,   95.0,   85.0, 0.40, 0.70, 0.20, 0.012, (0, 23, Amc), Listed::Weeklies, "Metals & Mining"),
     // Real Estate
-    ("PLD",  "Prologis, Inc.",                    Rlst,  110.0,  120.0, 0.25, 1.05, 0.50, 0.033, (0, 16, Bmo), Listed::Monthlies),
-    ("AMT",  "American Tower Corporation",        Rlst,   85.0,  180.0, 0.24, 0.80, 0.40, 0.037, (0, 28, Bmo), Listed::Monthlies),
-    ("EQIX", "Equinix, Inc.",                     Rlst,   75.0,  780.0, 0.25, 0.90, 0.45, 0.024, (1, 12, Amc), Listed::Monthlies),
+    ("PLD",  "Prologis, Inc.",                    Rlst,  110.0,  120.0, 0.25, 1.05, 0.50, 0.033, (0, 16, Bmo), Listed::Monthlies, "Industrial REITs"),
+    ("AMT",  "American Tower Corporation",        Rlst,   85.0,  180.0, 0.24, 0.80, 0.40, 0.037, (0, 28, Bmo), Listed::Monthlies, "Specialized REITs"),
+    ("EQIX", "Equinix, Inc.",                     Rlst,   75.0,  780.0, 0.25, 0.90, 0.45, 0.024, (1, 12, Amc), Listed::Monthlies, "Specialized REITs"),
     // Utilities
-    ("NEE",  "NextEra Energy, Inc.",              Util,  170.0,   82.0, 0.24, 0.65, 0.35, 0.028, (0, 24, Bmo), Listed::Weeklies),
-    ("DUK",  "Duke Energy Corporation",           Util,   95.0,  122.0, 0.17, 0.45, 0.30, 0.035, (1,  6, Bmo), Listed::Monthlies),
-    ("SO",   "The Southern Company",              Util,  100.0,   92.0, 0.17, 0.45, 0.30, 0.032, (0, 28, Bmo), Listed::Monthlies),
+    ("NEE",  "NextEra Energy, Inc.",              Util,  170.0,   82.0, 0.24, 0.65, 0.35, 0.028, (0, 24, Bmo), Listed::Weeklies, "Electric Utilities"),
+    ("DUK",  "Duke Energy Corporation",           Util,   95.0,  122.0, 0.17, 0.45, 0.30, 0.035, (1,  6, Bmo), Listed::Monthlies, "Electric Utilities"),
+    ("SO",   "The Southern Company",              Util,  100.0,   92.0, 0.17, 0.45, 0.30, 0.032, (0, 28, Bmo), Listed::Monthlies, "Electric Utilities"),
 ];
 
 /// The four cash indices.
@@ -509,6 +537,7 @@ fn indices() -> [Underlying; 4] {
         name: name.to_owned(),
         asset_class: AssetClass::Index,
         sector: None,
+        industry: None,
         market_cap_usd_bn: None,
         start_price: price,
         base_iv: iv,
@@ -571,6 +600,7 @@ fn fund(row: &FundRow, listing: ListingRules) -> Underlying {
         name: name.to_owned(),
         asset_class: AssetClass::Etf,
         sector,
+        industry: None,
         market_cap_usd_bn: None,
         start_price: price,
         base_iv: iv,
@@ -598,6 +628,7 @@ fn stock(row: &StockRow) -> Underlying {
         dividend_yield,
         earnings,
         listed,
+        industry,
     ) = row;
     let (month_offset, typical_day, timing) = earnings;
     Underlying {
@@ -605,6 +636,7 @@ fn stock(row: &StockRow) -> Underlying {
         name: name.to_owned(),
         asset_class: AssetClass::Stock,
         sector: Some(sector),
+        industry: Some(industry.to_owned()),
         market_cap_usd_bn: Some(cap),
         start_price: price,
         base_iv: iv,
@@ -721,6 +753,7 @@ fn synthetic_underlying(i: usize, seed: u64) -> Underlying {
         name: format!("Synthetic {} Company {i:04}", sector.name()),
         asset_class: AssetClass::Stock,
         sector: Some(sector),
+        industry: Some(sector.generic_industry().to_owned()),
         market_cap_usd_bn: Some(cap),
         start_price: price,
         base_iv: iv,
@@ -791,6 +824,148 @@ mod tests {
         }
         assert_eq!(synthetic_symbol(1), "SY0001");
         assert_eq!(synthetic_symbol(10_000), "Z007PS");
+    }
+
+    /// The GICS industries (the 2023 structure) of each sector, written out from the
+    /// published hierarchy, independently of the table above.
+    fn gics_industries(sector: Sector) -> &'static [&'static str] {
+        match sector {
+            Sector::Energy => &["Energy Equipment & Services", "Oil, Gas & Consumable Fuels"],
+            Sector::Materials => &[
+                "Chemicals",
+                "Construction Materials",
+                "Containers & Packaging",
+                "Metals & Mining",
+                "Paper & Forest Products",
+            ],
+            Sector::Industrials => &[
+                "Aerospace & Defense",
+                "Building Products",
+                "Construction & Engineering",
+                "Electrical Equipment",
+                "Industrial Conglomerates",
+                "Machinery",
+                "Trading Companies & Distributors",
+                "Commercial Services & Supplies",
+                "Professional Services",
+                "Air Freight & Logistics",
+                "Passenger Airlines",
+                "Marine Transportation",
+                "Ground Transportation",
+                "Transportation Infrastructure",
+            ],
+            Sector::ConsumerDiscretionary => &[
+                "Automobile Components",
+                "Automobiles",
+                "Household Durables",
+                "Leisure Products",
+                "Textiles, Apparel & Luxury Goods",
+                "Hotels, Restaurants & Leisure",
+                "Diversified Consumer Services",
+                "Distributors",
+                "Broadline Retail",
+                "Specialty Retail",
+            ],
+            Sector::ConsumerStaples => &[
+                "Consumer Staples Distribution & Retail",
+                "Beverages",
+                "Food Products",
+                "Tobacco",
+                "Household Products",
+                "Personal Care Products",
+            ],
+            Sector::HealthCare => &[
+                "Health Care Equipment & Supplies",
+                "Health Care Providers & Services",
+                "Health Care Technology",
+                "Biotechnology",
+                "Pharmaceuticals",
+                "Life Sciences Tools & Services",
+            ],
+            Sector::Financials => &[
+                "Banks",
+                "Financial Services",
+                "Consumer Finance",
+                "Capital Markets",
+                "Mortgage Real Estate Investment Trusts (REITs)",
+                "Insurance",
+            ],
+            Sector::Technology => &[
+                "IT Services",
+                "Software",
+                "Communications Equipment",
+                "Technology Hardware, Storage & Peripherals",
+                "Electronic Equipment, Instruments & Components",
+                "Semiconductors & Semiconductor Equipment",
+            ],
+            Sector::CommunicationServices => &[
+                "Diversified Telecommunication Services",
+                "Wireless Telecommunication Services",
+                "Media",
+                "Entertainment",
+                "Interactive Media & Services",
+            ],
+            Sector::Utilities => &[
+                "Electric Utilities",
+                "Gas Utilities",
+                "Multi-Utilities",
+                "Water Utilities",
+                "Independent Power and Renewable Electricity Producers",
+            ],
+            Sector::RealEstate => &[
+                "Diversified REITs",
+                "Industrial REITs",
+                "Hotel & Resort REITs",
+                "Office REITs",
+                "Health Care REITs",
+                "Residential REITs",
+                "Retail REITs",
+                "Specialized REITs",
+                "Real Estate Management & Development",
+            ],
+        }
+    }
+
+    #[test]
+    fn every_stock_has_an_industry_of_its_sector() {
+        let universe = Universe::scaled(real_underlyings().len() + 300, 11);
+        let mut real_stocks = 0;
+        for u in &universe {
+            match u.asset_class {
+                AssetClass::Stock => {
+                    let sector = u.sector.unwrap();
+                    let industry = u.industry.as_deref().unwrap_or_default();
+                    assert!(
+                        gics_industries(sector).contains(&industry),
+                        "{}: {industry:?} is not a GICS industry of {}",
+                        u.symbol,
+                        sector.name()
+                    );
+                    if u.synthetic {
+                        assert_eq!(industry, sector.generic_industry(), "{}", u.symbol);
+                    } else {
+                        real_stocks += 1;
+                    }
+                }
+                // GICS classifies companies, not funds or indices.
+                AssetClass::Etf | AssetClass::Index => assert_eq!(u.industry, None, "{}", u.symbol),
+            }
+        }
+        assert_eq!(real_stocks, STOCKS.len());
+        assert_eq!(
+            universe.get("AAPL").unwrap().industry.as_deref(),
+            Some("Technology Hardware, Storage & Peripherals")
+        );
+        assert_eq!(
+            universe.get("JPM").unwrap().industry.as_deref(),
+            Some("Banks")
+        );
+        let mut bad = universe.get("AAPL").unwrap().clone();
+        bad.industry = Some(" Software".into());
+        assert!(matches!(
+            Universe::new(vec![bad]),
+            Err(IngestError::InvalidUnderlying { .. })
+        ));
     }
 
     #[test]

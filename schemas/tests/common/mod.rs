@@ -216,6 +216,7 @@ pub fn companies() -> Vec<Company> {
             beta_spy: 1.12,
             corr_spy: 0.71,
             priced_on_forward: false,
+            industry: Some("Technology Hardware, Storage & Peripherals".into()),
         },
         Company {
             symbol: "SPX".into(),
@@ -227,6 +228,7 @@ pub fn companies() -> Vec<Company> {
             beta_spy: 1.0,
             corr_spy: 1.0,
             priced_on_forward: true,
+            industry: None,
         },
     ]
 }
