@@ -15,9 +15,10 @@
 //! of SPY) costs a fraction of the bytes to send. Answers that are not held go out as built.
 //!
 //! The cache sits inside the token gate: every request is still authenticated, authorised and
-//! metered, and the gate's rate-limit headers are added to the cached answer. Only `200`
-//! answers are kept; errors are rebuilt each time. Readers without a generation (test
-//! doubles) are never cached.
+//! counted against the per-minute and per-hour limits, and the gate's rate-limit headers are
+//! added to the cached answer. A held answer is marked [`ServedFromCache`], so the gate gives
+//! back the budget units it reserved: it read no upstream data. Only `200` answers are kept;
+//! errors are rebuilt each time. Readers without a generation (test doubles) are never cached.
 
 use std::collections::HashMap;
 use std::io::Write as _;
@@ -41,6 +42,11 @@ const MAX_BODY_BYTES: u64 = 16 << 20;
 const MAX_TOTAL_BYTES: usize = 256 << 20;
 /// Smallest answer sent gzip-encoded: below about one network packet, encoding saves nothing.
 pub const MIN_GZIP_BYTES: usize = 1400;
+
+/// Response extension of an answer served from the cache (not built by its handler), which
+/// [`crate::auth::settlement_of`] does not charge to the monthly budget.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ServedFromCache;
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct CacheKey {
@@ -173,7 +179,9 @@ pub(crate) async fn cached(
     let wants_gzip = accepts_gzip(request.headers());
     let cache = state.response_cache();
     if let Some(answer) = cache.get(&key, generation, second) {
-        return answer.respond(wants_gzip);
+        let mut response = answer.respond(wants_gzip);
+        response.extensions_mut().insert(ServedFromCache);
+        return response;
     }
 
     let response = next.run(request).await;

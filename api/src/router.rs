@@ -30,6 +30,7 @@ use axum::{Extension, Json, Router};
 use tower_http::catch_panic::CatchPanicLayer;
 use tracing::Instrument;
 
+use crate::auth;
 use crate::error::{ApiError, ErrorBody, INTERNAL_ERROR_MESSAGE, NotFound, Suggestion};
 use crate::handlers;
 use crate::metrics::{OPENMETRICS_CONTENT_TYPE, UNMATCHED_ROUTE};
@@ -203,7 +204,17 @@ async fn envelope_plain_errors(response: Response) -> Response {
         text
     };
     let mut wrapped = (status, Json(ErrorBody::new(message))).into_response();
-    for name in [ALLOW, RETRY_AFTER] {
+    // The headers that are part of the interface survive the rewrite: the method list of a
+    // 405, the wait of a 429, and the quota the gate put on every answer to a valid token.
+    for name in [
+        ALLOW,
+        RETRY_AFTER,
+        auth::X_RATELIMIT_LIMIT_MINUTE,
+        auth::X_RATELIMIT_REMAINING_MINUTE,
+        auth::X_RATELIMIT_LIMIT_HOUR,
+        auth::X_RATELIMIT_REMAINING_HOUR,
+        auth::X_MONTHLY_BUDGET_REMAINING,
+    ] {
         if let Some(value) = parts.headers.get(&name) {
             wrapped.headers_mut().insert(name, value.clone());
         }

@@ -3,18 +3,21 @@
 
 mod auth_support;
 mod chain_support;
+#[path = "auth_support/metering.rs"]
+mod metering;
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 
 use auth_support::*;
 use axum::http::{Method, StatusCode};
 use chrono::{TimeDelta, TimeZone, Utc};
+use metering::*;
 use optics_api::accounts::admin::{self, AdminContext, LOCAL_PASSWORD_FILE};
 use optics_api::accounts::cli::{AccountsCommand, TokensCommand, run_accounts, run_tokens};
 use optics_api::accounts::{AccountError, Plan, TokenStatus, tokens};
 use optics_api::auth::{ApiToken, Password};
-use optics_api::limits::{InMemoryLimiter, PlanBudgets, RateLimits};
+use optics_api::limits::{InMemoryLimiter, Limiter, PlanBudgets, RateLimits};
 use optics_api::registry::{self, Tier};
 use optics_compute::time::Clock;
 use sha2::Digest as _;
@@ -527,6 +530,46 @@ async fn the_usage_endpoint_reports_the_month_the_windows_and_the_tokens() {
     assert_eq!(data["max_active_tokens"], 3);
 }
 
+/// The account page's requests, as (method, path), from its `call("M", "path"…)` and
+/// `act("M", "path"…)` lines; a path built with `+ encodeURIComponent(…) +` reads `{id}` there.
+fn page_calls(html: &str) -> Vec<(String, String)> {
+    let mut calls = Vec::new();
+    for opener in ["call(\"", "act(\""] {
+        for piece in html.split(opener).skip(1) {
+            let Some((method, rest)) = piece.split_once('"') else {
+                continue;
+            };
+            if !matches!(method, "GET" | "POST" | "DELETE") {
+                continue; // the functions' own definitions: call(method, path, body)
+            }
+            let mut rest = rest.trim_start_matches(", ").trim_start();
+            let mut path = String::new();
+            while let Some(literal) = rest.strip_prefix('"') {
+                let (text, after) = literal.split_once('"').unwrap();
+                path.push_str(text);
+                rest = after.trim_start();
+                match rest.strip_prefix('+') {
+                    Some(joined) => {
+                        // `+ encodeURIComponent(token.id) + "…"`: a path parameter.
+                        let Some(next) = joined.find('"') else { break };
+                        if joined[..next].contains("encodeURIComponent") {
+                            path.push_str("{id}");
+                        }
+                        rest = &joined[next..];
+                    }
+                    None => break,
+                }
+            }
+            if path.starts_with('/') {
+                calls.push((method.to_owned(), path));
+            }
+        }
+    }
+    calls.sort();
+    calls.dedup();
+    calls
+}
+
 fn answer_text(answer: &Answer) -> String {
     String::from_utf8_lossy(&answer.body).into_owned()
 }
@@ -895,7 +938,85 @@ async fn the_account_area_logs_in_and_manages_tokens() {
             .unwrap()
             .starts_with("text/html")
     );
-    assert!(answer_text(&page).contains("/api/account/login"));
+    let html = answer_text(&page);
+    // The sign-in form exists and its submit handler posts email and password to the login
+    // route; the token list, creation, rotation and revocation the page calls are the routes
+    // the account area serves (each is called below as the page would, with this session).
+    assert!(html.contains("<form id=\"login-form\">"), "{html}");
+    assert!(html.contains("id=\"email\"") && html.contains("id=\"password\""));
+    let submit = html
+        .split("$(\"login-form\").addEventListener(\"submit\"")
+        .nth(1)
+        .and_then(|rest| rest.split("});").next())
+        .expect("a submit handler on the login form");
+    assert!(
+        submit.contains("call(\"POST\", \"/api/account/login\""),
+        "{submit}"
+    );
+    let calls = page_calls(&html);
+    for expected in [
+        ("POST", "/api/account/login"),
+        ("GET", "/api/account/api-tokens"),
+        ("POST", "/api/account/api-tokens"),
+        ("POST", "/api/account/api-tokens/{id}/rotate"),
+        ("POST", "/api/account/api-tokens/{id}/revoke"),
+    ] {
+        assert!(
+            calls
+                .iter()
+                .any(|(m, p)| (m.as_str(), p.as_str()) == expected),
+            "the page calls {expected:?}: {calls:?}"
+        );
+    }
+    // Each of them, in the order the page makes them, with a session of its own.
+    let order = [
+        ("POST", "/api/account/login"),
+        ("GET", "/api/account"),
+        ("GET", "/api/account/api-tokens"),
+        ("POST", "/api/account/api-tokens"),
+        ("POST", "/api/account/api-tokens/{id}/rotate"),
+        ("POST", "/api/account/api-tokens/{id}/revoke"),
+        ("POST", "/api/account/logout"),
+    ];
+    let (_, page_session) = login(router, "owner@example.com", "s3cure-passw0rd").await;
+    let page_session = page_session.expect("a session for the page's calls");
+    let mut made_id = None;
+    for (method, path) in &calls {
+        assert!(
+            order.contains(&(method.as_str(), path.as_str())),
+            "the page calls {method} {path}, which this test does not exercise"
+        );
+    }
+    for (method, template) in order {
+        let path = match made_id.as_deref() {
+            Some(id) => template.replace("{id}", id),
+            None => template.to_owned(),
+        };
+        let body = match template {
+            "/api/account/login" => Some(
+                serde_json::json!({"email": "owner@example.com", "password": "s3cure-passw0rd"}),
+            ),
+            "/api/account/api-tokens" if method == "POST" => {
+                Some(serde_json::json!({"name": "from the page", "expires_in_days": 7}))
+            }
+            _ => None,
+        };
+        let method = Method::from_bytes(method.as_bytes()).unwrap();
+        let answer = send(
+            router,
+            area_request(method.clone(), &path, Some(&page_session), body),
+        )
+        .await;
+        assert!(
+            answer.status.is_success(),
+            "{method} {path}: {} {}",
+            answer.status,
+            answer_text(&answer)
+        );
+        if template == "/api/account/api-tokens" && method == Method::POST {
+            made_id = Some(answer.json()["data"]["id"].as_str().unwrap().to_owned());
+        }
+    }
 
     // Bad input is a 400 that says why.
     let bad = send(
@@ -1549,103 +1670,9 @@ fn every_endpoint_has_the_tier_of_the_reference_records() {
     }
 }
 
-/// The chain tests' market with a generation (so answers are cached, as over the snapshot
-/// store) and a count of chain reads (so a cached answer can be told from a rebuilt one).
-#[derive(Debug)]
-struct CachingMarket {
-    inner: chain_support::MemoryMarket,
-    chain_reads: AtomicU64,
-}
-
-impl optics_api::MarketDataReader for CachingMarket {
-    fn covers(&self, ticker: &optics_api::Ticker) -> bool {
-        self.inner.covers(ticker)
-    }
-    fn chain(&self, ticker: &optics_api::Ticker) -> Option<Arc<optics_api::market::ChainView>> {
-        self.chain_reads.fetch_add(1, Ordering::SeqCst);
-        self.inner.chain(ticker)
-    }
-    fn exposures(
-        &self,
-        ticker: &optics_api::Ticker,
-    ) -> Option<Arc<optics_api::market::ExposureView>> {
-        self.inner.exposures(ticker)
-    }
-    fn flow(&self, ticker: &optics_api::Ticker) -> Option<Arc<optics_api::market::FlowView>> {
-        self.inner.flow(ticker)
-    }
-    fn coverage(&self) -> Arc<optics_api::market::Coverage> {
-        self.inner.coverage()
-    }
-    fn chain_at_time<'a>(
-        &'a self,
-        ticker: &'a optics_api::Ticker,
-        trade_date: chrono::NaiveDate,
-        expiration: chrono::NaiveDate,
-    ) -> optics_api::ReadFuture<
-        'a,
-        Result<Option<Vec<optics_schemas::ChainRow>>, optics_api::ApiError>,
-    > {
-        self.inner.chain_at_time(ticker, trade_date, expiration)
-    }
-    fn generation(&self) -> Option<u64> {
-        Some(1)
-    }
-}
-
-/// The service as `optics serve` builds it (`auth::service_router`: every real handler behind
-/// the route gate, plus the account area) over the chain tests' market, with the data on
-/// `market_clock` and accounts and limits on a manual real clock.
-struct Service {
-    router: axum::Router,
-    fx: Fixture,
-    market: Arc<CachingMarket>,
-}
-
+/// The production service over the in-memory limiter with `limits`.
 fn service(limits: RateLimits, market_clock: Arc<dyn Clock>) -> (Service, ScratchDir) {
-    let (store, dir) = sqlite_store();
-    let real = Arc::new(optics_compute::time::ManualClock::new(start_instant()));
-    let fx = fixture(
-        store,
-        Arc::new(InMemoryLimiter::new(limits)),
-        real,
-        PlanBudgets::default(),
-    );
-    let market = Arc::new(CachingMarket {
-        inner: chain_support::MemoryMarket::spy(),
-        chain_reads: AtomicU64::new(0),
-    });
-    let state = optics_api::AppState::new(market_clock).with_market_data(market.clone());
-    let router = optics_api::auth::service_router(state, fx.access.clone());
-    (Service { router, fx, market }, dir)
-}
-
-/// Friday 2026-11-20 15:00 UTC, the session the chain tests' market holds.
-fn market_morning() -> chrono::DateTime<Utc> {
-    Utc.with_ymd_and_hms(2026, 11, 20, 15, 0, 0).unwrap()
-}
-
-fn fixed_market_clock() -> Arc<dyn Clock> {
-    Arc::new(optics_compute::time::ManualClock::new(market_morning()))
-}
-
-fn get_path(path: &str, authorization: Option<&str>) -> axum::http::Request<axum::body::Body> {
-    let mut builder = axum::http::Request::builder().uri(path);
-    if let Some(value) = authorization {
-        builder = builder.header("authorization", value);
-    }
-    builder.body(axum::body::Body::empty()).unwrap()
-}
-
-/// The five quota headers of an answer.
-fn quota_headers(answer: &Answer) -> [u64; 5] {
-    [
-        answer.header_u64("x-ratelimit-limit-minute"),
-        answer.header_u64("x-ratelimit-remaining-minute"),
-        answer.header_u64("x-ratelimit-limit-hour"),
-        answer.header_u64("x-ratelimit-remaining-hour"),
-        answer.header_u64("x-monthly-budget-remaining"),
-    ]
+    service_with(Arc::new(InMemoryLimiter::new(limits)), market_clock)
 }
 
 #[tokio::test]
@@ -1671,8 +1698,8 @@ async fn the_production_router_meters_real_answers_cached_hits_and_handler_error
     let reads_after_first = svc.market.chain_reads.load(Ordering::SeqCst);
     assert!(reads_after_first > 0);
 
-    // The same request again: answered from the response cache (no chain read), metered all
-    // the same.
+    // The same request again: answered from the response cache (no chain read). It counts in
+    // the minute and the hour but spends no budget: no upstream data were read.
     let second = send(
         &svc.router,
         get_path("/api/mcp/data/chain/SPY", Some(&token)),
@@ -1685,9 +1712,10 @@ async fn the_production_router_meters_real_answers_cached_hits_and_handler_error
         reads_after_first,
         "served from the cache"
     );
-    assert_eq!(quota_headers(&second), [60, 58, 1_000, 998, 9_998]);
+    assert_eq!(quota_headers(&second), [60, 58, 1_000, 998, 9_999]);
 
-    // A handler error (a ticker outside the coverage): the envelope, and the quota headers.
+    // A handler error (a ticker outside the coverage): the envelope, and the quota headers;
+    // the minute and hour count it, the budget does not.
     let missing = send(
         &svc.router,
         get_path("/api/mcp/data/chain/NOPE", Some(&token)),
@@ -1700,26 +1728,23 @@ async fn the_production_router_meters_real_answers_cached_hits_and_handler_error
         answer_text(&missing)
     );
     assert_eq!(missing.json()["success"], false);
-    assert_eq!(quota_headers(&missing), [60, 57, 1_000, 997, 9_997]);
+    assert_eq!(quota_headers(&missing), [60, 57, 1_000, 997, 9_999]);
 
-    // A POST handler's 400 is metered and carries them too.
-    let bad_body = axum::http::Request::builder()
-        .method(Method::POST)
-        .uri("/api/mcp/data/pop")
-        .header("authorization", &token)
-        .header("content-type", "application/json")
-        .body(axum::body::Body::from("{\"legs\": 5}"))
-        .unwrap();
-    let answer = send(&svc.router, bad_body).await;
+    // A POST handler's 400 carries them too, and spends nothing either.
+    let answer = send(
+        &svc.router,
+        post_json("/api/mcp/data/pop", &token, "{\"legs\": 5}"),
+    )
+    .await;
     assert_eq!(
         answer.status,
         StatusCode::BAD_REQUEST,
         "{}",
         answer_text(&answer)
     );
-    assert_eq!(quota_headers(&answer)[1], 56);
+    assert_eq!(quota_headers(&answer), [60, 56, 1_000, 996, 9_999]);
 
-    // The usage report agrees with the headers.
+    // The usage report agrees with the headers: five requests in the minute, one charged chain.
     let usage = send(
         &svc.router,
         get_path("/api/mcp/data/me/usage", Some(&token)),
@@ -1727,6 +1752,7 @@ async fn the_production_router_meters_real_answers_cached_hits_and_handler_error
     .await;
     let data = &usage.json()["data"];
     assert_eq!(data["rate_limits"]["minute"]["used"], 5);
+    assert_eq!(data["used"], 1);
     let chain_calls = data["calls_by_endpoint"]
         .as_array()
         .unwrap()
@@ -1734,7 +1760,134 @@ async fn the_production_router_meters_real_answers_cached_hits_and_handler_error
         .find(|e| e["endpoint"] == "GET /chain/{ticker}")
         .unwrap()["calls"]
         .clone();
-    assert_eq!(chain_calls, 3);
+    assert_eq!(chain_calls, 1);
+    assert!(
+        data["calls_by_endpoint"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|e| e["endpoint"] != "POST /pop"),
+        "the refused body is not a charged call: {data}"
+    );
+}
+
+#[tokio::test]
+async fn the_budget_is_spent_only_by_fresh_successes_on_the_in_memory_limiter() {
+    only_fresh_successes_spend_the_budget(Arc::new(InMemoryLimiter::new(RateLimits::default())))
+        .await;
+}
+
+#[tokio::test]
+async fn the_budget_check_still_refuses_before_the_handler_when_the_month_is_spent() {
+    // Budget 2: a fresh chain spends 1, errors and cached answers spend nothing, so the budget
+    // refuses only once two fresh successes have been made; then even a request that would have
+    // been an error is refused (the check comes before the handler).
+    let (store, _dir) = sqlite_store();
+    let fx = fixture(
+        store,
+        Arc::new(InMemoryLimiter::new(RateLimits::default())),
+        Arc::new(optics_compute::time::ManualClock::new(start_instant())),
+        PlanBudgets {
+            pro: 2,
+            ..PlanBudgets::default()
+        },
+    );
+    let state = optics_api::AppState::new(fixed_market_clock())
+        .with_market_data(Arc::new(chain_support::MemoryMarket::spy()));
+    let router = optics_api::auth::service_router(state, fx.access.clone());
+    let id = account(&fx, "two-units@example.com", Plan::Pro).await;
+    let token = bearer(&token(&fx, id, None).await);
+    for _ in 0..3 {
+        let missing = send(&router, get_path("/api/mcp/data/chain/NOPE", Some(&token))).await;
+        assert_eq!(missing.status, StatusCode::NOT_FOUND);
+        assert_eq!(missing.header_u64("x-monthly-budget-remaining"), 2);
+    }
+    for remaining in [1, 0] {
+        let fresh = send(&router, get_path("/api/mcp/data/chain/SPY", Some(&token))).await;
+        assert_eq!(fresh.status, StatusCode::OK);
+        assert_eq!(fresh.header_u64("x-monthly-budget-remaining"), remaining);
+    }
+    for path in ["/api/mcp/data/chain/SPY", "/api/mcp/data/chain/NOPE"] {
+        let refused = send(&router, get_path(path, Some(&token))).await;
+        assert_eq!(refused.status, StatusCode::TOO_MANY_REQUESTS, "{path}");
+        assert_eq!(refused.json()["budget_exceeded"], true, "{path}");
+        assert_eq!(refused.header_u64("x-monthly-budget-remaining"), 0);
+    }
+}
+
+#[tokio::test]
+async fn a_plain_text_error_keeps_its_quota_headers_when_it_is_enveloped() {
+    // A handler that answers with axum's plain text (as an extractor rejection does): the
+    // observe layer rewrites it into the envelope, and the gate's five quota headers stay.
+    let (fx, _dir) = sqlite_fixture(RateLimits::default());
+    let id = account(&fx, "plain@example.com", Plan::Pro).await;
+    let token = bearer(&token(&fx, id, None).await);
+    let access = fx.access.clone();
+    let state =
+        optics_api::AppState::new(fixed_market_clock()).with_gate(optics_api::RouteGate::new(
+            move |request, next| optics_api::auth::gate(access.clone(), request, next),
+        ));
+    let plain =
+        axum::routing::get(|| async { (StatusCode::BAD_REQUEST, "strikes must be listed") });
+    let router = optics_api::router_with(state, vec![("chain", plain)]);
+    let answer = send(&router, get_path("/api/mcp/data/chain/SPY", Some(&token))).await;
+    assert_eq!(answer.status, StatusCode::BAD_REQUEST);
+    assert_eq!(
+        answer.json(),
+        serde_json::json!({"success": false, "error": "strikes must be listed"})
+    );
+    assert!(
+        answer
+            .header("content-type")
+            .unwrap()
+            .starts_with("application/json")
+    );
+    // One request made; a 400 spends no budget.
+    assert_eq!(quota_headers(&answer), [60, 59, 1_000, 999, 10_000]);
+}
+
+#[tokio::test]
+async fn a_request_whose_handler_panics_gives_its_reserved_units_back() {
+    let limiter = Arc::new(InMemoryLimiter::new(RateLimits::default()));
+    let (store, _dir) = sqlite_store();
+    let fx = fixture(
+        store,
+        limiter.clone(),
+        Arc::new(optics_compute::time::ManualClock::new(start_instant())),
+        PlanBudgets::default(),
+    );
+    let id = account(&fx, "panic@example.com", Plan::Pro).await;
+    let issued = token(&fx, id, None).await;
+    let access = fx.access.clone();
+    let state =
+        optics_api::AppState::new(fixed_market_clock()).with_gate(optics_api::RouteGate::new(
+            move |request, next| optics_api::auth::gate(access.clone(), request, next),
+        ));
+    async fn panicking() -> &'static str {
+        panic!("a handler bug")
+    }
+    let router = optics_api::router_with(state, vec![("chain", axum::routing::get(panicking))]);
+    let answer = send(
+        &router,
+        get_path("/api/mcp/data/chain/SPY", Some(&bearer(&issued))),
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::INTERNAL_SERVER_ERROR);
+    // The unsettled reservation releases its unit on the runtime: let that task run.
+    let mut used = u64::MAX;
+    for _ in 0..100 {
+        tokio::task::yield_now().await;
+        let report = limiter
+            .usage(&issued.info.id, id, 10_000, fx.clock.now())
+            .await
+            .unwrap();
+        assert_eq!(report.quota.minute.used, 1, "the request was counted");
+        used = report.quota.month.used;
+        if used == 0 {
+            break;
+        }
+    }
+    assert_eq!(used, 0, "the chain's unit was given back");
 }
 
 #[tokio::test]
@@ -1783,15 +1936,47 @@ async fn the_production_router_answers_the_whole_401_matrix_on_real_endpoints() 
         ("revoked", Some(bearer(&revoked))),
         ("rotated-old", Some(bearer(&rotated))),
     ];
-    // GET and POST routes with real handlers, the index on both of its paths, a utility route.
-    let routes: [(Method, &str); 6] = [
-        (Method::GET, "/api/mcp/data/chain/SPY"),
-        (Method::GET, "/api/mcp/data/expirations/SPY"),
-        (Method::GET, "/api/mcp/data/me/usage"),
-        (Method::GET, "/api/mcp/data/"),
-        (Method::GET, "/api/mcp/data"),
-        (Method::POST, "/api/mcp/data/pop"),
-    ];
+    // Every data route the production router mounts, as its own index lists them (the index
+    // is itself a data route: read with the valid token), plus the index's second path.
+    let index = send(
+        &svc.router,
+        get_path("/api/mcp/data/", Some(&bearer(&valid))),
+    )
+    .await;
+    assert_eq!(index.status, StatusCode::OK);
+    let index = index.json();
+    let listed = index["data"]["endpoints"].as_array().unwrap();
+    assert_eq!(index["data"]["endpoint_count"], listed.len());
+    let mut routes: Vec<(Method, String)> = Vec::new();
+    let mut data_slugs: Vec<&str> = Vec::new();
+    for entry in listed {
+        let slug = entry["slug"].as_str().unwrap();
+        let spec = registry::endpoint(slug).unwrap_or_else(|| panic!("{slug} in the registry"));
+        assert_eq!(entry["path"], spec.full_path().as_str(), "{slug}");
+        assert_eq!(entry["method"], spec.method.as_str(), "{slug}");
+        if !optics_api::auth::requires_token(spec) {
+            continue;
+        }
+        let method = match spec.method {
+            registry::Method::Get => Method::GET,
+            registry::Method::Post => Method::POST,
+        };
+        routes.push((method, concrete_path(spec)));
+        data_slugs.push(slug);
+    }
+    routes.push((Method::GET, PREFIX.to_owned()));
+    // The index lists what is mounted: every platform and data handler of the production
+    // router that needs a token.
+    let mut mounted: Vec<&str> = optics_api::handlers::platform::routes()
+        .into_iter()
+        .chain(optics_api::handlers::data_routes())
+        .map(|(slug, _)| slug)
+        .filter(|slug| registry::endpoint(slug).is_some_and(optics_api::auth::requires_token))
+        .collect();
+    mounted.sort_unstable();
+    data_slugs.sort_unstable();
+    assert_eq!(data_slugs, mounted);
+    assert!(data_slugs.contains(&"pop") && data_slugs.contains(&"index"));
     let request = |method: &Method, path: &str, header: Option<&str>| {
         let mut builder = axum::http::Request::builder()
             .method(method.clone())
@@ -1809,6 +1994,7 @@ async fn the_production_router_answers_the_whole_401_matrix_on_real_endpoints() 
         }
     };
     for (method, path) in &routes {
+        let path = path.as_str();
         for (case, header) in &cases {
             let answer = send(&svc.router, request(method, path, header.as_deref())).await;
             assert_eq!(answer.status, StatusCode::UNAUTHORIZED, "{case} on {path}");
@@ -1823,8 +2009,14 @@ async fn the_production_router_answers_the_whole_401_matrix_on_real_endpoints() 
         for good in [bearer(&valid), bearer(&rotated_new)] {
             let answer = send(&svc.router, request(method, path, Some(&good))).await;
             assert_ne!(answer.status, StatusCode::UNAUTHORIZED, "{path}");
-            assert!(
-                answer.header("x-monthly-budget-remaining").is_some(),
+            // All five quota headers, whatever the handler answered.
+            let [per_minute, _, per_hour, _, _] = quota_headers(&answer);
+            assert_eq!(
+                (per_minute, per_hour),
+                (
+                    u64::from(UNLIMITED.per_minute),
+                    u64::from(UNLIMITED.per_hour)
+                ),
                 "{path}"
             );
         }

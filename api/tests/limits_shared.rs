@@ -6,6 +6,9 @@
 //! `OPTICS_TEST_PG_URL` and `OPTICS_TEST_REDIS_URL` override the addresses.
 
 mod auth_support;
+mod chain_support;
+#[path = "auth_support/metering.rs"]
+mod metering;
 
 use std::sync::Arc;
 
@@ -130,6 +133,14 @@ async fn the_redis_limiter_passes_the_limiter_checks() {
     let limiter = redis_limiter(&prefix, RateLimits::default()).await;
     limiter_conformance(Arc::new(limiter.clone())).await;
     assert!(limiter.delete_all_keys().await.unwrap() > 0);
+}
+
+#[tokio::test]
+async fn the_budget_is_spent_only_by_fresh_successes_on_the_redis_limiter() {
+    let prefix = unique_name("optics-test");
+    let limiter = redis_limiter(&prefix, RateLimits::default()).await;
+    metering::only_fresh_successes_spend_the_budget(Arc::new(limiter.clone())).await;
+    limiter.delete_all_keys().await.unwrap();
 }
 
 #[tokio::test]

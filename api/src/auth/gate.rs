@@ -19,8 +19,11 @@ use crate::MatchedEndpoint;
 use crate::accounts::model::{TokenStatus, active_plan, token_status};
 use crate::accounts::{AccountId, AccountStore, Plan, TokenPolicy};
 use crate::error::ApiError;
-use crate::limits::{Decision, LimitRequest, Limiter, PlanBudgets, Quota};
+use crate::limits::{
+    Decision, LimitRequest, Limiter, PlanBudgets, Quota, Settlement, endpoint_label,
+};
 use crate::registry::{self, Cost, DATA_PREFIX, EndpointSpec, ParamKind, ParamLocation};
+use crate::response_cache::ServedFromCache;
 
 /// Requests allowed per minute per token (the header names are part of the interface).
 pub const X_RATELIMIT_LIMIT_MINUTE: HeaderName =
@@ -81,13 +84,119 @@ pub struct Caller {
     pub monthly_budget_units: u64,
 }
 
-/// An admitted request: who called and the quota after counting it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// An admitted request: who called, the quota after counting it, and its reserved units.
+#[derive(Debug)]
 pub struct Admission {
     /// The caller.
     pub caller: Caller,
-    /// Limits after this request.
+    /// Limits after this request, its cost included while reserved.
     pub quota: Quota,
+    /// The request's units, held until the answer settles them.
+    pub reservation: Reservation,
+}
+
+/// The budget units an admitted request holds until its answer is known. [`Self::settle`]
+/// charges or releases them; dropped unsettled (the handler panicked, the client went away)
+/// the reservation releases them on the runtime, since no answer left.
+pub struct Reservation {
+    limiter: Arc<dyn Limiter>,
+    token_id: String,
+    account_id: AccountId,
+    endpoint: String,
+    cost_units: u32,
+    monthly_budget_units: u64,
+    admitted_at: DateTime<Utc>,
+    quota: Quota,
+    settled: bool,
+}
+
+impl fmt::Debug for Reservation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Reservation")
+            .field("token_id", &self.token_id)
+            .field("account_id", &self.account_id)
+            .field("endpoint", &self.endpoint)
+            .field("cost_units", &self.cost_units)
+            .field("admitted_at", &self.admitted_at)
+            .field("settled", &self.settled)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Reservation {
+    fn request(&self) -> LimitRequest<'_> {
+        LimitRequest {
+            token_id: &self.token_id,
+            account_id: self.account_id,
+            endpoint: &self.endpoint,
+            cost_units: self.cost_units,
+            monthly_budget_units: self.monthly_budget_units,
+            now: self.admitted_at,
+        }
+    }
+
+    /// The units this request holds.
+    pub fn cost_units(&self) -> u32 {
+        self.cost_units
+    }
+
+    /// Charges or releases the units; returns the quota for the answer's headers: the minute
+    /// and hour of the admission, the month after settling. A
+    /// limiter that fails here leaves the units spent (the answer has been made; failing it
+    /// now would not give back the data it used) and the quota of the admission is returned.
+    pub async fn settle(mut self, settlement: Settlement) -> Quota {
+        // Marked first: if this future is dropped mid-way the units stay spent rather than
+        // being released twice.
+        self.settled = true;
+        if settlement == Settlement::Release && self.cost_units == 0 {
+            return self.quota;
+        }
+        match self.limiter.settle(self.request(), settlement).await {
+            // The minute and hour as this request's admission counted them (a header per
+            // request, even among concurrent ones), the month as it stands now.
+            Ok(month) => Quota {
+                month,
+                ..self.quota
+            },
+            Err(error) => {
+                tracing::warn!(%error, ?settlement, "settling a request's budget units failed; they stay spent");
+                self.quota
+            }
+        }
+    }
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        if self.settled || self.cost_units == 0 {
+            return;
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let limiter = Arc::clone(&self.limiter);
+        let token_id = std::mem::take(&mut self.token_id);
+        let endpoint = std::mem::take(&mut self.endpoint);
+        let (account_id, cost_units, monthly_budget_units, now) = (
+            self.account_id,
+            self.cost_units,
+            self.monthly_budget_units,
+            self.admitted_at,
+        );
+        runtime.spawn(async move {
+            let request = LimitRequest {
+                token_id: &token_id,
+                account_id,
+                endpoint: &endpoint,
+                cost_units,
+                monthly_budget_units,
+                now,
+            };
+            if let Err(error) = limiter.settle(request, Settlement::Release).await {
+                tracing::warn!(%error, "releasing the budget units of an unanswered request failed");
+            }
+        });
+    }
 }
 
 /// A refused request: the error to answer and, once the token was accepted, the quota for the
@@ -273,8 +382,10 @@ impl AccessControl {
             .copied()
     }
 
-    /// Authenticates the bearer header, checks the plan against `endpoint`'s tier and counts
-    /// the request against the limits. Everything a data request needs, in one call.
+    /// Authenticates the bearer header, checks the plan against `endpoint`'s tier, counts the
+    /// request against the minute and hour limits and reserves its cost in the monthly budget.
+    /// Everything a data request needs before its handler, in one call; settle the returned
+    /// [`Admission::reservation`] once the answer is known.
     pub async fn admit(
         &self,
         endpoint: &EndpointSpec,
@@ -316,15 +427,16 @@ impl AccessControl {
         let monthly_budget_units = grant
             .monthly_budget_units
             .unwrap_or_else(|| self.inner.config.budgets.for_plan(plan));
-        let label = format!("{} {}", endpoint.method.as_str(), endpoint.path);
+        let label = endpoint_label(endpoint);
+        let cost = cost_units(endpoint, query);
         let decision = self
             .inner
             .limiter
-            .acquire(LimitRequest {
+            .reserve(LimitRequest {
                 token_id: &grant.token_id,
                 account_id: grant.account_id,
                 endpoint: &label,
-                cost_units: cost_units(endpoint, query),
+                cost_units: cost,
                 monthly_budget_units,
                 now,
             })
@@ -332,6 +444,17 @@ impl AccessControl {
             .map_err(|e| ApiError::internal("counting a request against the rate limits", e))?;
         match decision {
             Decision::Admitted(quota) => Ok(Admission {
+                reservation: Reservation {
+                    limiter: Arc::clone(&self.inner.limiter),
+                    token_id: grant.token_id.clone(),
+                    account_id: grant.account_id,
+                    endpoint: label,
+                    cost_units: cost,
+                    monthly_budget_units,
+                    admitted_at: now,
+                    quota,
+                    settled: false,
+                },
                 caller: Caller {
                     account_id: grant.account_id,
                     token_id: grant.token_id,
@@ -376,7 +499,9 @@ fn bearer_token(header: Option<&HeaderValue>) -> Option<ApiToken> {
 
 /// The middleware of every data route: admits the request through [`AccessControl::admit`]
 /// or answers 401/403/429; an admitted request reaches its handler with [`Caller`] and
-/// [`AccessControl`] extensions and comes back with the quota headers.
+/// [`AccessControl`] extensions, its reserved units are then charged if the answer is a fresh
+/// success (2xx, not [`ServedFromCache`]) and released otherwise, and it comes back with the
+/// quota headers as they stand after that.
 ///
 /// Install it per route, inside the router's [`MatchedEndpoint`] extension layer
 /// (`method_router.layer(from_fn_with_state(access, require_token)).layer(Extension(…))`), or
@@ -415,14 +540,30 @@ pub async fn require_token(
         )
         .await;
     match admission {
-        Ok(Admission { caller, quota }) => {
+        Ok(Admission {
+            caller,
+            reservation,
+            ..
+        }) => {
             request.extensions_mut().insert(caller);
             request.extensions_mut().insert(access);
             let mut response = next.run(request).await;
+            let quota = reservation.settle(settlement_of(&response)).await;
             insert_rate_limit_headers(&quota, response.headers_mut());
             response
         }
         Err(denied) => denied.into_response(),
+    }
+}
+
+/// What an answer costs: its reserved units when the handler made it and it succeeded (the
+/// upstream data were read), nothing for an error or an answer served from the response cache.
+pub fn settlement_of(response: &Response) -> Settlement {
+    let fresh = response.extensions().get::<ServedFromCache>().is_none();
+    if response.status().is_success() && fresh {
+        Settlement::Charge
+    } else {
+        Settlement::Release
     }
 }
 

@@ -11,9 +11,12 @@
 //! 2. The account's plan — none (or lapsed): **403** without `upgrade_required`; below the
 //!    endpoint's tier: **403** with `upgrade_required: true`, `required_tier`, `your_tier`.
 //! 3. The limits — per-token minute and hour, per-account monthly budget in the endpoint's
-//!    cost units: **429** with `Retry-After` and which limit ([`crate::limits`]).
-//! 4. The handler runs with [`Caller`] and the [`AccessControl`] in its request extensions;
-//!    its response gets the `X-RateLimit-*` and `X-Monthly-Budget-Remaining` headers.
+//!    cost units: **429** with `Retry-After` and which limit ([`crate::limits`]). The cost is
+//!    reserved, not yet spent.
+//! 4. The handler runs with [`Caller`] and the [`AccessControl`] in its request extensions.
+//!    A fresh success (2xx, not served from the response cache) is charged its reserved units;
+//!    an error or a cached answer gets them back ([`settlement_of`]). The response then gets
+//!    the `X-RateLimit-*` and `X-Monthly-Budget-Remaining` headers as they stand after that.
 //!
 //! The endpoint (tier and cost) comes from the router's [`crate::MatchedEndpoint`] extension
 //! when present, otherwise from the matched route template looked up in the registry.
@@ -23,10 +26,10 @@ pub mod password;
 pub mod token;
 
 pub use gate::{
-    AccessConfig, AccessControl, Admission, Caller, Denied, SessionPolicy,
+    AccessConfig, AccessControl, Admission, Caller, Denied, Reservation, SessionPolicy,
     X_MONTHLY_BUDGET_REMAINING, X_RATELIMIT_LIMIT_HOUR, X_RATELIMIT_LIMIT_MINUTE,
     X_RATELIMIT_REMAINING_HOUR, X_RATELIMIT_REMAINING_MINUTE, cost_units, gate,
-    insert_rate_limit_headers, require_token, requires_token,
+    insert_rate_limit_headers, require_token, requires_token, settlement_of,
 };
 pub use password::{Password, PasswordCost, PasswordHasher};
 pub use token::{ApiToken, TOKEN_PREFIX, TokenFormatError, TokenHash};

@@ -11,6 +11,10 @@
 //! (`calls += n`), so a write that fails is retried with the next one and a restarted process
 //! never overwrites what the one before it wrote. What a crash loses is the few seconds since
 //! the last write. [`super::RedisLimiter`] keeps the month in Redis instead.
+//!
+//! Units reserved by requests in flight ([`Limiter::reserve`]) count against the budget but are
+//! never written: only charges are ([`Limiter::settle`]), so the store holds exactly what was
+//! charged, and a restart drops the reservations of requests that never finished.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
@@ -18,8 +22,8 @@ use std::sync::{Mutex, MutexGuard};
 use chrono::{DateTime, Utc};
 
 use super::{
-    Decision, EndpointUsage, LimitFuture, LimitRequest, Limiter, Quota, RateLimits, UsageReport,
-    Windows, month_label, refusal, sort_usage,
+    Decision, EndpointUsage, LimitFuture, LimitRequest, Limiter, Quota, RateLimits, Settlement,
+    UsageReport, WindowState, Windows, month_label, refusal, sort_usage,
 };
 use crate::accounts::{AccountError, AccountId, AccountStore, MonthlyUsage};
 
@@ -90,16 +94,21 @@ impl EndpointMonth {
 #[derive(Debug, Default)]
 struct AccountMonth {
     month_index: i64,
+    /// Units charged (settled answers).
     units: u64,
+    /// Units held by admitted requests not settled yet.
+    reserved_units: u64,
+    /// Charged calls and units by endpoint.
     by_endpoint: HashMap<String, EndpointMonth>,
     /// Listed in [`State::dirty`].
     dirty: bool,
 }
 
 impl AccountMonth {
+    /// Units spent or held in the month of `windows`: what the budget check reads.
     fn units(&self, windows: &Windows) -> u64 {
         if self.month_index == windows.month_index {
-            self.units
+            self.units.saturating_add(self.reserved_units)
         } else {
             0
         }
@@ -184,11 +193,32 @@ impl InMemoryLimiter {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// The synchronous core of [`Limiter::acquire`].
-    pub fn acquire_now(&self, request: &LimitRequest<'_>) -> Decision {
-        let windows = Windows::at(request.now);
+    /// The synchronous core of [`Limiter::reserve`].
+    pub fn reserve_now(&self, request: &LimitRequest<'_>) -> Decision {
         let mut state = self.lock();
-        let state = &mut *state;
+        self.reserve_in(&mut state, request)
+    }
+
+    /// The synchronous core of [`Limiter::settle`].
+    pub fn settle_now(&self, request: &LimitRequest<'_>, settlement: Settlement) -> WindowState {
+        let mut state = self.lock();
+        Self::settle_in(&mut state, request, settlement)
+    }
+
+    /// The synchronous core of [`Limiter::acquire`]: reserve and charge in one critical section.
+    pub fn acquire_now(&self, request: &LimitRequest<'_>) -> Decision {
+        let mut state = self.lock();
+        match self.reserve_in(&mut state, request) {
+            Decision::Admitted(quota) => Decision::Admitted(Quota {
+                month: Self::settle_in(&mut state, request, Settlement::Charge),
+                ..quota
+            }),
+            refused => refused,
+        }
+    }
+
+    fn reserve_in(&self, state: &mut State, request: &LimitRequest<'_>) -> Decision {
+        let windows = Windows::at(request.now);
         let (minute_used, hour_used) = state
             .tokens
             .get(request.token_id)
@@ -224,7 +254,8 @@ impl InMemoryLimiter {
             }
         }
         if month.month_index != windows.month_index {
-            // A new month: what the old one has not written yet is still owed to the store.
+            // A new month: what the old one has not written yet is still owed to the store;
+            // its reservations end with it (they were never written).
             let ended = std::mem::replace(
                 month,
                 AccountMonth {
@@ -237,36 +268,70 @@ impl InMemoryLimiter {
                 ended.drain_unsaved(request.account_id, &mut state.unsaved_of_ended_months);
             }
         }
-        let cost = u64::from(request.cost_units);
-        month.units += cost;
-        match month.by_endpoint.get_mut(request.endpoint) {
-            Some(counts) => {
-                counts.calls += 1;
-                counts.units += cost;
-            }
-            None => {
-                month.by_endpoint.insert(
-                    request.endpoint.to_owned(),
-                    EndpointMonth {
-                        calls: 1,
-                        units: cost,
-                        ..EndpointMonth::default()
-                    },
-                );
-            }
-        }
-        if state.persisted && !month.dirty {
-            month.dirty = true;
-            state.dirty.push(request.account_id);
-        }
+        month.reserved_units += u64::from(request.cost_units);
         Decision::Admitted(Quota::from_counts(
             self.limits,
             request.monthly_budget_units,
             &windows,
             minute_used + 1,
             hour_used + 1,
-            month.units,
+            month.units(&windows),
         ))
+    }
+
+    fn settle_in(
+        state: &mut State,
+        request: &LimitRequest<'_>,
+        settlement: Settlement,
+    ) -> WindowState {
+        let windows = Windows::at(request.now);
+        let cost = u64::from(request.cost_units);
+        let month_state =
+            |used| WindowState::new(request.monthly_budget_units, used, windows.month_resets_at);
+        let month = state
+            .accounts
+            .get_mut(&request.account_id)
+            .filter(|month| month.month_index == windows.month_index);
+        let Some(month) = month else {
+            // The request's month has ended since it was admitted (a later request of the
+            // account opened the next one, dropping the reservations): a charge is owed to the
+            // ended month in the store, a release has nothing left to give back.
+            if settlement == Settlement::Charge && state.persisted {
+                state.unsaved_of_ended_months.push(MonthlyUsage {
+                    account_id: request.account_id,
+                    month: windows.month_label(),
+                    endpoint: request.endpoint.to_owned(),
+                    calls: 1,
+                    units: cost,
+                });
+            }
+            return month_state(0);
+        };
+        month.reserved_units = month.reserved_units.saturating_sub(cost);
+        if settlement == Settlement::Charge {
+            month.units += cost;
+            match month.by_endpoint.get_mut(request.endpoint) {
+                Some(counts) => {
+                    counts.calls += 1;
+                    counts.units += cost;
+                }
+                None => {
+                    month.by_endpoint.insert(
+                        request.endpoint.to_owned(),
+                        EndpointMonth {
+                            calls: 1,
+                            units: cost,
+                            ..EndpointMonth::default()
+                        },
+                    );
+                }
+            }
+            if state.persisted && !month.dirty {
+                month.dirty = true;
+                state.dirty.push(request.account_id);
+            }
+        }
+        month_state(month.units(&windows))
     }
 
     /// The synchronous core of [`Limiter::usage`].
@@ -380,6 +445,20 @@ impl Default for InMemoryLimiter {
 }
 
 impl Limiter for InMemoryLimiter {
+    fn reserve<'a>(&'a self, request: LimitRequest<'a>) -> LimitFuture<'a, Decision> {
+        Box::pin(std::future::ready(Ok(self.reserve_now(&request))))
+    }
+
+    fn settle<'a>(
+        &'a self,
+        request: LimitRequest<'a>,
+        settlement: Settlement,
+    ) -> LimitFuture<'a, WindowState> {
+        Box::pin(std::future::ready(
+            Ok(self.settle_now(&request, settlement)),
+        ))
+    }
+
     fn acquire<'a>(&'a self, request: LimitRequest<'a>) -> LimitFuture<'a, Decision> {
         Box::pin(std::future::ready(Ok(self.acquire_now(&request))))
     }
@@ -640,6 +719,100 @@ mod tests {
             Decision::Admitted(_)
         ));
         assert!(limiter.take_unsaved().is_empty());
+    }
+
+    #[test]
+    fn a_released_reservation_gives_the_units_back_but_not_the_request() {
+        let limiter = InMemoryLimiter::from_stored(RateLimits::default(), Vec::new(), start());
+        let now = start();
+        let held = request("t", now, 2, 10);
+        match limiter.reserve_now(&held) {
+            Decision::Admitted(q) => {
+                assert_eq!((q.minute.used, q.month.used), (1, 2), "the units are held");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(
+            limiter.take_unsaved().is_empty(),
+            "a reservation is not written"
+        );
+        let after = limiter.settle_now(&held, Settlement::Release);
+        assert_eq!((after.used, after.remaining), (0, 10));
+        let report = limiter.usage_now("t", 1, 10, now);
+        assert_eq!((report.quota.minute.used, report.quota.hour.used), (1, 1));
+        assert_eq!(report.quota.month.used, 0);
+        assert!(
+            report.by_endpoint.is_empty(),
+            "a released call is not listed"
+        );
+        assert!(limiter.take_unsaved().is_empty());
+        // A charged one is spent, listed and written.
+        let charged = request("t", now, 3, 10);
+        assert!(matches!(
+            limiter.reserve_now(&charged),
+            Decision::Admitted(_)
+        ));
+        assert_eq!(limiter.settle_now(&charged, Settlement::Charge).used, 3);
+        assert_eq!(limiter.usage_now("t", 1, 10, now).quota.minute.used, 2);
+        assert_eq!(
+            limiter.take_unsaved(),
+            [usage_row(1, "2026-11", "GET /chain/{ticker}", 1, 3)]
+        );
+    }
+
+    #[test]
+    fn requests_in_flight_hold_their_units_against_the_budget() {
+        let limiter = InMemoryLimiter::default();
+        let now = start();
+        let held = request("t", now, 1, 3);
+        for _ in 0..3 {
+            assert!(matches!(limiter.reserve_now(&held), Decision::Admitted(_)));
+        }
+        // Three units held of three: a fourth call does not fit until one is settled.
+        assert!(matches!(
+            limiter.reserve_now(&held),
+            Decision::Refused {
+                limit: RateLimit::MonthlyBudget,
+                ..
+            }
+        ));
+        assert_eq!(limiter.settle_now(&held, Settlement::Release).used, 2);
+        assert!(matches!(limiter.reserve_now(&held), Decision::Admitted(_)));
+        assert_eq!(limiter.settle_now(&held, Settlement::Charge).used, 3);
+        let report = limiter.usage_now("t", 1, 3, now);
+        assert_eq!(report.by_endpoint[0].calls, 1, "only the charged call");
+    }
+
+    #[test]
+    fn a_charge_settled_after_the_month_turned_is_written_to_its_month() {
+        let now = start();
+        let limiter = InMemoryLimiter::from_stored(RateLimits::default(), Vec::new(), now);
+        let november = request("t", now, 2, 100);
+        let november_released = request("u", now, 5, 100);
+        assert!(matches!(
+            limiter.reserve_now(&november),
+            Decision::Admitted(_)
+        ));
+        assert!(matches!(
+            limiter.reserve_now(&november_released),
+            Decision::Admitted(_)
+        ));
+        // A request of December opens the new month before the November ones are settled.
+        let december = Utc.with_ymd_and_hms(2026, 12, 1, 0, 0, 1).unwrap();
+        assert!(matches!(
+            limiter.acquire_now(&request("t", december, 1, 100)),
+            Decision::Admitted(_)
+        ));
+        limiter.settle_now(&november, Settlement::Charge);
+        limiter.settle_now(&november_released, Settlement::Release);
+        assert_eq!(limiter.usage_now("t", 1, 100, december).quota.month.used, 1);
+        assert_eq!(
+            limiter.take_unsaved(),
+            [
+                usage_row(1, "2026-11", "GET /chain/{ticker}", 1, 2),
+                usage_row(1, "2026-12", "GET /chain/{ticker}", 1, 1),
+            ]
+        );
     }
 
     #[test]

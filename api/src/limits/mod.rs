@@ -16,9 +16,19 @@
 //! (a refused request costs nothing). When several limits are exhausted the 429 names the one
 //! that reopens last, so the `Retry-After` it gives is the earliest instant a retry can succeed.
 //!
+//! **The month is charged for answers, not for requests.** The budget counts upstream data
+//! requests, so only an answer that needed them spends it: a success (2xx) built by its handler.
+//! An answer served from the response cache, and an error (400, 404, 424, …), spend nothing. The
+//! outcome is known only after the handler, so admission ([`Limiter::reserve`]) counts the request
+//! in the minute and the hour for good and *reserves* its cost in the month, and
+//! [`Limiter::settle`] then either charges it (the units stay spent and the call joins the calls
+//! by endpoint) or releases the units. Reserving rather than checking keeps the budget exact
+//! under concurrency: calls in flight hold their units, so together they can never pass it.
+//!
 //! [`Limiter`] has two implementations: [`InMemoryLimiter`] (default; one process, the month
 //! written behind to the account store so it survives a restart) and [`RedisLimiter`] (API
-//! replicas sharing counters; one Lua script per request; the month lives in Redis).
+//! replicas sharing counters; one Lua script to admit and one to settle; the month lives in
+//! Redis).
 
 mod memory;
 mod redis;
@@ -252,7 +262,8 @@ pub struct WindowState {
 }
 
 impl WindowState {
-    fn new(limit: u64, used: u64, resets_at: DateTime<Utc>) -> Self {
+    /// A window of `limit` with `used` spent, ending at `resets_at`.
+    pub fn new(limit: u64, used: u64, resets_at: DateTime<Utc>) -> Self {
         Self {
             limit,
             used,
@@ -299,6 +310,12 @@ impl Quota {
     }
 }
 
+/// How the budget label of an endpoint reads (`GET /chain/{ticker}`): the key of the calls by
+/// endpoint, in the limiters, the account store and the usage report.
+pub fn endpoint_label(endpoint: &crate::registry::EndpointSpec) -> String {
+    format!("{} {}", endpoint.method.as_str(), endpoint.path)
+}
+
 /// One request to meter.
 #[derive(Debug, Clone, Copy)]
 pub struct LimitRequest<'a> {
@@ -312,14 +329,25 @@ pub struct LimitRequest<'a> {
     pub cost_units: u32,
     /// The account's budget this month, in units.
     pub monthly_budget_units: u64,
-    /// The instant of the request (from the injected clock).
+    /// The instant of the request (from the injected clock). Settling a request passes the
+    /// instant it was admitted at, so the units go back to (or stay in) the month that held them.
     pub now: DateTime<Utc>,
+}
+
+/// What a request admitted by [`Limiter::reserve`] turned out to cost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Settlement {
+    /// A fresh successful answer: its units stay spent and the call counts in the breakdown.
+    Charge,
+    /// A cached answer or an error: its units go back to the budget and the call is not in the
+    /// breakdown (it still counted in the minute and the hour).
+    Release,
 }
 
 /// The limiter's answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Decision {
-    /// Counted; the quota after this request.
+    /// Counted; the quota after this request (its cost included while it is reserved).
     Admitted(Quota),
     /// Refused, nothing counted.
     Refused {
@@ -376,12 +404,12 @@ pub fn refusal(
         .map(|(_, limit, resets_at)| (limit, seconds_until(now, resets_at)))
 }
 
-/// Calls and units one endpoint used this month.
+/// Calls and units one endpoint was charged for this month.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct EndpointUsage {
     /// The endpoint (`GET /chain/{ticker}`).
     pub endpoint: String,
-    /// Admitted calls.
+    /// Charged calls: fresh successful answers (cached answers and errors are not counted).
     pub calls: u64,
     /// Budget units they cost.
     pub units: u64,
@@ -410,9 +438,34 @@ pub type LimitFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, LimitError>>
 
 /// Counts requests against the three limits, exactly under concurrency.
 pub trait Limiter: Send + Sync + fmt::Debug {
-    /// Admits and counts the request if every limit has room; otherwise refuses it and
+    /// Admits the request if every limit has room: counts it in the token's minute and hour and
+    /// reserves its cost in the account's month until [`Self::settle`]. Otherwise refuses it and
     /// counts nothing.
-    fn acquire<'a>(&'a self, request: LimitRequest<'a>) -> LimitFuture<'a, Decision>;
+    fn reserve<'a>(&'a self, request: LimitRequest<'a>) -> LimitFuture<'a, Decision>;
+
+    /// Settles a request [`Self::reserve`] admitted (`request` as it was admitted, instant
+    /// included): charges its reserved units or releases them. Returns the account's month
+    /// after, for the answer's budget header (the request's minute and hour are the ones its
+    /// admission counted: settling does not move them).
+    fn settle<'a>(
+        &'a self,
+        request: LimitRequest<'a>,
+        settlement: Settlement,
+    ) -> LimitFuture<'a, WindowState>;
+
+    /// [`Self::reserve`] and, when admitted, [`Settlement::Charge`] at once: metering a call
+    /// that is charged whatever its answer (tools, tests, benchmarks).
+    fn acquire<'a>(&'a self, request: LimitRequest<'a>) -> LimitFuture<'a, Decision> {
+        Box::pin(async move {
+            match self.reserve(request).await? {
+                Decision::Admitted(quota) => Ok(Decision::Admitted(Quota {
+                    month: self.settle(request, Settlement::Charge).await?,
+                    ..quota
+                })),
+                refused => Ok(refused),
+            }
+        })
+    }
 
     /// The token's and account's standing at `now`, without counting anything.
     fn usage<'a>(

@@ -1,7 +1,9 @@
-//! The shared limiter: counters in Redis, checked and counted by one Lua script per request.
+//! The shared limiter: counters in Redis, checked and counted by one Lua script when a request
+//! is admitted and settled by another once its answer is known.
 //!
 //! Redis runs a script atomically, so replicas sharing one Redis admit exactly as one process
-//! would. Keys carry the window in their name (`…:m:<minute since epoch>`), so a new window is
+//! would. The month's units key holds what is charged and what requests in flight reserve, the
+//! two hashes by endpoint only what is charged. Keys carry the window in their name (`…:m:<minute since epoch>`), so a new window is
 //! a new key and nothing needs resetting; each key gets a relative TTL a little past its
 //! window's end (relative, because the service's clock — a test's manual clock included — need
 //! not agree with Redis's). All keys of one account share a `{a<id>}` hash tag, so the script
@@ -16,7 +18,7 @@ use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 
 use super::{
     Decision, EndpointUsage, LimitError, LimitFuture, LimitRequest, Limiter, Quota, RateLimits,
-    UsageReport, Windows, refusal, sort_usage,
+    Settlement, UsageReport, WindowState, Windows, refusal, sort_usage,
 };
 use crate::accounts::AccountId;
 
@@ -27,11 +29,12 @@ const WINDOW_SLACK: TimeDelta = TimeDelta::minutes(2);
 /// A month's breakdown is kept this long after the month ends.
 const MONTH_SLACK: TimeDelta = TimeDelta::days(2);
 
-/// KEYS: minute count, hour count, month units, month calls by endpoint, month units by
-/// endpoint. ARGV: per-minute limit, per-hour limit, budget, cost, the three TTLs in seconds,
-/// endpoint. Returns `{admitted, minute, hour, month_units}` — the counts after counting when
-/// admitted, before when refused. The refusal test is the same as [`super::refusal`].
-const ACQUIRE_LUA: &str = r"
+/// KEYS: minute count, hour count, month units. ARGV: per-minute limit, per-hour limit, budget,
+/// cost, the three TTLs in seconds. Counts the request in the minute and the hour and reserves
+/// its cost in the month. Returns `{admitted, minute, hour, month_units}` — the counts after
+/// counting when admitted, before when refused. The refusal test is the same as
+/// [`super::refusal`].
+const RESERVE_LUA: &str = r"
 local m = tonumber(redis.call('GET', KEYS[1]) or '0')
 local h = tonumber(redis.call('GET', KEYS[2]) or '0')
 local b = tonumber(redis.call('GET', KEYS[3]) or '0')
@@ -45,11 +48,27 @@ h = redis.call('INCR', KEYS[2])
 redis.call('EXPIRE', KEYS[2], ARGV[6])
 b = redis.call('INCRBY', KEYS[3], cost)
 redis.call('EXPIRE', KEYS[3], ARGV[7])
-redis.call('HINCRBY', KEYS[4], ARGV[8], 1)
-redis.call('EXPIRE', KEYS[4], ARGV[7])
-redis.call('HINCRBY', KEYS[5], ARGV[8], cost)
-redis.call('EXPIRE', KEYS[5], ARGV[7])
 return {1, m, h, b}
+";
+
+/// KEYS: month units, month calls by endpoint, month units by endpoint. ARGV: cost, `1` to charge or `0` to release, the month's TTL in seconds, endpoint.
+/// A charge counts the call and its units by endpoint (the month's units already hold them); a
+/// release takes the units back out of the month, unless the month's key is gone (the month
+/// ended and expired), and never below zero. Returns the month's units after.
+const SETTLE_LUA: &str = r"
+local cost = tonumber(ARGV[1])
+if ARGV[2] == '1' then
+  redis.call('HINCRBY', KEYS[2], ARGV[4], 1)
+  redis.call('EXPIRE', KEYS[2], ARGV[3])
+  redis.call('HINCRBY', KEYS[3], ARGV[4], cost)
+  redis.call('EXPIRE', KEYS[3], ARGV[3])
+elseif cost > 0 then
+  local b = redis.call('GET', KEYS[1])
+  if b then
+    redis.call('DECRBY', KEYS[1], math.min(cost, tonumber(b)))
+  end
+end
+return tonumber(redis.call('GET', KEYS[1]) or '0')
 ";
 
 /// The Redis [`Limiter`] (`--limiter redis://…`).
@@ -58,7 +77,8 @@ pub struct RedisLimiter {
     connection: ConnectionManager,
     key_prefix: String,
     limits: RateLimits,
-    script: redis::Script,
+    reserve_script: redis::Script,
+    settle_script: redis::Script,
 }
 
 impl fmt::Debug for RedisLimiter {
@@ -101,7 +121,8 @@ impl RedisLimiter {
             connection,
             key_prefix: key_prefix.to_owned(),
             limits,
-            script: redis::Script::new(ACQUIRE_LUA),
+            reserve_script: redis::Script::new(RESERVE_LUA),
+            settle_script: redis::Script::new(SETTLE_LUA),
         })
     }
 
@@ -184,18 +205,16 @@ fn ttl_secs(now: DateTime<Utc>, until: DateTime<Utc>) -> i64 {
 }
 
 impl Limiter for RedisLimiter {
-    fn acquire<'a>(&'a self, request: LimitRequest<'a>) -> LimitFuture<'a, Decision> {
+    fn reserve<'a>(&'a self, request: LimitRequest<'a>) -> LimitFuture<'a, Decision> {
         Box::pin(async move {
             let windows = Windows::at(request.now);
             let keys = self.keys(request.token_id, request.account_id, &windows);
             let mut connection = self.connection.clone();
             let (admitted, minute, hour, month): (u8, u64, u64, u64) = self
-                .script
+                .reserve_script
                 .key(&keys.minute)
                 .key(&keys.hour)
                 .key(&keys.month_units)
-                .key(&keys.month_calls_by_endpoint)
-                .key(&keys.month_units_by_endpoint)
                 .arg(self.limits.per_minute)
                 .arg(self.limits.per_hour)
                 .arg(request.monthly_budget_units)
@@ -206,7 +225,6 @@ impl Limiter for RedisLimiter {
                 ))
                 .arg(ttl_secs(request.now, windows.hour_resets_at + WINDOW_SLACK))
                 .arg(ttl_secs(request.now, windows.month_resets_at + MONTH_SLACK))
-                .arg(request.endpoint)
                 .invoke_async(&mut connection)
                 .await?;
             let quota = Quota::from_counts(
@@ -231,6 +249,34 @@ impl Limiter for RedisLimiter {
                 retry_after_secs,
                 quota,
             })
+        })
+    }
+
+    fn settle<'a>(
+        &'a self,
+        request: LimitRequest<'a>,
+        settlement: Settlement,
+    ) -> LimitFuture<'a, WindowState> {
+        Box::pin(async move {
+            let windows = Windows::at(request.now);
+            let keys = self.keys(request.token_id, request.account_id, &windows);
+            let mut connection = self.connection.clone();
+            let month: u64 = self
+                .settle_script
+                .key(&keys.month_units)
+                .key(&keys.month_calls_by_endpoint)
+                .key(&keys.month_units_by_endpoint)
+                .arg(request.cost_units)
+                .arg(u8::from(settlement == Settlement::Charge))
+                .arg(ttl_secs(request.now, windows.month_resets_at + MONTH_SLACK))
+                .arg(request.endpoint)
+                .invoke_async(&mut connection)
+                .await?;
+            Ok(WindowState::new(
+                request.monthly_budget_units,
+                month,
+                windows.month_resets_at,
+            ))
         })
     }
 

@@ -9,7 +9,7 @@ use axum::Json;
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::Serialize;
 
-use super::{EndpointUsage, Quota, WindowState, Windows};
+use super::{EndpointUsage, Quota, WindowState, Windows, endpoint_label, sort_usage};
 use crate::accounts::TokenStatus;
 use crate::auth::{AccessControl, Caller};
 use crate::envelope::{Envelope, ok};
@@ -93,9 +93,11 @@ pub struct UsagePayload {
     pub resets_at: String,
     /// The calling token's request windows.
     pub rate_limits: RateLimitView,
-    /// Admitted calls this month, all endpoints.
+    /// Charged calls this month, all endpoints: answers that succeeded (2xx) and were built
+    /// fresh, this report included. Cached answers and errors are not counted (they still count
+    /// in the minute and hour windows).
     pub calls_this_month: u64,
-    /// Admitted calls and units this month by endpoint, most called first.
+    /// Charged calls and units this month by endpoint, most called first.
     pub calls_by_endpoint: Vec<EndpointUsage>,
     /// The account's active tokens.
     pub active_tokens: Vec<ActiveTokenView>,
@@ -153,6 +155,31 @@ pub fn usage_payload(
     }
 }
 
+/// Adds this report's own call to the breakdown: the report is read before the gate settles
+/// the request, and once it is built the answer is a fresh success, which the gate charges
+/// (the endpoint is free, so only its call count moves; its reserved units, none, are already
+/// in `used`). The report then agrees with the next one.
+fn with_own_call(mut by_endpoint: Vec<EndpointUsage>) -> Vec<EndpointUsage> {
+    let Some(spec) = crate::registry::endpoint("me-usage") else {
+        return by_endpoint;
+    };
+    let label = endpoint_label(spec);
+    let units = u64::from(crate::auth::cost_units(spec, None));
+    match by_endpoint.iter_mut().find(|e| e.endpoint == label) {
+        Some(own) => {
+            own.calls += 1;
+            own.units += units;
+        }
+        None => by_endpoint.push(EndpointUsage {
+            endpoint: label,
+            calls: 1,
+            units,
+        }),
+    }
+    sort_usage(&mut by_endpoint);
+    by_endpoint
+}
+
 /// `GET /me/usage` (tier any, free): reads, counts nothing beyond the request itself.
 pub async fn me_usage(
     access: Option<Extension<AccessControl>>,
@@ -182,7 +209,7 @@ pub async fn me_usage(
     Ok(ok(usage_payload(
         &caller,
         &report.quota,
-        report.by_endpoint,
+        with_own_call(report.by_endpoint),
         &tokens,
         access.config().tokens.max_active,
         now,

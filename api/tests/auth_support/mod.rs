@@ -881,6 +881,68 @@ pub async fn limiter_conformance(limiter: Arc<dyn Limiter>) {
     let report = limiter.usage("tok_x", 7, 100, december).await.unwrap();
     assert_eq!(report.quota.month.used, 0);
     assert!(report.by_endpoint.is_empty());
+
+    // Reserve and settle (another account, budget 10, calls of 3 units): admitted requests
+    // hold their units until settled; a charge keeps them and lists the call, a release gives
+    // them back and lists nothing; the minute counts every admitted request either way.
+    use optics_api::limits::Settlement;
+    let held = LimitRequest {
+        token_id: "tok_r",
+        account_id: 8,
+        endpoint: "GET /screen",
+        cost_units: 3,
+        monthly_budget_units: 10,
+        now,
+    };
+    for held_units in [3, 6, 9] {
+        match limiter.reserve(held).await.unwrap() {
+            Decision::Admitted(quota) => assert_eq!(quota.month.used, held_units),
+            refused => panic!("{refused:?}"),
+        }
+    }
+    match limiter.reserve(held).await.unwrap() {
+        Decision::Refused { limit, quota, .. } => {
+            assert_eq!(limit, RateLimit::MonthlyBudget, "9 held + 3 > 10");
+            assert_eq!((quota.minute.used, quota.month.used), (3, 9));
+        }
+        admitted => panic!("{admitted:?}"),
+    }
+    let after = limiter.settle(held, Settlement::Release).await.unwrap();
+    assert_eq!((after.used, after.remaining), (6, 4));
+    let after = limiter.settle(held, Settlement::Charge).await.unwrap();
+    assert_eq!(after.used, 6, "a charge keeps what was held");
+    let after = limiter.settle(held, Settlement::Release).await.unwrap();
+    assert_eq!(after.used, 3);
+    let report = limiter.usage("tok_r", 8, 10, now).await.unwrap();
+    assert_eq!((report.quota.minute.used, report.quota.month.used), (3, 3));
+    let by_endpoint: Vec<(String, u64, u64)> = report
+        .by_endpoint
+        .iter()
+        .map(|e| (e.endpoint.clone(), e.calls, e.units))
+        .collect();
+    assert_eq!(by_endpoint, [("GET /screen".to_owned(), 1, 3)]);
+    // A free request releases nothing and, charged, is listed with no units.
+    let free = LimitRequest {
+        endpoint: "GET /me/usage",
+        cost_units: 0,
+        ..held
+    };
+    assert!(matches!(
+        limiter.reserve(free).await.unwrap(),
+        Decision::Admitted(_)
+    ));
+    assert_eq!(
+        limiter.settle(free, Settlement::Charge).await.unwrap().used,
+        3
+    );
+    let report = limiter.usage("tok_r", 8, 10, now).await.unwrap();
+    assert_eq!(report.by_endpoint.len(), 2);
+    assert!(
+        report
+            .by_endpoint
+            .iter()
+            .any(|e| (e.endpoint.as_str(), e.calls, e.units) == ("GET /me/usage", 1, 0))
+    );
 }
 
 /// Spends part of a monthly budget through the router over `open()`'s store and an in-memory
