@@ -376,6 +376,205 @@ async fn pop_and_analyze_strategy_agree_on_the_same_legs() {
     }
 }
 
+/// `legs` as pop legs (`option_type`, no expiration) and as analyze-strategy legs (`type`,
+/// expiring on `expiration`).
+fn pop_and_analyze_legs(legs: &Value, expiration: chrono::NaiveDate) -> (Value, Value) {
+    let mut pop_legs = legs.clone();
+    let mut analyze_legs = legs.clone();
+    for (p, a) in pop_legs
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .zip(analyze_legs.as_array_mut().unwrap())
+    {
+        let option_type = p
+            .get("option_type")
+            .or_else(|| p.get("type"))
+            .cloned()
+            .unwrap();
+        p["option_type"] = option_type.clone();
+        a["type"] = option_type;
+        a["expiration"] = json!(expiration.to_string());
+    }
+    (pop_legs, analyze_legs)
+}
+
+#[tokio::test]
+async fn pop_with_a_ticker_agrees_with_analyze_strategy_on_its_chain() {
+    let app = app();
+    // SPY has a chain (r = 4.5 %, q = 1.2 %): both endpoints must price with it. December is
+    // 28 days away, so days_to_exp 28 is the legs' expiration.
+    let years: f64 = 28.0 / 365.0;
+    let forward = SPY_SPOT * ((SPY_RATE - SPY_CARRY) * years).exp();
+    for legs in [bull_put_legs(), bull_call_legs()] {
+        let (pop_legs, analyze_legs) = pop_and_analyze_legs(&legs, december());
+        let pop = post(
+            &app,
+            "/pop",
+            &json!({"ticker": "SPY", "stock_price": SPY_SPOT, "days_to_exp": 28, "legs": pop_legs}),
+        )
+        .await
+        .data();
+        let analysis = post(
+            &app,
+            "/analyze-strategy",
+            &json!({"ticker": "SPY", "stock_price": SPY_SPOT, "legs": analyze_legs}),
+        )
+        .await
+        .data();
+        close(
+            num(&pop, "probability_of_profit"),
+            num(&analysis, "probability_of_profit"),
+            1e-9,
+            "pop vs analyze on SPY",
+        );
+        assert_eq!(pop["breakevens"], analysis["breakevens"]);
+        // The market used, and where it came from.
+        assert_eq!(pop["ticker"], "SPY");
+        close(num(&pop, "rate"), SPY_RATE, 0.0, "rate");
+        close(num(&pop, "dividend_yield"), SPY_CARRY, 0.0, "yield");
+        assert_eq!(pop["rate_source"], "chain");
+        assert_eq!(pop["dividend_yield_source"], "chain");
+        assert_eq!(pop["market_expiration"], december().to_string());
+        assert_eq!(pop["pricing_model"], "bsm");
+        close(num(&pop, "forward"), forward, 1e-9, "forward");
+    }
+    // The bull put against the closed form on the chain's carry: N(d2) at the 579.10
+    // breakeven with the 580 put's 20 %, centred on S·e^{(r−q)T}; without the ticker (r = 4 %,
+    // q = 0) the answer differs, and sending the chain's r and q by hand gives it back.
+    let (pop_legs, _) = pop_and_analyze_legs(&bull_put_legs(), december());
+    let expected = 100.0 * prob_above(forward, 579.1, 0.2, years);
+    let with_ticker = post(
+        &app,
+        "/pop",
+        &json!({"ticker": "SPY", "stock_price": SPY_SPOT, "days_to_exp": 28, "legs": pop_legs}),
+    )
+    .await
+    .data();
+    close(
+        num(&with_ticker, "probability_of_profit"),
+        expected,
+        1e-4,
+        "closed form",
+    );
+    let bare = post(
+        &app,
+        "/pop",
+        &json!({"stock_price": SPY_SPOT, "days_to_exp": 28, "legs": pop_legs}),
+    )
+    .await
+    .data();
+    assert_eq!(bare["rate_source"], "default");
+    assert_eq!(bare["dividend_yield_source"], "default");
+    assert!(bare["ticker"].is_null() && bare["market_expiration"].is_null());
+    let default_forward = SPY_SPOT * (0.04 * years).exp();
+    close(
+        num(&bare, "probability_of_profit"),
+        100.0 * prob_above(default_forward, 579.1, 0.2, years),
+        1e-4,
+        "default market",
+    );
+    assert!(
+        (num(&bare, "probability_of_profit") - expected).abs() > 1e-3,
+        "the chain's carry must move the answer"
+    );
+    let by_hand = post(
+        &app,
+        "/pop",
+        &json!({"stock_price": SPY_SPOT, "days_to_exp": 28, "legs": pop_legs,
+                "rate": SPY_RATE, "dividend_yield": SPY_CARRY}),
+    )
+    .await
+    .data();
+    assert_eq!(by_hand["rate_source"], "request");
+    assert_eq!(by_hand["dividend_yield_source"], "request");
+    close(
+        num(&by_hand, "probability_of_profit"),
+        num(&with_ticker, "probability_of_profit"),
+        1e-12,
+        "sent r and q",
+    );
+    // A sent rate overrides the chain's and is reported as sent.
+    let overridden = post(
+        &app,
+        "/pop",
+        &json!({"ticker": "SPY", "stock_price": SPY_SPOT, "days_to_exp": 28, "legs": pop_legs,
+                "rate": 0.05}),
+    )
+    .await
+    .data();
+    assert_eq!(overridden["rate_source"], "request");
+    assert_eq!(overridden["dividend_yield_source"], "chain");
+    close(
+        num(&overridden, "forward"),
+        SPY_SPOT * ((0.05 - SPY_CARRY) * years).exp(),
+        1e-9,
+        "overridden forward",
+    );
+}
+
+#[tokio::test]
+async fn pop_on_an_index_uses_the_chains_forward_like_analyze_strategy() {
+    use strategy_support::spx_forward;
+    let app = app();
+    let legs = json!([
+        {"option_type": "PUT", "action": "SELL", "strike": 5950.0, "iv": 0.16, "premium": 40.0},
+        {"option_type": "PUT", "action": "BUY", "strike": 5900.0, "iv": 0.17, "premium": 28.0}
+    ]);
+    let (pop_legs, analyze_legs) = pop_and_analyze_legs(&legs, december());
+    let pop = post(
+        &app,
+        "/pop",
+        &json!({"ticker": "SPX", "stock_price": spx_forward(december()), "days_to_exp": 28,
+                "legs": pop_legs}),
+    )
+    .await
+    .data();
+    let analysis = post(
+        &app,
+        "/analyze-strategy",
+        &json!({"ticker": "SPX", "stock_price": spx_forward(december()), "legs": analyze_legs}),
+    )
+    .await
+    .data();
+    assert_eq!(pop["pricing_model"], "black76");
+    assert_eq!(pop["dividend_yield_source"], "forward");
+    close(
+        num(&pop, "forward"),
+        spx_forward(december()),
+        1e-9,
+        "forward",
+    );
+    close(
+        num(&pop, "probability_of_profit"),
+        num(&analysis, "probability_of_profit"),
+        1e-9,
+        "pop vs analyze on SPX",
+    );
+    // A dividend yield has no place on the forward model: a 400 naming it.
+    bad(
+        "/pop",
+        json!({"ticker": "SPX", "stock_price": 6012.0, "days_to_exp": 28, "legs": pop_legs,
+               "dividend_yield": 0.01}),
+        "dividend_yield",
+    )
+    .await;
+    // Rates are decimals: 4.5 (percent) is refused, not read as 450 %.
+    bad(
+        "/pop",
+        json!({"stock_price": 600.0, "days_to_exp": 28, "legs": bull_put_legs(), "rate": 4.5}),
+        "rate",
+    )
+    .await;
+    bad(
+        "/pop",
+        json!({"ticker": "SPY", "stock_price": 600.0, "days_to_exp": 28,
+               "legs": bull_put_legs(), "dividend_yield": "1.2%"}),
+        "dividend_yield",
+    )
+    .await;
+}
+
 #[tokio::test]
 async fn simulate_chain_reprices_rows_sent_in_the_body() {
     use strategy_support::bsm_price;
@@ -781,6 +980,10 @@ async fn optimize_strategy_finds_the_best_put_credit_spread() {
         let long = legs.iter().find(|l| l["action"] == "BUY").unwrap();
         close(num(short, "strike"), best.0, 0.0, target);
         close(num(long, "strike"), best.1, 0.0, target);
+        // Named for what it is, with its strikes low to high.
+        let name = format!("Bull Put Credit Spread {}/{}", best.1, best.0);
+        assert_eq!(data["name"], name.as_str(), "{target}");
+        assert_eq!(data["analysis"]["strategy_name"], name.as_str(), "{target}");
         close(
             num(&data["analysis"], "max_profit"),
             100.0 * best.2,
@@ -808,6 +1011,45 @@ async fn optimize_strategy_iron_condor_and_errors() {
     .data();
     let legs = data["legs"].as_array().unwrap();
     assert_eq!(legs.len(), 4);
+    // Named an iron condor with its four strikes low to high, never "Custom Strategy".
+    let mut strikes: Vec<f64> = legs.iter().map(|l| num(l, "strike")).collect();
+    strikes.sort_by(f64::total_cmp);
+    let name = format!(
+        "Iron Condor {}",
+        strikes
+            .iter()
+            .map(|k| k.to_string())
+            .collect::<Vec<_>>()
+            .join("/")
+    );
+    assert_eq!(data["name"], name.as_str());
+    assert_eq!(data["analysis"]["strategy_name"], name.as_str());
+    // Either side: the winner is named for the side it is on.
+    for (strategy_type, side, label) in [
+        ("call_credit_spread", "CALL", "Bear Call Credit Spread"),
+        ("credit_spread", "", ""),
+    ] {
+        let data = post(
+            &app,
+            "/optimize-strategy",
+            &json!({"ticker": "SPY", "strategy_type": strategy_type}),
+        )
+        .await
+        .data();
+        let legs = data["legs"].as_array().unwrap();
+        let won = legs[0]["type"].as_str().unwrap();
+        assert!(side.is_empty() || won == side, "{strategy_type}: {won}");
+        let label = match (label, won) {
+            ("", "PUT") => "Bull Put Credit Spread",
+            ("", _) => "Bear Call Credit Spread",
+            (label, _) => label,
+        };
+        let mut strikes: Vec<f64> = legs.iter().map(|l| num(l, "strike")).collect();
+        strikes.sort_by(f64::total_cmp);
+        let name = format!("{label} {}/{}", strikes[0], strikes[1]);
+        assert_eq!(data["name"], name.as_str(), "{strategy_type}");
+        assert_eq!(data["analysis"]["strategy_name"], name.as_str());
+    }
     // The objective is the analysis's probability of profit.
     close(
         num(&data, "objective_value"),

@@ -25,12 +25,14 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::strategy::{
-    body_object, expiration_chains, object_array, opt_date, opt_number, opt_text,
+    body_object, first_series_per_strike, object_array, open_expirations, opt_date, opt_number,
+    opt_text, side_quote,
 };
 use crate::envelope::{ApiJson, Envelope, ok};
 use crate::error::ApiError;
 use crate::market::ChainView;
 use crate::state::AppState;
+use crate::ticker::Ticker;
 
 /// Where `/hedge-recommendations` hedges when `hedge_ticker` is absent.
 pub const DEFAULT_HEDGE_TICKER: &str = "SPY";
@@ -51,8 +53,17 @@ fn position_input(
 ) -> Result<PositionInput, ApiError> {
     let path = format!("positions[{index}].");
     let expiration = opt_date(object, "expiration", &path)?;
+    // A symbol's syntax is checked here (coverage only where a live price is needed).
+    let ticker = opt_text(object, "ticker", &path)?
+        .filter(|raw| !raw.trim().is_empty())
+        .map(|raw| {
+            Ticker::parse(raw)
+                .map(|t| t.as_str().to_owned())
+                .map_err(|e| ApiError::bad_request(format!("{path}ticker: {}", e.body())))
+        })
+        .transpose()?;
     Ok(PositionInput {
-        ticker: opt_text(object, "ticker", &path)?.map(str::to_owned),
+        ticker,
         position_type: opt_text(object, "position_type", &path)?.map(str::to_owned),
         quantity: opt_number(object, "quantity", &path)?,
         strike: opt_number(object, "strike", &path)?,
@@ -671,33 +682,26 @@ fn hedges_of(plan: &HedgePlan, hedge_price: f64) -> Vec<Hedge> {
 
 /// Every contract of the hedge ticker's live chain still open at `now`, with the quote,
 /// Greeks and activity figures the option hedge's selection reads (sides without a quote,
-/// Greeks or IV are left out; the first listed series per strike and date, as in
-/// [`expiration_chains`]).
+/// Greeks or IV are left out; the first listed series per strike and date, as the builders
+/// read the chain: [`first_series_per_strike`]).
 fn hedge_candidates(
     chain: &ChainView,
     now: chrono::DateTime<chrono::Utc>,
 ) -> Vec<risk::HedgeCandidate> {
     use optics_compute::pricing::OptionType;
     let mut candidates = Vec::new();
-    for expiration_chain in expiration_chains(chain, now) {
-        let Some(expiration) = expiration_chain.expiration else {
-            continue;
-        };
-        let listed = chain.rows_of(expiration);
-        for row in &expiration_chain.rows {
-            let Some(source) = listed.iter().find(|r| r.strike == row.strike) else {
-                continue;
-            };
-            for (option_type, quote, side) in [
-                (OptionType::Call, row.call, &source.call),
-                (OptionType::Put, row.put, &source.put),
-            ] {
-                if let Some(quote) = quote {
+    for open in open_expirations(chain, now) {
+        let rows = first_series_per_strike(chain.rows_of(open.expiration));
+        // A strike that is not a number names no contract.
+        for row in rows.into_iter().filter(|r| !r.strike.is_nan()) {
+            for (option_type, side) in [(OptionType::Call, &row.call), (OptionType::Put, &row.put)]
+            {
+                if let Some(quote) = side_quote(side) {
                     candidates.push(risk::HedgeCandidate {
                         option_type,
                         strike: row.strike,
-                        expiration: Some(expiration),
-                        years_to_expiry: expiration_chain.years_to_expiry,
+                        expiration: Some(open.expiration),
+                        years_to_expiry: open.years_to_expiry,
                         quote,
                         open_interest: side.open_interest,
                         volume: side.volume,

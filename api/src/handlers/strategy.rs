@@ -16,7 +16,10 @@
 //! Expirations are converted to years (calendar days / 365 to 16:00 New York on the
 //! expiration date) with the service clock. The rate and the dividend (carry) yield are those
 //! of the live chain's rows at the first expiration the legs use; without a chain, r = 4 % and
-//! q = 0 ([`DEFAULT_RATE`]). `/pop` has no ticker and uses r = 4 %, q = 0.
+//! q = 0 ([`DEFAULT_RATE`]). `/pop` takes the same rate and yield from the chain of an
+//! optional `ticker` (its rows at the listed expiration nearest `days_to_exp`), so it answers
+//! as analyze-strategy does for the same legs; a `rate` or `dividend_yield` in the body
+//! overrides either, and the payload says which were used and where they came from.
 //!
 //! Cash indices are priced on the forward (Black-76) and every expiration has its own
 //! forward: the market handed to the math carries the live forward of each open expiration
@@ -411,11 +414,8 @@ pub(crate) fn chain_market(
     expiration: Option<NaiveDate>,
     now: chrono::DateTime<chrono::Utc>,
 ) -> Market {
-    let row = expiration
-        .and_then(|e| chain.rows_of(e).first())
-        .or_else(|| chain.rows.first());
-    let (rate, carry) = row.map_or((DEFAULT_RATE, 0.0), |r| (r.rate, r.carry_yield));
-    let rate = if rate.is_finite() { rate } else { DEFAULT_RATE };
+    let (rate, carry) = chain_rate_and_carry(chain, expiration);
+    let rate = rate.unwrap_or(DEFAULT_RATE);
     if chain.priced_on_forward() {
         let curve = chain
             .expirations
@@ -429,12 +429,24 @@ pub(crate) fn chain_market(
             .collect();
         Market::forward_curve(chain.stock_price(), rate, curve)
     } else {
-        Market::spot(
-            chain.stock_price(),
-            rate,
-            if carry.is_finite() { carry } else { 0.0 },
-        )
+        Market::spot(chain.stock_price(), rate, carry.unwrap_or(0.0))
     }
+}
+
+/// The rate and carry yield of `chain`'s rows at `expiration` (the chain's first row when no
+/// row has that expiration), each `None` when the row does not carry a finite one.
+fn chain_rate_and_carry(
+    chain: &ChainView,
+    expiration: Option<NaiveDate>,
+) -> (Option<f64>, Option<f64>) {
+    let row = expiration
+        .and_then(|e| chain.rows_of(e).first())
+        .or_else(|| chain.rows.first());
+    let finite = |v: f64| v.is_finite().then_some(v);
+    (
+        row.and_then(|r| finite(r.rate)),
+        row.and_then(|r| finite(r.carry_yield)),
+    )
 }
 
 /// The chain row of `expiration` at `strike`.
@@ -464,17 +476,68 @@ pub struct PopPayload {
     pub probability_vol_pct: f64,
     /// Prices where the P&L at expiration changes sign, dollars.
     pub breakevens: Vec<f64>,
-    /// The spot echoed, dollars.
+    /// The underlying whose chain gave the rate and yield, when `ticker` was sent.
+    pub ticker: Option<String>,
+    /// The spot echoed, dollars (an index's nearest-expiration forward, see
+    /// `pricing_model`).
     pub stock_price: f64,
     /// The horizon echoed, days.
     pub days_to_exp: f64,
-    /// The rate used, decimal ([`DEFAULT_RATE`]; no dividend yield).
+    /// The continuously compounded rate used, decimal.
     pub rate: f64,
-    /// The forward at days_to_exp, dollars: S·e^{rT}, the centre of the lognormal law.
+    /// Where `rate` came from: `request`, `chain` (the ticker's rows at `market_expiration`)
+    /// or `default` ([`DEFAULT_RATE`]: no ticker, or a ticker without a chain).
+    pub rate_source: &'static str,
+    /// The continuously compounded dividend (carry) yield used, decimal.
+    pub dividend_yield: f64,
+    /// Where `dividend_yield` came from: `request`, `chain`, `default` (0), or `forward`
+    /// when the ticker is priced on the forward (an index: the carry is in its forwards and
+    /// `dividend_yield` is 0).
+    pub dividend_yield_source: &'static str,
+    /// The listed expiration whose chain rows gave the rate and yield: the one nearest
+    /// days_to_exp (null without a chain).
+    pub market_expiration: Option<NaiveDate>,
+    /// `bsm` (spot with carry) or `black76` (the ticker's chain is priced on the forward).
+    pub pricing_model: &'static str,
+    /// The forward at days_to_exp, dollars, the centre of the lognormal law: S·e^{(r−q)T}, or
+    /// on the forward model the chain's forward of that horizon moved with stock_price.
     pub forward: f64,
     /// The legs as read, each with how its `iv` was read (`iv_units_read`: `decimal`, or
     /// `percentage_points` for a value above 5).
     pub legs_summary: Vec<LegSummary>,
+}
+
+/// The largest |rate| or |dividend_yield| `/pop` accepts, decimal (100 %): a larger value is
+/// almost surely percentage points sent as a decimal.
+pub const MAX_ABS_RATE: f64 = 1.0;
+
+/// An optional continuously compounded rate or yield, decimal, within ±[`MAX_ABS_RATE`].
+fn opt_decimal_rate(object: &Map<String, Value>, field: &str) -> Result<Option<f64>, ApiError> {
+    let value = opt_number(object, field, "")?;
+    if let Some(v) = value
+        && !(v.is_finite() && v.abs() <= MAX_ABS_RATE)
+    {
+        return Err(ApiError::bad_request(format!(
+            "{field}: {v} is outside -1 to 1; send a decimal (0.045 for 4.5 %)"
+        )));
+    }
+    Ok(value)
+}
+
+/// The open expiration of `chain` nearest `days` days from `now` (a tie goes to the later).
+fn expiration_nearest_days(
+    chain: &ChainView,
+    now: chrono::DateTime<chrono::Utc>,
+    days: f64,
+) -> Option<NaiveDate> {
+    let mut best: Option<(NaiveDate, f64)> = None;
+    for open in open_expirations(chain, now) {
+        let miss = (open.years_to_expiry * DAYS_PER_YEAR - days).abs();
+        if best.is_none_or(|(_, b)| miss <= b) {
+            best = Some((open.expiration, miss));
+        }
+    }
+    best.map(|(expiration, _)| expiration)
 }
 
 /// One pop leg (`option_type`, `action`, `strike`, `iv`, `premium`, `quantity`); `type` is
@@ -507,9 +570,10 @@ fn pop_leg(object: &Map<String, Value>, index: usize, years: f64) -> Result<LegI
 
 /// POST /pop: probability of profit of legs with supplied IVs, at `days_to_exp` days. Only
 /// the payoff and the IV the probability uses are needed: a leg's Greeks never are, and an
-/// `iv` only on the leg(s) struck nearest the price.
+/// `iv` only on the leg(s) struck nearest the price. The rate and yield are the body's, else
+/// those of `ticker`'s chain as analyze-strategy reads them, else r = 4 %, q = 0.
 pub async fn pop(
-    State(_state): State<AppState>,
+    State(state): State<AppState>,
     ApiJson(body): ApiJson<Value>,
 ) -> Result<Json<Envelope<PopPayload>>, ApiError> {
     let object = body_object(&body)?;
@@ -520,6 +584,8 @@ pub async fn pop(
             "days_to_exp: must be between 0 and {MAX_DAYS_TO_EXP} days"
         )));
     }
+    let rate_sent = opt_decimal_rate(object, "rate")?;
+    let yield_sent = opt_decimal_rate(object, "dividend_yield")?;
     let years = days / DAYS_PER_YEAR;
     let inputs = object_array(object, "legs", MAX_LEGS)?
         .into_iter()
@@ -527,17 +593,79 @@ pub async fn pop(
         .map(|(index, leg)| pop_leg(leg, index, years))
         .collect::<Result<Vec<_>, _>>()?;
     let legs = strategy::validate_legs_named(&inputs, "option_type").map_err(strategy_error)?;
-    let market = Market::spot(stock_price, DEFAULT_RATE, 0.0);
-    market.validate().map_err(strategy_error)?;
+    Market::spot(stock_price, DEFAULT_RATE, 0.0)
+        .validate()
+        .map_err(strategy_error)?;
+    let ticker = opt_text(object, "ticker", "")?
+        .map(|raw| state.covered_ticker(raw))
+        .transpose()?;
+    let chain = match &ticker {
+        Some(ticker) => state.market_data()?.chain(ticker),
+        None => None,
+    };
+    // As analyze-strategy: the chain's market at the legs' expiration, moved to stock_price.
+    let (mut market, market_expiration, (chain_rate, chain_carry)) = match chain.as_deref() {
+        Some(chain) => {
+            let now = state.now();
+            let expiration = expiration_nearest_days(chain, now, days);
+            (
+                chain_market(chain, expiration, now).with_underlying_price(stock_price),
+                expiration,
+                chain_rate_and_carry(chain, expiration),
+            )
+        }
+        None => (
+            Market::spot(stock_price, DEFAULT_RATE, 0.0),
+            None,
+            (None, None),
+        ),
+    };
+    let on_forward = market.model == PricingModel::Black76;
+    let source = |sent: Option<f64>, from_chain: Option<f64>| match (sent, from_chain) {
+        (Some(_), _) => "request",
+        (None, Some(_)) => "chain",
+        (None, None) => "default",
+    };
+    let rate_source = source(rate_sent, chain_rate);
+    let dividend_yield_source = if on_forward {
+        "forward"
+    } else {
+        source(yield_sent, chain_carry)
+    };
+    if let Some(rate) = rate_sent {
+        market.rate = rate;
+    }
+    if let Some(dividend_yield) = yield_sent {
+        if on_forward {
+            return Err(ApiError::bad_request(format!(
+                "dividend_yield: {} is priced on the forward of its chain, which carries the \
+                 yield; omit dividend_yield, or omit ticker to price on the spot",
+                ticker.as_ref().map(Ticker::as_str).unwrap_or_default()
+            )));
+        }
+        market.dividend_yield = dividend_yield;
+    }
+    if market.validate().is_err() {
+        return Err(ApiError::upstream(format!(
+            "The live chain of {} has no usable price or forward",
+            ticker.as_ref().map(Ticker::as_str).unwrap_or_default()
+        )));
+    }
     let probability = strategy::profit_probability(&legs, &market).map_err(strategy_error)?;
     Ok(ok(PopPayload {
         probability_of_profit: probability.probability_of_profit_pct,
         legs_count: legs.len(),
         probability_vol_pct: 100.0 * probability.probability_vol,
         breakevens: probability.breakevens,
+        ticker: ticker.map(|t| t.to_string()),
         stock_price,
         days_to_exp: days,
-        rate: DEFAULT_RATE,
+        rate: market.rate,
+        rate_source,
+        dividend_yield: market.dividend_yield,
+        dividend_yield_source,
+        market_expiration,
+        pricing_model: model_label(market.model),
         forward: probability.forward_at_valuation,
         legs_summary: legs.iter().map(|leg| leg_summary(leg, false)).collect(),
     }))
@@ -661,45 +789,124 @@ pub async fn analyze_strategy(
     )))
 }
 
-/// The live chain as the builders, the optimizer and the hedge selector see it: one
-/// [`strategy::ExpirationChain`] per expiration still open at `now` (one series per strike:
-/// the first listed, AM before PM, when a date has both), each side with its bid, ask, Greeks and IV when all are known.
-pub(crate) fn expiration_chains(
+/// An expiration of a live chain still open at some instant.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct OpenExpiration {
+    /// The date.
+    pub expiration: NaiveDate,
+    /// Years to it from that instant (calendar days / 365), > 0.
+    pub years_to_expiry: f64,
+}
+
+/// The expirations of `chain` still open at `now`, ascending.
+pub(crate) fn open_expirations(
     chain: &ChainView,
     now: chrono::DateTime<chrono::Utc>,
-) -> Vec<strategy::ExpirationChain> {
+) -> Vec<OpenExpiration> {
     chain
         .expirations
         .iter()
         .filter_map(|&expiration| {
             let years = years_to_expiry(now, expiration);
-            if !(years.is_finite() && years > 0.0) {
-                return None;
-            }
-            let mut rows: Vec<strategy::ChainRow> = Vec::new();
-            for row in chain.rows_of(expiration) {
-                if rows
-                    .iter()
-                    .any(|r| (r.strike - row.strike).abs() < STRIKE_TOLERANCE)
-                {
-                    continue;
-                }
-                rows.push(strategy::ChainRow {
-                    strike: row.strike,
-                    call: side_quote(&row.call),
-                    put: side_quote(&row.put),
-                });
-            }
-            Some(strategy::ExpirationChain {
-                expiration: Some(expiration),
+            (years.is_finite() && years > 0.0).then_some(OpenExpiration {
+                expiration,
                 years_to_expiry: years,
-                rows,
             })
         })
         .collect()
 }
 
-fn side_quote(side: &optics_schemas::ChainSide) -> Option<strategy::SideQuote> {
+/// One expiration of the live chain as the builders, the optimizer and the hedge selector see
+/// it: one series per strike ([`first_series_per_strike`]), each side with its bid, ask,
+/// Greeks and IV when all are known.
+pub(crate) fn expiration_chain(
+    chain: &ChainView,
+    open: OpenExpiration,
+) -> strategy::ExpirationChain {
+    strategy::ExpirationChain {
+        expiration: Some(open.expiration),
+        years_to_expiry: open.years_to_expiry,
+        rows: first_series_per_strike(chain.rows_of(open.expiration))
+            .into_iter()
+            .map(|row| strategy::ChainRow {
+                strike: row.strike,
+                call: side_quote(&row.call),
+                put: side_quote(&row.put),
+            })
+            .collect(),
+    }
+}
+
+/// The rows of one expiration with one series per strike: of rows whose strikes are closer
+/// than [`STRIKE_TOLERANCE`], the first listed (AM before PM when a date has both), in the
+/// order listed.
+///
+/// `rows` is [`ChainView::rows_of`]: one run of ascending strikes per settlement style. Each
+/// strike is compared with the last strike kept in its own run and, through a cursor that
+/// only moves forward, with the strikes kept from the earlier runs (merged in ascending
+/// order), so the pass is linear in the rows rather than quadratic.
+pub(crate) fn first_series_per_strike(rows: &[ChainRow]) -> Vec<&ChainRow> {
+    let mut kept: Vec<&ChainRow> = Vec::with_capacity(rows.len());
+    // Strikes kept from the runs already read, ascending, and from the current run.
+    let mut earlier: Vec<f64> = Vec::new();
+    let mut current: Vec<f64> = Vec::new();
+    let mut cursor = 0;
+    let mut previous = f64::NEG_INFINITY;
+    for row in rows {
+        let strike = row.strike;
+        if !strike.is_finite() {
+            // |NaN − x| and |±∞ − x| are never below the tolerance: never a repeat.
+            kept.push(row);
+            continue;
+        }
+        if strike < previous {
+            // The next settlement style's run begins.
+            earlier = merge_ascending(&earlier, &current);
+            current.clear();
+            cursor = 0;
+        }
+        previous = strike;
+        // Skip the earlier strikes too far below this one (they are for the next ones too:
+        // the run ascends).
+        while cursor < earlier.len()
+            && earlier[cursor] < strike
+            && strike - earlier[cursor] >= STRIKE_TOLERANCE
+        {
+            cursor += 1;
+        }
+        let repeats_earlier = earlier
+            .get(cursor)
+            .is_some_and(|k| (k - strike).abs() < STRIKE_TOLERANCE);
+        let repeats_current = current
+            .last()
+            .is_some_and(|k| strike - k < STRIKE_TOLERANCE);
+        if !(repeats_earlier || repeats_current) {
+            kept.push(row);
+            current.push(strike);
+        }
+    }
+    kept
+}
+
+/// Two ascending lists merged into one.
+fn merge_ascending(a: &[f64], b: &[f64]) -> Vec<f64> {
+    let mut merged = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        if a[i] <= b[j] {
+            merged.push(a[i]);
+            i += 1;
+        } else {
+            merged.push(b[j]);
+            j += 1;
+        }
+    }
+    merged.extend_from_slice(&a[i..]);
+    merged.extend_from_slice(&b[j..]);
+    merged
+}
+
+pub(crate) fn side_quote(side: &optics_schemas::ChainSide) -> Option<strategy::SideQuote> {
     Some(strategy::SideQuote {
         bid: side.bid?,
         ask: side.ask?,
@@ -873,10 +1080,20 @@ fn sim_side(
     };
     let (iv, _) = strategy::read_iv(iv)
         .map_err(|reason| ApiError::bad_request(format!("{path}{iv_key}: {reason}")))?;
+    let quote = |key: String| -> Result<Option<f64>, ApiError> {
+        let value = opt_number(object, &key, path)?;
+        if value.is_some_and(|v| !(0.0..=strategy::MAX_PRICE).contains(&v)) {
+            return Err(ApiError::bad_request(format!(
+                "{path}{key}: must be a number of dollars from 0 to {:e}",
+                strategy::MAX_PRICE
+            )));
+        }
+        Ok(value)
+    };
     Ok(Some(strategy::SimulationSide {
         iv,
-        bid: opt_number(object, &format!("{side} Bid"), path)?,
-        ask: opt_number(object, &format!("{side} Ask"), path)?,
+        bid: quote(format!("{side} Bid"))?,
+        ask: quote(format!("{side} Ask"))?,
     }))
 }
 
@@ -1022,15 +1239,7 @@ pub async fn simulate_chain(
             scenario.rate = market.rate;
             scenario.dividend_yield = market.dividend_yield;
             scenario.model = market.model;
-            let mut by_strike: Vec<&ChainRow> = Vec::new();
-            for row in chain.rows_of(expiration) {
-                if !by_strike
-                    .iter()
-                    .any(|r| (r.strike - row.strike).abs() < STRIKE_TOLERANCE)
-                {
-                    by_strike.push(row);
-                }
-            }
+            let mut by_strike = first_series_per_strike(chain.rows_of(expiration));
             by_strike.sort_by(|a, b| a.strike.total_cmp(&b.strike));
             let per_side = (strikes_around > 0).then_some(strikes_around);
             let detail = if per_side.is_some() {
@@ -1131,9 +1340,18 @@ fn built_leg(leg: &Leg) -> BuiltLeg {
 struct LiveChain {
     ticker: Ticker,
     view: std::sync::Arc<ChainView>,
-    chains: Vec<strategy::ExpirationChain>,
-    /// The service clock's time the chains' years were computed at.
+    /// The expirations still open at `now`; only the ones a request uses are read into
+    /// [`strategy::ExpirationChain`]s ([`LiveChain::chain`]).
+    open: Vec<OpenExpiration>,
+    /// The service clock's time the years were computed at.
     now: chrono::DateTime<chrono::Utc>,
+}
+
+impl LiveChain {
+    /// The `index`-th open expiration as the builders and the optimizer read it.
+    fn chain(&self, index: usize) -> strategy::ExpirationChain {
+        expiration_chain(&self.view, self.open[index])
+    }
 }
 
 fn live_chain(state: &AppState, object: &Map<String, Value>) -> Result<LiveChain, ApiError> {
@@ -1148,11 +1366,11 @@ fn live_chain(state: &AppState, object: &Map<String, Value>) -> Result<LiveChain
         )));
     }
     let now = state.now();
-    let chains = expiration_chains(&view, now);
+    let open = open_expirations(&view, now);
     Ok(LiveChain {
         ticker,
         view,
-        chains,
+        open,
         now,
     })
 }
@@ -1166,9 +1384,9 @@ fn pick_expiration(
 ) -> Result<usize, ApiError> {
     if let Some(expiration) = expiration {
         return live
-            .chains
+            .open
             .iter()
-            .position(|c| c.expiration == Some(expiration))
+            .position(|o| o.expiration == expiration)
             .ok_or_else(|| {
                 ApiError::upstream(format!(
                     "{} has no open {expiration} expiration in the live chain (see /expirations)",
@@ -1176,10 +1394,10 @@ fn pick_expiration(
                 ))
             });
     }
-    let miss = |c: &strategy::ExpirationChain| (c.years_to_expiry * DAYS_PER_YEAR - dte).abs();
+    let miss = |o: &OpenExpiration| (o.years_to_expiry * DAYS_PER_YEAR - dte).abs();
     let mut best: Option<usize> = None;
-    for (index, chain) in live.chains.iter().enumerate() {
-        if best.is_none_or(|b| miss(chain) <= miss(&live.chains[b])) {
+    for (index, open) in live.open.iter().enumerate() {
+        if best.is_none_or(|b| miss(open) <= miss(&live.open[b])) {
             best = Some(index);
         }
     }
@@ -1249,21 +1467,28 @@ pub async fn build_strategy(
     strategy::clamp_target_delta(target_delta).map_err(strategy_error)?;
     let live = live_chain(&state, object)?;
     let near_index = pick_expiration(&live, expiration, dte)?;
-    let near = &live.chains[near_index];
+    let near = live.chain(near_index);
     let far = if strategy_type.needs_far_expiration() {
-        Some(live.chains.get(near_index + 1).ok_or_else(|| {
-            ApiError::upstream(format!(
+        if near_index + 1 >= live.open.len() {
+            return Err(ApiError::upstream(format!(
                 "{} has no expiration after {} for the calendar's far leg",
-                live.ticker,
-                near.expiration.map(|e| e.to_string()).unwrap_or_default()
-            ))
-        })?)
+                live.ticker, live.open[near_index].expiration
+            )));
+        }
+        Some(live.chain(near_index + 1))
     } else {
         None
     };
     let market = chain_market(&live.view, near.expiration, live.now);
-    let built = strategy::build_strategy(strategy_type, target_delta, width, near, far, &market)
-        .map_err(strategy_error)?;
+    let built = strategy::build_strategy(
+        strategy_type,
+        target_delta,
+        width,
+        &near,
+        far.as_ref(),
+        &market,
+    )
+    .map_err(strategy_error)?;
     let analysis = analysis_record(
         live.ticker.as_str(),
         Some(&built.name),
@@ -1291,6 +1516,10 @@ pub async fn build_strategy(
 pub struct OptimizePayload {
     /// The underlying.
     pub ticker: String,
+    /// What the winner is, with its strikes: `Iron Condor 570/580/620/630`, `Bull Put
+    /// Credit Spread 570/580` or `Bear Call Credit Spread 620/630` (also the analysis's
+    /// `strategy_name`).
+    pub name: String,
     /// The structure searched: `iron_condor`, `credit_spread` (either side),
     /// `put_credit_spread` or `call_credit_spread`.
     pub strategy_type: &'static str,
@@ -1369,9 +1598,9 @@ pub async fn optimize_strategy(
     let expiration = opt_date(object, "expiration", "")?;
     let dte = days_param(object)?;
     let live = live_chain(&state, object)?;
-    let chain = &live.chains[pick_expiration(&live, expiration, dte)?];
+    let chain = live.chain(pick_expiration(&live, expiration, dte)?);
     let market = chain_market(&live.view, chain.expiration, live.now);
-    let best = strategy::optimize(structure, target, chain, &market, &constraints)
+    let best = strategy::optimize(structure, target, &chain, &market, &constraints)
         .map_err(strategy_error)?;
     let objective_value = match target {
         strategy::OptimizeTarget::Probability => 100.0 * best.objective,
@@ -1379,7 +1608,7 @@ pub async fn optimize_strategy(
     };
     let analysis = analysis_record(
         live.ticker.as_str(),
-        None,
+        Some(&best.name),
         &best.legs,
         &[],
         &market,
@@ -1387,6 +1616,7 @@ pub async fn optimize_strategy(
     );
     Ok(ok(OptimizePayload {
         ticker: live.ticker.to_string(),
+        name: best.name.clone(),
         strategy_type: type_label,
         optimization_target: target.as_str(),
         objective_value,
@@ -1401,4 +1631,99 @@ pub async fn optimize_strategy(
         legs: best.legs.iter().map(built_leg).collect(),
         analysis,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use optics_schemas::{ChainSide, ForwardSource, PricingModelCode, SettlementStyle};
+
+    fn row(settlement: SettlementStyle, strike: f64) -> ChainRow {
+        let as_of = chrono::DateTime::<chrono::Utc>::UNIX_EPOCH;
+        ChainRow {
+            underlying: "SPX".into(),
+            trade_date: as_of.date_naive(),
+            as_of,
+            expiration: as_of.date_naive(),
+            settlement,
+            dte: 0,
+            years_to_expiry: 0.0,
+            strike,
+            spot: 100.0,
+            forward: 100.0,
+            forward_source: ForwardSource::Carry,
+            forward_strike_count: 0,
+            rate: 0.0,
+            carry_yield: 0.0,
+            model: PricingModelCode::Bsm,
+            call: ChainSide::default(),
+            put: ChainSide::default(),
+        }
+    }
+
+    /// The rule the linear pass replaced: keep a row unless a kept row is within tolerance.
+    fn quadratic(rows: &[ChainRow]) -> Vec<&ChainRow> {
+        let mut kept: Vec<&ChainRow> = Vec::new();
+        for row in rows {
+            if !kept
+                .iter()
+                .any(|r| (r.strike - row.strike).abs() < STRIKE_TOLERANCE)
+            {
+                kept.push(row);
+            }
+        }
+        kept
+    }
+
+    #[test]
+    fn first_series_per_strike_keeps_what_the_quadratic_rule_kept() {
+        use SettlementStyle::{Am, Pm};
+        let tol = STRIKE_TOLERANCE;
+        // An AM run and a PM run, each ascending (the order of ChainView::rows_of), with
+        // shared strikes, PM-only strikes between and beyond the AM ones, strikes a hair
+        // inside and outside the tolerance, chains of near-equal strikes, and strikes that
+        // are not numbers.
+        let am = [
+            90.0,
+            95.0,
+            100.0,
+            100.0 + 0.6 * tol,
+            100.0 + 1.2 * tol,
+            105.0,
+            110.0,
+            f64::NAN,
+        ];
+        let pm = [
+            80.0,
+            95.0 - 0.5 * tol,
+            97.5,
+            100.0 + 0.9 * tol,
+            102.5,
+            105.0 + tol,
+            110.0 + 0.99 * tol,
+            120.0,
+            120.0,
+            f64::INFINITY,
+        ];
+        let rows: Vec<ChainRow> = am
+            .iter()
+            .map(|&k| row(Am, k))
+            .chain(pm.iter().map(|&k| row(Pm, k)))
+            .collect();
+        let expected: Vec<*const ChainRow> = quadratic(&rows)
+            .into_iter()
+            .map(|r| r as *const _)
+            .collect();
+        let linear: Vec<*const ChainRow> = first_series_per_strike(&rows)
+            .into_iter()
+            .map(|r| r as *const _)
+            .collect();
+        assert_eq!(linear, expected);
+        // And on a single run and on nothing.
+        assert_eq!(
+            first_series_per_strike(&rows[..am.len()]).len(),
+            quadratic(&rows[..am.len()]).len()
+        );
+        assert!(first_series_per_strike(&[]).is_empty());
+    }
 }

@@ -420,11 +420,11 @@ pub(crate) fn underlying_prices(
 ) -> Result<BTreeMap<String, f64>, RiskError> {
     let mut prices = BTreeMap::new();
     for entry in supplied {
-        if !entry.price.is_finite() || entry.price <= 0.0 {
+        if !(entry.price.is_finite() && entry.price > 0.0 && entry.price <= MAX_MAGNITUDE) {
             return Err(RiskError::input(
                 "underlying_prices",
                 format!(
-                    "the price of {} must be a finite number above zero",
+                    "the price of {} must be a number of dollars above zero and at most 1e9",
                     entry.ticker
                 ),
             ));

@@ -32,6 +32,15 @@ impl IvChangeBasis {
 /// The service's reading of `iv_change_pct`.
 pub const IV_CHANGE_BASIS: IvChangeBasis = IvChangeBasis::VolPoints;
 
+/// The largest scenario move, percent (a tenfold rise); the smallest is −100 (a price of 0).
+pub const MAX_STOCK_MOVE_PCT: f64 = 1_000.0;
+
+/// The largest |iv_change_pct|, vol points (an IV of 1,000 %).
+pub const MAX_IV_CHANGE_POINTS: f64 = 1_000.0;
+
+/// The longest scenario horizon, days (ten years).
+pub const MAX_DAYS_FORWARD: f64 = 3_650.0;
+
 /// One scenario.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Scenario {
@@ -183,22 +192,22 @@ fn validate_scenario(index: usize, scenario: &Scenario) -> Result<(), RiskError>
         field,
         reason: reason.into(),
     };
-    if !scenario.stock_move_pct.is_finite() || scenario.stock_move_pct < -100.0 {
+    if !(-100.0..=MAX_STOCK_MOVE_PCT).contains(&scenario.stock_move_pct) {
         return Err(err(
             "stock_move_pct",
-            "must be a finite percent of −100 or more",
+            "must be a percent from −100 to 1,000",
         ));
     }
-    if !scenario.iv_change_pct.is_finite() {
+    if !(-MAX_IV_CHANGE_POINTS..=MAX_IV_CHANGE_POINTS).contains(&scenario.iv_change_pct) {
         return Err(err(
             "iv_change_pct",
-            "must be a finite number of vol points",
+            "must be a number of vol points from −1,000 to 1,000",
         ));
     }
-    if !scenario.days_forward.is_finite() || scenario.days_forward < 0.0 {
+    if !(0.0..=MAX_DAYS_FORWARD).contains(&scenario.days_forward) {
         return Err(err(
             "days_forward",
-            "must be a finite number of days, zero or more",
+            "must be a number of days from 0 to 3,650",
         ));
     }
     Ok(())

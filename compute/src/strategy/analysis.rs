@@ -9,7 +9,7 @@
 use super::calendar::FirstExpirationPnl;
 use super::leg::Leg;
 use super::payoff::{Bound, PayoffSummary, PriceInterval, expiration_payoff, expiration_pnl_usd};
-use super::{CONTRACT_MULTIPLIER, MAX_LEGS, StrategyError};
+use super::{CONTRACT_MULTIPLIER, MAX_LEGS, MAX_PRICE, StrategyError};
 use crate::pricing::{OptionInputs, OptionType, PricingModel, greeks_unchecked};
 use crate::probability::probability_between;
 
@@ -115,6 +115,12 @@ impl Market {
             return Err(StrategyError::input(
                 "stock_price",
                 "must be a finite number greater than zero",
+            ));
+        }
+        if self.underlying_price > MAX_PRICE {
+            return Err(StrategyError::input(
+                "stock_price",
+                format!("must be at most {MAX_PRICE:e} dollars"),
             ));
         }
         if !self.rate.is_finite() {

@@ -168,6 +168,22 @@ pub struct BuiltStrategy {
     pub target_delta_clamped: bool,
 }
 
+/// The display name of `strategy` with the strikes of `legs` in leg order, repeats dropped:
+/// `Iron Condor 95/100/110/115`, `Bull Put Credit Spread 570/580`.
+pub fn strategy_name(strategy: StrategyType, legs: &[Leg]) -> String {
+    let mut strikes: Vec<f64> = legs.iter().map(|l| l.strike).collect();
+    strikes.dedup();
+    format!(
+        "{} {}",
+        strategy.display_name(),
+        strikes
+            .iter()
+            .map(|s| s.to_string())
+            .collect::<Vec<_>>()
+            .join("/")
+    )
+}
+
 /// Builds `strategy` from `near` (and `far` for calendars) around `target_delta` (clamped)
 /// and `width_dollars`, then analyses it in `market`.
 pub fn build_strategy(
@@ -308,17 +324,7 @@ pub fn build_strategy(
         }
     };
     let analysis = analyze(&legs, market)?;
-    let mut strikes: Vec<f64> = legs.iter().map(|l| l.strike).collect();
-    strikes.dedup();
-    let name = format!(
-        "{} {}",
-        strategy.display_name(),
-        strikes
-            .iter()
-            .map(|s| s.to_string())
-            .collect::<Vec<_>>()
-            .join("/")
-    );
+    let name = strategy_name(strategy, &legs);
     Ok(BuiltStrategy {
         strategy,
         name,

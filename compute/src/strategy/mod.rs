@@ -21,7 +21,9 @@
 //!   prices where the P&L changes sign), exact roots of the linear pieces for legs of one
 //!   expiration ([`ValuationMethod::ExactPiecewiseLinear`]); for mixed expirations
 //!   (calendars) the position is valued at the first expiration with the later legs priced by
-//!   Black–Scholes at their own IV, and breakevens, maxima and minima are numeric
+//!   Black–Scholes at their own IV — on the spot model (American equity and ETF options) never
+//!   below their intrinsic value, the early-exercise floor; on the forward model (European
+//!   index options) without it — and breakevens, maxima and minima are numeric
 //!   ([`ValuationMethod::NumericFirstExpiration`], see [`analysis`]).
 //! - **Probability of profit** is P(S_T in a profit interval) under the lognormal law with
 //!   forward F = S·e^{(r−q)T} (Black-76: the first expiration's forward on the market's
@@ -60,7 +62,7 @@ pub use analysis::{
     net_greeks, pnl_at_first_expiration, pnl_curve_range, probability_of_profit, probability_vol,
     profit_probability, risk_reward_ratio,
 };
-pub use builder::{BuiltStrategy, StrategyType, build_strategy, clamp_target_delta};
+pub use builder::{BuiltStrategy, StrategyType, build_strategy, clamp_target_delta, strategy_name};
 pub use chain::{ChainRow, ExpirationChain, SideQuote};
 pub use leg::{
     Action, IvUnits, Leg, LegInput, parse_option_type, read_iv, validate_legs, validate_legs_named,

@@ -45,6 +45,7 @@
 
 use super::StrategyError;
 use super::analysis::{Market, StrategyAnalysis, analyze};
+use super::builder::{StrategyType, strategy_name};
 use super::chain::{ChainRow, ExpirationChain};
 use super::leg::{Action, Leg};
 use crate::pricing::OptionType;
@@ -148,6 +149,12 @@ impl OptimizeConstraints {
 /// The optimizer's answer.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Optimized {
+    /// What the winner is: an iron condor, or a credit spread on the side that won (a bull
+    /// put or bear call credit spread).
+    pub strategy: StrategyType,
+    /// Its display name with the strikes, as the builder names it
+    /// (`Iron Condor 570/580/620/630`).
+    pub name: String,
     /// The winning legs (premiums at the mid).
     pub legs: Vec<Leg>,
     /// Their analysis record.
@@ -545,8 +552,20 @@ fn finish(
             })?);
         }
     }
+    let strategy = match best.spreads {
+        [Some(_), Some(_)] => StrategyType::IronCondor,
+        [Some(only), None] | [None, Some(only)] => StrategyType::CreditSpread(only.side),
+        [None, None] => {
+            return Err(StrategyError::MissingQuotes(
+                "the winning combination has no spread".into(),
+            ));
+        }
+    };
+    let name = strategy_name(strategy, &legs);
     let analysis = analyze(&legs, market)?;
     Ok(Optimized {
+        strategy,
+        name,
         legs,
         analysis,
         target,

@@ -11,7 +11,7 @@
 //! - Extrinsic = value − max(θ(S − K), 0) on the simulated underlying price; it may be
 //!   slightly negative for a deep in-the-money European put (or a call on a dividend payer).
 
-use super::StrategyError;
+use super::{MAX_IV_DECIMAL, MAX_PRICE, StrategyError};
 use crate::pricing::{OptionInputs, OptionType, PricingModel, greeks_unchecked};
 use crate::time::DAYS_PER_YEAR;
 
@@ -20,6 +20,12 @@ pub const SIM_IV_FLOOR: f64 = 0.01;
 
 /// Most rows one request may re-price.
 pub const MAX_SIM_ROWS: usize = 10_000;
+
+/// The longest scenario horizon, days (ten years: beyond any listed option).
+pub const MAX_SIM_DAYS: f64 = 3_650.0;
+
+/// The largest |iv_adjustment|, vol points: the IV cap of a leg ([`MAX_IV_DECIMAL`] = 1,000 %).
+pub const MAX_IV_ADJUSTMENT_POINTS: f64 = 100.0 * MAX_IV_DECIMAL;
 
 /// One side of a row to re-price.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -116,11 +122,11 @@ pub fn simulate_chain(
     rows.iter()
         .enumerate()
         .map(|(index, row)| {
-            if !row.strike.is_finite() || row.strike <= 0.0 {
+            if !(row.strike.is_finite() && row.strike > 0.0 && row.strike <= MAX_PRICE) {
                 return Err(StrategyError::row(
                     index,
                     "Strike",
-                    "must be a finite number greater than zero",
+                    format!("must be a number of dollars above zero and at most {MAX_PRICE:e}"),
                 ));
             }
             let side = |option_type, side: Option<SimulationSide>, field| {
@@ -137,22 +143,29 @@ pub fn simulate_chain(
 }
 
 fn validate_scenario(scenario: &SimulationScenario) -> Result<(), StrategyError> {
-    if !scenario.sim_price.is_finite() || scenario.sim_price <= 0.0 {
+    if !(scenario.sim_price.is_finite()
+        && scenario.sim_price > 0.0
+        && scenario.sim_price <= MAX_PRICE)
+    {
         return Err(StrategyError::input(
             "sim_price",
-            "must be a finite number of dollars greater than zero",
+            format!("must be a number of dollars above zero and at most {MAX_PRICE:e}"),
         ));
     }
-    if !scenario.sim_days.is_finite() || scenario.sim_days < 0.0 {
+    if !(0.0..=MAX_SIM_DAYS).contains(&scenario.sim_days) {
         return Err(StrategyError::input(
             "sim_dte",
-            "must be a finite number of days, zero or more",
+            format!("must be a number of days from 0 to {MAX_SIM_DAYS}"),
         ));
     }
-    if !scenario.iv_adjustment_points.is_finite() {
+    if !(-MAX_IV_ADJUSTMENT_POINTS..=MAX_IV_ADJUSTMENT_POINTS)
+        .contains(&scenario.iv_adjustment_points)
+    {
         return Err(StrategyError::input(
             "iv_adjustment",
-            "must be a finite number",
+            format!(
+                "must be a number of vol points from −{MAX_IV_ADJUSTMENT_POINTS} to {MAX_IV_ADJUSTMENT_POINTS}"
+            ),
         ));
     }
     if !scenario.rate.is_finite() || !scenario.dividend_yield.is_finite() {
