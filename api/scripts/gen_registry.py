@@ -264,6 +264,16 @@ ADDED_PARAMS = {
         (None, {"name": "min_credit", "type": "body", "default": 0.1, "bounds": "dollars",
                 "required": False}),
     ],
+    # pop's market: the chain of an optional ticker (as analyze-strategy reads it) or r and q.
+    "pop": [
+        (None, {"name": "ticker", "type": "body", "default": None, "bounds": "symbol",
+                "required": False}),
+        (None, {"name": "rate", "type": "body", "default": "the ticker's chain, else 0.04",
+                "bounds": "decimal", "required": False}),
+        (None, {"name": "dividend_yield", "type": "body",
+                "default": "the ticker's chain, else 0", "bounds": "decimal",
+                "required": False}),
+    ],
     # The risk endpoints' optional price overrides (dollar delta needs each ticker's price).
     **{
         slug: [(None, {"name": "underlying_prices", "type": "body", "default": "live",
@@ -328,7 +338,7 @@ def param_kind(endpoint, p):
         return "ParamKind::Text"
     if b == "dollars" and p["type"] == "query":
         return f"ParamKind::Float {{ min: Some({MARKET_CAP_MIN}.0), max: None }}"
-    if b in ("dollars", "days", "IV points", "share-equivalents", "z-score"):
+    if b in ("dollars", "days", "IV points", "share-equivalents", "z-score", "decimal"):
         return "ParamKind::Number"
     if b.startswith("array of") or b in ("as /portfolio-greeks", "rows from /chain"):
         return "ParamKind::Array"
