@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 use arrow_array::RecordBatch;
 use chrono::{NaiveDate, TimeDelta};
 use optics_compute::exposure::{
-    ExposureConfig, compute_exposures, contracts_from_chain, exposure_rows, exposure_summary_rows,
+    ExposureConfig, compute_exposures, contracts_from_chain_snapshot, exposure_rows,
+    exposure_summary_rows,
 };
 use optics_compute::flow::{FlowConfig, flow_rows, flow_snapshot_rows};
 use optics_compute::store::{SnapshotKey, SnapshotStore};
@@ -89,21 +90,21 @@ fn stage_times(books: &[(String, Arc<UnderlyingBook>)], ctx: &CycleContext) -> [
             continue;
         };
         split(0);
-        let chain_batch = ChainRow::to_batch(&chain.rows).expect("chain batch");
+        let chain_batch = ChainRow::to_batch_trusted(&chain.rows).expect("chain batch");
         split(1);
-        let (contracts, context) = contracts_from_chain(&chain.rows).expect("contracts");
+        let (contracts, context) = contracts_from_chain_snapshot(&chain).expect("contracts");
         split(2);
         let report =
             compute_exposures(&contracts, &context, &ExposureConfig::default()).expect("exposures");
         split(3);
-        let rows = ExposureRow::to_batch(&exposure_rows(&report, chain.trade_date))
+        let rows = ExposureRow::to_batch_trusted(&exposure_rows(&report, chain.trade_date))
             .expect("exposure batch");
         let summary =
-            ExposureSummaryRow::to_batch(&exposure_summary_rows(&report, chain.trade_date))
+            ExposureSummaryRow::to_batch_trusted(&exposure_summary_rows(&report, chain.trade_date))
                 .expect("summary batch");
         split(4);
         let flow = flow_rows(&contracts, context.spot, &FlowConfig::default()).expect("flow");
-        let flow = FlowSnapshotRow::to_batch(&flow_snapshot_rows(
+        let flow = FlowSnapshotRow::to_batch_trusted(&flow_snapshot_rows(
             &flow,
             underlying,
             chain.trade_date,
@@ -127,15 +128,17 @@ fn chains_and_exposures(
         .par_iter()
         .filter_map(|(underlying, book)| {
             let chain = chain_of(underlying, book, ctx).expect("chain")?;
-            let chain_batch = ChainRow::to_batch(&chain.rows).expect("chain batch");
-            let (contracts, context) = contracts_from_chain(&chain.rows).expect("contracts");
+            let chain_batch = ChainRow::to_batch_trusted(&chain.rows).expect("chain batch");
+            let (contracts, context) = contracts_from_chain_snapshot(&chain).expect("contracts");
             let report = compute_exposures(&contracts, &context, &ExposureConfig::default())
                 .expect("exposures");
-            let rows = ExposureRow::to_batch(&exposure_rows(&report, chain.trade_date))
+            let rows = ExposureRow::to_batch_trusted(&exposure_rows(&report, chain.trade_date))
                 .expect("exposure batch");
-            let summary =
-                ExposureSummaryRow::to_batch(&exposure_summary_rows(&report, chain.trade_date))
-                    .expect("summary batch");
+            let summary = ExposureSummaryRow::to_batch_trusted(&exposure_summary_rows(
+                &report,
+                chain.trade_date,
+            ))
+            .expect("summary batch");
             Some((chain_batch, rows, summary))
         })
         .collect()

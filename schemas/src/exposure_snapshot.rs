@@ -366,6 +366,24 @@ fn measure_arrays<R>(rows: &[R], side: impl Fn(&R) -> &ExposureMeasures) -> Vec<
 impl ExposureRow {
     /// Validates the rows and builds a batch in the canonical schema.
     pub fn to_batch(rows: &[ExposureRow]) -> Result<RecordBatch, SchemaError> {
+        let batch = Self::build_batch(rows)?;
+        read_exposures(&batch, false)?;
+        Ok(batch)
+    }
+
+    /// Builds a batch of rows the caller derived itself by the dataset's rules (the compute
+    /// worker's exposures): every rule is checked in debug builds (tests) only, since the rules
+    /// hold by construction and every reader checks them again ([`ExposureRow::from_batch`]).
+    /// Rows from outside go through [`ExposureRow::to_batch`].
+    pub fn to_batch_trusted(rows: &[ExposureRow]) -> Result<RecordBatch, SchemaError> {
+        let batch = Self::build_batch(rows)?;
+        if cfg!(debug_assertions) {
+            read_exposures(&batch, false)?;
+        }
+        Ok(batch)
+    }
+
+    fn build_batch(rows: &[ExposureRow]) -> Result<RecordBatch, SchemaError> {
         let mut columns = vec![
             utf8(rows.iter().map(|r| r.underlying.as_str())),
             dates(rows.iter().map(|r| r.trade_date)),
@@ -380,9 +398,7 @@ impl ExposureRow {
         columns.extend(measure_arrays(rows, |r| &r.call));
         columns.extend(measure_arrays(rows, |r| &r.put));
         columns.extend(measure_arrays(rows, |r| &r.net));
-        let batch = RecordBatch::try_new(exposures_schema(), columns)?;
-        read_exposures(&batch, false)?;
-        Ok(batch)
+        Ok(RecordBatch::try_new(exposures_schema(), columns)?)
     }
 
     /// Validates a batch (columns by name, types, nulls, every value rule) and reads its rows.
@@ -395,6 +411,25 @@ impl ExposureRow {
 impl ExposureSummaryRow {
     /// Validates the rows and builds a batch in the canonical schema.
     pub fn to_batch(rows: &[ExposureSummaryRow]) -> Result<RecordBatch, SchemaError> {
+        let batch = Self::build_batch(rows)?;
+        read_summary(&batch, false)?;
+        Ok(batch)
+    }
+
+    /// Builds a batch of rows the caller derived itself by the dataset's rules (the compute
+    /// worker's summaries): every rule is checked in debug builds (tests) only, since the rules
+    /// hold by construction and every reader checks them again
+    /// ([`ExposureSummaryRow::from_batch`]). Rows from outside go through
+    /// [`ExposureSummaryRow::to_batch`].
+    pub fn to_batch_trusted(rows: &[ExposureSummaryRow]) -> Result<RecordBatch, SchemaError> {
+        let batch = Self::build_batch(rows)?;
+        if cfg!(debug_assertions) {
+            read_summary(&batch, false)?;
+        }
+        Ok(batch)
+    }
+
+    fn build_batch(rows: &[ExposureSummaryRow]) -> Result<RecordBatch, SchemaError> {
         let mut columns = vec![
             utf8(rows.iter().map(|r| r.underlying.as_str())),
             dates(rows.iter().map(|r| r.trade_date)),
@@ -425,9 +460,7 @@ impl ExposureSummaryRow {
         columns.push(utf8(rows.iter().map(|r| r.volatility_regime.as_str())));
         columns.push(utf8(rows.iter().map(|r| r.positioning.as_str())));
         columns.push(utf8(rows.iter().map(|r| r.directional_bias.as_str())));
-        let batch = RecordBatch::try_new(exposure_summary_schema(), columns)?;
-        read_summary(&batch, false)?;
-        Ok(batch)
+        Ok(RecordBatch::try_new(exposure_summary_schema(), columns)?)
     }
 
     /// Validates a batch (columns by name, types, nulls, every value rule) and reads its rows.

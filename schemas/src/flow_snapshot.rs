@@ -105,6 +105,24 @@ pub fn flow_schema() -> SchemaRef {
 impl FlowSnapshotRow {
     /// Validates the rows and builds a batch in the canonical schema.
     pub fn to_batch(rows: &[FlowSnapshotRow]) -> Result<RecordBatch, SchemaError> {
+        let batch = Self::build_batch(rows)?;
+        read(&batch, false)?;
+        Ok(batch)
+    }
+
+    /// Builds a batch of rows the caller derived itself by the dataset's rules (the compute
+    /// worker's flow): every rule is checked in debug builds (tests) only, since the rules hold
+    /// by construction and every reader checks them again ([`FlowSnapshotRow::from_batch`]).
+    /// Rows from outside go through [`FlowSnapshotRow::to_batch`].
+    pub fn to_batch_trusted(rows: &[FlowSnapshotRow]) -> Result<RecordBatch, SchemaError> {
+        let batch = Self::build_batch(rows)?;
+        if cfg!(debug_assertions) {
+            read(&batch, false)?;
+        }
+        Ok(batch)
+    }
+
+    fn build_batch(rows: &[FlowSnapshotRow]) -> Result<RecordBatch, SchemaError> {
         let columns: Vec<ArrayRef> = vec![
             utf8(rows.iter().map(|r| r.underlying.as_str())),
             dates(rows.iter().map(|r| r.trade_date)),
@@ -124,9 +142,7 @@ impl FlowSnapshotRow {
             bools(rows.iter().map(|r| r.is_unusual)),
             utf8(rows.iter().map(|r| r.moneyness.as_str())),
         ];
-        let batch = RecordBatch::try_new(flow_schema(), columns)?;
-        read(&batch, false)?;
-        Ok(batch)
+        Ok(RecordBatch::try_new(flow_schema(), columns)?)
     }
 
     /// Validates a batch (columns by name, types, nulls, every value rule) and reads its rows.

@@ -11,9 +11,12 @@ use optics_schemas::{
 use rayon::prelude::*;
 
 use super::forward::{ForwardMarket, ParityPair, estimate_forward};
-use super::{ChainBuildStats, ChainError, ChainMarket, ChainSnapshot, ExpirationForward};
+use super::{
+    ChainBuildStats, ChainError, ChainMarket, ChainSnapshot, ExpirationForward, SolvedSide,
+};
 use crate::pricing::{
-    ChainColumns, GreekColumns, IvStatus, OptionType, PricingModel, implied_vol_and_greeks_batch,
+    ChainColumns, GreekColumns, Greeks, IvStatus, OptionInputs, OptionType, PricingModel,
+    implied_vol_and_greeks_batch,
 };
 use crate::time::years_to_expiry;
 
@@ -47,6 +50,31 @@ pub fn build_chain_batch(
     })
 }
 
+/// The parts of an OCC option symbol a chain build checks a quote against: parsed once per
+/// contract by a caller that keeps its quotes (the worker's book), see
+/// [`build_chain_with_symbols`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ContractSymbol {
+    /// The symbol's expiration.
+    pub expiration: NaiveDate,
+    /// The symbol's strike, thousandths of a dollar.
+    pub strike_thousandths: u32,
+    /// The symbol's type letter.
+    pub option_type: optics_schemas::OptionType,
+}
+
+impl ContractSymbol {
+    /// The parts of `symbol`, or `None` when it is not an OCC symbol.
+    pub fn parse(symbol: &str) -> Option<Self> {
+        let occ = OccSymbol::parse(symbol).ok()?;
+        Some(Self {
+            expiration: occ.expiration,
+            strike_thousandths: occ.strike_thousandths,
+            option_type: occ.option_type,
+        })
+    }
+}
+
 /// Builds the chain snapshot of `market.underlying` from its quotes (see the
 /// [module documentation](super) for every rule).
 ///
@@ -54,6 +82,51 @@ pub fn build_chain_batch(
 /// Malformed and expired quotes are not errors: they are left out and counted.
 pub fn build_chain(
     quotes: &[OptionQuote],
+    market: &ChainMarket,
+) -> Result<ChainSnapshot, ChainError> {
+    build(quotes, None, market)
+}
+
+/// [`build_chain`] with every quote's symbol already parsed: `symbols[i]` is
+/// [`ContractSymbol::parse`] of `quotes[i].option_symbol` (the same snapshot; checked in debug
+/// builds). Quotes already in row order (expiration, settlement, strike, call before put)
+/// are not sorted again. A `symbols` of another length than `quotes` is ignored.
+pub fn build_chain_with_symbols(
+    quotes: &[OptionQuote],
+    symbols: &[Option<ContractSymbol>],
+    market: &ChainMarket,
+) -> Result<ChainSnapshot, ChainError> {
+    let symbols = (symbols.len() == quotes.len()).then_some(symbols);
+    if cfg!(debug_assertions)
+        && let Some(symbols) = symbols
+    {
+        for (quote, symbol) in quotes.iter().zip(symbols) {
+            debug_assert_eq!(
+                *symbol,
+                ContractSymbol::parse(&quote.option_symbol),
+                "{}",
+                quote.option_symbol
+            );
+        }
+    }
+    build(quotes, symbols, market)
+}
+
+/// The order [`build_chain`] selects quotes in: contract (the row order), then quote time,
+/// then symbol (the last of a contract wins).
+fn selection_order(
+    (key_a, a): &(ContractKey, &OptionQuote),
+    (key_b, b): &(ContractKey, &OptionQuote),
+) -> std::cmp::Ordering {
+    key_a
+        .cmp(key_b)
+        .then(a.quote_time.cmp(&b.quote_time))
+        .then(a.option_symbol.cmp(&b.option_symbol))
+}
+
+fn build(
+    quotes: &[OptionQuote],
+    symbols: Option<&[Option<ContractSymbol>]>,
     market: &ChainMarket,
 ) -> Result<ChainSnapshot, ChainError> {
     validate_market(market)?;
@@ -65,13 +138,18 @@ pub fn build_chain(
     // Symbol parsing dominates the checks: classify in parallel, count in order.
     let classes: Vec<QuoteClass> = quotes
         .par_iter()
-        .map(|quote| {
+        .enumerate()
+        .map(|(i, quote)| {
             if quote.underlying != market.underlying {
                 QuoteClass::OtherUnderlying
             } else if quote.expiration < market.trade_date {
                 QuoteClass::Expired
             } else {
-                contract_key(quote).map_or(QuoteClass::Malformed, QuoteClass::Usable)
+                let symbol = match symbols {
+                    Some(symbols) => symbols[i],
+                    None => ContractSymbol::parse(&quote.option_symbol),
+                };
+                contract_key(quote, symbol).map_or(QuoteClass::Malformed, QuoteClass::Usable)
             }
         })
         .collect();
@@ -91,11 +169,10 @@ pub fn build_chain(
         }
     }
     // Stable: equal keys, times and symbols keep input order, so the later input wins below.
-    usable.par_sort_by(|(ka, a), (kb, b)| {
-        ka.cmp(kb)
-            .then(a.quote_time.cmp(&b.quote_time))
-            .then(a.option_symbol.cmp(&b.option_symbol))
-    });
+    // Input already in that order (a worker's book) is left as it is: the same result.
+    if !usable.is_sorted_by(|a, b| selection_order(a, b).is_le()) {
+        usable.par_sort_by(selection_order);
+    }
     let mut latest: Vec<(ContractKey, &OptionQuote)> = Vec::with_capacity(usable.len());
     for (key, quote) in usable {
         match latest.last_mut() {
@@ -130,6 +207,7 @@ pub fn build_chain(
                 market,
                 spot,
                 rows: Vec::with_capacity(contracts.len() / 2 + 1),
+                solved: Vec::with_capacity(contracts.len() / 2 + 1),
                 expirations: Vec::with_capacity(1),
                 solve: SolveQueue::with_capacity(contracts.len()),
                 stats: ChainBuildStats::default(),
@@ -142,13 +220,16 @@ pub fn build_chain(
             builder
         })
         .collect();
-    let mut rows = Vec::with_capacity(built.iter().map(|b| b.rows.len()).sum());
+    let row_count = built.iter().map(|b| b.rows.len()).sum();
+    let mut rows = Vec::with_capacity(row_count);
+    let mut solved = Vec::with_capacity(row_count);
     let mut expirations = Vec::with_capacity(built.len());
     for builder in built {
         stats.open_interest_after_trade_date += builder.stats.open_interest_after_trade_date;
         stats.priced += builder.stats.priced;
         stats.solved += builder.stats.solved;
         rows.extend(builder.rows);
+        solved.extend(builder.solved);
         expirations.extend(builder.expirations);
     }
     Ok(ChainSnapshot {
@@ -159,6 +240,7 @@ pub fn build_chain(
         model: market.model,
         expirations,
         rows,
+        solved,
         stats,
     })
 }
@@ -212,8 +294,8 @@ struct ContractKey {
 
 /// The key of a well-formed quote, or `None` for a malformed one: a non-finite or negative
 /// price, a non-positive strike or underlying price, a date out of range, or an OCC symbol that
-/// does not parse or disagrees with the expiration, type or strike.
-fn contract_key(quote: &OptionQuote) -> Option<ContractKey> {
+/// does not parse (`symbol` is its parts) or disagrees with the expiration, type or strike.
+fn contract_key(quote: &OptionQuote, symbol: Option<ContractSymbol>) -> Option<ContractKey> {
     let price = |v: f64| v.is_finite() && v >= 0.0;
     let year = |y: i32| (MIN_YEAR..=MAX_YEAR).contains(&y);
     let well_formed = quote.strike.is_finite()
@@ -228,7 +310,7 @@ fn contract_key(quote: &OptionQuote) -> Option<ContractKey> {
     if !well_formed {
         return None;
     }
-    let occ = OccSymbol::parse(&quote.option_symbol).ok()?;
+    let occ = symbol?;
     let agrees = occ.expiration == quote.expiration
         && occ.option_type == quote.option_type
         && (quote.strike * 1000.0 - f64::from(occ.strike_thousandths)).abs() <= 1e-6;
@@ -289,6 +371,8 @@ struct Builder<'m> {
     market: &'m ChainMarket,
     spot: f64,
     rows: Vec<ChainRow>,
+    /// Per row, the call's and the put's solve.
+    solved: Vec<[Option<SolvedSide>; 2]>,
     expirations: Vec<ExpirationForward>,
     solve: SolveQueue,
     stats: ChainBuildStats,
@@ -378,6 +462,7 @@ impl Builder<'_> {
                 call,
                 put,
             });
+            self.solved.push([None, None]);
         }
         self.expirations.push(ExpirationForward {
             expiration,
@@ -484,6 +569,20 @@ impl Builder<'_> {
                 None if iv > 0.0 && iv.is_finite() => {
                     side.iv = Some(iv);
                     side.greeks = chain_greeks(&result, i);
+                    if let Some(solved) = self.solved.get_mut(row) {
+                        solved[usize::from(is_put)] = Some(SolvedSide {
+                            inputs: OptionInputs {
+                                option_type: queue.option_type[i],
+                                model: self.market.model,
+                                underlying: queue.underlying[i],
+                                strike: queue.strike[i],
+                                years: queue.years[i],
+                                rate: queue.rate[i],
+                                dividend_yield: queue.dividend_yield[i],
+                            },
+                            greeks: full_greeks(&result, i),
+                        });
+                    }
                     self.stats.solved += 1;
                 }
                 None => side.iv_status = Some(NoIvReason::InvalidInput),
@@ -541,6 +640,28 @@ fn no_iv_reason(status: IvStatus) -> Option<NoIvReason> {
         IvStatus::BelowIntrinsic => Some(NoIvReason::BelowIntrinsic),
         IvStatus::NoTimeValue => Some(NoIvReason::NoTimeValue),
         IvStatus::AboveMaximum => Some(NoIvReason::AboveMaximum),
+    }
+}
+
+/// Row `i` of the kernel's Greek columns, whole.
+fn full_greeks(result: &GreekColumns, i: usize) -> Greeks {
+    Greeks {
+        price: result.price[i],
+        delta: result.delta[i],
+        gamma: result.gamma[i],
+        theta: result.theta[i],
+        vega: result.vega[i],
+        rho: result.rho[i],
+        epsilon: result.epsilon[i],
+        vanna: result.vanna[i],
+        charm: result.charm[i],
+        vomma: result.vomma[i],
+        veta: result.veta[i],
+        speed: result.speed[i],
+        zomma: result.zomma[i],
+        color: result.color[i],
+        ultima: result.ultima[i],
+        dual_delta: result.dual_delta[i],
     }
 }
 

@@ -47,13 +47,15 @@ pub mod forward;
 #[cfg(test)]
 mod tests;
 
-pub use build::{ChainBatch, build_chain, build_chain_batch};
+pub use build::{
+    ChainBatch, ContractSymbol, build_chain, build_chain_batch, build_chain_with_symbols,
+};
 pub use forward::{ForwardEstimate, ForwardMarket, ParityPair, carry_forward, estimate_forward};
 
 use chrono::{DateTime, NaiveDate, Utc};
 use optics_schemas::{ChainRow, SchemaError, SettlementStyle};
 
-use crate::pricing::PricingModel;
+use crate::pricing::{Greeks, OptionInputs, PricingModel};
 
 /// The market a chain is built in.
 #[derive(Debug, Clone, PartialEq)]
@@ -130,8 +132,23 @@ pub struct ChainSnapshot {
     pub expirations: Vec<ExpirationForward>,
     /// The rows, sorted by expiration, settlement, strike.
     pub rows: Vec<ChainRow>,
+    /// Per row, what the kernel solved for the call and the put (in that order): the inputs it
+    /// priced and every Greek at the IV, including the price and dual delta the rows do not
+    /// hold. Exposures reuse them instead of solving the Greeks again
+    /// ([`crate::exposure::contracts_from_chain_snapshot`]).
+    pub solved: Vec<[Option<SolvedSide>; 2]>,
     /// What happened to the quotes.
     pub stats: ChainBuildStats,
+}
+
+/// One side's solve: the kernel's inputs and its Greeks at the side's IV
+/// ([`crate::pricing::greeks`] of exactly these inputs and that IV).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SolvedSide {
+    /// What the kernel priced: spot and implied carry (BSM) or forward (Black-76).
+    pub inputs: OptionInputs,
+    /// Price and every Greek at the IV.
+    pub greeks: Greeks,
 }
 
 /// Why a chain could not be built.

@@ -893,3 +893,136 @@ fn a_synthetic_chain_builds_a_valid_batch() {
     assert_eq!(two_sided, built.stats.priced);
     assert!(built.stats.solved > built.stats.priced / 2);
 }
+
+// ---------------------------------------------------------------------------------------------
+// What exposures take from a built chain.
+
+/// Chains whose sides take every path of the exposures' reuse of the kernel's Greeks: a parity
+/// forward (reused), a carry forward and an expiration with an AM and a PM series (recomputed:
+/// the exposures price those on other inputs), an index on the forward.
+fn chains_for_exposures() -> Vec<ChainSnapshot> {
+    let mut stock = Vec::new();
+    for expiration in expirations() {
+        stock.extend(STOCK.quotes("XYZ", expiration, &strikes(80.0, 120.0, 2.5), 0.02));
+    }
+    let mut carry = STOCK.quotes("XYZ", date(2026, 12, 18), &strikes(90.0, 110.0, 5.0), 0.01);
+    for q in &mut carry {
+        if q.option_type == QuoteType::Put {
+            q.bid = 0.0;
+        }
+    }
+    let monthly = date(2026, 12, 18);
+    let mut index = INDEX.quotes("SPX", monthly, &strikes(4800.0, 5200.0, 50.0), 0.5);
+    for q in &mut index {
+        q.settlement = SettlementStyle::Am;
+    }
+    let mut weekly = INDEX.quotes("SPX", monthly, &strikes(4800.0, 5200.0, 25.0), 0.4);
+    for q in &mut weekly {
+        q.option_symbol = occ_symbol("SPXW", monthly, q.option_type, q.strike).unwrap();
+    }
+    index.extend(weekly);
+    index.extend(INDEX.quotes(
+        "SPX",
+        date(2027, 3, 19),
+        &strikes(4500.0, 5500.0, 100.0),
+        1.0,
+    ));
+    vec![
+        build_chain(&stock, &market("XYZ", &STOCK, 0.0)).unwrap(),
+        build_chain(&carry, &market("XYZ", &STOCK, 0.02)).unwrap(),
+        build_chain(&index, &market("SPX", &INDEX, 0.0)).unwrap(),
+    ]
+}
+
+#[test]
+fn exposures_reuse_the_kernels_greeks_bit_for_bit() {
+    use crate::exposure::{contracts_from_chain, contracts_from_chain_snapshot};
+    let mut reusable = 0;
+    for chain in chains_for_exposures() {
+        assert_eq!(chain.solved.len(), chain.rows.len());
+        let (reused, reused_context) = contracts_from_chain_snapshot(&chain).unwrap();
+        let (recomputed, context) = contracts_from_chain(&chain.rows).unwrap();
+        assert_eq!(reused_context, context);
+        assert_eq!(reused.len(), recomputed.len());
+        assert!(recomputed.iter().filter(|c| c.greeks.is_some()).count() >= 5);
+        // Debug prints every float exactly (shortest round trip, the sign of zero): equal
+        // text is equal bits.
+        for (a, b) in reused.iter().zip(&recomputed) {
+            assert_eq!(format!("{a:?}"), format!("{b:?}"));
+        }
+        // A solved side's Greeks are the pricing function's at its inputs and IV.
+        for (row, solved) in chain.rows.iter().zip(&chain.solved) {
+            for (side, solved) in [(&row.call, solved[0]), (&row.put, solved[1])] {
+                assert_eq!(side.iv.is_some(), solved.is_some());
+                if let (Some(iv), Some(solved)) = (side.iv, solved) {
+                    let expected = crate::pricing::greeks(&solved.inputs, iv).unwrap();
+                    assert_eq!(format!("{:?}", solved.greeks), format!("{expected:?}"));
+                    assert_eq!(side.greeks.gamma, Some(expected.gamma));
+                    reusable += 1;
+                }
+            }
+        }
+    }
+    assert!(reusable > 100);
+}
+
+#[test]
+fn symbols_parsed_beforehand_and_quotes_in_row_order_give_the_same_chain() {
+    let monthly = date(2026, 12, 18);
+    let mut quotes = INDEX.quotes("SPX", monthly, &strikes(4800.0, 5200.0, 50.0), 0.5);
+    for q in &mut quotes {
+        q.settlement = SettlementStyle::Am;
+    }
+    let mut weekly = INDEX.quotes("SPX", monthly, &strikes(4800.0, 5200.0, 25.0), 0.4);
+    for q in &mut weekly {
+        q.option_symbol = occ_symbol("SPXW", monthly, q.option_type, q.strike).unwrap();
+    }
+    quotes.extend(weekly);
+    quotes.extend(INDEX.quotes("SPX", date(2027, 3, 19), &[5000.0], 1.0));
+    // A superseded quote, a malformed symbol, an expired contract.
+    let mut older = quotes[3].clone();
+    older.quote_time -= chrono::TimeDelta::minutes(5);
+    older.bid += 1.0;
+    quotes.push(older);
+    let mut malformed = quotes[5].clone();
+    malformed.option_symbol = "SPX 26121".into();
+    quotes.push(malformed);
+    quotes.extend(INDEX.quotes("SPX", date(2026, 11, 20), &[5000.0], 1.0));
+    let market = ChainMarket {
+        as_of: Utc.with_ymd_and_hms(2026, 11, 21, 15, 0, 0).unwrap(),
+        trade_date: date(2026, 11, 21),
+        ..market("SPX", &INDEX, 0.0)
+    };
+    let expected = build_chain(&quotes, &market).unwrap();
+    assert_eq!(expected.stats.superseded, 1);
+    assert_eq!(expected.stats.invalid, 1);
+    assert_eq!(expected.stats.expired, 2);
+
+    let mut in_row_order = quotes.clone();
+    in_row_order.sort_by(|a, b| {
+        (
+            a.expiration,
+            a.settlement,
+            a.strike.total_cmp(&b.strike),
+            a.option_type,
+        )
+            .cmp(&(
+                b.expiration,
+                b.settlement,
+                std::cmp::Ordering::Equal,
+                b.option_type,
+            ))
+            .then(a.quote_time.cmp(&b.quote_time))
+    });
+    for quotes in [&quotes, &in_row_order] {
+        let symbols: Vec<Option<ContractSymbol>> = quotes
+            .iter()
+            .map(|q| ContractSymbol::parse(&q.option_symbol))
+            .collect();
+        assert_eq!(
+            build_chain_with_symbols(quotes, &symbols, &market).unwrap(),
+            expected
+        );
+        assert_eq!(build_chain(quotes, &market).unwrap(), expected);
+    }
+}

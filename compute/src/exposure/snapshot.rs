@@ -1,6 +1,7 @@
 //! Between the chain / exposure snapshot datasets of `optics-schemas` and this module's plain
-//! types: chain rows in ([`contracts_from_chain`]), exposure and summary rows out
-//! ([`exposure_rows`], [`exposure_summary_rows`]). Pure mappings; the worker calls them.
+//! types: chain rows in ([`contracts_from_chain`], [`contracts_from_chain_snapshot`]), exposure
+//! and summary rows out ([`exposure_rows`], [`exposure_summary_rows`]). Pure mappings; the
+//! worker calls them.
 
 use std::collections::BTreeMap;
 
@@ -16,7 +17,8 @@ use super::{
     ContractAnalytics, ExposureError, ExposureReport, ExposureSummary, ExposureVector,
     UnderlyingContext,
 };
-use crate::pricing::{OptionType, PricingModel, greeks};
+use crate::chain::{ChainSnapshot, SolvedSide};
+use crate::pricing::{OptionInputs, OptionType, PricingModel, greeks};
 
 /// The exposure inputs of one underlying's chain snapshot (every row the same underlying, as
 /// the chain dataset is partitioned).
@@ -32,6 +34,25 @@ use crate::pricing::{OptionType, PricingModel, greeks};
 ///   about 0.1 µs per contract. A side without an IV has no Greeks.
 pub fn contracts_from_chain(
     rows: &[ChainRow],
+) -> Result<(Vec<ContractAnalytics>, UnderlyingContext), ExposureError> {
+    contracts_of_rows(rows, None)
+}
+
+/// [`contracts_from_chain`] of a chain just built: a side whose Greeks the chain's kernel
+/// solved on exactly the inputs recomputing them would use (bit for bit; it does unless an AM
+/// and a PM series share the expiration, or the forward is a carry forward) takes the kernel's
+/// Greeks instead of solving them again. The result is identical to
+/// [`contracts_from_chain`] of the snapshot's rows.
+pub fn contracts_from_chain_snapshot(
+    chain: &ChainSnapshot,
+) -> Result<(Vec<ContractAnalytics>, UnderlyingContext), ExposureError> {
+    let solved = (chain.solved.len() == chain.rows.len()).then_some(chain.solved.as_slice());
+    contracts_of_rows(&chain.rows, solved)
+}
+
+fn contracts_of_rows(
+    rows: &[ChainRow],
+    solved: Option<&[[Option<SolvedSide>; 2]]>,
 ) -> Result<(Vec<ContractAnalytics>, UnderlyingContext), ExposureError> {
     let first = rows.first().ok_or_else(|| ExposureError::Context {
         field: "chain",
@@ -62,10 +83,14 @@ pub fn contracts_from_chain(
     };
     context.validate()?;
     let mut contracts = Vec::with_capacity(2 * rows.len());
-    for row in rows {
-        for (side, option_type) in [(&row.call, OptionType::Call), (&row.put, OptionType::Put)] {
+    for (index, row) in rows.iter().enumerate() {
+        let [call_solved, put_solved] = solved.map_or([None, None], |s| s[index]);
+        for (side, option_type, solved) in [
+            (&row.call, OptionType::Call, call_solved),
+            (&row.put, OptionType::Put, put_solved),
+        ] {
             if side.is_listed() {
-                contracts.push(contract_of(row, side, option_type, &context));
+                contracts.push(contract_of(row, side, option_type, &context, solved));
             }
         }
     }
@@ -77,6 +102,7 @@ fn contract_of(
     side: &ChainSide,
     option_type: OptionType,
     context: &UnderlyingContext,
+    solved: Option<SolvedSide>,
 ) -> ContractAnalytics {
     let mut contract = ContractAnalytics {
         expiration: row.expiration,
@@ -95,9 +121,26 @@ fn contract_of(
     contract.greeks = side.iv.and_then(|iv| {
         let forward = context.forward(row.expiration, row.years_to_expiry);
         let inputs = contract.pricing_inputs(context, forward, context.spot)?;
-        greeks(&inputs, iv).ok()
+        match solved {
+            // `greeks` of the same inputs and IV: the same value, without the work.
+            Some(solved) if same_bits(&solved.inputs, &inputs) && iv.is_finite() && iv > 0.0 => {
+                Some(solved.greeks)
+            }
+            _ => greeks(&inputs, iv).ok(),
+        }
     });
     contract
+}
+
+/// The same inputs bit for bit (a sign of zero or a last-bit difference counts as different).
+fn same_bits(a: &OptionInputs, b: &OptionInputs) -> bool {
+    a.option_type == b.option_type
+        && a.model == b.model
+        && a.underlying.to_bits() == b.underlying.to_bits()
+        && a.strike.to_bits() == b.strike.to_bits()
+        && a.years.to_bits() == b.years.to_bits()
+        && a.rate.to_bits() == b.rate.to_bits()
+        && a.dividend_yield.to_bits() == b.dividend_yield.to_bits()
 }
 
 /// Calendar days from `trade_date` to `expiration`, as the schemas store them.

@@ -2,18 +2,26 @@
 //! reference data says about the underlying, and whether anything changed since the last
 //! publication.
 
+use std::cmp::Ordering;
 use std::collections::HashMap;
 
 use chrono::{DateTime, NaiveDate, Utc};
 use optics_schemas::{Company, OptionQuote};
 
+use crate::chain::ContractSymbol;
 use crate::time::new_york_date;
 
 /// What a worker knows of one underlying.
 #[derive(Debug, Clone, Default)]
 pub struct UnderlyingBook {
-    /// The latest quote of each contract, in arrival order of the contracts.
+    /// The latest quote of each contract, kept in the chain's row order (expiration,
+    /// settlement, strike, call before put) so a chain build need not sort them.
     quotes: Vec<OptionQuote>,
+    /// `symbols[i]`: the parsed OCC symbol of `quotes[i]`, parsed once when the contract
+    /// entered the book.
+    symbols: Vec<Option<ContractSymbol>>,
+    /// `arrivals[i]`: when the contract of `quotes[i]` entered the book this session (0, 1, …).
+    arrivals: Vec<u64>,
     /// Position in `quotes` by OCC symbol.
     index: HashMap<String, usize>,
     /// The trade date of the quotes held (New York date of their quote time).
@@ -56,6 +64,8 @@ impl UnderlyingBook {
                 }
                 Some(held) if session > held => {
                     self.quotes.clear();
+                    self.symbols.clear();
+                    self.arrivals.clear();
                     self.index.clear();
                     self.trade_date = Some(session);
                 }
@@ -74,6 +84,9 @@ impl UnderlyingBook {
                 None => {
                     self.index
                         .insert(quote.option_symbol.clone(), self.quotes.len());
+                    self.symbols
+                        .push(ContractSymbol::parse(&quote.option_symbol));
+                    self.arrivals.push(self.quotes.len() as u64);
                     self.quotes.push(quote);
                 }
             }
@@ -81,8 +94,60 @@ impl UnderlyingBook {
         }
         if stats.accepted > 0 {
             self.dirty = true;
+            self.keep_row_order();
         }
         stats
+    }
+
+    /// Restores the row order after quotes were taken, when they broke it (new contracts
+    /// arriving out of order).
+    fn keep_row_order(&mut self) {
+        let ordered = (1..self.quotes.len()).all(|i| self.row_order(i - 1, i).is_le());
+        if ordered {
+            return;
+        }
+        let mut order: Vec<usize> = (0..self.quotes.len()).collect();
+        order.sort_by(|&a, &b| self.row_order(a, b));
+        let mut quotes: Vec<Option<OptionQuote>> = std::mem::take(&mut self.quotes)
+            .into_iter()
+            .map(Some)
+            .collect();
+        let symbols = std::mem::take(&mut self.symbols);
+        let arrivals = std::mem::take(&mut self.arrivals);
+        for &i in &order {
+            if let Some(quote) = quotes[i].take() {
+                self.symbols.push(symbols[i]);
+                self.arrivals.push(arrivals[i]);
+                self.quotes.push(quote);
+            }
+        }
+        for (i, quote) in self.quotes.iter().enumerate() {
+            if let Some(position) = self.index.get_mut(&quote.option_symbol) {
+                *position = i;
+            }
+        }
+    }
+
+    /// The chain build's selection order of quotes `a` and `b`: contract (expiration,
+    /// settlement, strike, type), then quote time, then symbol; symbols that do not parse
+    /// (left out of the chain) first.
+    fn row_order(&self, a: usize, b: usize) -> Ordering {
+        let key = |i: usize| {
+            let quote = &self.quotes[i];
+            self.symbols[i].map(|s| {
+                (
+                    quote.expiration,
+                    quote.settlement,
+                    s.strike_thousandths,
+                    quote.option_type,
+                )
+            })
+        };
+        let (qa, qb) = (&self.quotes[a], &self.quotes[b]);
+        key(a)
+            .cmp(&key(b))
+            .then(qa.quote_time.cmp(&qb.quote_time))
+            .then(qa.option_symbol.cmp(&qb.option_symbol))
     }
 
     /// Records reference data for the underlying.
@@ -99,9 +164,23 @@ impl UnderlyingBook {
         }
     }
 
-    /// The latest quote of every contract held.
+    /// The latest quote of every contract held, in the chain's row order.
     pub fn quotes(&self) -> &[OptionQuote] {
         &self.quotes
+    }
+
+    /// The parsed OCC symbol of each of [`quotes`](Self::quotes) (`None` when it does not
+    /// parse), for [`crate::chain::build_chain_with_symbols`].
+    pub fn symbols(&self) -> &[Option<ContractSymbol>] {
+        &self.symbols
+    }
+
+    /// The underlying price of the newest quote held (of the contract that entered the book
+    /// last, among quotes of the same time).
+    pub fn latest_underlying_price(&self) -> Option<f64> {
+        (0..self.quotes.len())
+            .max_by_key(|&i| (self.quotes[i].quote_time, self.arrivals[i]))
+            .map(|i| self.quotes[i].underlying_price)
     }
 
     /// Number of contracts held.
@@ -220,5 +299,69 @@ mod tests {
         let stats = book.apply_quotes(quotes_at(15, 20));
         assert_eq!(stats.previous_session, 3);
         assert_eq!(book.len(), 1);
+    }
+
+    #[test]
+    fn contracts_are_kept_in_row_order_with_their_parsed_symbols() {
+        let mut quotes = quotes_at(15, 20);
+        // Puts of the same strikes, and a later expiration, arriving first and in reverse.
+        let mut puts = quotes_at(15, 20);
+        for q in &mut puts {
+            q.option_type = optics_schemas::OptionType::Put;
+            q.option_symbol = optics_schemas::occ_symbol(
+                "SPY",
+                q.expiration,
+                optics_schemas::OptionType::Put,
+                q.strike,
+            )
+            .unwrap();
+            q.underlying_price = 101.0;
+        }
+        let mut later = quotes_at(15, 20);
+        for q in &mut later {
+            q.expiration = NaiveDate::from_ymd_opt(2027, 1, 15).unwrap();
+            q.option_symbol = optics_schemas::occ_symbol(
+                "SPY",
+                q.expiration,
+                optics_schemas::OptionType::Call,
+                q.strike,
+            )
+            .unwrap();
+        }
+        let mut book = UnderlyingBook::default();
+        later.reverse();
+        book.apply_quotes(later.clone());
+        book.apply_quotes(puts.clone());
+        // The calls arrive last: among quotes of one time, theirs is the latest price.
+        quotes[2].underlying_price = 102.0;
+        book.apply_quotes(quotes.clone());
+        let held: Vec<(NaiveDate, f64, optics_schemas::OptionType)> = book
+            .quotes()
+            .iter()
+            .map(|q| (q.expiration, q.strike, q.option_type))
+            .collect();
+        let mut expected = held.clone();
+        expected.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        assert_eq!(held, expected);
+        assert_eq!(held.len(), 9);
+        for (quote, symbol) in book.quotes().iter().zip(book.symbols()) {
+            assert_eq!(*symbol, ContractSymbol::parse(&quote.option_symbol));
+            assert!(symbol.is_some());
+        }
+        assert_eq!(book.latest_underlying_price(), Some(102.0));
+        // The index follows the moves: a newer quote replaces its own contract.
+        let mut newer = puts[1].clone();
+        newer.quote_time += chrono::TimeDelta::minutes(1);
+        newer.bid = 2.0;
+        book.apply_quotes([newer.clone()]);
+        assert_eq!(book.len(), 9);
+        let replaced: Vec<&OptionQuote> = book
+            .quotes()
+            .iter()
+            .filter(|q| q.option_symbol == newer.option_symbol)
+            .collect();
+        assert_eq!(replaced.len(), 1);
+        assert_eq!(replaced[0].bid, 2.0);
+        assert_eq!(book.latest_underlying_price(), Some(101.0));
     }
 }

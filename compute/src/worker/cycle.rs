@@ -14,9 +14,10 @@ use optics_schemas::{ChainRow, ExposureRow, ExposureSummaryRow, FlowSnapshotRow}
 use rayon::prelude::*;
 
 use super::{UnderlyingBook, WorkerError};
-use crate::chain::{ChainMarket, ChainSnapshot, build_chain};
+use crate::chain::{ChainMarket, ChainSnapshot, build_chain_with_symbols};
 use crate::exposure::{
-    ExposureConfig, compute_exposures, contracts_from_chain, exposure_rows, exposure_summary_rows,
+    ExposureConfig, compute_exposures, contracts_from_chain_snapshot, exposure_rows,
+    exposure_summary_rows,
 };
 use crate::flow::{FlowConfig, flow_rows, flow_snapshot_rows};
 use crate::pricing::PricingModel;
@@ -85,11 +86,7 @@ pub fn chain_of(
     let Some(trade_date) = book.trade_date() else {
         return Ok(None);
     };
-    let spot = book
-        .quotes()
-        .iter()
-        .max_by_key(|q| q.quote_time)
-        .map(|q| q.underlying_price);
+    let spot = book.latest_underlying_price();
     let market = ChainMarket {
         underlying: underlying.to_owned(),
         trade_date,
@@ -103,7 +100,7 @@ pub fn chain_of(
             PricingModel::BlackScholesMerton
         },
     };
-    build_chain(book.quotes(), &market)
+    build_chain_with_symbols(book.quotes(), book.symbols(), &market)
         .map(Some)
         .map_err(|e| WorkerError::Build {
             underlying: underlying.to_owned(),
@@ -138,14 +135,14 @@ pub fn build_underlying(
     };
     let chain_snapshot = snapshot(
         snapshot_datasets::CHAIN,
-        ChainRow::to_batch(&chain.rows).map_err(schema_error)?,
+        ChainRow::to_batch_trusted(&chain.rows).map_err(schema_error)?,
         CHAIN_SORT,
     );
     if ctx.chain_only {
         return Ok(vec![chain_snapshot]);
     }
     let (contracts, context) =
-        contracts_from_chain(&chain.rows).map_err(|e| build_error(e.to_string()))?;
+        contracts_from_chain_snapshot(&chain).map_err(|e| build_error(e.to_string()))?;
     let report = compute_exposures(&contracts, &context, &ExposureConfig::default())
         .map_err(|e| build_error(e.to_string()))?;
     let flow = flow_rows(&contracts, context.spot, &FlowConfig::default())
@@ -156,18 +153,19 @@ pub fn build_underlying(
         chain_snapshot,
         snapshot(
             snapshot_datasets::EXPOSURES,
-            ExposureRow::to_batch(&exposure_rows(&report, trade_date)).map_err(schema_error)?,
+            ExposureRow::to_batch_trusted(&exposure_rows(&report, trade_date))
+                .map_err(schema_error)?,
             EXPOSURES_SORT,
         ),
         snapshot(
             snapshot_datasets::EXPOSURE_SUMMARY,
-            ExposureSummaryRow::to_batch(&exposure_summary_rows(&report, trade_date))
+            ExposureSummaryRow::to_batch_trusted(&exposure_summary_rows(&report, trade_date))
                 .map_err(schema_error)?,
             EXPOSURE_SUMMARY_SORT,
         ),
         snapshot(
             snapshot_datasets::FLOW,
-            FlowSnapshotRow::to_batch(&flow).map_err(schema_error)?,
+            FlowSnapshotRow::to_batch_trusted(&flow).map_err(schema_error)?,
             FLOW_SORT,
         ),
     ])
