@@ -88,9 +88,12 @@ SUMMARIES = {
     "max-pain": "The strike with the least total option payout at expiration.",
     "volume-profile": "Call and put volume by strike for one expiration.",
     "zero-dte": (
-        "Same-day-expiry exposure, chain and levels; the expected-move hit rate, IV forecast "
-        "and edge score are not provided (no stored history of same-day expected moves to "
-        "score)."
+        "Same-day-expiry exposure, chain and levels, with the scored read from the stored "
+        "sessions: em_hit_rate (percent of the last 60 sessions whose previous-close-to-close "
+        "move stayed within the expected move priced at the previous close from the front ATM "
+        "IV), edge_score (0-100, 50 = implied and realized variance equal) and iv_forecast (ATM "
+        "IV blended with HAR realized vol); each null with a reason under scored_read when "
+        "fewer than 10 sessions (23 closes for iv_forecast) are stored."
     ),
     "gex-batch": "Gamma exposure for up to 25 symbols in one call.",
     "flow": (
@@ -223,7 +226,8 @@ ADDED_PARAMS = {
             {
                 "name": "strikes_around",
                 "type": "query",
-                "default": 0,
+                # Spec §8: 20 per side (under compact; full payloads are not windowed).
+                "default": 20,
                 "bounds": "0 for all",
                 "required": False,
             },

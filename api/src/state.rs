@@ -12,7 +12,7 @@ use axum::response::Response;
 
 use chrono::{DateTime, NaiveDate, Utc};
 use optics_compute::time::{Clock, NyseCalendar};
-use optics_schemas::ChainRow;
+use optics_schemas::{ChainRow, VolDailyRow};
 
 use crate::error::ApiError;
 use crate::freshness::{Freshness, freshness};
@@ -50,6 +50,18 @@ pub trait MarketDataReader: Send + Sync + fmt::Debug + 'static {
         trade_date: NaiveDate,
         expiration: NaiveDate,
     ) -> ReadFuture<'a, Result<Option<Vec<ChainRow>>, ApiError>>;
+
+    /// The stored `vol_daily` rows of `ticker` (one per session: close, front ATM IV and the
+    /// other session statistics) for the last `sessions` sessions on or before `through`,
+    /// ascending by trade date; empty when none is stored. The default stores none.
+    fn vol_history<'a>(
+        &'a self,
+        _ticker: &'a Ticker,
+        _through: NaiveDate,
+        _sessions: usize,
+    ) -> ReadFuture<'a, Result<Vec<VolDailyRow>, ApiError>> {
+        Box::pin(async { Ok(Vec::new()) })
+    }
 
     /// A number that changes whenever anything this reader serves changes (a snapshot swapped
     /// in, the reference data reloaded). Answers built from the reader are reused while it

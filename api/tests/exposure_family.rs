@@ -1264,9 +1264,10 @@ async fn zero_dte_reads_the_same_day_expiration() {
         1e-12,
         "risk reversal",
     );
-    // Not computed, so not presented: no null placeholders.
-    for absent in ["em_hit_rate", "iv_forecast", "edge_score", "unavailable"] {
-        assert!(data.get(absent).is_none(), "{absent} is in the payload");
+    // No stored session history in this market: the scored read is null, each with a reason.
+    for field in ["em_hit_rate", "iv_forecast", "edge_score"] {
+        assert!(data[field].is_null(), "{field}: {}", data[field]);
+        assert!(data["scored_read"][format!("{field}_reason")].is_string());
     }
 
     // Full REST: every strike; compact windows both lists around spot.
@@ -1330,8 +1331,9 @@ async fn zero_dte_compact_default_keeps_30_strikes_each_side() {
     }
 }
 
-/// A hand-built book: strikes, open interest and IVs chosen here, priced by the test's own
-/// Black–Scholes–Merton gamma (not the seeded fixture, not the service's pricing code).
+/// A hand-built book: strikes, open interest, session volume and IVs chosen here, quotes
+/// derived here from the test's own Black–Scholes–Merton price, and every expected value
+/// recomputed here with closed forms (not the seeded fixture, not the service's pricing code).
 mod hand_built {
     use chrono::{DateTime, NaiveDate, TimeZone, Utc};
     use optics_schemas::{ChainRow, ChainSide, ForwardSource, PricingModelCode, SettlementStyle};
@@ -1339,9 +1341,13 @@ mod hand_built {
     pub const SPOT: f64 = 100.0;
     pub const RATE: f64 = 0.04;
     pub const YIELD: f64 = 0.01;
+    /// Half the quoted spread around the model price, dollars.
+    const HALF_SPREAD: f64 = 0.05;
 
-    /// One expiration of a book: per strike (strike, call IV, call OI, put IV, put OI).
-    type Expiration = (NaiveDate, [(f64, f64, u64, f64, u64); 5]);
+    /// One strike of a book: strike, call IV, call OI, call volume, put IV, put OI, put volume.
+    type Strike = (f64, f64, u64, u64, f64, u64, u64);
+    /// One expiration of a book.
+    type Expiration = (NaiveDate, [Strike; 5]);
 
     /// One listed contract of the book.
     #[derive(Debug, Clone, Copy)]
@@ -1352,47 +1358,78 @@ mod hand_built {
         pub is_call: bool,
         pub iv: f64,
         pub oi: u64,
+        pub volume: u64,
+        pub bid: f64,
+        pub ask: f64,
+    }
+
+    impl Contract {
+        /// (bid + ask) / 2, the mid the chain row carries.
+        pub fn mid(&self) -> f64 {
+            0.5 * (self.bid + self.ask)
+        }
+
+        /// +1 for calls (dealers long), −1 for puts.
+        pub fn sign(&self) -> f64 {
+            if self.is_call { 1.0 } else { -1.0 }
+        }
     }
 
     pub fn as_of() -> DateTime<Utc> {
         Utc.with_ymd_and_hms(2026, 11, 20, 15, 30, 0).unwrap()
     }
 
-    fn trade_date() -> NaiveDate {
+    pub fn trade_date() -> NaiveDate {
         NaiveDate::from_ymd_opt(2026, 11, 20).unwrap()
     }
 
+    pub fn near() -> NaiveDate {
+        NaiveDate::from_ymd_opt(2026, 12, 18).unwrap()
+    }
+
+    pub fn far() -> NaiveDate {
+        NaiveDate::from_ymd_opt(2027, 1, 15).unwrap()
+    }
+
     /// Years (ACT/365) from `as_of` to 16:00 New York (21:00 UTC in winter) on `expiration`.
-    fn years_to(expiration: NaiveDate) -> f64 {
+    pub fn years_to(expiration: NaiveDate) -> f64 {
         let close = expiration.and_hms_opt(21, 0, 0).unwrap().and_utc();
         (close - as_of()).num_seconds() as f64 / (365.0 * 86_400.0)
     }
 
+    /// The forward of an expiration `years` away: S·e^{(r − q)T}, as the rows carry it.
+    pub fn forward(years: f64) -> f64 {
+        SPOT * ((RATE - YIELD) * years).exp()
+    }
+
     /// Two expirations × five strikes: puts heavy below spot, calls heavy above, so dealer
-    /// GEX is negative for spots in the put strikes and positive in the call strikes. Each
-    /// tuple: strike, call IV, call OI, put IV, put OI.
+    /// GEX is negative for spots in the put strikes and positive in the call strikes. The
+    /// far expiration's put OI at 110 moves its max pain to 110 and the pooled one to 105 (the
+    /// near one is 100). Volumes put contracts on each edge of the unusual rule (volume ≥ 100
+    /// and volume ≥ 2 × OI, or OI = 0): near 90 C exactly 2 × OI (unusual), near 95 C one
+    /// contract short of it (not), near 110 P no OI but 40 contracts (not), far 90 C no OI and
+    /// 150 contracts (unusual), far 95 C 2.475 × OI but 99 contracts (not), far 100 C exactly
+    /// 100 contracts at 2 × OI (unusual); near 110 C did not trade.
     pub fn two_sided() -> Vec<Contract> {
-        let near = NaiveDate::from_ymd_opt(2026, 12, 18).unwrap();
-        let far = NaiveDate::from_ymd_opt(2027, 1, 15).unwrap();
         let book: [Expiration; 2] = [
             (
-                near,
+                near(),
                 [
-                    (90.0, 0.30, 200, 0.32, 9_000),
-                    (95.0, 0.26, 800, 0.27, 12_000),
-                    (100.0, 0.22, 4_000, 0.23, 5_000),
-                    (105.0, 0.20, 7_000, 0.21, 900),
-                    (110.0, 0.19, 6_500, 0.20, 300),
+                    (90.0, 0.30, 200, 400, 0.32, 9_000, 1_500),
+                    (95.0, 0.26, 800, 1_599, 0.27, 12_000, 3_000),
+                    (100.0, 0.22, 4_000, 2_500, 0.23, 5_000, 2_200),
+                    (105.0, 0.20, 7_000, 1_800, 0.21, 900, 150),
+                    (110.0, 0.19, 6_500, 0, 0.20, 0, 40),
                 ],
             ),
             (
-                far,
+                far(),
                 [
-                    (90.0, 0.29, 100, 0.31, 4_000),
-                    (95.0, 0.25, 300, 0.26, 2_500),
-                    (100.0, 0.22, 1_500, 0.22, 1_200),
-                    (105.0, 0.21, 2_000, 0.21, 400),
-                    (110.0, 0.20, 3_000, 0.20, 100),
+                    (90.0, 0.29, 0, 150, 0.31, 4_000, 200),
+                    (95.0, 0.25, 40, 99, 0.26, 2_500, 100),
+                    (100.0, 0.22, 50, 100, 0.22, 1_200, 400),
+                    (105.0, 0.21, 2_000, 300, 0.21, 400, 50),
+                    (110.0, 0.20, 3_000, 120, 0.20, 6_000, 500),
                 ],
             ),
         ];
@@ -1401,50 +1438,83 @@ mod hand_built {
 
     /// Calls only (puts listed without open interest): GEX is positive at every spot.
     pub fn calls_only() -> Vec<Contract> {
-        let near = NaiveDate::from_ymd_opt(2026, 12, 18).unwrap();
         contracts(&[(
-            near,
+            near(),
             [
-                (95.0, 0.25, 1_000, 0.26, 0),
-                (100.0, 0.22, 3_000, 0.23, 0),
-                (105.0, 0.20, 2_000, 0.21, 0),
-                (110.0, 0.19, 500, 0.20, 0),
-                (115.0, 0.19, 100, 0.20, 0),
+                (95.0, 0.25, 1_000, 0, 0.26, 0, 0),
+                (100.0, 0.22, 3_000, 0, 0.23, 0, 0),
+                (105.0, 0.20, 2_000, 0, 0.21, 0, 0),
+                (110.0, 0.19, 500, 0, 0.20, 0, 0),
+                (115.0, 0.19, 100, 0, 0.20, 0, 0),
             ],
         )])
+    }
+
+    /// [`two_sided`] with a same-day expiration in front of it (expiring at today's close).
+    pub fn with_same_day() -> Vec<Contract> {
+        let mut book = contracts(&[(
+            trade_date(),
+            [
+                (90.0, 0.40, 500, 20, 0.45, 3_000, 900),
+                (95.0, 0.30, 1_500, 300, 0.33, 6_000, 2_600),
+                (100.0, 0.24, 8_000, 9_000, 0.25, 7_500, 8_200),
+                (105.0, 0.27, 5_000, 1_200, 0.29, 800, 60),
+                (110.0, 0.35, 2_000, 100, 0.38, 100, 10),
+            ],
+        )]);
+        book.extend(two_sided());
+        book
+    }
+
+    fn round_cents(x: f64) -> f64 {
+        (x * 100.0).round() / 100.0
     }
 
     fn contracts(book: &[Expiration]) -> Vec<Contract> {
         let mut out = Vec::new();
         for (expiration, strikes) in book {
             let years = years_to(*expiration);
-            for &(strike, call_iv, call_oi, put_iv, put_oi) in strikes {
-                for (is_call, iv, oi) in [(true, call_iv, call_oi), (false, put_iv, put_oi)] {
-                    out.push(Contract {
+            for &(strike, call_iv, call_oi, call_volume, put_iv, put_oi, put_volume) in strikes {
+                for (is_call, iv, oi, volume) in [
+                    (true, call_iv, call_oi, call_volume),
+                    (false, put_iv, put_oi, put_volume),
+                ] {
+                    let mut contract = Contract {
                         expiration: *expiration,
                         years,
                         strike,
                         is_call,
                         iv,
                         oi,
-                    });
+                        volume,
+                        bid: 0.0,
+                        ask: 0.0,
+                    };
+                    // Quoted a nickel either side of the model price, in cents, bid ≥ 0.
+                    let value = price(&contract, SPOT);
+                    contract.bid = round_cents(value - HALF_SPREAD).max(0.0);
+                    contract.ask = round_cents(value + HALF_SPREAD);
+                    out.push(contract);
                 }
             }
         }
         out
     }
 
-    /// Chain rows of `underlying` carrying the book's IVs and open interest (prices and Greeks
-    /// are left for the service to derive from the IVs).
+    /// Chain rows of `underlying` carrying the book's IVs, open interest, volumes and quotes
+    /// (the Greeks are left for the service to derive from the IVs).
     pub fn chain_rows(underlying: &str, book: &[Contract]) -> Vec<ChainRow> {
         let mut rows: Vec<ChainRow> = Vec::new();
         for pair in book.chunks(2) {
             let (call, put) = (pair[0], pair[1]);
             let side = |c: &Contract, code: char| ChainSide {
                 option_symbol: Some(format!("{underlying}{}{code}{}", c.expiration, c.strike)),
+                bid: Some(c.bid),
+                ask: Some(c.ask),
+                mid: Some(c.mid()),
                 iv: Some(c.iv),
                 open_interest: Some(c.oi),
-                volume: Some(0),
+                volume: Some(c.volume),
                 ..ChainSide::default()
             };
             rows.push(ChainRow {
@@ -1457,7 +1527,7 @@ mod hand_built {
                 years_to_expiry: call.years,
                 strike: call.strike,
                 spot: SPOT,
-                forward: SPOT * ((RATE - YIELD) * call.years).exp(),
+                forward: forward(call.years),
                 forward_source: ForwardSource::Carry,
                 forward_strike_count: 0,
                 rate: RATE,
@@ -1470,20 +1540,131 @@ mod hand_built {
         rows
     }
 
+    /// Standard normal density.
+    pub fn pdf(x: f64) -> f64 {
+        (-0.5 * x * x).exp() / (2.0 * std::f64::consts::PI).sqrt()
+    }
+
+    /// Standard normal distribution by Marsaglia's series (J. Stat. Softw. 11(4), 2004):
+    /// Φ(x) = ½ + φ(x)·(x + x³/3 + x⁵/(3·5) + …), every term positive; absolute error near
+    /// 1e-15 for |x| ≤ 8, and 0 or 1 beyond (below 1e-15 from either).
+    pub fn cdf(x: f64) -> f64 {
+        if x < -8.0 {
+            return 0.0;
+        }
+        if x > 8.0 {
+            return 1.0;
+        }
+        let (mut sum, mut term, mut i) = (x, x, 1.0);
+        while term.abs() > 1e-17 * sum.abs().max(1e-300) {
+            i += 2.0;
+            term *= x * x / i;
+            sum += term;
+        }
+        0.5 + sum * pdf(x)
+    }
+
+    /// d1 and d2 of `c` at spot `s` (Black–Scholes–Merton with yield q).
+    fn d1_d2(c: &Contract, s: f64) -> (f64, f64) {
+        let vol_time = c.iv * c.years.sqrt();
+        let d1 = ((s / c.strike).ln() + (RATE - YIELD + 0.5 * c.iv * c.iv) * c.years) / vol_time;
+        (d1, d1 - vol_time)
+    }
+
+    /// Black–Scholes–Merton value at spot `s` (Hull, ch. 17).
+    pub fn price(c: &Contract, s: f64) -> f64 {
+        let (d1, d2) = d1_d2(c, s);
+        let (qd, rd) = ((-YIELD * c.years).exp(), (-RATE * c.years).exp());
+        if c.is_call {
+            s * qd * cdf(d1) - c.strike * rd * cdf(d2)
+        } else {
+            c.strike * rd * cdf(-d2) - s * qd * cdf(-d1)
+        }
+    }
+
     /// Black–Scholes–Merton gamma per $1 at spot `s` (Hull, ch. 19):
     /// e^{−qT}·φ(d1)/(s·σ·√T), d1 = (ln(s/K) + (r − q + σ²/2)T)/(σ√T).
     pub fn gamma(c: &Contract, s: f64) -> f64 {
-        let vol_time = c.iv * c.years.sqrt();
-        let d1 = ((s / c.strike).ln() + (RATE - YIELD + 0.5 * c.iv * c.iv) * c.years) / vol_time;
-        let density = (-0.5 * d1 * d1).exp() / (2.0 * std::f64::consts::PI).sqrt();
-        (-YIELD * c.years).exp() * density / (s * vol_time)
+        let (d1, _) = d1_d2(c, s);
+        (-YIELD * c.years).exp() * pdf(d1) / (s * c.iv * c.years.sqrt())
     }
 
     /// Dealer GEX of one contract at spot `s`: ±γ·OI·100·s²·0.01 (calls +, puts −), each
     /// contract keeping its IV and time.
     pub fn gex(c: &Contract, s: f64) -> f64 {
-        let sign = if c.is_call { 1.0 } else { -1.0 };
-        sign * gamma(c, s) * c.oi as f64 * 100.0 * s * s * 0.01
+        c.sign() * gamma(c, s) * c.oi as f64 * 100.0 * s * s * 0.01
+    }
+
+    /// Spot delta: e^{−qT}·N(d1) for a call, −e^{−qT}·N(−d1) for a put.
+    pub fn delta(c: &Contract, s: f64) -> f64 {
+        let (d1, _) = d1_d2(c, s);
+        let qd = (-YIELD * c.years).exp();
+        if c.is_call {
+            qd * cdf(d1)
+        } else {
+            -qd * cdf(-d1)
+        }
+    }
+
+    /// Dealer delta-adjusted GEX at spot `s`: GEX × |spot delta|.
+    pub fn delta_adjusted_gex(c: &Contract, s: f64) -> f64 {
+        gex(c, s) * delta(c, s).abs()
+    }
+
+    /// The per-share Greeks of the service's units, from the textbook closed forms
+    /// (Hull ch. 19; Haug 2007 §2.2 for the higher orders), each written out here: time Greeks
+    /// per calendar day of time passing, vol Greeks per vol point (0.01).
+    #[derive(Debug, Clone, Copy)]
+    pub struct Greeks {
+        pub delta: f64,
+        pub gamma: f64,
+        pub vega: f64,
+        pub theta: f64,
+        pub vanna: f64,
+        pub charm: f64,
+        pub speed: f64,
+        pub color: f64,
+        pub ultima: f64,
+    }
+
+    pub fn greeks(c: &Contract, s: f64) -> Greeks {
+        let (d1, d2) = d1_d2(c, s);
+        let (t, sigma, k) = (c.years, c.iv, c.strike);
+        let sqrt_t = t.sqrt();
+        let (qd, rd) = ((-YIELD * t).exp(), (-RATE * t).exp());
+        let n1 = pdf(d1);
+        let gamma = qd * n1 / (s * sigma * sqrt_t);
+        let vega_per_unit = s * qd * n1 * sqrt_t;
+        // Time passing: −∂/∂T, per year, then per day.
+        let theta_year = if c.is_call {
+            -s * qd * n1 * sigma / (2.0 * sqrt_t) - RATE * k * rd * cdf(d2)
+                + YIELD * s * qd * cdf(d1)
+        } else {
+            -s * qd * n1 * sigma / (2.0 * sqrt_t) + RATE * k * rd * cdf(-d2)
+                - YIELD * s * qd * cdf(-d1)
+        };
+        let drift =
+            qd * n1 * (2.0 * (RATE - YIELD) * t - d2 * sigma * sqrt_t) / (2.0 * t * sigma * sqrt_t);
+        let charm_year = if c.is_call {
+            YIELD * qd * cdf(d1) - drift
+        } else {
+            -YIELD * qd * cdf(-d1) - drift
+        };
+        let color_year =
+            gamma * (YIELD + (RATE - YIELD) * d1 / (sigma * sqrt_t) + (1.0 - d1 * d2) / (2.0 * t));
+        Greeks {
+            delta: delta(c, s),
+            gamma,
+            vega: vega_per_unit * 0.01,
+            theta: theta_year / 365.0,
+            vanna: -qd * n1 * d2 / sigma * 0.01,
+            charm: charm_year / 365.0,
+            speed: -gamma / s * (d1 / (sigma * sqrt_t) + 1.0),
+            color: color_year / 365.0,
+            ultima: -vega_per_unit / (sigma * sigma)
+                * (d1 * d2 * (1.0 - d1 * d2) + d1 * d1 + d2 * d2)
+                * 1e-6,
+        }
     }
 
     /// Total dealer GEX of the book re-priced at spot `s`.
@@ -1491,10 +1672,15 @@ mod hand_built {
         book.iter().map(|c| gex(c, s)).sum()
     }
 
-    /// The flip level: every sign change of the re-priced total over 4,001 spots evenly spaced
-    /// across ±20 % of spot, each bisected to 1e-12 × spot; the one nearest spot. `None` when
-    /// the total never changes sign.
-    pub fn flip_level(book: &[Contract]) -> Option<f64> {
+    /// Total delta-adjusted dealer GEX of the book re-priced at spot `s`.
+    pub fn total_delta_adjusted_gex(book: &[Contract], s: f64) -> f64 {
+        book.iter().map(|c| delta_adjusted_gex(c, s)).sum()
+    }
+
+    /// The flip level of `curve`: every sign change over 4,001 spots evenly spaced across
+    /// ±20 % of spot, each bisected to 1e-12 × spot; the one nearest spot. `None` when the
+    /// curve never changes sign.
+    pub fn flip_of(curve: impl Fn(f64) -> f64) -> Option<f64> {
         let points = 4_001;
         let grid: Vec<f64> = (0..points)
             .map(|i| SPOT * (0.8 + 0.4 * i as f64 / (points - 1) as f64))
@@ -1502,13 +1688,13 @@ mod hand_built {
         let mut crossings = Vec::new();
         for pair in grid.windows(2) {
             let (mut lo, mut hi) = (pair[0], pair[1]);
-            let (f_lo, f_hi) = (total_gex(book, lo), total_gex(book, hi));
+            let (f_lo, f_hi) = (curve(lo), curve(hi));
             if f_lo == 0.0 || f_lo.signum() == f_hi.signum() {
                 continue;
             }
             while hi - lo > 1e-12 * SPOT {
                 let mid = 0.5 * (lo + hi);
-                if total_gex(book, mid).signum() == f_lo.signum() {
+                if curve(mid).signum() == f_lo.signum() {
                     lo = mid;
                 } else {
                     hi = mid;
@@ -1519,6 +1705,57 @@ mod hand_built {
         crossings
             .into_iter()
             .min_by(|a, b| (a - SPOT).abs().total_cmp(&(b - SPOT).abs()))
+    }
+
+    /// The gamma flip level of the book.
+    pub fn flip_level(book: &[Contract]) -> Option<f64> {
+        flip_of(|s| total_gex(book, s))
+    }
+
+    /// Max pain over (strike, call OI, put OI): the strike P minimising
+    /// 100·[Σ call OI·max(P − K, 0) + Σ put OI·max(K − P, 0)], the lower on a tie; with the
+    /// pain at every strike.
+    pub fn max_pain(open_interest: &[(f64, u64, u64)]) -> (f64, Vec<(f64, f64)>) {
+        let pain: Vec<(f64, f64)> = open_interest
+            .iter()
+            .map(|&(settle, _, _)| {
+                let paid: f64 = open_interest
+                    .iter()
+                    .map(|&(k, call, put)| {
+                        call as f64 * (settle - k).max(0.0) + put as f64 * (k - settle).max(0.0)
+                    })
+                    .sum();
+                (settle, 100.0 * paid)
+            })
+            .collect();
+        let least = pain
+            .iter()
+            .fold(None, |best: Option<(f64, f64)>, &(k, p)| match best {
+                Some((_, b)) if b <= p => best,
+                _ => Some((k, p)),
+            })
+            .unwrap();
+        (least.0, pain)
+    }
+
+    /// (strike, call OI, put OI) of the contracts of `book` that `keep` selects, pooled by
+    /// strike, ascending.
+    pub fn open_interest(
+        book: &[Contract],
+        keep: impl Fn(&Contract) -> bool,
+    ) -> Vec<(f64, u64, u64)> {
+        let mut by_strike: std::collections::BTreeMap<i64, (f64, u64, u64)> = Default::default();
+        for c in book.iter().filter(|c| keep(c)) {
+            let entry = by_strike
+                .entry((c.strike * 1000.0) as i64)
+                .or_insert((c.strike, 0, 0));
+            if c.is_call {
+                entry.1 += c.oi;
+            } else {
+                entry.2 += c.oi;
+            }
+        }
+        by_strike.into_values().collect()
     }
 }
 
@@ -1592,8 +1829,13 @@ async fn gex_of_a_hand_built_book_matches_black_scholes_recomputed_here() {
                 .as_array()
                 .unwrap()
                 .iter()
-                .find(|d| num(&d["strike"], "k") == c.strike && d["type"] == code)
-                .unwrap_or_else(|| panic!("no {code} {} {expiration}", c.strike));
+                .find(|d| num(&d["strike"], "k") == c.strike && d["type"] == code);
+            // Contracts without open interest carry no exposure and are not listed.
+            let Some(found) = found else {
+                assert_eq!(c.oi, 0, "no {code} {} {expiration}", c.strike);
+                continue;
+            };
+            assert!(c.oi > 0, "{code} {} {expiration} listed", c.strike);
             assert_close(
                 num(&found["gamma"], "gamma"),
                 hand_built::gamma(c, BOOK_SPOT),
@@ -1622,6 +1864,23 @@ async fn gex_of_a_hand_built_book_matches_black_scholes_recomputed_here() {
     assert_eq!(num(&data["max_gex_strike"], "max"), max_gex_strike);
     // The book is built so that these are distinct strikes: a mix-up cannot pass.
     assert_eq!((call_wall, put_wall), (105.0, 95.0));
+
+    // Max pain: the aggregate pools call and put OI by strike over both expirations (one
+    // settlement price for all); one expiration's is its own. The book makes the three differ.
+    let (pooled, _) = hand_built::max_pain(&hand_built::open_interest(&book, |_| true));
+    let near = hand_built::near();
+    let far = hand_built::far();
+    let (near_pain, _) =
+        hand_built::max_pain(&hand_built::open_interest(&book, |c| c.expiration == near));
+    let (far_pain, _) =
+        hand_built::max_pain(&hand_built::open_interest(&book, |c| c.expiration == far));
+    assert_eq!((near_pain, pooled, far_pain), (100.0, 105.0, 110.0));
+    assert_eq!(num(&levels["max_pain"], "max_pain"), pooled);
+    for (expiration, expected) in [(near, near_pain), (far, far_pain)] {
+        let uri = format!("/api/mcp/data/gex/AAA?expiration={expiration}");
+        let one = get(&app, &uri, &[]).await.data();
+        assert_eq!(num(&one["key_levels"]["max_pain"], "mp"), expected);
+    }
 
     // The flip level, re-priced over a grid and bisected here.
     let flip = hand_built::flip_level(&book).expect("the two-sided book changes sign");
@@ -1685,4 +1944,890 @@ async fn gex_of_a_hand_built_book_matches_black_scholes_recomputed_here() {
     assert_eq!(implications["positioning"], "CALL_DOMINATED");
     assert_eq!(implications["directional_bias"], "BULLISH");
     assert!(data["key_levels"]["put_wall"].is_null());
+}
+
+/// The hand-built books' reader: AAA the two-sided book, BBB calls only, EEE the two-sided book
+/// behind a same-day expiration.
+fn hand_built_reader() -> MemoryMarket {
+    let market = |symbol: &str, book: &[hand_built::Contract]| {
+        exposure_support::market_from_rows(hand_built::chain_rows(symbol, book))
+    };
+    MemoryMarket::default()
+        .with(&market("AAA", &hand_built::two_sided()))
+        .with(&market("BBB", &hand_built::calls_only()))
+        .with(&market("EEE", &hand_built::with_same_day()))
+}
+
+#[tokio::test]
+async fn max_pain_of_the_hand_built_book_is_recomputed_strike_by_strike() {
+    use hand_built::SPOT as BOOK_SPOT;
+    let app = app(hand_built_reader(), now());
+    let book = hand_built::with_same_day();
+    let today = hand_built::trade_date();
+    // Default: the nearest expiration that has not expired, the same-day one included.
+    let data = get(&app, "/api/mcp/data/max-pain/EEE", &[]).await.data();
+    assert_eq!(data["expiration"], today.to_string());
+    assert_eq!(data["dte"], 0);
+    for (uri, expiration) in [
+        ("/api/mcp/data/max-pain/EEE".to_owned(), today),
+        (
+            format!(
+                "/api/mcp/data/max-pain/EEE?expiration={}",
+                hand_built::far()
+            ),
+            hand_built::far(),
+        ),
+        ("/api/mcp/data/max-pain/AAA".to_owned(), hand_built::near()),
+    ] {
+        let data = get(&app, &uri, &[]).await.data();
+        assert_eq!(data["expiration"], expiration.to_string(), "{uri}");
+        let open_interest = hand_built::open_interest(&book, |c| c.expiration == expiration);
+        let (strike, pain) = hand_built::max_pain(&open_interest);
+        let value = pain.iter().find(|p| p.0 == strike).unwrap().1;
+        assert_eq!(num(&data["max_pain_strike"], "mp"), strike, "{uri}");
+        assert_close(num(&data["max_pain_value"], "v"), value, 1e-12, "value");
+        let all = data["all_strikes"].as_array().unwrap();
+        assert_eq!(all.len(), pain.len());
+        for (entry, (k, p)) in all.iter().zip(&pain) {
+            assert_eq!(num(&entry["strike"], "k"), *k);
+            assert_close(num(&entry["total_pain"], "pain"), *p, 1e-12, "pain");
+            let call: f64 = open_interest
+                .iter()
+                .map(|&(ks, c, _)| 100.0 * c as f64 * (k - ks).max(0.0))
+                .sum();
+            assert_close(num(&entry["call_pain"], "cp"), call, 1e-12, "call pain");
+        }
+        let calls: u64 = open_interest.iter().map(|o| o.1).sum();
+        let puts: u64 = open_interest.iter().map(|o| o.2).sum();
+        assert_eq!(data["total_call_oi"], calls);
+        assert_eq!(data["total_put_oi"], puts);
+        let distance = strike - BOOK_SPOT;
+        assert_close(num(&data["distance_from_spot"], "d"), distance, 1e-12, "d");
+        let direction = match distance {
+            d if d > 0.0 => "UP",
+            d if d < 0.0 => "DOWN",
+            _ => "AT_SPOT",
+        };
+        assert_eq!(data["likely_direction"], direction, "{uri}");
+    }
+    // The hand arithmetic of the near expiration (its strikes 90..110): pain at 100 is
+    // 100·(200·10 + 800·5 + 900·5) = 1,050,000, the least.
+    let data = get(&app, "/api/mcp/data/max-pain/AAA", &[]).await.data();
+    assert_eq!(num(&data["max_pain_strike"], "mp"), 100.0);
+    assert_close(
+        num(&data["max_pain_value"], "v"),
+        1_050_000.0,
+        1e-12,
+        "by hand",
+    );
+    assert_eq!(data["magnet_strength"], "STRONG");
+}
+
+#[tokio::test]
+async fn expected_move_of_the_hand_built_book_is_its_atm_straddle_by_hand() {
+    use hand_built::{Contract, SPOT as BOOK_SPOT};
+    let app = app(hand_built_reader(), now());
+    let book = hand_built::with_same_day();
+    // The straddle of `expiration` at its forward, by hand: call and put mids linear in
+    // strike between the listed strikes bracketing the forward.
+    let straddle = |expiration: NaiveDate| -> (f64, f64, f64, f64, [f64; 2]) {
+        let of: Vec<&Contract> = book.iter().filter(|c| c.expiration == expiration).collect();
+        let forward = hand_built::forward(of[0].years);
+        let mut strikes: Vec<f64> = of.iter().map(|c| c.strike).collect();
+        strikes.dedup();
+        let upper = *strikes.iter().find(|&&k| k >= forward).unwrap();
+        let lower = *strikes.iter().rev().find(|&&k| k <= forward).unwrap();
+        let mid_of = |k: f64, call: bool| {
+            of.iter()
+                .find(|c| c.strike == k && c.is_call == call)
+                .unwrap()
+                .mid()
+        };
+        let weight = (forward - lower) / (upper - lower);
+        let call = mid_of(lower, true) + weight * (mid_of(upper, true) - mid_of(lower, true));
+        let put = mid_of(lower, false) + weight * (mid_of(upper, false) - mid_of(lower, false));
+        (call, put, forward, weight, [lower, upper])
+    };
+
+    // Default: the same-day expiration is skipped, the next one is priced.
+    let data = get(&app, "/api/mcp/data/expected-move/EEE", &[])
+        .await
+        .data();
+    let near = hand_built::near();
+    assert_eq!(data["expiration"], near.to_string());
+    assert_eq!(data["dte"], 28);
+    let (call, put, forward, weight, strikes) = straddle(near);
+    assert_eq!(strikes, [100.0, 105.0]);
+    assert!(weight > 0.0 && weight < 1.0, "{weight}");
+    let em = call + put;
+    assert_close(num(&data["call_price"], "c"), call, 1e-12, "call mid");
+    assert_close(num(&data["put_price"], "p"), put, 1e-12, "put mid");
+    assert_close(num(&data["straddle_price"], "s"), em, 1e-12, "straddle");
+    assert_close(num(&data["expected_move_dollars"], "em"), em, 1e-12, "move");
+    assert_close(
+        num(&data["expected_move_percent"], "fraction"),
+        em / BOOK_SPOT,
+        1e-12,
+        "fraction of spot",
+    );
+    assert_close(
+        num(&data["expected_move_pct"], "pct"),
+        100.0 * em / BOOK_SPOT,
+        1e-12,
+        "percent",
+    );
+    assert_close(num(&data["upper_bound"], "u"), BOOK_SPOT + em, 1e-12, "up");
+    assert_close(
+        num(&data["lower_bound"], "l"),
+        BOOK_SPOT - em,
+        1e-12,
+        "down",
+    );
+    assert_close(num(&data["forward"], "f"), forward, 1e-12, "forward");
+    assert_eq!(data["atm_strikes"], serde_json::json!(strikes));
+
+    // Asked for by date, the same-day straddle is priced.
+    let today = hand_built::trade_date();
+    let uri = format!("/api/mcp/data/expected-move/EEE?expiration={today}");
+    let data = get(&app, &uri, &[]).await.data();
+    assert_eq!(data["dte"], 0);
+    let (call, put, _, _, _) = straddle(today);
+    assert_close(
+        num(&data["expected_move_dollars"], "em"),
+        call + put,
+        1e-12,
+        "same-day move",
+    );
+    // zero-dte reads the same-day straddle too (in percent of spot).
+    let zero = get(&app, "/api/mcp/data/zero-dte/EEE", &[]).await.data();
+    assert_eq!(zero["expiration"], today.to_string());
+    assert_close(
+        num(&zero["metrics"]["expected_move"], "zero"),
+        100.0 * (call + put) / BOOK_SPOT,
+        1e-12,
+        "zero-dte move",
+    );
+}
+
+/// `all` rows of a JSON list keyed by (strike, type code, expiration).
+fn flow_row<'a>(list: &'a [Value], c: &hand_built::Contract) -> Option<&'a Value> {
+    let code = if c.is_call { "CALL" } else { "PUT" };
+    list.iter().find(|r| {
+        num(&r["strike"], "k") == c.strike
+            && r["type"] == code
+            && r["expiration"] == c.expiration.to_string()
+    })
+}
+
+#[tokio::test]
+async fn flow_of_the_hand_built_book_is_recomputed_from_volume_and_mid() {
+    use hand_built::Contract;
+    // Two minutes after the book's quotes: the flow is current.
+    let at = Utc.with_ymd_and_hms(2026, 11, 20, 15, 32, 0).unwrap();
+    let app = app(hand_built_reader(), at);
+    let book = hand_built::two_sided();
+    let data = get(&app, "/api/mcp/data/flow/AAA", &[]).await.data();
+    let traded: Vec<&Contract> = book.iter().filter(|c| c.volume > 0).collect();
+    let premium = |c: &Contract| c.volume as f64 * c.mid() * 100.0;
+    let (mut call_premium, mut put_premium, mut call_volume, mut put_volume) = (0.0, 0.0, 0, 0);
+    for c in &traded {
+        if c.is_call {
+            call_premium += premium(c);
+            call_volume += c.volume;
+        } else {
+            put_premium += premium(c);
+            put_volume += c.volume;
+        }
+    }
+    let summary = &data["summary"];
+    assert_close(
+        num(&summary["total_call_premium"], "cp"),
+        call_premium,
+        1e-12,
+        "call premium",
+    );
+    assert_close(
+        num(&summary["total_put_premium"], "pp"),
+        put_premium,
+        1e-12,
+        "put premium",
+    );
+    assert_eq!(summary["total_call_volume"], call_volume);
+    assert_eq!(summary["total_put_volume"], put_volume);
+    assert_eq!(summary["total_flow_count"], traded.len());
+    assert_close(
+        num(&summary["call_put_ratio"], "cpr"),
+        call_volume as f64 / put_volume as f64,
+        1e-12,
+        "call/put",
+    );
+    assert_close(
+        num(&summary["put_call_ratio"], "pcr"),
+        put_volume as f64 / call_volume as f64,
+        1e-12,
+        "put/call",
+    );
+    let net = call_premium - put_premium;
+    assert_close(num(&summary["net_premium"], "net"), net, 1e-12, "net");
+    let total = call_premium + put_premium;
+    let sentiment = if net > 0.1 * total {
+        "BULLISH"
+    } else if net < -0.1 * total {
+        "BEARISH"
+    } else {
+        "NEUTRAL"
+    };
+    assert_eq!(summary["sentiment"], sentiment);
+
+    // Every traded contract, with its premium, ratio and flag by the documented rule.
+    let all = data["all_flow"].as_array().unwrap();
+    assert_eq!(all.len(), traded.len());
+    let unusual = |c: &Contract| c.volume >= 100 && (c.oi == 0 || c.volume >= 2 * c.oi);
+    for c in &traded {
+        let row = flow_row(all, c).unwrap_or_else(|| panic!("{c:?} not in all_flow"));
+        assert_close(
+            num(&row["premium"], "premium"),
+            premium(c),
+            1e-12,
+            "premium",
+        );
+        assert_close(num(&row["mid"], "mid"), c.mid(), 1e-15, "mid");
+        assert_eq!(row["volume"], c.volume);
+        assert_eq!(row["oi"], c.oi);
+        assert_eq!(row["is_unusual"], unusual(c), "{c:?}");
+        if c.oi == 0 {
+            assert!(row["volume_oi_ratio"].is_null());
+        } else {
+            assert_close(
+                num(&row["volume_oi_ratio"], "ratio"),
+                c.volume as f64 / c.oi as f64,
+                1e-15,
+                "ratio",
+            );
+        }
+        let itm = if c.is_call {
+            c.strike < hand_built::SPOT
+        } else {
+            c.strike > hand_built::SPOT
+        };
+        assert_eq!(row["moneyness"], if itm { "ITM" } else { "OTM" });
+    }
+    // A contract that did not trade is not flow.
+    let idle = book.iter().find(|c| c.volume == 0).unwrap();
+    assert!(flow_row(all, idle).is_none());
+    // The edge cases of the rule, named.
+    let flag = |expiration: NaiveDate, strike: f64, is_call: bool| {
+        let c = book
+            .iter()
+            .find(|c| c.expiration == expiration && c.strike == strike && c.is_call == is_call)
+            .unwrap();
+        (
+            c.volume,
+            c.oi,
+            flow_row(all, c).unwrap()["is_unusual"] == true,
+        )
+    };
+    let (near, far) = (hand_built::near(), hand_built::far());
+    // Exactly 2 × OI (400 on 200): unusual.
+    assert_eq!(flag(near, 90.0, true), (400, 200, true));
+    // One contract short of 2 × OI (1,599 on 800): not.
+    assert_eq!(flag(near, 95.0, true), (1_599, 800, false));
+    // Exactly the 100-contract minimum at exactly 2 × OI: unusual.
+    assert_eq!(flag(far, 100.0, true), (100, 50, true));
+    // 2.475 × OI but 99 contracts, below the minimum: not.
+    assert_eq!(flag(far, 95.0, true), (99, 40, false));
+    // No open interest and 150 contracts: unusual.
+    assert_eq!(flag(far, 90.0, true), (150, 0, true));
+    // No open interest but 40 contracts, below the minimum: not.
+    assert_eq!(flag(near, 110.0, false), (40, 0, false));
+    assert!(
+        summary["unusual_rule"]
+            .as_str()
+            .is_some_and(|r| r.contains("100 contracts") && r.contains("2x open interest")),
+        "{}",
+        summary["unusual_rule"]
+    );
+
+    // unusual_activity: the flagged contracts, highest volume/OI first (no OI ranks first).
+    let mut flagged: Vec<&&Contract> = traded.iter().filter(|c| unusual(c)).collect();
+    let rank = |c: &Contract| {
+        if c.oi == 0 {
+            f64::INFINITY
+        } else {
+            c.volume as f64 / c.oi as f64
+        }
+    };
+    flagged.sort_by(|a, b| {
+        rank(b)
+            .total_cmp(&rank(a))
+            .then(premium(b).total_cmp(&premium(a)))
+    });
+    let listed = data["unusual_activity"].as_array().unwrap();
+    assert_eq!(listed.len(), flagged.len());
+    for (row, c) in listed.iter().zip(&flagged) {
+        assert_eq!(num(&row["strike"], "k"), c.strike);
+        assert_eq!(row["expiration"], c.expiration.to_string());
+        assert_eq!(row["type"], if c.is_call { "CALL" } else { "PUT" });
+    }
+    // largest_flows: by premium.
+    let mut by_premium: Vec<f64> = traded.iter().map(|c| premium(c)).collect();
+    by_premium.sort_by(|a, b| b.total_cmp(a));
+    let largest = data["largest_flows"].as_array().unwrap();
+    for (row, expected) in largest.iter().zip(&by_premium) {
+        assert_close(num(&row["premium"], "p"), *expected, 1e-12, "largest");
+    }
+    // top_expirations: premium and volume per expiration.
+    for entry in data["top_expirations"].as_array().unwrap() {
+        let expiration: NaiveDate = entry[0].as_str().unwrap().parse().unwrap();
+        let of = traded.iter().filter(|c| c.expiration == expiration);
+        let (p, v) = of.fold((0.0, 0), |(p, v), c| (p + premium(c), v + c.volume));
+        assert_close(
+            num(&entry[1]["premium"], "p"),
+            p,
+            1e-12,
+            "expiration premium",
+        );
+        assert_eq!(entry[1]["volume"], v);
+    }
+}
+
+/// Dealer exposures of one contract at spot, from the test's closed-form Greeks, in the
+/// service's units (the module table of `optics_compute::exposure`; BSM, so k = 1):
+/// (delta, GEX, delta-adjusted GEX, vanna, charm, vega, theta, speed, color, ultima).
+fn contract_exposures_by_hand(c: &hand_built::Contract) -> [f64; 10] {
+    let s = hand_built::SPOT;
+    let g = hand_built::greeks(c, s);
+    let n = c.sign() * c.oi as f64 * 100.0;
+    let gex = g.gamma * s * s * 0.01 * n;
+    [
+        g.delta * n,
+        gex,
+        gex * g.delta.abs(),
+        g.vanna * n,
+        g.charm * n,
+        g.vega * n,
+        g.theta * n,
+        g.speed * s * s * s * 1e-4 * n,
+        g.color * s * s * 0.01 * n,
+        g.ultima * n,
+    ]
+}
+
+/// The index of each Greek in [`contract_exposures_by_hand`], by the API's name.
+const BY_HAND: [(&str, usize); 10] = [
+    ("delta", 0),
+    ("gamma", 1),
+    ("delta_adjusted_gamma", 2),
+    ("vanna", 3),
+    ("charm", 4),
+    ("vega", 5),
+    ("theta", 6),
+    ("speed", 7),
+    ("color", 8),
+    ("ultima", 9),
+];
+
+/// The strike of the largest `value` (the lowest on a tie); `None` when every value is 0.
+fn strike_of_largest(profile: &[(f64, f64)]) -> Option<(f64, f64)> {
+    profile
+        .iter()
+        .filter(|(_, v)| *v != 0.0)
+        .fold(None, |best: Option<(f64, f64)>, &(k, v)| match best {
+            Some((_, b)) if b >= v => best,
+            _ => Some((k, v)),
+        })
+}
+
+/// Where the running sum of `net` by strike changes sign, linearly interpolated; the crossing
+/// nearest `spot` (the lower on a tie).
+fn cumulative_flip(net: &[(f64, f64)], spot: f64) -> Option<f64> {
+    let mut running = 0.0;
+    let mut last: Option<(f64, f64)> = None;
+    let mut best: Option<f64> = None;
+    for &(k, v) in net {
+        running += v;
+        if running == 0.0 {
+            continue;
+        }
+        if let Some((k0, c0)) = last
+            && (c0 > 0.0) != (running > 0.0)
+        {
+            let x = k0 + (k - k0) * c0 / (c0 - running);
+            if best.is_none_or(|b| (x - spot).abs() < (b - spot).abs()) {
+                best = Some(x);
+            }
+        }
+        last = Some((k, running));
+    }
+    best
+}
+
+#[tokio::test]
+async fn charm_of_the_hand_built_book_matches_closed_form_charm() {
+    let app = app(hand_built_reader(), now());
+    let book = hand_built::two_sided();
+    let near = hand_built::near();
+    let uri = format!("/api/mcp/data/charm/AAA?expiration={near}");
+    let data = get(&app, &uri, &[]).await.data();
+    let of: Vec<&hand_built::Contract> = book.iter().filter(|c| c.expiration == near).collect();
+    let charm = |c: &hand_built::Contract| contract_exposures_by_hand(c)[4];
+    let calls: f64 = of.iter().filter(|c| c.is_call).map(|c| charm(c)).sum();
+    let puts: f64 = of.iter().filter(|c| !c.is_call).map(|c| charm(c)).sum();
+    let tolerance = 1e-8;
+    assert_close(
+        num(&data["call_charm"], "c"),
+        calls,
+        tolerance,
+        "call charm",
+    );
+    assert_close(num(&data["put_charm"], "p"), puts, tolerance, "put charm");
+    assert_close(
+        num(&data["total_charm"], "t"),
+        calls + puts,
+        tolerance,
+        "total",
+    );
+    let by_strike = data["charm_by_strike"].as_array().unwrap();
+    assert_eq!(by_strike.len(), 5);
+    for entry in by_strike {
+        let k = num(&entry["strike"], "k");
+        let at: Vec<&&hand_built::Contract> = of.iter().filter(|c| c.strike == k).collect();
+        let net: f64 = at.iter().map(|c| charm(c)).sum();
+        assert_close(num(&entry["charm_exposure"], "e"), net, tolerance, "strike");
+        assert_eq!(entry["oi"], at.iter().map(|c| c.oi).sum::<u64>());
+    }
+    for entry in data["detailed"].as_array().unwrap() {
+        let k = num(&entry["strike"], "k");
+        let c = of
+            .iter()
+            .find(|c| c.strike == k && (entry["type"] == "C") == c.is_call)
+            .unwrap();
+        let per_share = hand_built::greeks(c, hand_built::SPOT).charm;
+        assert_close(
+            num(&entry["charm"], "charm"),
+            per_share,
+            1e-9,
+            "per-share charm",
+        );
+        assert_close(num(&entry["iv"], "iv"), 100.0 * c.iv, 1e-12, "iv");
+        assert_close(
+            num(&entry["charm_exposure"], "e"),
+            charm(c),
+            tolerance,
+            "exposure",
+        );
+    }
+    assert_eq!(data["dte"], 28);
+}
+
+#[tokio::test]
+async fn greeks_exposure_of_the_hand_built_book_carries_spec_2_5_recomputed_here() {
+    use hand_built::SPOT as BOOK_SPOT;
+    let app = app(hand_built_reader(), now());
+    let book = hand_built::two_sided();
+    let data = get(&app, "/api/mcp/data/greeks-exposure/AAA", &[])
+        .await
+        .data();
+    // Per strike: (strike, call exposures, put exposures), both expirations summed.
+    let mut strikes: BTreeMap<i64, (f64, [f64; 10], [f64; 10])> = BTreeMap::new();
+    for c in &book {
+        let entry = strikes
+            .entry((c.strike * 1000.0) as i64)
+            .or_insert((c.strike, [0.0; 10], [0.0; 10]));
+        let side = if c.is_call {
+            &mut entry.1
+        } else {
+            &mut entry.2
+        };
+        for (total, value) in side.iter_mut().zip(contract_exposures_by_hand(c)) {
+            *total += value;
+        }
+    }
+    let strikes: Vec<(f64, [f64; 10], [f64; 10])> = strikes.into_values().collect();
+    let profile = |i: usize, pick: fn(f64, f64) -> f64| -> Vec<(f64, f64)> {
+        strikes
+            .iter()
+            .map(|(k, c, p)| (*k, pick(c[i], p[i])))
+            .collect()
+    };
+    let tolerance = 1e-8;
+    for (name, i) in BY_HAND {
+        if name == "delta_adjusted_gamma" {
+            continue;
+        }
+        let block = &data["exposures"][name];
+        let call: f64 = strikes.iter().map(|s| s.1[i]).sum();
+        let put: f64 = strikes.iter().map(|s| s.2[i]).sum();
+        assert_close(num(&block["call_total"], name), call, tolerance, name);
+        assert_close(num(&block["put_total"], name), put, tolerance, name);
+        assert_close(num(&block["total"], name), call + put, tolerance, name);
+        let points = block["profile"].as_array().unwrap();
+        assert_eq!(points.len(), strikes.len());
+        for (point, (k, c, p)) in points.iter().zip(&strikes) {
+            assert_eq!(num(&point["strike"], "k"), *k);
+            assert_close(num(&point["call"], name), c[i], tolerance, name);
+            assert_close(num(&point["put"], name), p[i], tolerance, name);
+            assert_close(num(&point["net"], name), c[i] + p[i], tolerance, name);
+        }
+    }
+
+    // Gamma's delta-adjusted figures and both re-priced flips.
+    let gamma = &data["exposures"]["gamma"];
+    let adjusted = 2;
+    let call: f64 = strikes.iter().map(|s| s.1[adjusted]).sum();
+    let put: f64 = strikes.iter().map(|s| s.2[adjusted]).sum();
+    assert_close(
+        num(&gamma["delta_adj_call_total"], "c"),
+        call,
+        tolerance,
+        "adj call",
+    );
+    assert_close(
+        num(&gamma["delta_adj_put_total"], "p"),
+        put,
+        tolerance,
+        "adj put",
+    );
+    assert_close(
+        num(&gamma["delta_adj_total"], "t"),
+        call + put,
+        tolerance,
+        "adj total",
+    );
+    let points = gamma["delta_adj_profile"].as_array().unwrap();
+    assert_eq!(points.len(), strikes.len());
+    for (point, (k, c, p)) in points.iter().zip(&strikes) {
+        assert_eq!(num(&point["strike"], "k"), *k);
+        assert_close(
+            num(&point["net"], "adj"),
+            c[adjusted] + p[adjusted],
+            tolerance,
+            "adj",
+        );
+    }
+    let flip = hand_built::flip_level(&book).expect("gamma flips");
+    let adjusted_flip = hand_built::flip_of(|s| hand_built::total_delta_adjusted_gex(&book, s))
+        .expect("delta-adjusted gamma flips");
+    assert!(
+        (flip - adjusted_flip).abs() > 0.01,
+        "{flip} {adjusted_flip}"
+    );
+    for (field, expected) in [
+        ("flip_level", flip),
+        ("delta_adj_flip_level", adjusted_flip),
+    ] {
+        let served = num(&gamma[field], field);
+        assert!(
+            (served - expected).abs() <= FLIP_TOLERANCE * BOOK_SPOT,
+            "{field}: {served} vs recomputed {expected}"
+        );
+    }
+    let gex_total: f64 = strikes.iter().map(|s| s.1[1] + s.2[1]).sum();
+    assert_close(
+        num(&gamma["gex_billions"], "bn"),
+        gex_total / 1e9,
+        tolerance,
+        "bn",
+    );
+
+    // greek_levels: per Greek, the strikes of the largest |net|, |call| and |put|, the
+    // |call total| / |put total| ratio and the cumulative-by-strike flip.
+    for (name, i) in BY_HAND {
+        if matches!(name, "gamma" | "delta_adjusted_gamma") {
+            assert!(data["greek_levels"].get(name).is_none(), "{name}");
+            continue;
+        }
+        let levels = &data["greek_levels"][name];
+        for (field, values, signed) in [
+            (
+                "key_strike",
+                profile(i, |c, p| (c + p).abs()),
+                profile(i, |c, p| c + p),
+            ),
+            ("max_call", profile(i, |c, _| c.abs()), profile(i, |c, _| c)),
+            ("max_put", profile(i, |_, p| p.abs()), profile(i, |_, p| p)),
+        ] {
+            let (strike, _) = strike_of_largest(&values).unwrap();
+            let level = &levels[field];
+            assert_eq!(num(&level["strike"], field), strike, "{name}.{field}");
+            let exposure = signed.iter().find(|v| v.0 == strike).unwrap().1;
+            assert_close(num(&level["exposure"], field), exposure, tolerance, name);
+            assert_close(
+                num(&level["distance_pct"], field),
+                100.0 * (strike - BOOK_SPOT) / BOOK_SPOT,
+                1e-12,
+                name,
+            );
+        }
+        let call: f64 = strikes.iter().map(|s| s.1[i]).sum();
+        let put: f64 = strikes.iter().map(|s| s.2[i]).sum();
+        assert_close(
+            num(&levels["ratio"], "ratio"),
+            call.abs() / put.abs(),
+            tolerance,
+            name,
+        );
+        match cumulative_flip(&profile(i, |c, p| c + p), BOOK_SPOT) {
+            Some(x) => {
+                assert_close(num(&levels["flip_level"]["strike"], name), x, 1e-9, name);
+                assert_close(
+                    num(&levels["flip_level"]["distance_pct"], name),
+                    100.0 * (x - BOOK_SPOT) / BOOK_SPOT,
+                    1e-7,
+                    name,
+                );
+            }
+            None => assert!(levels["flip_level"].is_null(), "{name}"),
+        }
+    }
+    // At least one Greek of the book has a cumulative flip, so the branch above is exercised.
+    assert!(
+        BY_HAND
+            .iter()
+            .filter(|(name, _)| !matches!(*name, "gamma" | "delta_adjusted_gamma"))
+            .any(|(_, i)| cumulative_flip(&profile(*i, |c, p| c + p), BOOK_SPOT).is_some())
+    );
+
+    // key_levels.
+    let levels = &data["key_levels"];
+    let (key_gamma, _) = strike_of_largest(&profile(1, |c, p| (c + p).abs())).unwrap();
+    assert_eq!(num(&levels["key_gamma_strike"]["strike"], "kg"), key_gamma);
+    let net_at = |i: usize, k: f64| {
+        profile(i, |c, p| c + p)
+            .iter()
+            .find(|v| v.0 == k)
+            .unwrap()
+            .1
+    };
+    assert_close(
+        num(&levels["key_gamma_strike"]["gex"], "kg"),
+        net_at(1, key_gamma),
+        tolerance,
+        "key gamma gex",
+    );
+    let (charm_pressure, _) = strike_of_largest(&profile(4, |c, p| (c + p).abs())).unwrap();
+    assert_eq!(
+        num(&levels["charm_pressure"]["strike"], "cp"),
+        charm_pressure
+    );
+    assert_close(
+        num(&levels["charm_pressure"]["exposure"], "cp"),
+        net_at(4, charm_pressure),
+        tolerance,
+        "charm pressure",
+    );
+    // The vol trigger: the listed strike nearest the re-priced flip (the lower on a tie).
+    let trigger = strikes
+        .iter()
+        .map(|s| s.0)
+        .fold(None, |best: Option<f64>, k| match best {
+            Some(b) if (b - flip).abs() <= (k - flip).abs() => Some(b),
+            _ => Some(k),
+        })
+        .unwrap();
+    assert_eq!(num(&levels["vol_trigger"]["strike"], "vt"), trigger);
+    assert_close(
+        num(&levels["vol_trigger"]["distance_pct"], "vt"),
+        100.0 * (trigger - BOOK_SPOT) / BOOK_SPOT,
+        1e-12,
+        "vol trigger distance",
+    );
+    let (call_wall, _) = strike_of_largest(&profile(1, |c, _| c)).unwrap();
+    let (put_wall, _) = strike_of_largest(&profile(1, |_, p| p.abs())).unwrap();
+    assert_eq!(num(&levels["call_wall"]["strike"], "cw"), call_wall);
+    assert_eq!(num(&levels["put_wall"]["strike"], "pw"), put_wall);
+    let vanna = profile(3, |c, p| c + p);
+    let above: Vec<(f64, f64)> = vanna
+        .iter()
+        .filter(|v| v.0 >= BOOK_SPOT)
+        .map(|v| (v.0, v.1.abs()))
+        .collect();
+    let below: Vec<(f64, f64)> = vanna
+        .iter()
+        .filter(|v| v.0 < BOOK_SPOT)
+        .map(|v| (v.0, v.1.abs()))
+        .collect();
+    assert_eq!(
+        num(&levels["vanna_resistance"]["strike"], "vr"),
+        strike_of_largest(&above).unwrap().0
+    );
+    assert_eq!(
+        num(&levels["vanna_support"]["strike"], "vs"),
+        strike_of_largest(&below).unwrap().0
+    );
+}
+
+/// A stored session history of `symbol`: `count` weekdays ending on the day before the books'
+/// session (Thursday 2026-11-19), skipping the weekdays in `missing` (a hole in the store),
+/// with closes stepping through a fixed cycle of returns and a front ATM IV cycling through
+/// 16–22 % (absent on every 17th session).
+fn stored_sessions(
+    symbol: &str,
+    count: usize,
+    missing: std::ops::Range<usize>,
+) -> Vec<optics_schemas::VolDailyRow> {
+    use chrono::{Datelike, Weekday};
+    let mut dates = Vec::new();
+    let mut day = NaiveDate::from_ymd_opt(2026, 11, 19).unwrap();
+    while dates.len() < count {
+        if !matches!(day.weekday(), Weekday::Sat | Weekday::Sun) {
+            dates.push(day);
+        }
+        day = day.pred_opt().unwrap();
+    }
+    dates.reverse();
+    let returns = [
+        0.004, -0.012, 0.007, -0.002, 0.015, -0.009, 0.001, 0.011, -0.006,
+    ];
+    let mut close = 95.0;
+    let mut rows = Vec::new();
+    for (i, date) in dates.into_iter().enumerate() {
+        close *= 1.0 + returns[i % returns.len()];
+        if missing.contains(&i) {
+            continue;
+        }
+        let as_of = date.and_hms_opt(21, 0, 0).unwrap().and_utc();
+        let mut row = optics_schemas::VolDailyRow::new(symbol, date, as_of, close);
+        if i % 17 != 5 {
+            row.front_atm_iv_pct = Some(16.0 + 2.0 * (i % 4) as f64);
+            row.front_expiration = Some(date + chrono::Duration::days(1));
+        }
+        rows.push(row);
+    }
+    rows
+}
+
+/// The scored read recomputed from `rows` (the last 61 stored sessions): (sessions scored,
+/// hits, hit rate %, edge score, HAR vol %), the scores `None` below 10 scored sessions and the
+/// HAR vol `None` below 23 closes.
+#[allow(clippy::type_complexity)]
+fn scored_read_by_hand(
+    rows: &[optics_schemas::VolDailyRow],
+) -> (usize, usize, Option<f64>, Option<f64>, Option<f64>) {
+    let rows = &rows[rows.len().saturating_sub(61)..];
+    // (hit, expected move², realized move²) as fractions of the previous close.
+    let mut scored: Vec<(bool, f64, f64)> = Vec::new();
+    for pair in rows.windows(2) {
+        let (previous, current) = (&pair[0], &pair[1]);
+        let Some(iv) = previous.front_atm_iv_pct else {
+            continue;
+        };
+        let days = (current.trade_date - previous.trade_date).num_days();
+        if days > 5 {
+            continue;
+        }
+        let expected = iv / 100.0 * (days as f64 / 365.0).sqrt();
+        let realized = (current.close - previous.close) / previous.close;
+        scored.push((
+            (current.close - previous.close).abs() <= previous.close * expected,
+            expected * expected,
+            realized * realized,
+        ));
+    }
+    let scored = &scored[scored.len().saturating_sub(60)..];
+    let n = scored.len();
+    let hits = scored.iter().filter(|s| s.0).count();
+    let (rate, edge) = if n >= 10 {
+        let implied = scored.iter().map(|s| s.1).sum::<f64>() / n as f64;
+        let realized = scored.iter().map(|s| s.2).sum::<f64>() / n as f64;
+        (
+            Some(100.0 * hits as f64 / n as f64),
+            Some(100.0 * implied / (implied + realized)),
+        )
+    } else {
+        (None, None)
+    };
+    let har = (rows.len() >= 23).then(|| {
+        let closes: Vec<f64> = rows[rows.len() - 23..].iter().map(|r| r.close).collect();
+        let squared: Vec<f64> = closes
+            .windows(2)
+            .map(|w| (w[1] / w[0]).ln().powi(2))
+            .collect();
+        let mean_last = |k: usize| squared[squared.len() - k..].iter().sum::<f64>() / k as f64;
+        let blend = 0.2 * mean_last(1) + 0.3 * mean_last(5) + 0.5 * mean_last(22);
+        100.0 * (252.0 * blend).sqrt()
+    });
+    (n, hits, rate, edge, har)
+}
+
+#[tokio::test]
+async fn zero_dte_scores_the_stored_sessions_and_says_why_when_it_cannot() {
+    // AAA: 76 weekdays with a hole of six (an eight-day gap), more than the 61 read.
+    let long = stored_sessions("AAA", 76, 41..47);
+    // BBB: ten sessions, nine scored at most: too few.
+    let short = stored_sessions("BBB", 10, 0..0);
+    let reader = hand_built_reader()
+        .with_vol_history("AAA", long.clone())
+        .with_vol_history("BBB", short.clone());
+    let app = app(reader, now());
+
+    let data = get(&app, "/api/mcp/data/zero-dte/AAA", &[]).await.data();
+    // The ATM IV of the read expiration (the near one: no same-day expiry in AAA), by hand:
+    // the strike nearest its forward (100.23) is 100, call 22 % and put 23 %.
+    let atm_iv = 0.5 * (22.0 + 23.0);
+    assert_close(
+        num(&data["metrics"]["atm_iv"], "atm"),
+        atm_iv,
+        1e-12,
+        "atm iv",
+    );
+    let (scored, hits, rate, edge, har) = scored_read_by_hand(&long);
+    let (rate, edge, har) = (rate.unwrap(), edge.unwrap(), har.unwrap());
+    // The window is full, the gap and the sessions after an IV-less one are not scored.
+    assert!((50..60).contains(&scored), "{scored}");
+    assert!(hits > 0 && hits < scored, "{hits} of {scored}");
+    assert_close(
+        num(&data["em_hit_rate"], "rate"),
+        rate,
+        1e-12,
+        "em_hit_rate",
+    );
+    assert_close(num(&data["edge_score"], "edge"), edge, 1e-12, "edge_score");
+    assert_close(
+        num(&data["iv_forecast"], "forecast"),
+        0.5 * atm_iv + 0.5 * har,
+        1e-12,
+        "iv_forecast",
+    );
+    let read = &data["scored_read"];
+    assert_eq!(read["sessions_read"], 61);
+    assert_eq!(read["sessions_scored"], scored);
+    assert_eq!(read["hits"], hits);
+    assert_eq!(read["window_sessions"], 60);
+    assert_eq!(read["min_sessions"], 10);
+    assert_eq!(read["last_session"], "2026-11-19");
+    assert_close(num(&read["har_realized_vol_pct"], "har"), har, 1e-12, "har");
+    assert!(read["em_hit_rate_reason"].is_null());
+    assert!(read["iv_forecast_reason"].is_null());
+    for rule in ["em_hit_rate_rule", "edge_score_rule", "iv_forecast_rule"] {
+        assert!(read[rule].as_str().is_some_and(|r| !r.is_empty()), "{rule}");
+    }
+    assert!(edge > 0.0 && edge < 100.0);
+
+    // Ten sessions: nine scored, under the minimum of ten; eleven closes, under 23.
+    let data = get(&app, "/api/mcp/data/zero-dte/BBB", &[]).await.data();
+    let (scored, _, rate, edge, har) = scored_read_by_hand(&short);
+    assert_eq!((rate, edge, har), (None, None, None));
+    assert_eq!(data["scored_read"]["sessions_scored"], scored);
+    for field in ["em_hit_rate", "edge_score", "iv_forecast"] {
+        assert!(data[field].is_null(), "{field}: {}", data[field]);
+        let reason = data["scored_read"][format!("{field}_reason")].as_str();
+        assert!(
+            reason.is_some_and(|r| r.contains("needs")),
+            "{field}: {reason:?}"
+        );
+    }
+    assert!(
+        data["scored_read"]["em_hit_rate_reason"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("{scored} stored"))
+    );
+
+    // No history at all: nulls with reasons, the rest of the payload as ever.
+    let data = get(&app, "/api/mcp/data/zero-dte/EEE", &[]).await.data();
+    assert_eq!(data["scored_read"]["sessions_read"], 0);
+    assert!(data["em_hit_rate"].is_null() && data["iv_forecast"].is_null());
+    assert!(data["scored_read"]["edge_score_reason"].is_string());
+    assert!(data["metrics"]["expected_move"].is_number());
 }

@@ -6,7 +6,7 @@ mod common;
 mod exposure_support;
 
 use axum::http::StatusCode;
-use chrono::{DateTime, NaiveDate, TimeZone, Utc};
+use chrono::{DateTime, Duration, NaiveDate, TimeZone, Utc};
 use common::get;
 use exposure_support::{Market, MemoryMarket, app, assert_close, market};
 use optics_schemas::ChainSide;
@@ -244,6 +244,8 @@ async fn flow_summary_and_lists_match_the_chain() {
     assert!(data["message"].as_str().is_some_and(|m| !m.is_empty()));
     assert_eq!(data["window"]["detail"], "full");
     assert_eq!(data["window"]["truncated"], false);
+    // Full detail (the REST default) has no strike window.
+    assert!(data["window"].get("strikes_around").is_none());
     assert_eq!(data["stock_price"], SPOT);
     assert_eq!(data["success"], true);
 }
@@ -268,6 +270,33 @@ async fn compact_flow_caps_the_lists() {
     assert_eq!(window["detail"], "compact");
     assert_eq!(window["truncated"], true);
     assert_eq!(window["rows_returned"], 25 + 10 + unusual);
+    // Compact keeps the contracts of 20 traded strikes each side of spot by default (spec §8).
+    assert_eq!(window["strikes_around"], 20);
+    let mut strikes: Vec<f64> = traded.iter().map(|t| t.strike).collect();
+    strikes.sort_by(f64::total_cmp);
+    strikes.dedup();
+    let split = strikes.iter().position(|k| *k >= SPOT).unwrap();
+    assert!(split > 20 && strikes.len() - split > 20, "{strikes:?}");
+    let (low, high) = (strikes[split - 20], strikes[split + 19]);
+    let in_band = |row: &Value| {
+        let k = num(&row["strike"], "strike");
+        k >= low && k <= high
+    };
+    for list in ["all_flow", "largest_flows", "unusual_activity"] {
+        assert!(data[list].as_array().unwrap().iter().all(in_band), "{list}");
+    }
+    // The largest flows inside the band, by premium.
+    let mut inside: Vec<f64> = traded
+        .iter()
+        .filter(|t| t.strike >= low && t.strike <= high)
+        .map(|t| t.premium)
+        .collect();
+    assert!(inside.len() < traded.len(), "the band leaves contracts out");
+    inside.sort_by(|a, b| b.total_cmp(a));
+    let largest = data["largest_flows"].as_array().unwrap();
+    for (row, premium) in largest.iter().zip(&inside) {
+        assert_close(num(&row["premium"], "premium"), *premium, 1e-9, "largest");
+    }
     // Summary is never trimmed.
     assert_eq!(data["summary"]["total_flow_count"], traded.len());
     // X-Service-Client is the same signal.
@@ -682,4 +711,69 @@ async fn flow_is_503_when_no_contract_carries_a_session_volume() {
         &body,
         "no contract of the 2026-11-20 chain carries a session volume",
     );
+}
+
+/// The zero-dte scored read over the store-backed reader: the `vol_daily` partitions the
+/// session close publishes (one market-wide file per session) are read back for one symbol,
+/// up to the chain's session.
+#[tokio::test]
+async fn zero_dte_reads_the_stored_vol_daily_history_of_its_symbol() {
+    use optics_compute::store::{MARKET_WIDE, SnapshotKey};
+    use optics_schemas::VolDailyRow;
+    use optics_schemas::bus::snapshot_datasets;
+
+    let store = store_backed::store();
+    store_backed::publish(&store, store_backed::at(20, 15, 30), false, true).await;
+    // Twelve sessions before the chain's (Nov 4 .. Nov 19, weekdays) and one after it.
+    let mut dates: Vec<NaiveDate> = (4..=19)
+        .map(|d| NaiveDate::from_ymd_opt(2026, 11, d).unwrap())
+        .filter(|d| !matches!(d.format("%a").to_string().as_str(), "Sat" | "Sun"))
+        .collect();
+    dates.push(NaiveDate::from_ymd_opt(2026, 11, 23).unwrap());
+    let spy_close = |i: usize| 100.0 * (1.0 + 0.01 * ((i % 3) as f64 - 1.0));
+    for (i, date) in dates.iter().enumerate() {
+        let as_of = date.and_hms_opt(21, 0, 0).unwrap().and_utc();
+        let row = |symbol: &str, close: f64, iv: f64| {
+            let mut row = VolDailyRow::new(symbol, *date, as_of, close);
+            row.front_atm_iv_pct = Some(iv);
+            row.front_expiration = Some(*date + Duration::days(1));
+            row
+        };
+        let rows = [
+            row("QQQ", 400.0 + i as f64, 30.0),
+            row("SPY", spy_close(i), 18.0),
+        ];
+        let batch = VolDailyRow::to_batch(&rows).unwrap();
+        let key = SnapshotKey::new(snapshot_datasets::VOL_DAILY, *date, MARKET_WIDE);
+        store
+            .publish(&key, &batch, &["underlying"], as_of)
+            .await
+            .unwrap();
+    }
+    let app = store_backed::app(&store, store_backed::at(20, 15, 32)).await;
+    let data = get(&app, "/api/mcp/data/zero-dte/SPY", &[]).await.data();
+    let read = &data["scored_read"];
+    // The twelve sessions through Nov 19 are read; Nov 23 is after the chain's session.
+    let stored = dates.len() - 1;
+    assert_eq!(read["sessions_read"], stored);
+    assert_eq!(read["sessions_scored"], stored - 1);
+    assert_eq!(read["last_session"], "2026-11-19");
+    // By hand over SPY's closes: a hit when |move| ≤ close × 18 % × √(days/365).
+    let hits = (1..stored)
+        .filter(|&i| {
+            let days = (dates[i] - dates[i - 1]).num_days() as f64;
+            (spy_close(i) - spy_close(i - 1)).abs()
+                <= spy_close(i - 1) * 0.18 * (days / 365.0).sqrt()
+        })
+        .count();
+    assert_eq!(read["hits"], hits);
+    assert_close(
+        num(&data["em_hit_rate"], "rate"),
+        100.0 * hits as f64 / (stored - 1) as f64,
+        1e-12,
+        "em_hit_rate",
+    );
+    // Twelve closes are fewer than the 23 of the HAR vol.
+    assert!(data["iv_forecast"].is_null());
+    assert!(read["iv_forecast_reason"].as_str().unwrap().contains("23"));
 }

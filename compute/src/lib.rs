@@ -26,6 +26,8 @@
 //!   sessions (and ex-earnings), ATM IV, 25-delta skew and constant-maturity IV from a chain,
 //!   IV rank and percentile, VRP, correlation and beta, earnings-move statistics.
 //! - [`time`]: year fractions to the 16:00 America/New_York close and the NYSE calendar.
+//! - [`zero_dte`]: the scored read of `/zero-dte` — the expected-move hit rate and edge score
+//!   over stored sessions, and the IV forecast blending ATM IV with HAR realized volatility.
 
 pub mod chain;
 pub mod expected_move;
@@ -39,3 +41,4 @@ pub mod strategy;
 pub mod time;
 pub mod vol;
 pub mod worker;
+pub mod zero_dte;

@@ -1787,6 +1787,153 @@ pub struct SkewSignal {
     pub signal: &'static str,
 }
 
+/// How the scored read of `/zero-dte` was computed (`optics_compute::zero_dte`).
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct ScoredRead {
+    /// Stored `vol_daily` sessions read (the most recent on or before the chain's session).
+    pub sessions_read: usize,
+    /// Sessions scored: a session after a stored one with a front ATM IV, at most
+    /// `window_sessions` of the most recent.
+    pub sessions_scored: usize,
+    /// The most scored sessions used.
+    pub window_sessions: usize,
+    /// Fewer scored sessions give no `em_hit_rate` or `edge_score`.
+    pub min_sessions: usize,
+    /// Scored sessions whose move stayed within the expected move.
+    pub hits: Option<usize>,
+    /// The first scored session.
+    #[schema(value_type = Option<IsoDate>)]
+    pub first_session: Option<NaiveDate>,
+    /// The last scored session.
+    #[schema(value_type = Option<IsoDate>)]
+    pub last_session: Option<NaiveDate>,
+    /// Root mean square of the expected moves, percent of the previous close.
+    pub implied_rms_move_pct: Option<f64>,
+    /// Root mean square of the realized moves, percent of the previous close.
+    pub realized_rms_move_pct: Option<f64>,
+    /// implied / realized root-mean-square move (1 = priced fairly).
+    pub implied_realized_ratio: Option<f64>,
+    /// HAR realized volatility of the stored closes, percentage points.
+    pub har_realized_vol_pct: Option<f64>,
+    /// The ATM IV blended into `iv_forecast` (`metrics.atm_iv`), percentage points.
+    pub atm_iv_pct: Option<f64>,
+    /// Why `em_hit_rate` is null.
+    pub em_hit_rate_reason: Option<String>,
+    /// Why `edge_score` is null.
+    pub edge_score_reason: Option<String>,
+    /// Why `iv_forecast` is null.
+    pub iv_forecast_reason: Option<String>,
+    /// How `em_hit_rate` is computed.
+    pub em_hit_rate_rule: &'static str,
+    /// How `edge_score` is computed.
+    pub edge_score_rule: &'static str,
+    /// How `iv_forecast` is computed.
+    pub iv_forecast_rule: &'static str,
+}
+
+const EM_HIT_RATE_RULE: &str = "percent of the last 60 scored sessions (at least 10) whose \
+    previous-close-to-close move stayed within the expected move close x front ATM IV x \
+    sqrt(calendar days / 365) priced at the previous close; a session is scored when the stored \
+    session before it, at most 5 calendar days earlier, has a front ATM IV";
+const EDGE_SCORE_RULE: &str = "100 x I / (I + R) over the scored sessions, I the mean squared \
+    expected move and R the mean squared realized move, each as a fraction of the previous \
+    close: 50 = priced fairly, above 50 options priced more movement than followed, below 50 \
+    less";
+const IV_FORECAST_RULE: &str = "0.5 x ATM IV + 0.5 x HAR realized vol, percentage points; HAR \
+    = 100 x sqrt(252 x (0.2 RV1 + 0.3 RV5 + 0.5 RV22)), RVn the mean squared daily log return \
+    of the last n stored closes (fixed weights, not fitted)";
+
+/// The scored read of `ticker` from its stored sessions through `through`; a history that
+/// cannot be read leaves every figure null with the reason (the rest of the payload stands).
+async fn scored_read(
+    reader: &dyn crate::state::MarketDataReader,
+    ticker: &Ticker,
+    through: NaiveDate,
+    atm_iv_pct: Option<f64>,
+) -> (Option<f64>, Option<f64>, Option<f64>, ScoredRead) {
+    use optics_compute::zero_dte::{
+        HAR_SESSIONS, MIN_SCORED_SESSIONS, SCORED_WINDOW_SESSIONS, SessionClose, har_realized_vol,
+        iv_forecast_pct, move_score, scored_moves,
+    };
+    let sessions_wanted = (SCORED_WINDOW_SESSIONS + 1).max(HAR_SESSIONS[2] + 1);
+    let mut read = ScoredRead {
+        sessions_read: 0,
+        sessions_scored: 0,
+        window_sessions: SCORED_WINDOW_SESSIONS,
+        min_sessions: MIN_SCORED_SESSIONS,
+        hits: None,
+        first_session: None,
+        last_session: None,
+        implied_rms_move_pct: None,
+        realized_rms_move_pct: None,
+        implied_realized_ratio: None,
+        har_realized_vol_pct: None,
+        atm_iv_pct,
+        em_hit_rate_reason: None,
+        edge_score_reason: None,
+        iv_forecast_reason: None,
+        em_hit_rate_rule: EM_HIT_RATE_RULE,
+        edge_score_rule: EDGE_SCORE_RULE,
+        iv_forecast_rule: IV_FORECAST_RULE,
+    };
+    let rows = match reader.vol_history(ticker, through, sessions_wanted).await {
+        Ok(rows) => rows,
+        Err(e) => {
+            tracing::warn!(%ticker, error = %e, "vol_daily history unreadable for zero-dte");
+            let reason = format!("the stored session history of {ticker} could not be read");
+            read.em_hit_rate_reason = Some(reason.clone());
+            read.edge_score_reason = Some(reason.clone());
+            read.iv_forecast_reason = Some(reason);
+            return (None, None, None, read);
+        }
+    };
+    read.sessions_read = rows.len();
+    let history: Vec<SessionClose> = rows
+        .iter()
+        .map(|r| SessionClose {
+            trade_date: r.trade_date,
+            close: r.close,
+            front_atm_iv_pct: r.front_atm_iv_pct,
+        })
+        .collect();
+    let score = scored_moves(&history, SCORED_WINDOW_SESSIONS).and_then(|moves| {
+        read.sessions_scored = moves.len();
+        move_score(&moves, MIN_SCORED_SESSIONS)
+    });
+    let (em_hit_rate, edge_score) = match score {
+        Ok(score) => {
+            read.hits = Some(score.hits);
+            read.first_session = Some(score.first);
+            read.last_session = Some(score.last);
+            read.implied_rms_move_pct = Some(score.implied_rms_move_pct);
+            read.realized_rms_move_pct = Some(score.realized_rms_move_pct);
+            read.implied_realized_ratio = score.implied_realized_ratio;
+            (Some(score.hit_rate_pct), Some(score.edge_score))
+        }
+        Err(e) => {
+            read.em_hit_rate_reason = Some(e.to_string());
+            read.edge_score_reason = Some(e.to_string());
+            (None, None)
+        }
+    };
+    let forecast = har_realized_vol(&history).and_then(|har| {
+        read.har_realized_vol_pct = Some(har.har_pct);
+        let atm = atm_iv_pct.ok_or(optics_compute::zero_dte::ZeroDteError::Input {
+            field: "atm_iv",
+            reason: "no ATM IV on the expiration read",
+        })?;
+        iv_forecast_pct(atm, har.har_pct)
+    });
+    let iv_forecast = match forecast {
+        Ok(value) => Some(value),
+        Err(e) => {
+            read.iv_forecast_reason = Some(e.to_string());
+            None
+        }
+    };
+    (em_hit_rate, edge_score, iv_forecast, read)
+}
+
 /// The `/zero-dte/{ticker}` payload.
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct ZeroDtePayload {
@@ -1813,10 +1960,21 @@ pub struct ZeroDtePayload {
     pub chain_table: Vec<ZeroDteQuote>,
     /// Hourly decay of the ATM straddle.
     pub theta_burn: ThetaBurn,
-    /// The skew read; null without 25-delta IVs on both sides. (The reference's expected-move
-    /// hit rate, IV forecast and edge score are not provided: the store keeps no history of
-    /// same-day expected moves to score them against.)
+    /// The skew read; null without 25-delta IVs on both sides.
     pub skew_signal: Option<SkewSignal>,
+    /// Percent of the scored past sessions whose previous-close-to-close move stayed within
+    /// the one-session expected move priced at the previous close (`scored_read` says how);
+    /// null with `scored_read.em_hit_rate_reason` when the stored history is too short.
+    pub em_hit_rate: Option<f64>,
+    /// 0–100: 100 × implied variance / (implied + realized variance) over the same sessions;
+    /// 50 = moves priced fairly, above 50 options priced more movement than followed. Null
+    /// with `scored_read.edge_score_reason` when the history is too short.
+    pub edge_score: Option<f64>,
+    /// Blend of the ATM IV and the HAR realized volatility of the stored closes, percentage
+    /// points; null with `scored_read.iv_forecast_reason` when either is missing.
+    pub iv_forecast: Option<f64>,
+    /// The inputs, rules and reasons behind `em_hit_rate`, `edge_score` and `iv_forecast`.
+    pub scored_read: ScoredRead,
     /// Units of the IV fields.
     pub iv_units: &'static str,
     /// The instant the chain was priced.
@@ -2029,6 +2187,9 @@ pub async fn zero_dte(
     let by_strike = by_strike[range.clone()].to_vec();
     let chain_table = chain_table[range].to_vec();
     let total_net_gex = summary.net.gamma;
+    let atm_iv_pct = atm_iv.map(|iv| 100.0 * iv);
+    let (em_hit_rate, edge_score, iv_forecast, scored) =
+        scored_read(reader.as_ref(), &ticker, chain.trade_date, atm_iv_pct).await;
     Ok(ok(ZeroDtePayload {
         ticker: ticker.to_string(),
         expiration,
@@ -2038,7 +2199,7 @@ pub async fn zero_dte(
         metrics: ZeroDteMetrics {
             expected_move: 100.0 * moved.expected_move_fraction,
             expected_move_dollars: moved.expected_move_dollars,
-            atm_iv: atm_iv.map(|iv| 100.0 * iv),
+            atm_iv: atm_iv_pct,
             atm_strike: atm.map(|a| a.0),
             forward,
             hours_to_expiry: hours_left,
@@ -2071,6 +2232,10 @@ pub async fn zero_dte(
                     calendar hours to the 16:00 New York close",
         },
         skew_signal,
+        em_hit_rate,
+        edge_score,
+        iv_forecast,
+        scored_read: scored,
         iv_units: "percent",
         as_of: chain.as_of,
         freshness: state.freshness(),

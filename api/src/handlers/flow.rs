@@ -55,6 +55,9 @@ use crate::state::AppState;
 use crate::ticker::Ticker;
 use crate::window::{self, Detail, Window, WindowRequest};
 
+/// flow under compact: traded strikes kept each side of spot when `strikes_around` is not
+/// given (spec §8: 20 per side).
+pub const FLOW_STRIKES_PER_SIDE: usize = 20;
 /// Entries of `top_strikes` and `top_expirations` (never trimmed further).
 const TOP_CLUSTERS: usize = 10;
 /// Strikes listed in `top_volume_strikes` and `top_oi_strikes`.
@@ -376,10 +379,10 @@ fn windowed(
 /// `GET /flow/{ticker}`.
 ///
 /// Under compact detail the three row lists are trimmed: first to the contracts whose strike
-/// is among the `strikes_around` traded strikes each side of spot (when given; 0 or absent
-/// keeps every strike), then `all_flow` to `limit` rows (default 25) and `largest_flows` and
-/// `unusual_activity` to 10 each. The summary and the strike and expiration clusters are never
-/// trimmed.
+/// is among the `strikes_around` traded strikes each side of spot (default
+/// [`FLOW_STRIKES_PER_SIDE`]; 0 keeps every strike), then `all_flow` to `limit` rows (default
+/// 25) and `largest_flows` and `unusual_activity` to 10 each. Full detail trims nothing. The
+/// summary and the strike and expiration clusters are never trimmed.
 pub async fn flow(
     State(state): State<AppState>,
     ticker: Ticker,
@@ -396,8 +399,7 @@ pub async fn flow(
     let spot = chain.stock_price();
     let summary = summarize_flow(&rows, &config);
     let detail = window_request.detail;
-    // No strike window unless asked for: the compact default trims by rows only.
-    let per_side = window_request.strikes_per_side(0);
+    let per_side = window_request.strikes_per_side(FLOW_STRIKES_PER_SIDE);
     let band = strike_band(&rows, spot, per_side);
     let all_limit = window_request.row_limit(window::FLOW_ALL_FLOW_ROWS);
     let top_limit = (detail == Detail::Compact).then_some(window::FLOW_TOP_ROWS);

@@ -1,17 +1,21 @@
 //! History through DataFusion over the Parquet snapshots: chain-at-time reads the end-of-day
 //! chain file of one session (the partition's current version) with a filter on the
 //! expiration, which DataFusion pushes into the Parquet scan (row groups and pages whose
-//! expiration statistics exclude it are skipped).
+//! expiration statistics exclude it are skipped). The `vol_daily` history of one underlying
+//! reads the market-wide partition of each session the same way, filtered on the underlying
+//! (the files are sorted by it, so only its pages are decoded).
 
 use std::sync::Arc;
 
 use chrono::NaiveDate;
 use datafusion::common::ScalarValue;
 use datafusion::prelude::{ParquetReadOptions, SessionConfig, SessionContext, col, lit};
+use optics_compute::store::MARKET_WIDE;
 use optics_compute::store::{SnapshotKey, SnapshotStore, StoreError};
 use optics_schemas::bus::snapshot_datasets;
 use optics_schemas::columns::chain as chain_col;
-use optics_schemas::{ChainRow, SchemaError, date_to_days};
+use optics_schemas::columns::vol_daily as vol_col;
+use optics_schemas::{ChainRow, SchemaError, VolDailyRow, date_to_days};
 use url::Url;
 
 /// Why a history read failed.
@@ -23,8 +27,8 @@ pub enum HistoryError {
     /// DataFusion failed to plan or run the query.
     #[error("query: {0}")]
     Query(#[from] datafusion::error::DataFusionError),
-    /// A stored batch did not read as chain rows.
-    #[error("chain rows: {0}")]
+    /// A stored batch did not read as rows of its dataset.
+    #[error("snapshot rows: {0}")]
     Schema(#[from] SchemaError),
 }
 
@@ -83,6 +87,37 @@ impl ChainHistory {
             }
         }
         Ok(dates)
+    }
+
+    /// The `vol_daily` rows of `ticker` of the last `sessions` stored sessions on or before
+    /// `through`, ascending by trade date (sessions without a row for it are left out).
+    pub async fn vol_daily(
+        &self,
+        ticker: &str,
+        through: NaiveDate,
+        sessions: usize,
+    ) -> Result<Vec<VolDailyRow>, HistoryError> {
+        let dates = self.store.trade_dates(snapshot_datasets::VOL_DAILY).await?;
+        let end = dates.partition_point(|d| *d <= through);
+        let mut rows = Vec::new();
+        for date in &dates[end.saturating_sub(sessions)..end] {
+            let key = SnapshotKey::new(snapshot_datasets::VOL_DAILY, *date, MARKET_WIDE);
+            let Some(file) = self.store.latest(&key).await? else {
+                continue;
+            };
+            let location = format!("{STORE_URL}/{}", file.path);
+            let frame = self
+                .ctx
+                .read_parquet(location, ParquetReadOptions::default())
+                .await?
+                .filter(col(vol_col::UNDERLYING).eq(lit(ticker)))?;
+            for batch in frame.collect().await? {
+                rows.extend(VolDailyRow::from_batch(&batch)?);
+            }
+        }
+        rows.sort_by_key(|r| r.trade_date);
+        rows.dedup_by_key(|r| r.trade_date);
+        Ok(rows)
     }
 
     /// The rows of `expiration` in the chain of `ticker` as of the close of `trade_date`;

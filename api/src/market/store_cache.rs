@@ -9,7 +9,7 @@ use optics_compute::store::{MARKET_WIDE, Snapshot, SnapshotKey, SnapshotStore, S
 use optics_schemas::bus::snapshot_datasets;
 use optics_schemas::{
     ChainRow, Company, DailyBar, Dataset, EarningsEvent, ExposureRow, ExposureSummaryRow,
-    FlowSnapshotRow, Record, SchemaError, SnapshotEvent,
+    FlowSnapshotRow, Record, SchemaError, SnapshotEvent, VolDailyRow,
 };
 
 use super::history::{ChainHistory, HistoryError};
@@ -411,6 +411,20 @@ impl MarketDataReader for StoreMarketData {
                 .chain_at_time(ticker.as_str(), trade_date, expiration)
                 .await
                 .map_err(|e: HistoryError| ApiError::internal("chain-at-time read", e))
+        })
+    }
+
+    fn vol_history<'a>(
+        &'a self,
+        ticker: &'a Ticker,
+        through: NaiveDate,
+        sessions: usize,
+    ) -> ReadFuture<'a, Result<Vec<VolDailyRow>, ApiError>> {
+        Box::pin(async move {
+            self.history
+                .vol_daily(ticker.as_str(), through, sessions)
+                .await
+                .map_err(|e: HistoryError| ApiError::internal("vol_daily history read", e))
         })
     }
 }

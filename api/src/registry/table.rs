@@ -921,7 +921,7 @@ pub(super) static DATA_ENDPOINTS: &[EndpointSpec] = &[
         path: "/zero-dte/{ticker}",
         tier: Tier::Pro,
         cost: Cost::Units(1),
-        summary: "Same-day-expiry exposure, chain and levels; the expected-move hit rate, IV forecast and edge score are not provided (no stored history of same-day expected moves to score).",
+        summary: "Same-day-expiry exposure, chain and levels, with the scored read from the stored sessions: em_hit_rate (percent of the last 60 sessions whose previous-close-to-close move stayed within the expected move priced at the previous close from the front ATM IV), edge_score (0-100, 50 = implied and realized variance equal) and iv_forecast (ATM IV blended with HAR realized vol); each null with a reason under scored_read when fewer than 10 sessions (23 closes for iv_forecast) are stored.",
         params: &[
             ParamSpec {
                 name: "ticker",
@@ -982,7 +982,7 @@ pub(super) static DATA_ENDPOINTS: &[EndpointSpec] = &[
                 name: "strikes_around",
                 location: ParamLocation::Query,
                 required: false,
-                default: Some("0"),
+                default: Some("20"),
                 bounds: "0 for all",
                 kind: ParamKind::Int { min: 0, max: 500 },
             },

@@ -14,7 +14,7 @@ use optics_compute::exposure::{
 };
 use optics_compute::flow::{FlowConfig, flow_rows, flow_snapshot_rows};
 use optics_compute::pricing::PricingModel;
-use optics_schemas::ChainRow;
+use optics_schemas::{ChainRow, VolDailyRow};
 
 use optics_api::market::{ChainView, Coverage, ExposureView, FlowView};
 
@@ -94,6 +94,8 @@ pub struct MemoryMarket {
     pub earnings: BTreeMap<String, Vec<NaiveDate>>,
     /// The reader's generation; `Some` turns the response cache on.
     pub generation: Option<u64>,
+    /// Stored `vol_daily` rows per symbol, ascending by session.
+    pub vol_daily: BTreeMap<String, Vec<VolDailyRow>>,
 }
 
 impl MemoryMarket {
@@ -114,6 +116,13 @@ impl MemoryMarket {
             .entry(symbol.to_owned())
             .or_default()
             .push(date);
+        self
+    }
+
+    /// Stores `rows` as the `vol_daily` history of `symbol`.
+    pub fn with_vol_history(mut self, symbol: &str, mut rows: Vec<VolDailyRow>) -> Self {
+        rows.sort_by_key(|r| r.trade_date);
+        self.vol_daily.insert(symbol.to_owned(), rows);
         self
     }
 
@@ -154,6 +163,23 @@ impl MarketDataReader for MemoryMarket {
 
     fn generation(&self) -> Option<u64> {
         self.generation
+    }
+
+    fn vol_history<'a>(
+        &'a self,
+        ticker: &'a Ticker,
+        through: NaiveDate,
+        sessions: usize,
+    ) -> ReadFuture<'a, Result<Vec<VolDailyRow>, ApiError>> {
+        let stored = self
+            .vol_daily
+            .get(ticker.as_str())
+            .map(|rows| {
+                let end = rows.partition_point(|r| r.trade_date <= through);
+                rows[end.saturating_sub(sessions)..end].to_vec()
+            })
+            .unwrap_or_default();
+        Box::pin(async move { Ok(stored) })
     }
 
     fn chain_at_time<'a>(
