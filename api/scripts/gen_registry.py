@@ -308,6 +308,19 @@ def choices(bounds):
     return [c.strip() for c in re.split(r",| or ", bounds) if c.strip()]
 
 
+# Bounds texts that say what optics enforces beyond the records' wording.
+BOUNDS_TEXT = {
+    ("chain", "strikes_around"): (
+        f"0 for the full chain, up to {STRIKES_AROUND_MAX}; a negative count is a 400"
+    ),
+}
+
+
+def bounds_text(endpoint, p):
+    """The bounds text shown in the index: the records' own unless optics states more."""
+    return BOUNDS_TEXT.get((endpoint["slug"], p["name"]), p["bounds"])
+
+
 def param_kind(endpoint, p):
     """The typed kind of a parameter, from its bounds text and location."""
     b = p["bounds"]
@@ -439,7 +452,7 @@ def main():
             w(f"                location: {location(p)},")
             w(f"                required: {'true' if p['required'] else 'false'},")
             w(f"                default: {default_text(e, p)},")
-            w(f"                bounds: {rust_str(p['bounds'])},")
+            w(f"                bounds: {rust_str(bounds_text(e, p))},")
             w(f"                kind: {param_kind(e, p)},")
             w("            },")
         w("        ],")

@@ -64,8 +64,55 @@ fn real_start() -> DateTime<Utc> {
 
 /// Serves `app(market_clock, empty market, access)` on port 0.
 async fn serve(market_clock: Arc<dyn Clock>, access: &ApiAccess) -> SocketAddr {
+    serve_store(
+        market_clock,
+        access,
+        SnapshotStore::from_url("memory://").unwrap(),
+    )
+    .await
+}
+
+/// Serves a market holding one SPY chain of the session of [`real_start`], so that data calls
+/// can answer 200 (only fresh successful answers spend the monthly budget).
+async fn serve_with_spy_chain(market_clock: Arc<dyn Clock>, access: &ApiAccess) -> SocketAddr {
+    use optics_compute::chain::{ChainMarket, build_chain};
+    use optics_compute::pricing::PricingModel;
+    use optics_compute::store::SnapshotKey;
+    use optics_schemas::ChainRow;
+
     let store = SnapshotStore::from_url("memory://").unwrap();
+    let as_of = real_start() - TimeDelta::minutes(1);
+    let trade_date = as_of.date_naive();
+    let quotes = optics_tests::fixtures::synthetic_chain("SPY", 600.0, 2, 21, 590.0, 5, 80);
+    let market = ChainMarket {
+        underlying: "SPY".to_owned(),
+        trade_date,
+        as_of,
+        spot: Some(600.0),
+        rate: 0.04,
+        dividend_yield: 0.01,
+        model: PricingModel::BlackScholesMerton,
+    };
+    let rows = build_chain(&quotes, &market).unwrap().rows;
+    store
+        .publish(
+            &SnapshotKey::new("chain", trade_date, "SPY"),
+            &ChainRow::to_batch(&rows).unwrap(),
+            &[],
+            as_of,
+        )
+        .await
+        .unwrap();
+    serve_store(market_clock, access, store).await
+}
+
+async fn serve_store(
+    market_clock: Arc<dyn Clock>,
+    access: &ApiAccess,
+    store: SnapshotStore,
+) -> SocketAddr {
     let market = Arc::new(StoreMarketData::new(store));
+    market.load().await.unwrap();
     let router = app(market_clock, market, access.control.clone());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
@@ -235,10 +282,12 @@ async fn a_configured_plan_budget_is_the_one_metered() {
     assert_eq!(usage.status, 200, "{:?}", usage.body);
     assert_eq!(usage.body["data"]["limit"], 25);
     assert_eq!(usage.header_u64("x-monthly-budget-remaining"), 25);
-    // A one-unit call (the market is empty, so the answer is a 404, metered all the same).
+    // A one-unit call on the empty market answers 404: counted in the minute, but an error
+    // spends no budget (only fresh successful answers do).
     let chain = get(address, "/api/mcp/data/chain/SPY", &token).await;
     assert_eq!(chain.status, 404, "{:?}", chain.body);
-    assert_eq!(chain.header_u64("x-monthly-budget-remaining"), 24);
+    assert_eq!(chain.header_u64("x-monthly-budget-remaining"), 25);
+    assert_eq!(chain.header_u64("x-ratelimit-remaining-minute"), 58);
     access.shutdown().await.unwrap();
 }
 
@@ -250,21 +299,25 @@ async fn the_month_is_written_behind_and_read_back_when_the_service_starts_again
         .await
         .unwrap();
     let token = bootstrap_token(&dir, &first).await;
-    let address = serve(real.clone(), &first).await;
-    for path in [
-        "/api/mcp/data/chain/SPY",
-        "/api/mcp/data/chain/SPY",
-        "/api/mcp/data/batch/gex?tickers=SPY,QQQ",
+    let address = serve_with_spy_chain(real.clone(), &first).await;
+    // Only fresh successful answers are charged: three distinct chain reads spend one unit
+    // each, the repeat (held answer) and the 404 of an uncovered ticker nothing.
+    for (path, status) in [
+        ("/api/mcp/data/chain/SPY", 200),
+        ("/api/mcp/data/chain/SPY", 200),
+        ("/api/mcp/data/chain/SPY?strikes_around=3", 200),
+        ("/api/mcp/data/chain/SPY?strikes_around=5", 200),
+        ("/api/mcp/data/chain/QQQ", 404),
     ] {
         let answer = get(address, path, &token).await;
+        assert_eq!(answer.status, status, "{path}: {:?}", answer.body);
         assert!(
             answer.headers.contains_key("x-monthly-budget-remaining"),
             "{path}"
         );
     }
     let before = get(address, "/api/mcp/data/me/usage", &token).await.body["data"].clone();
-    // The chain costs 1 a call, the batch 1 per symbol asked for.
-    assert_eq!(before["used"], 4, "{before}");
+    assert_eq!(before["used"], 3, "{before}");
     let store = Arc::clone(first.control.store());
     // Shutting down writes what the periodic writer has not yet.
     first.shutdown().await.unwrap();
@@ -275,11 +328,7 @@ async fn the_month_is_written_behind_and_read_back_when_the_service_starts_again
         .collect();
     assert_eq!(
         stored,
-        [
-            ("GET /batch/gex", 1, 2),
-            ("GET /chain/{ticker}", 2, 2),
-            ("GET /me/usage", 1, 0)
-        ]
+        [("GET /chain/{ticker}", 3, 3), ("GET /me/usage", 1, 0)]
     );
 
     // A restart: a new store connection and limiter over the same data directory.
@@ -305,13 +354,7 @@ async fn the_month_is_written_behind_and_read_back_when_the_service_starts_again
             .collect()
     };
     assert_eq!(calls(&after), calls(&before));
-    assert_eq!(
-        calls(&after),
-        [
-            ("GET /chain/{ticker}".to_owned(), 2),
-            ("GET /batch/gex".to_owned(), 1)
-        ]
-    );
+    assert_eq!(calls(&after), [("GET /chain/{ticker}".to_owned(), 3)]);
     second.shutdown().await.unwrap();
 }
 
@@ -398,7 +441,8 @@ async fn the_redis_limiter_is_chosen_by_url_and_its_password_is_never_printed() 
         .usage(&grant.token_id, grant.account_id, 10_000, real_start())
         .await
         .unwrap();
-    assert_eq!((report.quota.minute.used, report.quota.month.used), (3, 3));
+    // Three 404s: counted in the minute, no budget spent (errors are not charged).
+    assert_eq!((report.quota.minute.used, report.quota.month.used), (3, 0));
     observer.delete_all_keys().await.unwrap();
     access.shutdown().await.unwrap();
 
