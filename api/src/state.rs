@@ -15,7 +15,7 @@ use optics_compute::time::{Clock, NyseCalendar};
 use optics_schemas::{ChainRow, VolDailyRow};
 
 use crate::error::ApiError;
-use crate::freshness::{Freshness, freshness};
+use crate::freshness::{Freshness, freshness, freshness_of_session};
 use crate::market::{ChainView, Coverage, ExposureView, FlowView};
 use crate::metrics::Metrics;
 use crate::registry::Registry;
@@ -209,6 +209,13 @@ impl AppState {
     /// Freshness of data served now (`is_market_hours`, `data_freshness`, `message`).
     pub fn freshness(&self) -> Freshness {
         freshness(self.now(), &self.calendar)
+    }
+
+    /// Freshness of data of the session `data_trade_date` served now: `LIVE` only while that
+    /// session is open; data of an earlier session is that session's `EOD`, whatever the clock
+    /// says. What payloads report; [`Self::freshness`] is the clock's alone.
+    pub fn freshness_of(&self, data_trade_date: NaiveDate) -> Freshness {
+        freshness_of_session(self.now(), &self.calendar, data_trade_date)
     }
 
     /// The market-data reader, or a 424 when none is attached (the store is not loaded).

@@ -12,8 +12,8 @@
 //! - an unknown or uncovered ticker is a 400/404 ([`AppState::covered_ticker`]); a covered ticker
 //!   without a chain yet, or a past session that is not carried, is a 424;
 //! - an `expiration` that is not listed is a 400 naming the listed ones;
-//! - freshness is the data's, not the clock's ([`crate::freshness::freshness_of_session`] with
-//!   the chain's trade date): `data_freshness` and `data_type` are `LIVE` only while the session
+//! - freshness is the data's, not the clock's ([`AppState::freshness_of`] of the chain's trade
+//!   date): `data_freshness` and `data_type` are `LIVE` only while the session
 //!   is open **and** the chain belongs to that session; a chain from an earlier session (Monday
 //!   morning before the first cycle) is `EOD` and its `message` names that session;
 //! - the market state (`is_market_hours`, `data_freshness`, `message`) sits at the top of
@@ -36,7 +36,7 @@ use utoipa::ToSchema;
 
 use crate::envelope::{Envelope, ok};
 use crate::error::ApiError;
-use crate::freshness::{DataFreshness, Freshness, freshness_of_session};
+use crate::freshness::{DataFreshness, Freshness};
 use crate::market::{ChainView, quoted_price};
 use crate::openapi::{
     AssetClassCode, DataSchema, ForwardSourceCode, IsoDate, SettlementCode, Timestamp,
@@ -141,13 +141,6 @@ fn nearest_expiration(ticker: &Ticker, chain: &ChainView) -> Result<NaiveDate, A
         .ok_or_else(|| ApiError::upstream(format!("The chain of {ticker} lists no expiration")))
 }
 
-/// The freshness of a chain of the session `chain_trade_date` served now: `LIVE` only when the
-/// session is open and the chain belongs to it; an earlier session's chain is that session's
-/// `EOD`, whatever the clock says.
-fn chain_freshness(state: &AppState, chain_trade_date: NaiveDate) -> Freshness {
-    freshness_of_session(state.now(), state.calendar(), chain_trade_date)
-}
-
 // ---------------------------------------------------------------------------------------------
 // /expirations/{ticker}
 
@@ -211,7 +204,7 @@ pub async fn expirations(
             }
         })
         .collect();
-    let freshness = chain_freshness(&state, chain.trade_date);
+    let freshness = state.freshness_of(chain.trade_date);
     Ok(ok(ExpirationsPayload {
         ticker,
         count: chain.expirations.len(),
@@ -543,7 +536,7 @@ pub async fn chain(
         .first()
         .and_then(|&expiration| view.price_for(expiration))
         .unwrap_or_else(|| view.stock_price());
-    let freshness = chain_freshness(&state, view.trade_date);
+    let freshness = state.freshness_of(view.trade_date);
     Ok(ok(ChainPayload {
         ticker,
         stock_price,
@@ -679,7 +672,7 @@ pub async fn stock(State(state): State<AppState>, ticker: Ticker) -> Answer<Stoc
     // Exact below 2^53 shares.
     #[allow(clippy::cast_precision_loss)]
     let volume = share_volume.map(|(_, shares)| format_magnitude(shares as f64));
-    let freshness = chain_freshness(&state, view.trade_date);
+    let freshness = state.freshness_of(view.trade_date);
     Ok(ok(StockPayload {
         price,
         priced_on_forward: view.priced_on_forward(),
@@ -938,7 +931,7 @@ pub async fn options_by_delta(
     };
     let side = side_of(row);
     let iv = side.iv.unwrap_or(f64::NAN);
-    let freshness = chain_freshness(&state, view.trade_date);
+    let freshness = state.freshness_of(view.trade_date);
     Ok(ok(OptionByDeltaPayload {
         option_type,
         option_symbol: side.option_symbol,

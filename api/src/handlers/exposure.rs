@@ -386,13 +386,13 @@ pub async fn gex(
     let selection = GexSelection::from_params(expiration, aggregate, &exposures)?;
     let per_side = window_request.strikes_per_side(window::GEX_STRIKES_PER_SIDE);
     let mut payload = gex_payload(
+        &state,
         &ticker,
         &exposures,
         chain.as_deref(),
         selection,
         per_side,
         window_request.detail,
-        state.freshness(),
     )?;
     payload.clamped = params.clamp_notices();
     Ok(ok(payload))
@@ -406,15 +406,15 @@ fn no_exposures(ticker: &Ticker) -> ApiError {
 
 /// Builds the GEX payload of `selection`; `per_side` strikes each side of spot are kept in
 /// the strike lists (`None` keeps all). `chain` supplies the per-contract `detailed[]` lists
-/// (empty without it).
+/// (empty without it). Freshness is that of the exposures' session ([`AppState::freshness_of`]).
 pub(crate) fn gex_payload(
+    state: &AppState,
     ticker: &Ticker,
     exposures: &ExposureView,
     chain: Option<&ChainView>,
     selection: GexSelection,
     per_side: Option<usize>,
     detail: Detail,
-    freshness: Freshness,
 ) -> Result<GexPayload, ApiError> {
     let (summary, broken_out) = selection.resolve(ticker, exposures)?;
     let expirations_total = exposures
@@ -488,7 +488,7 @@ pub(crate) fn gex_payload(
         },
         units: GEX_UNITS,
         as_of: summary.as_of,
-        freshness,
+        freshness: state.freshness_of(summary.trade_date),
         window: (detail == Detail::Compact).then_some(strike_window),
         clamped: Vec::new(),
     })
@@ -718,7 +718,7 @@ pub async fn expected_move(
         &ticker,
         &chain,
         expiration,
-        state.freshness(),
+        state.freshness_of(chain.trade_date),
     )?))
 }
 
@@ -911,7 +911,7 @@ pub async fn max_pain_of(
             })
             .collect(),
         as_of: chain.as_of,
-        freshness: state.freshness(),
+        freshness: state.freshness_of(chain.trade_date),
     }))
 }
 
@@ -966,7 +966,7 @@ pub struct CharmPayload {
     pub charm_by_strike: Vec<CharmAtStrike>,
     /// Per contract with an IV and open interest.
     pub detailed: Vec<CharmContract>,
-    /// `LIVE` during the session, `EOD` otherwise.
+    /// `LIVE` while the exposures' session is open, `EOD` otherwise (an earlier session's too).
     pub data_status: crate::freshness::DataFreshness,
     /// Unit of the charm figures.
     pub units: &'static str,
@@ -1046,7 +1046,7 @@ pub async fn charm(
         total_charm: summary.net.charm,
         charm_by_strike: by_strike,
         detailed,
-        data_status: state.freshness().data_freshness,
+        data_status: state.freshness_of(summary.trade_date).data_freshness,
         units: "delta shares per day",
         iv_units: "percent",
         as_of: summary.as_of,
@@ -1130,7 +1130,6 @@ pub async fn batch_gex(
     let aggregate = params.bool("aggregate")?;
     let per_side = window_request.strikes_per_side(BATCH_GEX_STRIKES_PER_SIDE);
     let reader = state.market_data()?.clone();
-    let freshness = state.freshness();
     let payload = batch(&state, &tickers, |ticker| {
         let exposures = reader
             .exposures(ticker)
@@ -1138,13 +1137,13 @@ pub async fn batch_gex(
         let chain = reader.chain(ticker);
         let selection = GexSelection::from_params(expiration, aggregate, &exposures)?;
         gex_payload(
+            &state,
             ticker,
             &exposures,
             chain.as_deref(),
             selection,
             per_side,
             window_request.detail,
-            freshness.clone(),
         )
     })?;
     Ok(ok(BatchPayload {
@@ -1161,10 +1160,14 @@ pub async fn batch_expected_move(
     let tickers = params.symbols("tickers")?;
     let expiration = params.date("expiration")?;
     let reader = state.market_data()?.clone();
-    let freshness = state.freshness();
     let payload = batch(&state, &tickers, |ticker| {
         let chain = reader.chain(ticker).ok_or_else(|| no_chain(ticker))?;
-        expected_move_payload(ticker, &chain, expiration, freshness.clone())
+        expected_move_payload(
+            ticker,
+            &chain,
+            expiration,
+            state.freshness_of(chain.trade_date),
+        )
     })?;
     Ok(ok(payload))
 }
@@ -1206,7 +1209,6 @@ pub async fn cross_index_gex(
     let window_request = WindowRequest::from_request(&headers, &params)?;
     let per_side = window_request.strikes_per_side(window::GEX_STRIKES_PER_SIDE);
     let reader = state.market_data()?.clone();
-    let freshness = state.freshness();
     let mut comparison = BTreeMap::new();
     let batch = batch(&state, &tickers, |ticker| {
         let exposures = reader
@@ -1214,13 +1216,13 @@ pub async fn cross_index_gex(
             .ok_or_else(|| no_exposures(ticker))?;
         let chain = reader.chain(ticker);
         let payload = gex_payload(
+            &state,
             ticker,
             &exposures,
             chain.as_deref(),
             GexSelection::Aggregate,
             per_side,
             window_request.detail,
-            freshness.clone(),
         )?;
         let open_interest: u64 = exposures
             .summary
@@ -1643,7 +1645,7 @@ pub async fn greeks_exposure(
         by_expiration,
         units,
         as_of: summary.as_of,
-        freshness: state.freshness(),
+        freshness: state.freshness_of(summary.trade_date),
     }))
 }
 
@@ -2238,7 +2240,7 @@ pub async fn zero_dte(
         scored_read: scored,
         iv_units: "percent",
         as_of: chain.as_of,
-        freshness: state.freshness(),
+        freshness: state.freshness_of(chain.trade_date),
         window: (window_request.detail == Detail::Compact).then_some(strike_window),
         clamped: params.clamp_notices(),
     }))

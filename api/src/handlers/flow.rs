@@ -26,8 +26,8 @@
 //!
 //! Without a chain the answer is 424 (upstream), as elsewhere. `/smart-money`, which reads the
 //! same flow, answers 424 in the same cases (the 503 state is the flow endpoint's alone).
-//! Outside market hours the freshness block names the flow's own session
-//! ([`crate::freshness::freshness_of_session`]).
+//! The freshness block is that of the data's own session ([`AppState::freshness_of`]): an
+//! earlier session's chain and flow are that session's `EOD`, never `LIVE`.
 
 use std::sync::Arc;
 
@@ -47,7 +47,7 @@ use utoipa::ToSchema;
 
 use crate::envelope::{Envelope, ok};
 use crate::error::ApiError;
-use crate::freshness::{DataFreshness, Freshness, freshness_of_session};
+use crate::freshness::{DataFreshness, Freshness};
 use crate::market::{ChainView, FlowView};
 use crate::openapi::{DataSchema, IsoDate, LocalTimestamp, Timestamp};
 use crate::params::{ClampNotice, QueryParams};
@@ -331,7 +331,7 @@ fn chain_and_flow(
     let now = state.now();
     let flow = servable_flow(ticker, &chain, reader.flow(ticker), now, &state.freshness())
         .map_err(ApiError::FlowUnavailable)?;
-    let freshness = freshness_of_session(now, state.calendar(), chain.trade_date);
+    let freshness = state.freshness_of(chain.trade_date);
     Ok((chain, flow, freshness))
 }
 
@@ -652,7 +652,7 @@ pub async fn volume_profile_of(
         total_call_volume: profile.total_call_volume,
         total_put_volume: profile.total_put_volume,
         as_of: chain.as_of,
-        freshness: state.freshness(),
+        freshness: state.freshness_of(chain.trade_date),
     }))
 }
 

@@ -230,7 +230,7 @@ pub async fn third_order_greeks(
     let requested = params.date("expiration")?;
     let chain = chain_of(&state, &ticker)?;
     let expiration = listed_or_nearest(&ticker, &chain, requested)?;
-    let payload = third_order_payload(&chain, expiration, state.freshness())?;
+    let payload = third_order_payload(&chain, expiration, state.freshness_of(chain.trade_date))?;
     Ok(ok(payload))
 }
 
@@ -516,7 +516,13 @@ pub async fn greeks_heatmap(
     let earnings_date = reader
         .coverage()
         .next_earnings(ticker.as_str(), chain.trade_date);
-    let payload = heatmap_payload(&chain, calls, greek, earnings_date, state.freshness())?;
+    let payload = heatmap_payload(
+        &chain,
+        calls,
+        greek,
+        earnings_date,
+        state.freshness_of(chain.trade_date),
+    )?;
     Ok(ok(payload))
 }
 
