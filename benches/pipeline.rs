@@ -16,9 +16,12 @@ use optics_compute::exposure::{
 };
 use optics_compute::flow::{FlowConfig, flow_rows, flow_snapshot_rows};
 use optics_compute::store::{SnapshotKey, SnapshotStore};
+use optics_compute::time::ManualClock;
 use optics_compute::time::NyseCalendar;
 use optics_compute::worker::cycle::{CycleContext, build_all, chain_of};
-use optics_compute::worker::{DatasetSnapshot, UnderlyingBook, WorkerConfig, WorkerError};
+use optics_compute::worker::{
+    ComputeWorker, DatasetSnapshot, PUBLISH_CONCURRENCY, UnderlyingBook, WorkerConfig, WorkerError,
+};
 use optics_ingest::archive::QuoteArchive;
 use optics_ingest::replay::replay_session;
 use optics_ingest::simulator::session::{SessionConfig, SessionSimulator};
@@ -259,6 +262,25 @@ fn main() {
         bytes as f64 / 1e6,
         wall.as_secs_f64() * 1e3,
         bytes as f64 / 1e6 / wall.as_secs_f64()
+    );
+    // The worker's own path: build, encode on rayon, publish concurrently, as one cycle does.
+    let worker_cycle_wall = runtime.block_on(async {
+        let mut worker = ComputeWorker::offline(
+            store.clone(),
+            Arc::new(ManualClock::new(close)),
+            WorkerConfig::default(),
+        );
+        for message in closing.messages_of(Dataset::OptionQuotes) {
+            worker.apply(message).expect("apply");
+        }
+        let start = Instant::now();
+        let events = worker.publish_dirty(close).await.expect("cycle");
+        assert_eq!(events.len(), files);
+        start.elapsed()
+    });
+    println!(
+        "one worker cycle end to end (build, encode on rayon, {PUBLISH_CONCURRENCY} concurrent publications, {files} files to a local directory), 2 threads: {:.0} ms",
+        worker_cycle_wall.as_secs_f64() * 1e3
     );
 
     // Replay: the session's half-hour snapshots archived, then replayed.
