@@ -102,8 +102,10 @@ impl BenchMarket {
     /// SPY on Friday 2026-11-20 at 10:00 New York: synthetic quotes priced by `build_chain`,
     /// exposures and flow by the worker's functions.
     fn spy(as_of: chrono::DateTime<chrono::Utc>) -> Self {
+        // SPY-sized: 30 expirations (SPY lists about that many) of 135 strikes, 8,100
+        // contracts, as the compute benches' SPY.
         let quotes =
-            optics_tests::fixtures::synthetic_chain("SPY", 600.0, 8, 241, 480.0, 7, usize::MAX);
+            optics_tests::fixtures::synthetic_chain("SPY", 600.0, 30, 135, 533.0, 7, usize::MAX);
         let trade_date = NaiveDate::from_ymd_opt(2026, 11, 20).expect("date");
         let market = ChainMarket {
             underlying: "SPY".to_owned(),

@@ -776,4 +776,35 @@ async fn zero_dte_reads_the_stored_vol_daily_history_of_its_symbol() {
     // Twelve closes are fewer than the 23 of the HAR vol.
     assert!(data["iv_forecast"].is_null());
     assert!(read["iv_forecast_reason"].as_str().unwrap().contains("23"));
+
+    // A session published again (a new file of Nov 19) is read anew, not served from the
+    // decoded files the reader keeps: its close is moved so that its hit becomes a miss or
+    // its miss a hit.
+    let last = stored - 1;
+    let days = (dates[last] - dates[last - 1]).num_days() as f64;
+    let last_was_hit = (spy_close(last) - spy_close(last - 1)).abs()
+        <= spy_close(last - 1) * 0.18 * (days / 365.0).sqrt();
+    let (moved, expected_hits) = if last_was_hit {
+        (spy_close(last - 1) * 1.3, hits - 1)
+    } else {
+        (spy_close(last - 1), hits + 1)
+    };
+    let as_of = dates[last].and_hms_opt(21, 30, 0).unwrap().and_utc();
+    let mut row = VolDailyRow::new("SPY", dates[last], as_of, moved);
+    row.front_atm_iv_pct = Some(18.0);
+    row.front_expiration = Some(dates[last] + Duration::days(1));
+    let key = SnapshotKey::new(snapshot_datasets::VOL_DAILY, dates[last], MARKET_WIDE);
+    let batch = VolDailyRow::to_batch(&[row]).unwrap();
+    store
+        .publish(&key, &batch, &["underlying"], as_of)
+        .await
+        .unwrap();
+    // Another query string: the held answer of the first call is not reused.
+    let again = get(&app, "/api/mcp/data/zero-dte/SPY?detail=full", &[])
+        .await
+        .data();
+    assert_eq!(
+        again["scored_read"]["hits"], expected_hits,
+        "the republished session's close is the one scored"
+    );
 }

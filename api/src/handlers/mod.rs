@@ -7,7 +7,7 @@
 //!    path extractor (or [`crate::ApiPath`]), [`crate::QueryParams`] for the query (typed,
 //!    clamped with the registry's bounds) and [`crate::ApiJson`] for POST bodies; read data
 //!    through [`crate::AppState::market_data`]; return `Result<Json<Envelope<T>>, ApiError>`
-//!    via [`crate::ok`]. Put [`crate::AppState::freshness`] and, for trimmed lists, the
+//!    via [`crate::ok`]. Put [`crate::AppState::freshness_of`] (the served data's session) and, for trimmed lists, the
 //!    [`crate::window`] block and `QueryParams::clamp_notices()` in the payload.
 //! 2. Derive `utoipa::ToSchema` on `T` and the structs it nests, and list it in the family's
 //!    `data_schemas()` as `DataSchema::of::<T>("<slug>")` (see [`crate::openapi`] for the

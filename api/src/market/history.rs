@@ -3,9 +3,12 @@
 //! expiration, which DataFusion pushes into the Parquet scan (row groups and pages whose
 //! expiration statistics exclude it are skipped). The `vol_daily` history of one underlying
 //! reads the market-wide partition of each session the same way, filtered on the underlying
-//! (the files are sorted by it, so only its pages are decoded).
+//! (the files are sorted by it, so only its pages are decoded). A session's published file
+//! never changes (a new publication is a new file), so each underlying's rows of a file are
+//! decoded once and kept: a zero-dte read of 60 sessions then costs the listings alone.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use chrono::NaiveDate;
 use datafusion::common::ScalarValue;
@@ -40,7 +43,16 @@ const STORE_URL: &str = "optics://snapshots";
 pub struct ChainHistory {
     store: SnapshotStore,
     ctx: Arc<SessionContext>,
+    /// `vol_daily` rows by (file path, underlying): the files are immutable.
+    vol_rows: Arc<Mutex<VolRowsMemo>>,
 }
+
+/// Decoded `vol_daily` rows of one underlying by (file path, underlying).
+type VolRowsMemo = HashMap<(String, String), Arc<Vec<VolDailyRow>>>;
+
+/// Entries of the `vol_daily` memo before it starts afresh (three years of sessions for a
+/// few dozen underlyings; each entry is a row or two).
+const VOL_MEMO_ENTRIES: usize = 50_000;
 
 impl std::fmt::Debug for ChainHistory {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -74,6 +86,7 @@ impl ChainHistory {
         Self {
             store,
             ctx: Arc::new(ctx),
+            vol_rows: Arc::default(),
         }
     }
 
@@ -105,19 +118,42 @@ impl ChainHistory {
             let Some(file) = self.store.latest(&key).await? else {
                 continue;
             };
-            let location = format!("{STORE_URL}/{}", file.path);
-            let frame = self
-                .ctx
-                .read_parquet(location, ParquetReadOptions::default())
-                .await?
-                .filter(col(vol_col::UNDERLYING).eq(lit(ticker)))?;
-            for batch in frame.collect().await? {
-                rows.extend(VolDailyRow::from_batch(&batch)?);
-            }
+            let memo_key = (file.path.to_string(), ticker.to_owned());
+            let held = self.vol_memo().get(&memo_key).cloned();
+            let file_rows = match held {
+                Some(file_rows) => file_rows,
+                None => {
+                    let location = format!("{STORE_URL}/{}", file.path);
+                    let frame = self
+                        .ctx
+                        .read_parquet(location, ParquetReadOptions::default())
+                        .await?
+                        .filter(col(vol_col::UNDERLYING).eq(lit(ticker)))?;
+                    let mut file_rows = Vec::new();
+                    for batch in frame.collect().await? {
+                        file_rows.extend(VolDailyRow::from_batch(&batch)?);
+                    }
+                    let file_rows = Arc::new(file_rows);
+                    let mut memo = self.vol_memo();
+                    if memo.len() >= VOL_MEMO_ENTRIES {
+                        memo.clear();
+                    }
+                    memo.insert(memo_key, Arc::clone(&file_rows));
+                    file_rows
+                }
+            };
+            rows.extend(file_rows.iter().cloned());
         }
         rows.sort_by_key(|r| r.trade_date);
         rows.dedup_by_key(|r| r.trade_date);
         Ok(rows)
+    }
+
+    fn vol_memo(&self) -> std::sync::MutexGuard<'_, VolRowsMemo> {
+        // A panic while holding the lock leaves a map of complete entries: still usable.
+        self.vol_rows
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// The rows of `expiration` in the chain of `ticker` as of the close of `trade_date`;
