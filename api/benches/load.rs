@@ -21,8 +21,8 @@
 //! (`detail=compact`, 25 strikes per side), `/flow/SPY` in full (every contract that traded)
 //! and compact (25/10/10 rows), and `/greeks-heatmap/SPY`, over an
 //! in-memory reader holding a SPY chain built by the chain builder from synthetic quotes
-//! (8 weekly expirations × 241 one-dollar strikes around 600, calls and puts: 3,856 quotes,
-//! about the size of SPY's near-dated chain) with its exposures and flow computed as the worker
+//! (30 weekly expirations × 135 one-dollar strikes around 600, calls and puts: 8,100 quotes,
+//! about the size of SPY's listed chain) with its exposures and flow computed as the worker
 //! does. Each data route is paired with a static twin: a bare axum route returning that
 //! route's exact response bytes, measured in the same run; the throughput ratio is route /
 //! twin. Requests send `Accept-Encoding: gzip` (answers of 1,400 bytes and more come back
