@@ -44,9 +44,33 @@ pub(crate) struct ApiArgs {
     /// account's own budget (`optics accounts set-budget`) overrides its plan's.
     #[arg(long = "plan-budgets", env = "OPTICS_PLAN_BUDGETS")]
     pub(crate) plan_budgets: Option<PlanBudgets>,
+    /// Requests per calendar minute per token (the interface's limit is 60).
+    #[arg(
+        long = "rate-per-minute",
+        env = "OPTICS_RATE_PER_MINUTE",
+        default_value_t = RateLimits::default().per_minute,
+        value_parser = clap::value_parser!(u32).range(1..)
+    )]
+    pub(crate) rate_per_minute: u32,
+    /// Requests per calendar hour per token (the interface's limit is 1,000).
+    #[arg(
+        long = "rate-per-hour",
+        env = "OPTICS_RATE_PER_HOUR",
+        default_value_t = RateLimits::default().per_hour,
+        value_parser = clap::value_parser!(u32).range(1..)
+    )]
+    pub(crate) rate_per_hour: u32,
 }
 
 impl ApiArgs {
+    /// The per-token request limits.
+    fn rate_limits(&self) -> RateLimits {
+        RateLimits {
+            per_minute: self.rate_per_minute,
+            per_hour: self.rate_per_hour,
+        }
+    }
+
     /// The rules the access control applies.
     fn access_config(&self) -> AccessConfig {
         AccessConfig {
@@ -160,7 +184,7 @@ pub(crate) async fn access_control(
     let (limiter, usage_writer): (Arc<dyn Limiter>, _) = match &args.limiter.limiter {
         Some(url) => (
             Arc::new(
-                RedisLimiter::connect(url, &args.limiter.limiter_prefix, RateLimits::default())
+                RedisLimiter::connect(url, &args.limiter.limiter_prefix, args.rate_limits())
                     .await
                     .with_context(|| {
                         format!("cannot reach the Redis limiter at {}", redacted_url(url))
@@ -170,7 +194,7 @@ pub(crate) async fn access_control(
         ),
         None => {
             let limiter = Arc::new(
-                InMemoryLimiter::restored(RateLimits::default(), &*accounts, real_clock.now())
+                InMemoryLimiter::restored(args.rate_limits(), &*accounts, real_clock.now())
                     .await
                     .context("cannot read this month's usage from the account store")?,
             );

@@ -292,6 +292,36 @@ async fn a_configured_plan_budget_is_the_one_metered() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn configured_rate_limits_are_the_ones_enforced() {
+    let dir = DataDir::new("rates");
+    let real = Arc::new(ManualClock::new(real_start()));
+    let args = api_args(&["--rate-per-minute", "2", "--rate-per-hour", "500"]);
+    let access = access_control(&args, &dir.0, real.clone()).await.unwrap();
+    let token = bootstrap_token(&dir, &access).await;
+    let address = serve(real.clone(), &access).await;
+    let first = get(address, "/api/mcp/data/me/usage", &token).await;
+    assert_eq!(first.header_u64("x-ratelimit-limit-minute"), 2);
+    assert_eq!(first.header_u64("x-ratelimit-limit-hour"), 500);
+    assert_eq!(first.header_u64("x-ratelimit-remaining-minute"), 1);
+    let second = get(address, "/api/mcp/data/me/usage", &token).await;
+    assert_eq!(second.status, 200, "{:?}", second.body);
+    let third = get(address, "/api/mcp/data/me/usage", &token).await;
+    assert_eq!(third.status, 429, "{:?}", third.body);
+    assert_eq!(third.body["limit"], "per_minute");
+    access.shutdown().await.unwrap();
+
+    // Zero would refuse every request: not a setting.
+    for flag in ["--rate-per-minute", "--rate-per-hour"] {
+        assert!(
+            ApiCli::try_parse_from(["optics", flag, "0"]).is_err(),
+            "{flag} 0"
+        );
+    }
+    let defaults = api_args(&[]).rate_limits();
+    assert_eq!((defaults.per_minute, defaults.per_hour), (60, 1_000));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_month_is_written_behind_and_read_back_when_the_service_starts_again() {
     let dir = DataDir::new("month");
     let real = Arc::new(ManualClock::new(real_start()));
