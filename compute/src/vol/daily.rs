@@ -91,18 +91,7 @@ pub fn vol_daily_row(inputs: &DailyVolInputs<'_>) -> Result<VolDailyRow, VolErro
     let front = front_atm(&vols);
 
     let (iv_rank, iv_percentile) = match cm.iv30d_pct {
-        Some(today) => {
-            let prior = inputs.prior_iv30d_pct;
-            let keep = prior.len().min(IV_RANK_LOOKBACK_SESSIONS - 1);
-            let mut lookback = prior[prior.len() - keep..].to_vec();
-            lookback.push(today);
-            if lookback.len() >= IV_RANK_MIN_SESSIONS {
-                let r = iv_rank_percentile(&lookback, today)?;
-                (r.iv_rank, Some(r.iv_percentile))
-            } else {
-                (None, None)
-            }
-        }
+        Some(today) => iv_rank_against_prior(inputs.prior_iv30d_pct, today)?,
         None => (None, None),
     };
     let premium = match (cm.iv30d_pct, hv.hv_30d_pct) {
@@ -149,4 +138,21 @@ pub fn vol_daily_row(inputs: &DailyVolInputs<'_>) -> Result<VolDailyRow, VolErro
     row.beta_spy_1y = spy.and_then(|s| s.beta);
     row.correlation_spy_1y = spy.and_then(|s| s.correlation);
     Ok(row)
+}
+
+/// IV rank and percentile of `today`'s 30-day IV against the `prior` sessions' (oldest
+/// first): the last [`IV_RANK_LOOKBACK_SESSIONS`] sessions including today, `(None, None)`
+/// below [`IV_RANK_MIN_SESSIONS`]. The one rule of the session close and the seeded history.
+pub fn iv_rank_against_prior(
+    prior: &[f64],
+    today: f64,
+) -> Result<(Option<f64>, Option<f64>), VolError> {
+    let keep = prior.len().min(IV_RANK_LOOKBACK_SESSIONS - 1);
+    let mut lookback = prior[prior.len() - keep..].to_vec();
+    lookback.push(today);
+    if lookback.len() < IV_RANK_MIN_SESSIONS {
+        return Ok((None, None));
+    }
+    let ranked = iv_rank_percentile(&lookback, today)?;
+    Ok((ranked.iv_rank, Some(ranked.iv_percentile)))
 }

@@ -31,7 +31,10 @@ pub mod stats;
 mod tests;
 
 pub use close::{BENCHMARK_SYMBOL, SessionCloseInputs, SessionCloseRows, vol_daily_rows};
-pub use daily::{DailyVolInputs, IV_RANK_LOOKBACK_SESSIONS, IV_RANK_MIN_SESSIONS, vol_daily_row};
+pub use daily::{
+    DailyVolInputs, IV_RANK_LOOKBACK_SESSIONS, IV_RANK_MIN_SESSIONS, iv_rank_against_prior,
+    vol_daily_row,
+};
 pub use implied::{
     CONSTANT_MATURITY_DAYS, ConstantMaturityIv, ExpirationVol, constant_maturity_iv,
     expiration_vols, front_atm, skew25_constant_maturity,

@@ -23,8 +23,7 @@ use crate::time::NyseCalendar;
 use crate::vol::close::reaction_sessions;
 use crate::vol::{
     BENCHMARK_SYMBOL, ConstantMaturityIv, DailyVolInputs, IV_RANK_LOOKBACK_SESSIONS,
-    IV_RANK_MIN_SESSIONS, SessionCloseInputs, VolError, iv_rank_percentile, vol_daily_row,
-    vol_daily_rows, vrp,
+    SessionCloseInputs, VolError, iv_rank_against_prior, vol_daily_row, vol_daily_rows, vrp,
 };
 
 /// The reference data of a session close.
@@ -256,19 +255,14 @@ fn with_model_iv(
     let Some(today) = iv.iv30d_pct else {
         return Ok(());
     };
-    let mut lookback: Vec<f64> = earlier
+    let mut prior: Vec<f64> = earlier
         .range(..row.trade_date)
         .rev()
         .take(IV_RANK_LOOKBACK_SESSIONS - 1)
         .map(|(_, iv)| *iv)
         .collect();
-    lookback.reverse();
-    lookback.push(today);
-    if lookback.len() >= IV_RANK_MIN_SESSIONS {
-        let ranked = iv_rank_percentile(&lookback, today)?;
-        row.iv_rank = ranked.iv_rank;
-        row.iv_percentile = Some(ranked.iv_percentile);
-    }
+    prior.reverse();
+    (row.iv_rank, row.iv_percentile) = iv_rank_against_prior(&prior, today)?;
     if let Some(realized) = row.hv_30d_pct {
         let premium = vrp(today, realized)?;
         row.vrp_30d_pct = Some(premium.premium_pct);
