@@ -569,27 +569,8 @@ fn optimizer_equals_exhaustive_search_on_random_chains() {
 // call pair, scored with this file's own normal CDF.
 // ---------------------------------------------------------------------------------------------
 
-/// Standard normal CDF from erfc (Numerical Recipes' `erfcc`, relative error < 1.2e-7).
-fn normal_cdf(x: f64) -> f64 {
-    let z = x.abs() / std::f64::consts::SQRT_2;
-    let t = 1.0 / (1.0 + 0.5 * z);
-    let erfc = t
-        * (-z * z - 1.265_512_23
-            + t * (1.000_023_68
-                + t * (0.374_091_96
-                    + t * (0.096_784_18
-                        + t * (-0.186_288_06
-                            + t * (0.278_868_07
-                                + t * (-1.135_203_98
-                                    + t * (1.488_515_87
-                                        + t * (-0.822_152_23 + t * 0.170_872_77)))))))))
-            .exp();
-    if x >= 0.0 {
-        1.0 - 0.5 * erfc
-    } else {
-        0.5 * erfc
-    }
-}
+// The standard normal CDF, independent of the library's (Numerical Recipes' `erfcc`).
+use optics_tests::reference::normal_cdf;
 
 /// P(S_T > level), lognormal with forward `forward`.
 fn above(forward: f64, level: f64, vol: f64, years: f64) -> f64 {

@@ -3,6 +3,7 @@
 
 pub mod bench;
 pub mod fixtures;
+pub mod reference;
 
 use std::path::PathBuf;
 use std::process::{Command, Output};

@@ -338,24 +338,7 @@ pub async fn post_raw(app: &Router, path: &str, body: &str) -> Answer {
 /// Standard normal CDF through erfc (W. J. Cody's rational approximations as in Numerical
 /// Recipes' `erfcc`, relative error below 1.2e-7): independent of the service's own CDF.
 pub fn norm_cdf(x: f64) -> f64 {
-    0.5 * erfc(-x / std::f64::consts::SQRT_2)
-}
-
-fn erfc(x: f64) -> f64 {
-    let z = x.abs();
-    let t = 1.0 / (1.0 + 0.5 * z);
-    let r = t
-        * (-z * z - 1.265_512_23
-            + t * (1.000_023_68
-                + t * (0.374_091_96
-                    + t * (0.096_784_18
-                        + t * (-0.186_288_06
-                            + t * (0.278_868_07
-                                + t * (-1.135_203_98
-                                    + t * (1.488_515_87
-                                        + t * (-0.822_152_23 + t * 0.170_872_77)))))))))
-            .exp();
-    if x >= 0.0 { r } else { 2.0 - r }
+    optics_tests::reference::normal_cdf(x)
 }
 
 /// P(S_T > level) under the lognormal law with forward `forward`: N(d2).
