@@ -13,13 +13,17 @@
 //!   throughput in requests per second, and the ratio to the static route.
 //!
 //! `OPTICS_BENCH_RATE` (default 5000), `OPTICS_BENCH_SECS` (default 3) and
-//! `OPTICS_BENCH_CONNECTIONS` (default 16) override the settings. Only loopback is used; the
+//! `OPTICS_BENCH_CONNECTIONS` (default 16) override the settings; `OPTICS_BENCH_ROUTES`, a
+//! comma-separated list of words, measures only the routes whose label contains one of them
+//! (`OPTICS_BENCH_ROUTES=flow`: the three `/flow/SPY` routes). Only loopback is used; the
 //! run is bounded by those settings. Figures print; nothing asserts on time.
 //!
 //! Routes measured: the index (`/api/mcp/data/`), `/chain/SPY` (default window: the nearest
 //! expiration, 20 strikes per side), `/expirations/SPY`, `/gex/SPY` in full and compact
-//! (`detail=compact`, 25 strikes per side), `/flow/SPY` in full (every contract that traded)
-//! and compact (25/10/10 rows), and `/greeks-heatmap/SPY`, over an
+//! (`detail=compact`, 25 strikes per side), `/flow/SPY` in full (`all_flow` every contract
+//! that traded, `largest_flows` the top 50 by premium, `unusual_activity` every unusual
+//! contract; the row counts print) and compact (25/10/10 rows), and `/greeks-heatmap/SPY`,
+//! over an
 //! in-memory reader holding a SPY chain built by the chain builder from synthetic quotes
 //! (30 weekly expirations × 135 one-dollar strikes around 600, calls and puts: 8,100 quotes,
 //! about the size of SPY's listed chain) with its exposures and flow computed as the worker
@@ -320,8 +324,20 @@ fn main() {
             ("flow /flow/SPY compact          ", route("/api/mcp/data/flow/SPY?detail=compact", true)),
             ("heatmap /greeks-heatmap/SPY     ", route("/api/mcp/data/greeks-heatmap/SPY", true)),
         ];
+        // OPTICS_BENCH_ROUTES: only the labels containing one of its words.
+        let only: Vec<String> = std::env::var("OPTICS_BENCH_ROUTES")
+            .unwrap_or_default()
+            .split(',')
+            .map(|word| word.trim().to_owned())
+            .filter(|word| !word.is_empty())
+            .collect();
+        let routes: Vec<(&str, Target)> = routes
+            .into_iter()
+            .filter(|(label, _)| only.is_empty() || only.iter().any(|w| label.contains(w.as_str())))
+            .collect();
+        assert!(!routes.is_empty(), "OPTICS_BENCH_ROUTES={only:?} matches no route");
         let mut app: Router = app;
-        for ((_, target), static_path) in routes.iter().zip(STATIC_PATHS) {
+        for ((label, target), static_path) in routes.iter().zip(STATIC_PATHS) {
             let (body, encoding) = {
                 let mut sender = connect(probe_addr).await;
                 sender.ready().await.expect("ready");
@@ -337,6 +353,19 @@ fn main() {
                 let encoding = response.headers().get(CONTENT_ENCODING).cloned();
                 (response.into_body().collect().await.expect("body").to_bytes(), encoding)
             };
+            if encoding.is_none() && target.path == "/api/mcp/data/flow/SPY" {
+                let payload: serde_json::Value =
+                    serde_json::from_slice(&body).expect("flow answer is JSON");
+                let rows = |list: &str| payload["data"][list].as_array().map_or(0, Vec::len);
+                println!(
+                    "{}: {} B decoded; all_flow {} rows, largest_flows {}, unusual_activity {}",
+                    label.trim_end(),
+                    body.len(),
+                    rows("all_flow"),
+                    rows("largest_flows"),
+                    rows("unusual_activity")
+                );
+            }
             // The twin sends the same bytes with the same encoding.
             app = app.route(
                 static_path,

@@ -97,7 +97,8 @@ SUMMARIES = {
     ),
     "gex-batch": "Gamma exposure for up to 25 symbols in one call.",
     "flow": (
-        "Today's option flow: largest trades, unusual activity and sentiment. 503 with "
+        "Today's option flow: the largest tickets by premium (top 50, 10 under compact), "
+        "every unusual contract, the full flow list (all_flow) and sentiment. 503 with "
         "data_unavailable when the volume feed is down or behind the chain; timestamps are "
         "ISO 8601 without a zone (UTC)."
     ),

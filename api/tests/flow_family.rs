@@ -125,10 +125,15 @@ async fn flow_summary_and_lists_match_the_chain() {
     };
     assert_eq!(summary["sentiment"], sentiment);
 
-    // Full REST payload: every list whole.
+    // Full REST payload: all_flow and unusual_activity whole, largest_flows the top 50.
     let all = data["all_flow"].as_array().unwrap();
     assert_eq!(all.len(), traded.len());
     let largest = data["largest_flows"].as_array().unwrap();
+    assert!(
+        traded.len() > 50,
+        "the fixture has more than 50 traded contracts"
+    );
+    assert_eq!(largest.len(), 50);
     let top_premium = traded.iter().map(|t| t.premium).fold(0.0, f64::max);
     assert_close(
         num(&largest[0]["premium"], "top"),
@@ -244,10 +249,61 @@ async fn flow_summary_and_lists_match_the_chain() {
     assert!(data["message"].as_str().is_some_and(|m| !m.is_empty()));
     assert_eq!(data["window"]["detail"], "full");
     assert_eq!(data["window"]["truncated"], false);
+    // The window counts the full payload's rows: nothing was left out of it.
+    let full_rows = all.len() + largest.len() + unusual.len();
+    assert_eq!(data["window"]["rows_total"], full_rows);
+    assert_eq!(data["window"]["rows_returned"], full_rows);
     // Full detail (the REST default) has no strike window.
     assert!(data["window"].get("strikes_around").is_none());
     assert_eq!(data["stock_price"], SPOT);
     assert_eq!(data["success"], true);
+}
+
+/// Premium of a flow row as served (null when the contract has no price).
+fn premium_of(row: &Value) -> f64 {
+    row["premium"].as_f64().unwrap_or(0.0)
+}
+
+#[tokio::test]
+async fn full_largest_flows_is_the_top_50_of_all_flow_by_premium() {
+    let spy = spy();
+    let app = app(MemoryMarket::default().with(&spy), now());
+    let data = get(&app, "/api/mcp/data/flow/SPY?detail=full", &[])
+        .await
+        .data();
+    let traded = traded(&spy);
+    assert!(traded.len() > 50, "{} traded contracts", traded.len());
+    let all = data["all_flow"].as_array().unwrap();
+    let largest = data["largest_flows"].as_array().unwrap();
+    assert_eq!(all.len(), traded.len(), "all_flow stays complete");
+    assert_eq!(largest.len(), 50);
+    // Descending premium.
+    for pair in largest.windows(2) {
+        assert!(premium_of(&pair[0]) >= premium_of(&pair[1]), "{pair:?}");
+    }
+    // The 50 largest premiums recomputed from the chain.
+    let mut premiums: Vec<f64> = traded.iter().map(|t| t.premium).collect();
+    premiums.sort_by(|a, b| b.total_cmp(a));
+    for (row, premium) in largest.iter().zip(&premiums) {
+        assert_close(premium_of(row), *premium, 1e-9, "largest premium");
+    }
+    // The head of all_flow sorted by the documented order (premium, then volume, both
+    // descending, then expiration, strike, call before put): the same rows, field for field.
+    let mut sorted: Vec<&Value> = all.iter().collect();
+    sorted.sort_by(|a, b| {
+        premium_of(b)
+            .total_cmp(&premium_of(a))
+            .then(b["volume"].as_u64().cmp(&a["volume"].as_u64()))
+            .then(a["expiration"].as_str().cmp(&b["expiration"].as_str()))
+            .then(num(&a["strike"], "k").total_cmp(&num(&b["strike"], "k")))
+            .then(a["type"].as_str().cmp(&b["type"].as_str()))
+    });
+    for (rank, (row, expected)) in largest.iter().zip(&sorted).enumerate() {
+        assert_eq!(row, *expected, "largest_flows[{rank}]");
+    }
+    // Nothing left out ranks above the last one kept.
+    let last = premium_of(&largest[49]);
+    assert!(sorted[50..].iter().all(|row| premium_of(row) <= last));
 }
 
 #[tokio::test]
@@ -496,7 +552,9 @@ async fn strikes_around_windows_the_flow_lists_around_spot() {
     assert_eq!(window["detail"], "compact");
     assert_eq!(window["strikes_around"], 5);
     assert_eq!(window["limit"], 500);
-    assert_eq!(window["rows_total"], 2 * traded.len() + unusual_total);
+    // rows_total is what the full payload carries: every traded contract, the top 50 by
+    // premium and every unusual contract.
+    assert_eq!(window["rows_total"], traded.len() + 50 + unusual_total);
     assert_eq!(window["rows_returned"], all.len() + 10 + unusual.len());
     assert_eq!(window["truncated"], true);
     // The summary and the clusters are never trimmed.

@@ -58,6 +58,9 @@ use crate::window::{self, Detail, Window, WindowRequest};
 /// flow under compact: traded strikes kept each side of spot when `strikes_around` is not
 /// given (spec §8: 20 per side).
 pub const FLOW_STRIKES_PER_SIDE: usize = 20;
+/// Rows of `largest_flows` under full detail: the biggest tickets by premium. A ranking, not
+/// the whole list (`all_flow` is that); compact keeps [`window::FLOW_TOP_ROWS`].
+pub const LARGEST_FLOWS_FULL_ROWS: usize = 50;
 /// Entries of `top_strikes` and `top_expirations` (never trimmed further).
 const TOP_CLUSTERS: usize = 10;
 /// Strikes listed in `top_volume_strikes` and `top_oi_strikes`.
@@ -185,9 +188,10 @@ pub struct FlowPayload {
     pub stock_price: f64,
     /// Totals and the sentiment read (never trimmed).
     pub summary: FlowSummaryPayload,
-    /// Contracts with the most premium, descending.
+    /// The contracts with the most premium, descending (then most volume, then expiration,
+    /// strike, call before put): the top 50 under full detail, 10 under compact.
     pub largest_flows: Vec<FlowRowPayload>,
-    /// Unusual contracts, highest volume/OI first.
+    /// Every unusual contract, highest volume/OI first (10 under compact).
     pub unusual_activity: Vec<FlowRowPayload>,
     /// Every contract that traded, by expiration, strike, call before put.
     pub all_flow: Vec<FlowRowPayload>,
@@ -199,8 +203,9 @@ pub struct FlowPayload {
     /// `LIVE` or `EOD`, market hours and which data is shown.
     #[serde(flatten)]
     pub freshness: Freshness,
-    /// What compact detail trimmed: all_flow, largest_flows and unusual_activity together
-    /// (row counts summed), with the `strikes_around` and `limit` applied.
+    /// all_flow, largest_flows and unusual_activity together (row counts summed):
+    /// `rows_total` the rows the full payload carries in them, `rows_returned` this one's,
+    /// with the `strikes_around` and `limit` applied under compact.
     pub window: Window,
     /// Parameters moved into their documented range (empty when none was).
     pub clamped: Vec<ClampNotice>,
@@ -348,15 +353,9 @@ fn strike_band(rows: &[FlowRow], spot: f64, per_side: Option<usize>) -> Option<(
     Some((*kept.first()?, *kept.last()?))
 }
 
-/// `list` inside `band` (all when `None`), then its first `limit` rows; the window block
-/// counts the list before either trim.
-fn windowed(
-    list: &[FlowRow],
-    band: Option<(f64, f64)>,
-    per_side: Option<usize>,
-    limit: Option<usize>,
-    detail: Detail,
-) -> (Vec<FlowRow>, Window) {
+/// The rows of `list` inside `band` (all when `None`), then the first `limit` of them, in
+/// `list`'s order.
+fn in_band(list: &[FlowRow], band: Option<(f64, f64)>, limit: Option<usize>) -> Vec<FlowRow> {
     let mut kept: Vec<FlowRow> = list
         .iter()
         .filter(|r| band.is_none_or(|(lo, hi)| r.strike >= lo && r.strike <= hi))
@@ -365,24 +364,38 @@ fn windowed(
     if let Some(limit) = limit {
         kept.truncate(limit);
     }
-    let window = Window {
+    kept
+}
+
+/// The window block of one list: `full_rows` in the full payload, `returned` in this one.
+fn list_window(
+    full_rows: usize,
+    returned: usize,
+    per_side: Option<usize>,
+    limit: Option<usize>,
+    detail: Detail,
+) -> Window {
+    Window {
         detail,
-        rows_total: list.len(),
-        rows_returned: kept.len(),
-        truncated: kept.len() < list.len(),
+        rows_total: full_rows,
+        rows_returned: returned,
+        truncated: returned < full_rows,
         strikes_around: per_side,
         limit,
-    };
-    (kept, window)
+    }
 }
 
 /// `GET /flow/{ticker}`.
 ///
-/// Under compact detail the three row lists are trimmed: first to the contracts whose strike
-/// is among the `strikes_around` traded strikes each side of spot (default
+/// Full detail: `all_flow` is every contract that traded, `unusual_activity` every unusual
+/// one, and `largest_flows` the [`LARGEST_FLOWS_FULL_ROWS`] with the most premium (a ranking:
+/// repeating the whole list by premium would add nothing a client cannot sort itself).
+/// Under compact detail the three lists are trimmed: first to the contracts whose strike is
+/// among the `strikes_around` traded strikes each side of spot (default
 /// [`FLOW_STRIKES_PER_SIDE`]; 0 keeps every strike), then `all_flow` to `limit` rows (default
-/// 25) and `largest_flows` and `unusual_activity` to 10 each. Full detail trims nothing. The
-/// summary and the strike and expiration clusters are never trimmed.
+/// 25) and `largest_flows` and `unusual_activity` to 10 each (the biggest tickets and the most
+/// unusual inside the band). The summary and the strike and expiration clusters are never
+/// trimmed.
 pub async fn flow(
     State(state): State<AppState>,
     ticker: Ticker,
@@ -403,12 +416,30 @@ pub async fn flow(
     let band = strike_band(&rows, spot, per_side);
     let all_limit = window_request.row_limit(window::FLOW_ALL_FLOW_ROWS);
     let top_limit = (detail == Detail::Compact).then_some(window::FLOW_TOP_ROWS);
-    // Ranked in full, then windowed, so rows_total counts every candidate.
-    let largest = largest_flows(&rows, rows.len());
+    // Every row ranked, then banded: compact's biggest tickets are the band's, which need not
+    // be among the full payload's top 50.
+    let by_premium = largest_flows(&rows, rows.len());
+    let largest_full_rows = by_premium.len().min(LARGEST_FLOWS_FULL_ROWS);
+    let largest_limit = top_limit.unwrap_or(LARGEST_FLOWS_FULL_ROWS);
     let unusual = unusual_activity(&rows, rows.len());
-    let (all_kept, all_window) = windowed(&rows, band, per_side, all_limit, detail);
-    let (largest_kept, largest_window) = windowed(&largest, band, per_side, top_limit, detail);
-    let (unusual_kept, unusual_window) = windowed(&unusual, band, per_side, top_limit, detail);
+    let all_kept = in_band(&rows, band, all_limit);
+    let largest_kept = in_band(&by_premium, band, Some(largest_limit));
+    let unusual_kept = in_band(&unusual, band, top_limit);
+    let window = list_window(rows.len(), all_kept.len(), per_side, all_limit, detail)
+        .combine(list_window(
+            largest_full_rows,
+            largest_kept.len(),
+            per_side,
+            top_limit,
+            detail,
+        ))
+        .combine(list_window(
+            unusual.len(),
+            unusual_kept.len(),
+            per_side,
+            top_limit,
+            detail,
+        ));
     let shape = |list: &[FlowRow]| -> Vec<FlowRowPayload> {
         list.iter()
             .map(|r| row_payload(r, &ticker, timestamp))
@@ -471,7 +502,7 @@ pub async fn flow(
             })
             .collect(),
         freshness,
-        window: all_window.combine(largest_window).combine(unusual_window),
+        window,
         clamped: params.clamp_notices(),
     }))
 }

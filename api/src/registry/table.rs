@@ -960,7 +960,7 @@ pub(super) static DATA_ENDPOINTS: &[EndpointSpec] = &[
         path: "/flow/{ticker}",
         tier: Tier::Premium,
         cost: Cost::Units(1),
-        summary: "Today's option flow: largest trades, unusual activity and sentiment. 503 with data_unavailable when the volume feed is down or behind the chain; timestamps are ISO 8601 without a zone (UTC).",
+        summary: "Today's option flow: the largest tickets by premium (top 50, 10 under compact), every unusual contract, the full flow list (all_flow) and sentiment. 503 with data_unavailable when the volume feed is down or behind the chain; timestamps are ISO 8601 without a zone (UTC).",
         params: &[
             ParamSpec {
                 name: "ticker",
