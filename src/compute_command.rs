@@ -64,11 +64,13 @@ pub(crate) async fn publish_session_closes(
                 for (underlying, reason) in &closed.skipped {
                     eprintln!("  {underlying}: {reason}");
                 }
-                if let Err(e) = bus
-                    .publish(topics::SNAPSHOTS, Message::Snapshot(closed.event))
-                    .await
-                {
-                    eprintln!("announcing the session close: {e}");
+                for event in closed.term_event.into_iter().chain([closed.event]) {
+                    if let Err(e) = bus
+                        .publish(topics::SNAPSHOTS, Message::Snapshot(event))
+                        .await
+                    {
+                        eprintln!("announcing the session close: {e}");
+                    }
                 }
             }
             Ok(None) => {}

@@ -166,9 +166,9 @@ async fn run_async(args: &RunArgs) -> anyhow::Result<()> {
         Arc::clone(&bus),
         archive,
         args.archive_every_secs,
-        // Bars, ticks and calendars have no consumer in the embedded service yet, and a topic
+        // Ticks and calendars have no consumer in the embedded service yet, and a topic
         // without a consumer group would hold publishers back.
-        Routing::QuotesAndPricingReference,
+        Routing::ComputeInputs,
     ));
 
     // 4. Serve until Ctrl-C.

@@ -8,7 +8,7 @@
 //! ([`merge_bars_into_market_wide`]); seeding writes that partition again, so it lays the
 //! imported bars over the simulated ones ([`imported_bars`], [`overlay_bars`]).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use anyhow::Context;
@@ -18,6 +18,7 @@ use optics_compute::store::{MARKET_WIDE, SnapshotKey, SnapshotStore};
 use optics_compute::time::{ManualClock, NyseCalendar};
 use optics_compute::vol::ConstantMaturityIv;
 use optics_compute::worker::close::{ModelIv, read_prior_vol_daily, vol_daily_history_rows};
+use optics_compute::worker::reference;
 use optics_compute::worker::{CloseReference, ComputeWorker, WorkerConfig, publish_vol_daily};
 use optics_ingest::simulator::history::{DailyIv, HistoryConfig, MarketHistory, history_from_tape};
 use optics_ingest::simulator::market::MarketTape;
@@ -109,26 +110,10 @@ pub(crate) async fn publish_reference(
     Ok(bars)
 }
 
-/// `base` with `overlay` laid over it: a row of `overlay` replaces the row of `base` with the
-/// same symbol and date, or is added. Sorted by symbol then date; returns the rows and how
-/// many of `base` were replaced. `overlay` must hold one row per symbol and date (later
-/// duplicates win).
+/// `base` with `overlay` laid over it by symbol and date, sorted; returns the rows and how
+/// many of `base` were replaced (the rule of [`reference::overlay`]).
 pub(crate) fn overlay_bars(base: Vec<DailyBar>, overlay: &[DailyBar]) -> (Vec<DailyBar>, usize) {
-    let mut by_key: BTreeMap<(String, NaiveDate), DailyBar> = BTreeMap::new();
-    for bar in base {
-        by_key.insert((bar.symbol.clone(), bar.date), bar);
-    }
-    let mut replaced = 0;
-    let mut seen = BTreeSet::new();
-    for bar in overlay {
-        let key = (bar.symbol.clone(), bar.date);
-        if by_key.insert(key.clone(), bar.clone()).is_some() && seen.insert(key.clone()) {
-            replaced += 1;
-        } else {
-            seen.insert(key);
-        }
-    }
-    (by_key.into_values().collect(), replaced)
+    reference::overlay(base, overlay)
 }
 
 /// Every bar of the per-symbol `daily_bars` partitions (what `optics import bars` wrote),
@@ -169,85 +154,24 @@ pub(crate) struct BarsMerge {
 /// Lays `bars` over the newest market-wide `daily_bars` partition — the one the API's share
 /// volumes and the session close read — and publishes the result as a new version (of that
 /// partition, or of the partition of `bars`' last date when that is later): one atomic file,
-/// every other symbol's rows kept. A publication of the same partition by someone else between
-/// our read and our write (a backfill) is detected and the merge redone on top of it.
+/// every other symbol's rows kept, a concurrent publication merged onto
+/// ([`reference::merge_into_market_wide`], the rule the live worker's bars follow too).
 pub(crate) async fn merge_bars_into_market_wide(
     store: &SnapshotStore,
     bars: &[DailyBar],
     published_at: DateTime<Utc>,
 ) -> anyhow::Result<BarsMerge> {
-    let dataset = Dataset::DailyBars.name();
     let last = bars
         .iter()
         .map(|b| b.date)
         .max()
         .context("no bars to merge")?;
-    let decode_bars = |batches: &[_]| -> anyhow::Result<Vec<DailyBar>> {
-        let mut rows = Vec::new();
-        for batch in batches {
-            rows.extend(DailyBar::from_batch(batch)?);
-        }
-        Ok(rows)
-    };
-    // (trade date, version, rows) of the partition merged onto.
-    let mut base: Option<(NaiveDate, u64, Vec<DailyBar>)> =
-        match store.latest_trade_date(dataset, MARKET_WIDE, None).await? {
-            None => None,
-            Some(date) => {
-                let key = SnapshotKey::new(dataset, date, MARKET_WIDE);
-                store
-                    .read(&key)
-                    .await?
-                    .map(|snapshot| {
-                        let rows = decode_bars(&snapshot.batches);
-                        rows.map(|rows| (date, snapshot.file.version, rows))
-                    })
-                    .transpose()?
-            }
-        };
-    for _attempt in 0..5 {
-        let base_date = base.as_ref().map(|(date, _, _)| *date);
-        let target = base_date.map_or(last, |date| date.max(last));
-        let (base_version, base_rows) = match base.take() {
-            Some((date, version, rows)) if date == target => (version, rows),
-            Some((_, _, rows)) => (0, rows),
-            None => (0, Vec::new()),
-        };
-        let (merged, replaced) = overlay_bars(base_rows, bars);
-        let batch = DailyBar::to_batch(&merged)?;
-        let key = SnapshotKey::new(dataset, target, MARKET_WIDE);
-        let event = store.publish(&key, &batch, &[], published_at).await?;
-        // A version someone else published between the one we read and ours would be lost
-        // under ours, and a newer market-wide date would shadow ours: merge onto either.
-        let interleaved = store
-            .versions(&key)
-            .await?
-            .into_iter()
-            .rfind(|f| f.version > base_version && f.version < event.version);
-        let newer_date = store
-            .latest_trade_date(dataset, MARKET_WIDE, None)
-            .await?
-            .filter(|date| *date > target);
-        if let Some(date) = newer_date {
-            let key = SnapshotKey::new(dataset, date, MARKET_WIDE);
-            if let Some(snapshot) = store.read(&key).await? {
-                base = Some((date, snapshot.file.version, decode_bars(&snapshot.batches)?));
-                continue;
-            }
-        }
-        if let Some(file) = interleaved {
-            let rows = decode_bars(&store.read_file(&file).await?)?;
-            // Merge onto theirs; our own version is then superseded.
-            base = Some((target, event.version, rows));
-            continue;
-        }
-        return Ok(BarsMerge {
-            trade_date: target,
-            rows: merged.len(),
-            replaced,
-        });
-    }
-    anyhow::bail!("the market-wide daily bars kept changing while merging; try again")
+    let merge = reference::merge_into_market_wide(store, bars, last, published_at).await?;
+    Ok(BarsMerge {
+        trade_date: merge.trade_date,
+        rows: merge.rows,
+        replaced: merge.replaced,
+    })
 }
 
 /// Simulates the history through `last` and the end-of-day snapshots of `sessions` (oldest
@@ -477,6 +401,8 @@ fn model_iv(iv: &DailyIv) -> ModelIv {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
     use optics_compute::worker::close::read_reference;
     use optics_ingest::simulator::universe::Universe;
 

@@ -46,8 +46,10 @@ pub const DEFAULT_MAX_CONSECUTIVE_ARCHIVE_FAILURES: u32 = 5;
 pub enum Routing {
     /// Everything (a Kafka deployment: topics exist for every dataset).
     Everything,
-    /// Option quotes and the reference data pricing needs (company map, dividends).
-    QuotesAndPricingReference,
+    /// What the compute worker consumes: option quotes, the reference data pricing needs
+    /// (company map, dividends) and the series it keeps in the store (daily bars, earnings,
+    /// borrow fees).
+    ComputeInputs,
 }
 
 impl Routing {
@@ -55,9 +57,16 @@ impl Routing {
     pub fn keeps(self, message: &Message) -> bool {
         match self {
             Self::Everything => true,
-            Self::QuotesAndPricingReference => matches!(
+            Self::ComputeInputs => matches!(
                 message.kind(),
-                MessageKind::Data(Dataset::OptionQuotes | Dataset::Companies | Dataset::Dividends)
+                MessageKind::Data(
+                    Dataset::OptionQuotes
+                        | Dataset::Companies
+                        | Dataset::Dividends
+                        | Dataset::DailyBars
+                        | Dataset::Earnings
+                        | Dataset::BorrowRates
+                )
             ),
         }
     }

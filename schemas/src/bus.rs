@@ -87,6 +87,8 @@ pub mod snapshot_datasets {
     pub const FLOW: &str = "flow";
     /// Daily volatility statistics.
     pub const VOL_DAILY: &str = "vol_daily";
+    /// The at-the-money term structure of each session close (per expiration).
+    pub const VOL_TERM: &str = "vol_term";
     /// Reference data.
     pub const REFERENCE: &str = "reference";
     /// The quote archive.

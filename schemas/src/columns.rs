@@ -729,6 +729,39 @@ pub mod vol_daily {
     pub const BETA_SPY_1Y: &str = "beta_spy_1y";
     /// Correlation of daily log returns with SPY over 252 sessions, −1 to 1.
     pub const CORRELATION_SPY_1Y: &str = "correlation_spy_1y";
+    /// Close-to-close log return `ln(close / previous session's close)`, decimal (0.01 ≈ 1 %);
+    /// null on an underlying's first session.
+    pub const LOG_RETURN_1D: &str = "log_return_1d";
+    /// Past earnings reports whose reaction session is in the closes up to the trade date with
+    /// a known timing (before open: the report date's session; after close: the next one) and
+    /// an opening price that session (UInt64). Every `earnings_*` column is null for an
+    /// underlying without earnings reports (ETFs, indices).
+    pub const EARNINGS_COUNT: &str = "earnings_count";
+    /// Of those, gap ≥ 0 (UInt64). The gap of a report is `(open of the reaction session /
+    /// previous close − 1) × 100`, percent.
+    pub const EARNINGS_UP_COUNT: &str = "earnings_up_count";
+    /// Gap < 0 (UInt64).
+    pub const EARNINGS_DOWN_COUNT: &str = "earnings_down_count";
+    /// EPS at or above the estimate (UInt64).
+    pub const EARNINGS_BEAT_COUNT: &str = "earnings_beat_count";
+    /// EPS below the estimate (UInt64).
+    pub const EARNINGS_MISS_COUNT: &str = "earnings_miss_count";
+    /// Mean signed gap, percent.
+    pub const EARNINGS_AVG_MOVE_PCT: &str = "earnings_avg_move_pct";
+    /// Mean absolute gap, percent; ≥ 0.
+    pub const EARNINGS_AVG_ABS_MOVE_PCT: &str = "earnings_avg_abs_move_pct";
+    /// Mean gap of the up reports, percent.
+    pub const EARNINGS_AVG_UP_MOVE_PCT: &str = "earnings_avg_up_move_pct";
+    /// Mean gap of the down reports, percent (negative).
+    pub const EARNINGS_AVG_DOWN_MOVE_PCT: &str = "earnings_avg_down_move_pct";
+    /// Mean signed gap of the beats, percent.
+    pub const EARNINGS_AVG_BEAT_MOVE_PCT: &str = "earnings_avg_beat_move_pct";
+    /// Mean signed gap of the misses, percent.
+    pub const EARNINGS_AVG_MISS_MOVE_PCT: &str = "earnings_avg_miss_move_pct";
+    /// Largest up gap, percent.
+    pub const EARNINGS_MAX_UP_PCT: &str = "earnings_max_up_pct";
+    /// Most negative gap, percent (signed).
+    pub const EARNINGS_MAX_DOWN_PCT: &str = "earnings_max_down_pct";
 
     /// The names in schema order.
     pub const ALL: &[&str] = &[
@@ -763,5 +796,68 @@ pub mod vol_daily {
         VRP_RATIO,
         BETA_SPY_1Y,
         CORRELATION_SPY_1Y,
+        LOG_RETURN_1D,
+        EARNINGS_COUNT,
+        EARNINGS_UP_COUNT,
+        EARNINGS_DOWN_COUNT,
+        EARNINGS_BEAT_COUNT,
+        EARNINGS_MISS_COUNT,
+        EARNINGS_AVG_MOVE_PCT,
+        EARNINGS_AVG_ABS_MOVE_PCT,
+        EARNINGS_AVG_UP_MOVE_PCT,
+        EARNINGS_AVG_DOWN_MOVE_PCT,
+        EARNINGS_AVG_BEAT_MOVE_PCT,
+        EARNINGS_AVG_MISS_MOVE_PCT,
+        EARNINGS_MAX_UP_PCT,
+        EARNINGS_MAX_DOWN_PCT,
+    ];
+}
+
+/// The at-the-money term structure at a session close: one row per underlying × expiration ×
+/// settlement of the closing chain (the `vol_term` dataset, published with `vol_daily`, one
+/// market-wide partition per trade date). Volatilities in annualised percentage points;
+/// formulas: `optics_compute::vol::implied`.
+pub mod vol_term {
+    /// Underlying symbol. Utf8, non-empty.
+    pub const UNDERLYING: &str = "underlying";
+    /// The session (ISO date, New York).
+    pub const TRADE_DATE: &str = "trade_date";
+    /// The instant described (the session close): UTC timestamp, microseconds.
+    pub const AS_OF: &str = "as_of";
+    /// Expiration date, after the trade date.
+    pub const EXPIRATION: &str = "expiration";
+    /// `AM` or `PM` settlement of the series.
+    pub const SETTLEMENT: &str = "settlement";
+    /// Calendar days from the trade date to the expiration (Int32).
+    pub const DTE: &str = "dte";
+    /// Years to expiry of the chain rows (ACT/365 to the 16:00 New York close); > 0.
+    pub const YEARS_TO_EXPIRY: &str = "years_to_expiry";
+    /// The expiration's forward, dollars; > 0.
+    pub const FORWARD: &str = "forward";
+    /// IV at the forward (log-moneyness interpolation in total variance between the strikes
+    /// around it), percentage points; > 0; null when the forward is outside the strikes with
+    /// an IV.
+    pub const ATM_IV_PCT: &str = "atm_iv_pct";
+    /// Call IV at Δ = 0.25, percentage points; > 0.
+    pub const CALL25_IV_PCT: &str = "call25_iv_pct";
+    /// Put IV at Δ = −0.25, percentage points; > 0.
+    pub const PUT25_IV_PCT: &str = "put25_iv_pct";
+    /// `put25_iv_pct − call25_iv_pct`, percentage points.
+    pub const SKEW25_PCT: &str = "skew25_pct";
+
+    /// The names in schema order.
+    pub const ALL: &[&str] = &[
+        UNDERLYING,
+        TRADE_DATE,
+        AS_OF,
+        EXPIRATION,
+        SETTLEMENT,
+        DTE,
+        YEARS_TO_EXPIRY,
+        FORWARD,
+        ATM_IV_PCT,
+        CALL25_IV_PCT,
+        PUT25_IV_PCT,
+        SKEW25_PCT,
     ];
 }

@@ -101,4 +101,6 @@ pub use reference::{
 };
 pub use table::{Dataset, Record, date_to_days, days_to_date, timestamp_type};
 pub use underlying::{DailyBar, UnderlyingTick, daily_bars_schema, underlying_ticks_schema};
-pub use vol_snapshot::{VOL_DAILY_DATASET, VolDailyRow, vol_daily_schema};
+pub use vol_snapshot::{
+    VOL_DAILY_DATASET, VOL_TERM_DATASET, VolDailyRow, VolTermRow, vol_daily_schema, vol_term_schema,
+};

@@ -1,8 +1,9 @@
 //! The `vol_daily` snapshot dataset that compute publishes once per session close: one row per
 //! underlying × session with the close, realized vol at the standard windows, constant-maturity
 //! IV, the front ATM IV, the 30-day 25-delta skew, IV rank and percentile, the volatility risk
-//! premium, and beta and correlation to SPY — the columns the volatility and cores endpoints
-//! read.
+//! premium, beta and correlation to SPY, the close-to-close log return and the earnings-move
+//! statistics — the columns the volatility, earnings and cores endpoints read. Beside it,
+//! [`VolTermRow`]: the `vol_term` dataset, the ATM term structure per expiration.
 //!
 //! Column names, meanings and units are in [`crate::columns::vol_daily`] (every volatility in
 //! annualised percentage points). [`VolDailyRow::to_batch`] and [`VolDailyRow::from_batch`]
@@ -15,11 +16,14 @@
 
 use std::sync::{Arc, LazyLock};
 
-use arrow_array::{ArrayRef, BooleanArray, Date32Array, Float64Array, RecordBatch};
+use arrow_array::{
+    ArrayRef, BooleanArray, Date32Array, Float64Array, Int32Array, RecordBatch, UInt64Array,
+};
 use arrow_schema::{DataType, Schema, SchemaRef};
 use chrono::{DateTime, NaiveDate, Utc};
 
 use crate::columns::vol_daily as col;
+use crate::enums::SettlementStyle;
 use crate::error::SchemaError;
 use crate::exposure_snapshot::{SnapshotColumns, conform};
 use crate::table::{
@@ -95,6 +99,34 @@ pub struct VolDailyRow {
     pub beta_spy_1y: Option<f64>,
     /// One-year correlation with SPY.
     pub correlation_spy_1y: Option<f64>,
+    /// ln(close / previous close), decimal.
+    pub log_return_1d: Option<f64>,
+    /// Past earnings reports with a gap (see [`crate::columns::vol_daily::EARNINGS_COUNT`]).
+    pub earnings_count: Option<u64>,
+    /// Of those, gap ≥ 0.
+    pub earnings_up_count: Option<u64>,
+    /// Gap < 0.
+    pub earnings_down_count: Option<u64>,
+    /// EPS at or above the estimate.
+    pub earnings_beat_count: Option<u64>,
+    /// EPS below the estimate.
+    pub earnings_miss_count: Option<u64>,
+    /// Mean signed gap, percent.
+    pub earnings_avg_move_pct: Option<f64>,
+    /// Mean absolute gap, percent.
+    pub earnings_avg_abs_move_pct: Option<f64>,
+    /// Mean gap of the up reports, percent.
+    pub earnings_avg_up_move_pct: Option<f64>,
+    /// Mean gap of the down reports, percent.
+    pub earnings_avg_down_move_pct: Option<f64>,
+    /// Mean signed gap of the beats, percent.
+    pub earnings_avg_beat_move_pct: Option<f64>,
+    /// Mean signed gap of the misses, percent.
+    pub earnings_avg_miss_move_pct: Option<f64>,
+    /// Largest up gap, percent.
+    pub earnings_max_up_pct: Option<f64>,
+    /// Most negative gap, percent.
+    pub earnings_max_down_pct: Option<f64>,
 }
 
 impl VolDailyRow {
@@ -132,6 +164,20 @@ impl VolDailyRow {
             vrp_ratio: None,
             beta_spy_1y: None,
             correlation_spy_1y: None,
+            log_return_1d: None,
+            earnings_count: None,
+            earnings_up_count: None,
+            earnings_down_count: None,
+            earnings_beat_count: None,
+            earnings_miss_count: None,
+            earnings_avg_move_pct: None,
+            earnings_avg_abs_move_pct: None,
+            earnings_avg_up_move_pct: None,
+            earnings_avg_down_move_pct: None,
+            earnings_avg_beat_move_pct: None,
+            earnings_avg_miss_move_pct: None,
+            earnings_max_up_pct: None,
+            earnings_max_down_pct: None,
         }
     }
 }
@@ -191,6 +237,40 @@ stats! {
     vrp_ratio: VRP_RATIO, NonNegative;
     beta_spy_1y: BETA_SPY_1Y, Finite;
     correlation_spy_1y: CORRELATION_SPY_1Y, Correlation;
+    log_return_1d: LOG_RETURN_1D, Finite;
+    earnings_avg_move_pct: EARNINGS_AVG_MOVE_PCT, Finite;
+    earnings_avg_abs_move_pct: EARNINGS_AVG_ABS_MOVE_PCT, NonNegative;
+    earnings_avg_up_move_pct: EARNINGS_AVG_UP_MOVE_PCT, NonNegative;
+    earnings_avg_down_move_pct: EARNINGS_AVG_DOWN_MOVE_PCT, Finite;
+    earnings_avg_beat_move_pct: EARNINGS_AVG_BEAT_MOVE_PCT, Finite;
+    earnings_avg_miss_move_pct: EARNINGS_AVG_MISS_MOVE_PCT, Finite;
+    earnings_max_up_pct: EARNINGS_MAX_UP_PCT, NonNegative;
+    earnings_max_down_pct: EARNINGS_MAX_DOWN_PCT, Finite;
+}
+
+/// A nullable UInt64 count column and its accessors.
+struct Count {
+    name: &'static str,
+    get: fn(&VolDailyRow) -> Option<u64>,
+    set: fn(&mut VolDailyRow, Option<u64>),
+}
+
+macro_rules! counts {
+    ($($field:ident: $column:ident;)*) => {
+        const COUNTS: &[Count] = &[$(Count {
+            name: col::$column,
+            get: |r| r.$field,
+            set: |r, v| r.$field = v,
+        },)*];
+    };
+}
+
+counts! {
+    earnings_count: EARNINGS_COUNT;
+    earnings_up_count: EARNINGS_UP_COUNT;
+    earnings_down_count: EARNINGS_DOWN_COUNT;
+    earnings_beat_count: EARNINGS_BEAT_COUNT;
+    earnings_miss_count: EARNINGS_MISS_COUNT;
 }
 
 fn stat(name: &str) -> Option<&'static Stat> {
@@ -205,6 +285,7 @@ static SCHEMA: LazyLock<SchemaRef> = LazyLock::new(|| {
         col::CLOSE => field(name, DataType::Float64, false),
         col::EARNINGS_IN_HV_30D_WINDOW => field(name, DataType::Boolean, true),
         col::FRONT_EXPIRATION => field(name, DataType::Date32, true),
+        _ if COUNTS.iter().any(|c| c.name == name) => field(name, DataType::UInt64, true),
         // Every other column is a nullable statistic (`schema_follows_the_column_constants`
         // checks that each has an entry in STATS).
         _ => field(name, DataType::Float64, true),
@@ -238,9 +319,12 @@ impl VolDailyRow {
                             .map(|r| r.front_expiration.map(date_to_days))
                             .collect::<Date32Array>(),
                     ),
-                    _ => match stat(name) {
-                        Some(s) => f64s_opt(rows.iter().map(s.get)),
-                        None => f64s_opt(rows.iter().map(|_| None)),
+                    _ => match (stat(name), COUNTS.iter().find(|c| c.name == name)) {
+                        (Some(s), _) => f64s_opt(rows.iter().map(s.get)),
+                        (None, Some(count)) => {
+                            Arc::new(rows.iter().map(count.get).collect::<UInt64Array>())
+                        }
+                        (None, None) => f64s_opt(rows.iter().map(|_| None)),
                     },
                 }
             })
@@ -269,6 +353,10 @@ fn read(batch: &RecordBatch) -> Result<Vec<VolDailyRow>, SchemaError> {
         .iter()
         .map(|s| Ok((s, c.f64(s.name)?)))
         .collect::<Result<_, SchemaError>>()?;
+    let counts: Vec<(&Count, &UInt64Array)> = COUNTS
+        .iter()
+        .map(|k| Ok((k, c.u64(k.name)?)))
+        .collect::<Result<_, SchemaError>>()?;
     (0..batch.num_rows())
         .map(|row| {
             let trade_date = c.date_value(col::TRADE_DATE, trade_date, row)?;
@@ -287,6 +375,10 @@ fn read(batch: &RecordBatch) -> Result<Vec<VolDailyRow>, SchemaError> {
                 let value = opt(*array, row, || check(&c, s, row, array.value(row))).transpose()?;
                 (s.set)(&mut out, value);
             }
+            for (k, array) in &counts {
+                (k.set)(&mut out, opt(*array, row, || array.value(row)));
+            }
+            check_earnings_counts(&c, &out, row)?;
             match (out.front_expiration, out.front_atm_iv_pct) {
                 (None, Some(_)) => {
                     return Err(c.invalid(
@@ -309,6 +401,47 @@ fn read(batch: &RecordBatch) -> Result<Vec<VolDailyRow>, SchemaError> {
         .collect()
 }
 
+/// The earnings counts are all present or all null, up + down = count and beat + miss ≤ count
+/// (a report without both EPS figures is neither).
+fn check_earnings_counts(
+    c: &SnapshotColumns<'_>,
+    r: &VolDailyRow,
+    row: usize,
+) -> Result<(), SchemaError> {
+    let all = [
+        r.earnings_count,
+        r.earnings_up_count,
+        r.earnings_down_count,
+        r.earnings_beat_count,
+        r.earnings_miss_count,
+    ];
+    match all {
+        [None, None, None, None, None] => Ok(()),
+        [Some(n), Some(up), Some(down), Some(beat), Some(miss)] => {
+            if up.checked_add(down) != Some(n) {
+                Err(c.invalid(
+                    col::EARNINGS_UP_COUNT,
+                    Some(row),
+                    format!("{up} up + {down} down is not the {n} reports"),
+                ))
+            } else if beat.checked_add(miss).is_none_or(|sum| sum > n) {
+                Err(c.invalid(
+                    col::EARNINGS_BEAT_COUNT,
+                    Some(row),
+                    format!("{beat} beats + {miss} misses exceed the {n} reports"),
+                ))
+            } else {
+                Ok(())
+            }
+        }
+        _ => Err(c.invalid(
+            col::EARNINGS_COUNT,
+            Some(row),
+            "the earnings counts must be all present or all null",
+        )),
+    }
+}
+
 fn check(c: &SnapshotColumns<'_>, s: &Stat, row: usize, v: f64) -> Result<f64, SchemaError> {
     let value = c.finite(s.name, row, v)?;
     let (ok, what) = match s.rule {
@@ -323,6 +456,144 @@ fn check(c: &SnapshotColumns<'_>, s: &Stat, row: usize, v: f64) -> Result<f64, S
     } else {
         Err(c.invalid(s.name, Some(row), format!("{value} is not {what}")))
     }
+}
+
+/// The `vol_term` dataset's name.
+pub const VOL_TERM_DATASET: &str = crate::bus::snapshot_datasets::VOL_TERM;
+
+/// One expiration of an underlying's at-the-money term structure at a session close. Units:
+/// [`crate::columns::vol_term`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct VolTermRow {
+    /// Underlying symbol.
+    pub underlying: String,
+    /// The session.
+    pub trade_date: NaiveDate,
+    /// The instant described (the session close).
+    pub as_of: DateTime<Utc>,
+    /// Expiration date.
+    pub expiration: NaiveDate,
+    /// Settlement of the series.
+    pub settlement: SettlementStyle,
+    /// Calendar days from the trade date.
+    pub dte: i32,
+    /// Years to expiry, > 0.
+    pub years_to_expiry: f64,
+    /// The expiration's forward, dollars.
+    pub forward: f64,
+    /// IV at the forward, percentage points.
+    pub atm_iv_pct: Option<f64>,
+    /// Call IV at Δ = 0.25, percentage points.
+    pub call25_iv_pct: Option<f64>,
+    /// Put IV at Δ = −0.25, percentage points.
+    pub put25_iv_pct: Option<f64>,
+    /// `put25_iv_pct − call25_iv_pct`, percentage points.
+    pub skew25_pct: Option<f64>,
+}
+
+static TERM_SCHEMA: LazyLock<SchemaRef> = LazyLock::new(|| {
+    use crate::columns::vol_term as t;
+    let fields = t::ALL.iter().map(|&name| match name {
+        t::UNDERLYING | t::SETTLEMENT => field(name, DataType::Utf8, false),
+        t::TRADE_DATE | t::EXPIRATION => field(name, DataType::Date32, false),
+        t::AS_OF => field(name, timestamp_type(), false),
+        t::DTE => field(name, DataType::Int32, false),
+        t::YEARS_TO_EXPIRY | t::FORWARD => field(name, DataType::Float64, false),
+        _ => field(name, DataType::Float64, true),
+    });
+    Arc::new(Schema::new(fields.collect::<Vec<_>>()))
+});
+
+/// The Arrow schema of the `vol_term` dataset (shared, built once).
+pub fn vol_term_schema() -> SchemaRef {
+    Arc::clone(&TERM_SCHEMA)
+}
+
+impl VolTermRow {
+    /// Validates the rows and builds a batch in the canonical schema.
+    pub fn to_batch(rows: &[VolTermRow]) -> Result<RecordBatch, SchemaError> {
+        use crate::columns::vol_term as t;
+        let columns: Vec<ArrayRef> = t::ALL
+            .iter()
+            .map(|&name| -> ArrayRef {
+                match name {
+                    t::UNDERLYING => utf8(rows.iter().map(|r| r.underlying.as_str())),
+                    t::TRADE_DATE => dates(rows.iter().map(|r| r.trade_date)),
+                    t::AS_OF => timestamps(rows.iter().map(|r| r.as_of)),
+                    t::EXPIRATION => dates(rows.iter().map(|r| r.expiration)),
+                    t::SETTLEMENT => utf8(rows.iter().map(|r| r.settlement.as_str())),
+                    t::DTE => Arc::new(Int32Array::from_iter_values(rows.iter().map(|r| r.dte))),
+                    t::YEARS_TO_EXPIRY => f64s(rows.iter().map(|r| r.years_to_expiry)),
+                    t::FORWARD => f64s(rows.iter().map(|r| r.forward)),
+                    t::ATM_IV_PCT => f64s_opt(rows.iter().map(|r| r.atm_iv_pct)),
+                    t::CALL25_IV_PCT => f64s_opt(rows.iter().map(|r| r.call25_iv_pct)),
+                    t::PUT25_IV_PCT => f64s_opt(rows.iter().map(|r| r.put25_iv_pct)),
+                    _ => f64s_opt(rows.iter().map(|r| r.skew25_pct)),
+                }
+            })
+            .collect();
+        let batch = RecordBatch::try_new(vol_term_schema(), columns)?;
+        read_term(&batch)?;
+        Ok(batch)
+    }
+
+    /// Validates a batch (columns by name: a missing nullable column reads as nulls, an extra
+    /// one is ignored) and reads its rows.
+    pub fn from_batch(batch: &RecordBatch) -> Result<Vec<VolTermRow>, SchemaError> {
+        use crate::columns::vol_term as t;
+        let batch = conform(VOL_TERM_DATASET, &vol_term_schema(), t::ALL, batch)?;
+        read_term(&batch)
+    }
+}
+
+fn read_term(batch: &RecordBatch) -> Result<Vec<VolTermRow>, SchemaError> {
+    use crate::columns::vol_term as t;
+    let c = SnapshotColumns::new(VOL_TERM_DATASET, batch);
+    let underlying = c.str(t::UNDERLYING)?;
+    let trade_date = c.date(t::TRADE_DATE)?;
+    let as_of = c.timestamp(t::AS_OF)?;
+    let expiration = c.date(t::EXPIRATION)?;
+    let settlement = c.str(t::SETTLEMENT)?;
+    let dte = c.i32(t::DTE)?;
+    let years = c.f64(t::YEARS_TO_EXPIRY)?;
+    let forward = c.f64(t::FORWARD)?;
+    let atm = c.f64(t::ATM_IV_PCT)?;
+    let call25 = c.f64(t::CALL25_IV_PCT)?;
+    let put25 = c.f64(t::PUT25_IV_PCT)?;
+    let skew = c.f64(t::SKEW25_PCT)?;
+    let iv = |name, array: &Float64Array, row| {
+        opt(array, row, || c.positive(name, row, array.value(row))).transpose()
+    };
+    (0..batch.num_rows())
+        .map(|row| {
+            let trade_date = c.date_value(t::TRADE_DATE, trade_date, row)?;
+            let expiration = c.date_value(t::EXPIRATION, expiration, row)?;
+            if expiration <= trade_date {
+                return Err(c.invalid(
+                    t::EXPIRATION,
+                    Some(row),
+                    format!("{expiration} is not after the trade date {trade_date}"),
+                ));
+            }
+            let dte = dte.value(row);
+            c.check_dte(t::DTE, row, trade_date, expiration, dte)?;
+            Ok(VolTermRow {
+                underlying: c.symbol(t::UNDERLYING, underlying, row)?,
+                trade_date,
+                as_of: c.timestamp_value(t::AS_OF, as_of, row)?,
+                expiration,
+                settlement: c.code(t::SETTLEMENT, settlement, row)?,
+                dte,
+                years_to_expiry: c.positive(t::YEARS_TO_EXPIRY, row, years.value(row))?,
+                forward: c.positive(t::FORWARD, row, forward.value(row))?,
+                atm_iv_pct: iv(t::ATM_IV_PCT, atm, row)?,
+                call25_iv_pct: iv(t::CALL25_IV_PCT, call25, row)?,
+                put25_iv_pct: iv(t::PUT25_IV_PCT, put25, row)?,
+                skew25_pct: opt(skew, row, || c.finite(t::SKEW25_PCT, row, skew.value(row)))
+                    .transpose()?,
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -364,6 +635,20 @@ mod tests {
             vrp_ratio: Some(26.0 / 22.0),
             beta_spy_1y: Some(1.21),
             correlation_spy_1y: Some(0.68),
+            log_return_1d: Some(-0.0123),
+            earnings_count: Some(4),
+            earnings_up_count: Some(3),
+            earnings_down_count: Some(1),
+            earnings_beat_count: Some(2),
+            earnings_miss_count: Some(1),
+            earnings_avg_move_pct: Some(1.5),
+            earnings_avg_abs_move_pct: Some(3.0),
+            earnings_avg_up_move_pct: Some(3.0),
+            earnings_avg_down_move_pct: Some(-3.0),
+            earnings_avg_beat_move_pct: Some(2.5),
+            earnings_avg_miss_move_pct: Some(-3.0),
+            earnings_max_up_pct: Some(4.0),
+            earnings_max_down_pct: Some(-3.0),
             ..VolDailyRow::new("AAPL", day(20), as_of, 231.4)
         };
         // A young listing: only the close and a short HV.
@@ -395,6 +680,13 @@ mod tests {
             .count();
         assert_eq!(float_stats, STATS.len());
         assert!(STATS.iter().all(|s| col::ALL.contains(&s.name)));
+        let counts = schema
+            .fields()
+            .iter()
+            .filter(|f| f.data_type() == &DataType::UInt64)
+            .count();
+        assert_eq!(counts, COUNTS.len());
+        assert!(COUNTS.iter().all(|c| col::ALL.contains(&c.name)));
     }
 
     #[test]
@@ -413,7 +705,10 @@ mod tests {
         let keep: Vec<usize> = (0..batch.num_columns())
             .filter(|&i| {
                 let name = schema.field(i).name();
-                name != col::SKEW25_30D_PCT && name != col::HV_30D_EX_EARNINGS_PCT
+                name != col::SKEW25_30D_PCT
+                    && name != col::HV_30D_EX_EARNINGS_PCT
+                    && name != col::LOG_RETURN_1D
+                    && !name.starts_with("earnings_")
             })
             .collect();
         let older = batch.project(&keep).unwrap();
@@ -430,6 +725,11 @@ mod tests {
         let back = VolDailyRow::from_batch(&newer).unwrap();
         assert!(back.iter().all(|r| r.skew25_30d_pct.is_none()));
         assert!(back.iter().all(|r| r.hv_30d_ex_earnings_pct.is_none()));
+        // Files written before the return and the earnings statistics read them as null.
+        assert!(back.iter().all(|r| r.log_return_1d.is_none()));
+        assert!(back.iter().all(|r| r.earnings_count.is_none()));
+        assert!(back.iter().all(|r| r.earnings_avg_abs_move_pct.is_none()));
+        assert!(back.iter().all(|r| r.earnings_in_hv_30d_window.is_none()));
         assert_eq!(back[0].iv30d_pct, Some(26.0));
         // A required column missing is an error naming it.
         let no_close: Vec<usize> = (0..batch.num_columns())
@@ -471,6 +771,30 @@ mod tests {
                 column
             );
         }
+        // The earnings counts must add up and come together.
+        type CountEdit = fn(&mut VolDailyRow);
+        let count_cases: [(CountEdit, &str); 3] = [
+            (|r| r.earnings_up_count = Some(2), col::EARNINGS_UP_COUNT),
+            (
+                |r| r.earnings_beat_count = Some(4),
+                col::EARNINGS_BEAT_COUNT,
+            ),
+            (|r| r.earnings_miss_count = None, col::EARNINGS_COUNT),
+        ];
+        for (edit, column) in count_cases {
+            let mut r = rows();
+            edit(&mut r[0]);
+            assert_eq!(
+                invalid_column(VolDailyRow::to_batch(&r).unwrap_err()),
+                column
+            );
+        }
+        let mut r = rows();
+        r[0].earnings_avg_abs_move_pct = Some(-0.5);
+        assert_eq!(
+            invalid_column(VolDailyRow::to_batch(&r).unwrap_err()),
+            col::EARNINGS_AVG_ABS_MOVE_PCT
+        );
         let mut r = rows();
         r[1].underlying = String::new();
         assert_eq!(
@@ -487,5 +811,72 @@ mod tests {
             invalid_column(VolDailyRow::from_batch(&bad).unwrap_err()),
             col::VRP_RATIO
         );
+    }
+
+    fn term_rows() -> Vec<VolTermRow> {
+        let as_of = DateTime::from_timestamp(1_795_208_400, 0).unwrap();
+        let row = |expiration: NaiveDate, dte, atm: Option<f64>| VolTermRow {
+            underlying: "SPX".into(),
+            trade_date: day(20),
+            as_of,
+            expiration,
+            settlement: SettlementStyle::Pm,
+            dte,
+            years_to_expiry: f64::from(dte) / 365.0,
+            forward: 6_000.5,
+            atm_iv_pct: atm,
+            call25_iv_pct: atm.map(|v| v - 2.0),
+            put25_iv_pct: atm.map(|v| v + 3.0),
+            skew25_pct: atm.map(|_| 5.0),
+        };
+        vec![
+            row(day(21), 1, Some(14.0)),
+            VolTermRow {
+                settlement: SettlementStyle::Am,
+                ..row(day(27), 7, None)
+            },
+        ]
+    }
+
+    #[test]
+    fn term_rows_round_trip_and_read_older_files() {
+        use crate::columns::vol_term as t;
+        let names: Vec<String> = vol_term_schema()
+            .fields()
+            .iter()
+            .map(|f| f.name().clone())
+            .collect();
+        assert_eq!(names, t::ALL);
+        let batch = VolTermRow::to_batch(&term_rows()).unwrap();
+        assert_eq!(VolTermRow::from_batch(&batch).unwrap(), term_rows());
+        // A file without the wing columns reads them as null.
+        let schema = batch.schema();
+        let keep: Vec<usize> = (0..batch.num_columns())
+            .filter(|&i| !schema.field(i).name().contains("25"))
+            .collect();
+        let back = VolTermRow::from_batch(&batch.project(&keep).unwrap()).unwrap();
+        assert!(back.iter().all(|r| r.skew25_pct.is_none()));
+        assert_eq!(back[0].atm_iv_pct, Some(14.0));
+    }
+
+    #[test]
+    fn bad_term_rows_are_rejected_with_the_column() {
+        use crate::columns::vol_term as t;
+        type Edit = fn(&mut VolTermRow);
+        let cases: [(Edit, &str); 5] = [
+            (|r| r.expiration = day(20), t::EXPIRATION),
+            (|r| r.dte = 2, t::DTE),
+            (|r| r.forward = 0.0, t::FORWARD),
+            (|r| r.atm_iv_pct = Some(0.0), t::ATM_IV_PCT),
+            (|r| r.skew25_pct = Some(f64::NAN), t::SKEW25_PCT),
+        ];
+        for (edit, column) in cases {
+            let mut r = term_rows();
+            edit(&mut r[0]);
+            assert_eq!(
+                invalid_column(VolTermRow::to_batch(&r).unwrap_err()),
+                column
+            );
+        }
     }
 }

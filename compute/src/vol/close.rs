@@ -5,11 +5,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::{DateTime, NaiveDate, Utc};
-use optics_schemas::{ChainRow, DailyBar, EarningsEvent, EarningsTiming, VolDailyRow};
+use optics_schemas::{ChainRow, DailyBar, EarningsEvent, EarningsTiming, VolDailyRow, VolTermRow};
 use rayon::prelude::*;
 
 use super::VolError;
-use super::daily::{DailyVolInputs, IV_RANK_LOOKBACK_SESSIONS, vol_daily_row};
+use super::daily::{DailyVolInputs, IV_RANK_LOOKBACK_SESSIONS, vol_daily_and_term_rows};
+use super::stats::{EarningsMove, gap_move_pct};
 
 /// The symbol beta and correlation are measured against.
 pub const BENCHMARK_SYMBOL: &str = "SPY";
@@ -37,6 +38,9 @@ pub struct SessionCloseInputs<'a> {
 pub struct SessionCloseRows {
     /// One row per underlying, sorted by underlying.
     pub rows: Vec<VolDailyRow>,
+    /// The ATM term structure of the underlyings with a closing chain: one row per expiration,
+    /// sorted by underlying then nearest expiration.
+    pub term: Vec<VolTermRow>,
     /// Underlyings without a row, with the reason.
     pub skipped: Vec<(String, VolError)>,
 }
@@ -51,14 +55,21 @@ pub struct SessionCloseRows {
 ///   the next session; a report of unknown timing marks both.
 /// - SPY closes for beta and correlation when SPY has a close on every date the underlying has.
 /// - IV rank lookback: the underlying's earlier `iv30d_pct` values, oldest first.
+/// - Earnings moves: [`earnings_moves`] over the bars' opens and closes (a close taken from
+///   the chain has no open: a before-open report of the day waits for the day's bar).
 pub fn vol_daily_rows(inputs: &SessionCloseInputs<'_>) -> SessionCloseRows {
     let day = inputs.trade_date;
     let mut bars_by_symbol: BTreeMap<&str, BTreeMap<NaiveDate, f64>> = BTreeMap::new();
+    let mut opens_by_symbol: BTreeMap<&str, BTreeMap<NaiveDate, f64>> = BTreeMap::new();
     for bar in inputs.bars.iter().filter(|b| b.date <= day) {
         bars_by_symbol
             .entry(bar.symbol.as_str())
             .or_default()
             .insert(bar.date, bar.close);
+        opens_by_symbol
+            .entry(bar.symbol.as_str())
+            .or_default()
+            .insert(bar.date, bar.open);
     }
     let mut reports: BTreeMap<&str, Vec<&EarningsEvent>> = BTreeMap::new();
     for event in inputs.earnings {
@@ -93,7 +104,8 @@ pub fn vol_daily_rows(inputs: &SessionCloseInputs<'_>) -> SessionCloseRows {
         close_from_chain(&mut bars, day, inputs.chains.get(BENCHMARK_SYMBOL));
         bars
     });
-    let results: Vec<(String, Result<VolDailyRow, VolError>)> = symbols
+    #[allow(clippy::type_complexity)]
+    let results: Vec<(String, Result<(VolDailyRow, Vec<VolTermRow>), VolError>)> = symbols
         .par_iter()
         .map(|&symbol| {
             let chain = inputs.chains.get(symbol).unwrap_or(&empty_chain);
@@ -101,10 +113,21 @@ pub fn vol_daily_rows(inputs: &SessionCloseInputs<'_>) -> SessionCloseRows {
             close_from_chain(&mut bars, day, Some(chain));
             let dates: Vec<NaiveDate> = bars.keys().copied().collect();
             let closes: Vec<f64> = bars.values().copied().collect();
-            let reaction_sessions = reaction_sessions(
-                &dates,
-                reports.get(symbol).map(Vec::as_slice).unwrap_or_default(),
-            );
+            let symbol_reports = reports.get(symbol).map(Vec::as_slice).unwrap_or_default();
+            let reaction_sessions = reaction_sessions(&dates, symbol_reports);
+            let opens: Vec<Option<f64>> = {
+                let opens = opens_by_symbol.get(symbol);
+                dates
+                    .iter()
+                    .map(|d| opens.and_then(|o| o.get(d).copied()))
+                    .collect()
+            };
+            let moves: Option<Vec<EarningsMove>> = (!symbol_reports.is_empty()).then(|| {
+                earnings_moves(&dates, &opens, &closes, symbol_reports)
+                    .into_iter()
+                    .map(|(_, m)| m)
+                    .collect()
+            });
             let spy_closes: Option<Vec<f64>> = benchmark.as_ref().and_then(|spy| {
                 dates
                     .iter()
@@ -118,7 +141,7 @@ pub fn vol_daily_rows(inputs: &SessionCloseInputs<'_>) -> SessionCloseRows {
                     by_date.values().skip(skip).copied().collect()
                 })
                 .unwrap_or_default();
-            let row = vol_daily_row(&DailyVolInputs {
+            let row = vol_daily_and_term_rows(&DailyVolInputs {
                 underlying: symbol,
                 trade_date: day,
                 as_of: inputs.as_of,
@@ -127,6 +150,7 @@ pub fn vol_daily_rows(inputs: &SessionCloseInputs<'_>) -> SessionCloseRows {
                 chain,
                 prior_iv30d_pct: &prior_iv30d,
                 spy_closes: spy_closes.as_deref(),
+                earnings_moves: moves.as_deref(),
             });
             (symbol.to_owned(), row)
         })
@@ -134,7 +158,10 @@ pub fn vol_daily_rows(inputs: &SessionCloseInputs<'_>) -> SessionCloseRows {
     let mut out = SessionCloseRows::default();
     for (symbol, result) in results {
         match result {
-            Ok(row) => out.rows.push(row),
+            Ok((row, term)) => {
+                out.rows.push(row);
+                out.term.extend(term);
+            }
             Err(e) => out.skipped.push((symbol, e)),
         }
     }
@@ -183,4 +210,54 @@ pub fn reaction_sessions(dates: &[NaiveDate], reports: &[&EarningsEvent]) -> Vec
         );
     }
     sessions.into_iter().collect()
+}
+
+/// Most calendar days from a report to its reaction session (a long weekend after an
+/// after-close report on a Thursday before a holiday Friday is 4).
+const MAX_REACTION_DELAY_DAYS: i64 = 5;
+
+/// The gap move of every report of `reports` (one symbol's) whose reaction session is in
+/// `dates` (ascending sessions; `opens` and `closes` aligned with them), with its session
+/// index, ordered by session: `(open of the reaction session / previous close − 1) × 100`
+/// ([`gap_move_pct`]) with the report's EPS figures. The reaction session of a before-open
+/// report is its date's, of an after-close report the next one (as [`reaction_sessions`]); a
+/// report of unknown timing has no defined gap and is left out, as is one whose reaction
+/// session has no open or no earlier session. IVs before and after are not filled in.
+pub fn earnings_moves(
+    dates: &[NaiveDate],
+    opens: &[Option<f64>],
+    closes: &[f64],
+    reports: &[&EarningsEvent],
+) -> Vec<(usize, EarningsMove)> {
+    let mut moves: Vec<(usize, EarningsMove)> = reports
+        .iter()
+        .filter_map(|report| {
+            let session = match report.timing {
+                EarningsTiming::BeforeOpen => dates.partition_point(|d| *d < report.report_date),
+                EarningsTiming::AfterClose => dates.partition_point(|d| *d <= report.report_date),
+                EarningsTiming::Unknown => return None,
+            };
+            // A session long after the report is a gap in the bars, not its reaction.
+            if session == 0
+                || session >= dates.len()
+                || (dates[session] - report.report_date).num_days() > MAX_REACTION_DELAY_DAYS
+            {
+                return None;
+            }
+            let open = opens.get(session).copied().flatten()?;
+            let gap = gap_move_pct(*closes.get(session - 1)?, open).ok()?;
+            Some((
+                session,
+                EarningsMove {
+                    gap_move_pct: gap,
+                    eps_estimate: Some(report.eps_estimate),
+                    eps_actual: report.eps_actual,
+                    iv_before_pct: None,
+                    iv_after_pct: None,
+                },
+            ))
+        })
+        .collect();
+    moves.sort_by_key(|(session, _)| *session);
+    moves
 }

@@ -2,11 +2,16 @@
 //! functions of [`super::realized`], [`super::implied`] and [`super::stats`].
 
 use chrono::{DateTime, NaiveDate, Utc};
-use optics_schemas::{ChainRow, VolDailyRow};
+use optics_schemas::{ChainRow, VolDailyRow, VolTermRow};
 
-use super::implied::{ConstantMaturityIv, expiration_vols, front_atm, skew25_constant_maturity};
+use super::implied::{
+    ConstantMaturityIv, ExpirationVol, expiration_vols, front_atm, skew25_constant_maturity,
+};
 use super::realized::{HvSet, earnings_in_window, hv_ex_earnings};
-use super::stats::{CORRELATION_WINDOW_1Y, correlation_beta, iv_rank_percentile, vrp};
+use super::stats::{
+    CORRELATION_WINDOW_1Y, EarningsMove, correlation_beta, earnings_move_stats, iv_rank_percentile,
+    vrp,
+};
 use super::{VolError, check_positive};
 
 /// Sessions in the IV rank and percentile lookback (one year, today included).
@@ -36,6 +41,10 @@ pub struct DailyVolInputs<'a> {
     pub prior_iv30d_pct: &'a [f64],
     /// SPY closes on the same dates as `closes` (same length), when available.
     pub spy_closes: Option<&'a [f64]>,
+    /// The underlying's past earnings moves up to the trade date (see
+    /// [`super::close::earnings_moves`]); `None` when it has no earnings reports at all (an
+    /// ETF or index), which leaves the earnings statistics null.
+    pub earnings_moves: Option<&'a [EarningsMove]>,
 }
 
 /// The `vol_daily` row of one underlying and session.
@@ -48,6 +57,15 @@ pub struct DailyVolInputs<'a> {
 /// underlying or session, the SPY series is not aligned with the closes, or an input value is
 /// not a usable number.
 pub fn vol_daily_row(inputs: &DailyVolInputs<'_>) -> Result<VolDailyRow, VolError> {
+    vol_daily_and_term_rows(inputs).map(|(row, _)| row)
+}
+
+/// [`vol_daily_row`] and the underlying's ATM term structure at the close: one
+/// [`VolTermRow`] per expiration of the chain ([`expiration_vols`]), nearest first (none
+/// without a chain).
+pub fn vol_daily_and_term_rows(
+    inputs: &DailyVolInputs<'_>,
+) -> Result<(VolDailyRow, Vec<VolTermRow>), VolError> {
     let closes = inputs.closes;
     let Some(&close) = closes.last() else {
         return Err(VolError::TooFewObservations {
@@ -107,7 +125,31 @@ pub fn vol_daily_row(inputs: &DailyVolInputs<'_>) -> Result<VolDailyRow, VolErro
         None => None,
     };
 
+    let earnings = inputs.earnings_moves.map(earnings_move_stats).transpose()?;
+
     let mut row = VolDailyRow::new(inputs.underlying, inputs.trade_date, inputs.as_of, close);
+    row.log_return_1d = match closes {
+        [.., previous, _] => Some(previous)
+            .filter(|p| p.is_finite() && **p > 0.0)
+            .map(|p| (close / p).ln()),
+        _ => None,
+    };
+    if let Some(stats) = earnings {
+        let count = |n: usize| Some(n as u64);
+        row.earnings_count = count(stats.total_earnings);
+        row.earnings_up_count = count(stats.up_count);
+        row.earnings_down_count = count(stats.down_count);
+        row.earnings_beat_count = count(stats.beat_count);
+        row.earnings_miss_count = count(stats.miss_count);
+        row.earnings_avg_move_pct = stats.avg_move_pct;
+        row.earnings_avg_abs_move_pct = stats.avg_abs_move_pct;
+        row.earnings_avg_up_move_pct = stats.avg_up_move_pct;
+        row.earnings_avg_down_move_pct = stats.avg_down_move_pct;
+        row.earnings_avg_beat_move_pct = stats.avg_beat_move_pct;
+        row.earnings_avg_miss_move_pct = stats.avg_miss_move_pct;
+        row.earnings_max_up_pct = stats.max_up_pct;
+        row.earnings_max_down_pct = stats.max_down_pct;
+    }
     row.hv_5d_pct = hv.hv_5d_pct;
     row.hv_10d_pct = hv.hv_10d_pct;
     row.hv_20d_pct = hv.hv_20d_pct;
@@ -137,7 +179,30 @@ pub fn vol_daily_row(inputs: &DailyVolInputs<'_>) -> Result<VolDailyRow, VolErro
     row.vrp_ratio = premium.and_then(|p| p.ratio);
     row.beta_spy_1y = spy.and_then(|s| s.beta);
     row.correlation_spy_1y = spy.and_then(|s| s.correlation);
-    Ok(row)
+    // A same-day expiration still trading before the close is no term-structure point.
+    let term = vols
+        .iter()
+        .filter(|v| v.expiration > inputs.trade_date)
+        .map(|v| term_row(inputs, v))
+        .collect::<Vec<_>>();
+    Ok((row, term))
+}
+
+fn term_row(inputs: &DailyVolInputs<'_>, v: &ExpirationVol) -> VolTermRow {
+    VolTermRow {
+        underlying: inputs.underlying.to_owned(),
+        trade_date: inputs.trade_date,
+        as_of: inputs.as_of,
+        expiration: v.expiration,
+        settlement: v.settlement,
+        dte: v.dte,
+        years_to_expiry: v.years_to_expiry,
+        forward: v.forward,
+        atm_iv_pct: v.atm_iv_pct,
+        call25_iv_pct: v.call25_iv_pct,
+        put25_iv_pct: v.put25_iv_pct,
+        skew25_pct: v.skew25_pct,
+    }
 }
 
 /// IV rank and percentile of `today`'s 30-day IV against the `prior` sessions' (oldest

@@ -14,7 +14,9 @@
 //! - [`stats`]: IV rank and percentile over a lookback, the volatility risk premium, correlation
 //!   and beta of log returns, earnings-move statistics, percentiles and the distribution
 //!   figures of a volatility cone.
-//! - [`daily`]: the `vol_daily` snapshot row of one underlying at a session close.
+//! - [`daily`]: the `vol_daily` snapshot row of one underlying at a session close (with the
+//!   close-to-close log return and the earnings-move statistics) and its `vol_term` rows (the
+//!   ATM term structure, one per expiration).
 //! - [`close`]: the rows of every underlying at a session close, from the reference tables,
 //!   the closing chains and the earlier rows.
 //!
@@ -30,10 +32,12 @@ pub mod stats;
 #[cfg(test)]
 mod tests;
 
-pub use close::{BENCHMARK_SYMBOL, SessionCloseInputs, SessionCloseRows, vol_daily_rows};
+pub use close::{
+    BENCHMARK_SYMBOL, SessionCloseInputs, SessionCloseRows, earnings_moves, vol_daily_rows,
+};
 pub use daily::{
     DailyVolInputs, IV_RANK_LOOKBACK_SESSIONS, IV_RANK_MIN_SESSIONS, iv_rank_against_prior,
-    vol_daily_row,
+    vol_daily_and_term_rows, vol_daily_row,
 };
 pub use implied::{
     CONSTANT_MATURITY_DAYS, ConstantMaturityIv, ExpirationVol, constant_maturity_iv,

@@ -706,9 +706,26 @@ fn the_daily_row_carries_every_statistic() {
         chain: &chain,
         prior_iv30d_pct: &prior,
         spy_closes: Some(&spy),
+        earnings_moves: None,
     };
-    let r = vol_daily_row(&inputs).unwrap();
+    let (r, term) = vol_daily_and_term_rows(&inputs).unwrap();
     assert_eq!(r.close, asset[299]);
+    assert!(close_to(
+        r.log_return_1d.unwrap(),
+        (asset[299] / asset[298]).ln(),
+        TOL
+    ));
+    assert_eq!(r.earnings_count, None, "no earnings data, no statistics");
+    // One term point per expiration, nearest first, each at the flat chain's 20 %.
+    let expirations: Vec<NaiveDate> = term.iter().map(|t| t.expiration).collect();
+    assert_eq!(expirations, [day(7), day(35), day(91), day(400)]);
+    for t in &term {
+        assert!(close_to(t.atm_iv_pct.unwrap(), 20.0, 1e-12));
+        assert_eq!(
+            (t.forward, t.dte),
+            (101.0, (t.expiration - day(0)).num_days() as i32)
+        );
+    }
     for (window, value) in [(5, r.hv_5d_pct), (30, r.hv_30d_pct), (252, r.hv_252d_pct)] {
         assert!(close_to(value.unwrap(), naive_hv(&asset, window), TOL));
     }
@@ -775,9 +792,25 @@ fn a_short_history_gives_nulls_not_errors() {
         chain: &[],
         prior_iv30d_pct: &[],
         spy_closes: Some(&spy),
+        earnings_moves: None,
     };
     let r = vol_daily_row(&inputs).unwrap();
     assert!(r.hv_5d_pct.is_some() && r.hv_10d_pct.is_some() && r.hv_20d_pct.is_none());
+    assert!(close_to(
+        r.log_return_1d.unwrap(),
+        (c[11] / c[10]).ln(),
+        TOL
+    ));
+    let first_day = vol_daily_row(&DailyVolInputs {
+        closes: &c[..1],
+        spy_closes: Some(&spy[..1]),
+        ..inputs
+    })
+    .unwrap();
+    assert_eq!(
+        first_day.log_return_1d, None,
+        "no return on the first close"
+    );
     assert_eq!((r.iv30d_pct, r.iv_rank, r.vrp_30d_pct), (None, None, None));
     assert_eq!((r.beta_spy_1y, r.earnings_in_hv_30d_window), (None, None));
     optics_schemas::VolDailyRow::to_batch(&[r]).unwrap();
@@ -858,6 +891,132 @@ fn reaction_sessions_follow_the_report_timing() {
     assert!(sessions(&report(23, EarningsTiming::AfterClose)).is_empty());
 }
 
+#[test]
+fn earnings_moves_are_the_gaps_of_the_reaction_sessions() {
+    use optics_schemas::{EarningsEvent, EarningsTiming};
+    let d = |day: u32| NaiveDate::from_ymd_opt(2026, 11, day).unwrap();
+    // Mon 16 … Fri 20, then Mon 23; Wednesday has no open (a close from the chain).
+    let dates = [d(16), d(17), d(18), d(19), d(20), d(23)];
+    let closes = [100.0, 102.0, 101.0, 99.0, 104.0, 103.0];
+    let opens = [
+        Some(99.5),
+        Some(103.0),
+        None,
+        Some(97.0),
+        Some(105.0),
+        Some(101.0),
+    ];
+    let report = |day: u32, timing, actual: Option<f64>| EarningsEvent {
+        symbol: "X".into(),
+        report_date: d(day),
+        timing,
+        fiscal_quarter: "Q".into(),
+        eps_estimate: 1.0,
+        eps_actual: actual,
+        revenue_estimate: None,
+        revenue_actual: None,
+    };
+    let reports = [
+        // Before Tuesday's open: Monday's close to Tuesday's open.
+        report(17, EarningsTiming::BeforeOpen, Some(1.2)),
+        // After Friday's close: Monday 23's open against Friday's close.
+        report(20, EarningsTiming::AfterClose, Some(0.8)),
+        // After Wednesday's close: Thursday's open against Wednesday's close.
+        report(18, EarningsTiming::AfterClose, None),
+        // Before Wednesday's open, which has none: left out.
+        report(18, EarningsTiming::BeforeOpen, Some(2.0)),
+        // Unknown timing: no defined gap.
+        report(19, EarningsTiming::Unknown, Some(2.0)),
+        // Before the first close, and after the last: not in the series.
+        report(16, EarningsTiming::BeforeOpen, Some(2.0)),
+        report(23, EarningsTiming::AfterClose, Some(2.0)),
+    ];
+    let refs: Vec<&EarningsEvent> = reports.iter().collect();
+    let moves = earnings_moves(&dates, &opens, &closes, &refs);
+    let sessions: Vec<usize> = moves.iter().map(|(s, _)| *s).collect();
+    assert_eq!(sessions, [1, 3, 5]);
+    let expected_gaps = [
+        (103.0 / 100.0 - 1.0) * 100.0,
+        (97.0 / 101.0 - 1.0) * 100.0,
+        (101.0 / 104.0 - 1.0) * 100.0,
+    ];
+    for ((_, m), expected) in moves.iter().zip(expected_gaps) {
+        assert!(close_to(m.gap_move_pct, expected, 1e-12));
+    }
+    assert_eq!(moves[0].1.eps_actual, Some(1.2));
+    assert_eq!(moves[1].1.eps_actual, None);
+
+    // The daily row's statistics over those moves, recomputed by hand.
+    let only: Vec<EarningsMove> = moves.iter().map(|(_, m)| *m).collect();
+    let r = vol_daily_row(&DailyVolInputs {
+        underlying: "X",
+        trade_date: d(23),
+        as_of: DateTime::from_timestamp(1_795_208_400, 0).unwrap(),
+        closes: &closes,
+        reaction_sessions: &[],
+        chain: &[],
+        prior_iv30d_pct: &[],
+        spy_closes: None,
+        earnings_moves: Some(&only),
+    })
+    .unwrap();
+    let [up, down, later_down] = expected_gaps;
+    assert_eq!(r.earnings_count, Some(3));
+    assert_eq!(
+        (r.earnings_up_count, r.earnings_down_count),
+        (Some(1), Some(2))
+    );
+    // 1.2 ≥ 1.0 beats, 0.8 misses; the report without an actual is neither.
+    assert_eq!(
+        (r.earnings_beat_count, r.earnings_miss_count),
+        (Some(1), Some(1))
+    );
+    let mean = (up + down + later_down) / 3.0;
+    let mean_abs = (up.abs() + down.abs() + later_down.abs()) / 3.0;
+    assert!(close_to(r.earnings_avg_move_pct.unwrap(), mean, 1e-12));
+    assert!(close_to(
+        r.earnings_avg_abs_move_pct.unwrap(),
+        mean_abs,
+        1e-12
+    ));
+    assert!(close_to(r.earnings_avg_up_move_pct.unwrap(), up, 1e-12));
+    let mean_down = (down + later_down) / 2.0;
+    assert!(close_to(
+        r.earnings_avg_down_move_pct.unwrap(),
+        mean_down,
+        1e-12
+    ));
+    assert!(close_to(r.earnings_avg_beat_move_pct.unwrap(), up, 1e-12));
+    assert!(close_to(
+        r.earnings_avg_miss_move_pct.unwrap(),
+        later_down,
+        1e-12
+    ));
+    assert!(close_to(r.earnings_max_up_pct.unwrap(), up, 1e-12));
+    assert!(close_to(
+        r.earnings_max_down_pct.unwrap(),
+        down.min(later_down),
+        1e-12
+    ));
+    optics_schemas::VolDailyRow::to_batch(&[r]).unwrap();
+
+    // Reports but none reacted yet: counts of zero, averages null.
+    let none_yet = vol_daily_row(&DailyVolInputs {
+        underlying: "X",
+        trade_date: d(23),
+        as_of: DateTime::from_timestamp(1_795_208_400, 0).unwrap(),
+        closes: &closes,
+        reaction_sessions: &[],
+        chain: &[],
+        prior_iv30d_pct: &[],
+        spy_closes: None,
+        earnings_moves: Some(&[]),
+    })
+    .unwrap();
+    assert_eq!(none_yet.earnings_count, Some(0));
+    assert_eq!(none_yet.earnings_avg_abs_move_pct, None);
+}
+
 mod never_panic {
     use super::*;
     use proptest::prelude::*;
@@ -889,8 +1048,18 @@ mod never_panic {
             spy_scale in 0.5f64..2.0,
             prior in prop::collection::vec(1.0f64..300.0, 0..40),
             reactions in prop::collection::vec(0usize..300, 0..4),
+            gaps in prop::collection::vec((-60.0f64..60.0, 0.0f64..3.0, prop::option::of(-3.0f64..3.0)), 0..6),
         ) {
             let spy: Vec<f64> = closes.iter().rev().map(|c| c * spy_scale).collect();
+            let moves: Vec<EarningsMove> = gaps
+                .iter()
+                .map(|&(gap, estimate, actual)| EarningsMove {
+                    gap_move_pct: gap,
+                    eps_estimate: Some(estimate),
+                    eps_actual: actual,
+                    ..EarningsMove::default()
+                })
+                .collect();
             let chain = flat_chain();
             let inputs = DailyVolInputs {
                 underlying: "AAPL",
@@ -901,9 +1070,11 @@ mod never_panic {
                 chain: &chain,
                 prior_iv30d_pct: &prior,
                 spy_closes: Some(&spy),
+                earnings_moves: Some(&moves),
             };
-            let row = vol_daily_row(&inputs).unwrap();
+            let (row, term) = vol_daily_and_term_rows(&inputs).unwrap();
             prop_assert!(optics_schemas::VolDailyRow::to_batch(&[row]).is_ok());
+            prop_assert!(optics_schemas::VolTermRow::to_batch(&term).is_ok());
         }
 
         #[test]

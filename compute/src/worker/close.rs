@@ -1,6 +1,7 @@
 //! The session close: once a session's last chain snapshots are in the store, the market-wide
-//! `vol_daily` partition of that trade date is computed from them (see
-//! [`crate::vol::vol_daily_rows`]) and published.
+//! `vol_daily` partition of that trade date and its `vol_term` partition (the ATM term
+//! structure per expiration) are computed from them (see [`crate::vol::vol_daily_rows`]) and
+//! published, `vol_term` first: a `vol_daily` partition marks the session closed.
 //!
 //! Inputs come from the store — the closing chain of every underlying of the trade date, the
 //! latest `daily_bars` and `earnings` reference tables on or before it, and the earlier
@@ -11,9 +12,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::{DateTime, NaiveDate, TimeDelta, Utc};
 use optics_schemas::bus::snapshot_datasets;
-use optics_schemas::columns::vol_daily;
+use optics_schemas::columns::{vol_daily, vol_term};
 use optics_schemas::{
-    ChainRow, DailyBar, Dataset, EarningsEvent, Record, SnapshotEvent, VolDailyRow,
+    ChainRow, DailyBar, Dataset, EarningsEvent, Record, SnapshotEvent, VolDailyRow, VolTermRow,
 };
 use rayon::prelude::*;
 
@@ -22,8 +23,9 @@ use crate::store::{MARKET_WIDE, SnapshotKey, SnapshotStore};
 use crate::time::NyseCalendar;
 use crate::vol::close::reaction_sessions;
 use crate::vol::{
-    BENCHMARK_SYMBOL, ConstantMaturityIv, DailyVolInputs, IV_RANK_LOOKBACK_SESSIONS,
-    SessionCloseInputs, VolError, iv_rank_against_prior, vol_daily_row, vol_daily_rows, vrp,
+    BENCHMARK_SYMBOL, ConstantMaturityIv, DailyVolInputs, EarningsMove, IV_RANK_LOOKBACK_SESSIONS,
+    SessionCloseInputs, VolError, earnings_moves, iv_rank_against_prior, vol_daily_row,
+    vol_daily_rows, vrp,
 };
 
 /// The reference data of a session close.
@@ -52,10 +54,15 @@ impl CloseReference {
 /// What a session close published.
 #[derive(Debug)]
 pub struct SessionClose {
-    /// The publication.
+    /// The publication of the `vol_daily` partition.
     pub event: SnapshotEvent,
     /// The rows written, sorted by underlying.
     pub rows: Vec<VolDailyRow>,
+    /// The publication of the `vol_term` partition (none when no closing chain had an
+    /// expiration to describe).
+    pub term_event: Option<SnapshotEvent>,
+    /// Its rows, sorted by underlying then nearest expiration.
+    pub term: Vec<VolTermRow>,
     /// Underlyings left out, with the reason.
     pub skipped: Vec<(String, VolError)>,
 }
@@ -87,6 +94,14 @@ pub async fn publish_vol_daily(
     if computed.rows.is_empty() {
         return Ok(None);
     }
+    let term_event = if computed.term.is_empty() {
+        None
+    } else {
+        let batch = VolTermRow::to_batch(&computed.term)?;
+        let key = SnapshotKey::new(snapshot_datasets::VOL_TERM, trade_date, MARKET_WIDE);
+        let sort = [vol_term::UNDERLYING];
+        Some(store.publish(&key, &batch, &sort, published_at).await?)
+    };
     let batch = VolDailyRow::to_batch(&computed.rows)?;
     let key = SnapshotKey::new(snapshot_datasets::VOL_DAILY, trade_date, MARKET_WIDE);
     let event = store
@@ -95,6 +110,8 @@ pub async fn publish_vol_daily(
     Ok(Some(SessionClose {
         event,
         rows: computed.rows,
+        term_event,
+        term: computed.term,
         skipped: computed.skipped,
     }))
 }
@@ -132,7 +149,9 @@ pub struct HistoryRows {
 /// [`IV_RANK_LOOKBACK_SESSIONS`] sessions including today, null below [`IV_RANK_MIN_SESSIONS`].
 /// The lookback is `prior` (earlier rows, e.g. already in the store; those on one of
 /// `trade_dates` are replaced) and the rows computed here for earlier `trade_dates`. Front
-/// expiration, front ATM IV and the 25-delta skew need a chain and stay null.
+/// expiration, front ATM IV and the 25-delta skew need a chain and stay null (and there are no
+/// `vol_term` rows); the log return and the earnings-move statistics (the reports reacted by
+/// each day, [`earnings_moves`]) come from the bars as at a session close.
 ///
 /// `close_of` gives each session's close instant (the rows' `as_of`); a date it has none for
 /// gets no rows.
@@ -146,11 +165,16 @@ pub fn vol_daily_history_rows(
 ) -> HistoryRows {
     let wanted: BTreeSet<NaiveDate> = trade_dates.iter().copied().collect();
     let mut closes_by_symbol: BTreeMap<&str, BTreeMap<NaiveDate, f64>> = BTreeMap::new();
+    let mut opens_by_symbol: BTreeMap<&str, BTreeMap<NaiveDate, f64>> = BTreeMap::new();
     for bar in bars {
         closes_by_symbol
             .entry(bar.symbol.as_str())
             .or_default()
             .insert(bar.date, bar.close);
+        opens_by_symbol
+            .entry(bar.symbol.as_str())
+            .or_default()
+            .insert(bar.date, bar.open);
     }
     let mut reports: BTreeMap<&str, Vec<&EarningsEvent>> = BTreeMap::new();
     for event in earnings {
@@ -181,10 +205,17 @@ pub fn vol_daily_history_rows(
         .map(|(&symbol, closes_by_date)| {
             let dates: Vec<NaiveDate> = closes_by_date.keys().copied().collect();
             let closes: Vec<f64> = closes_by_date.values().copied().collect();
-            let reactions = reaction_sessions(
-                &dates,
-                reports.get(symbol).map(Vec::as_slice).unwrap_or_default(),
-            );
+            let symbol_reports = reports.get(symbol).map(Vec::as_slice).unwrap_or_default();
+            let reactions = reaction_sessions(&dates, symbol_reports);
+            let opens: Vec<Option<f64>> = dates
+                .iter()
+                .map(|d| opens_by_symbol.get(symbol).and_then(|o| o.get(d).copied()))
+                .collect();
+            // Every move of the history once; each day takes those reacted by then.
+            let (move_sessions, moves): (Vec<usize>, Vec<EarningsMove>) =
+                earnings_moves(&dates, &opens, &closes, symbol_reports)
+                    .into_iter()
+                    .unzip();
             // SPY on every date of the symbol up to the day, as a session close requires.
             let spy: Vec<f64> = benchmark.map_or_else(Vec::new, |spy| {
                 dates.iter().map_while(|d| spy.get(d).copied()).collect()
@@ -206,6 +237,8 @@ pub fn vol_daily_history_rows(
                     chain: &[],
                     prior_iv30d_pct: &[],
                     spy_closes: spy.get(..=i),
+                    earnings_moves: (!symbol_reports.is_empty())
+                        .then(|| &moves[..move_sessions.partition_point(|&s| s <= i)]),
                 };
                 let row = vol_daily_row(&inputs).and_then(|mut row| {
                     if let Some(iv) = ivs.and_then(|by_date| by_date.get(&day)) {

@@ -5,13 +5,18 @@
 //!
 //! 1. Messages are applied as they arrive: option-quote batches update their underlying's
 //!    [`UnderlyingBook`]; reference data (the company map: which symbols are cash indices
-//!    priced on the forward; dividend yields) updates the books' metadata.
+//!    priced on the forward; dividend yields) updates the books' metadata; daily bars,
+//!    earnings reports, dividends and borrow fees are kept for the store (see [`reference`]).
 //! 2. Every `interval` (default 1 s), the dirty underlyings are built in parallel (rayon, on a
 //!    blocking thread so the async runtime keeps serving) — see [`cycle`] — and their files
 //!    encoded (rayon too); an underlying that fails to build is skipped and logged. Each
 //!    dataset of each underlying is then published to the [`SnapshotStore`] (one atomic file
 //!    per partition, [`PUBLISH_CONCURRENCY`] at a time), and announced with a `snapshot` event
 //!    on the bus once its file is visible.
+//!    A live worker ([`run`](ComputeWorker::run)) then merges the reference rows received
+//!    since the last cycle into the store's market-wide tables
+//!    ([`publish_reference`](ComputeWorker::publish_reference)), so the series the session
+//!    close and the API read go on past the seeded history.
 //! 3. Only then are the consumed offsets committed: a worker that dies mid-cycle is replaced
 //!    by one that re-reads everything since the last published cycle (at least once; the
 //!    snapshot files are versioned, so a re-publication is a newer identical version).
@@ -19,12 +24,15 @@
 //! # Scaling out
 //!
 //! Workers sharing a consumer group split the quote topic's partitions, i.e. the underlyings
-//! (the bus keys by underlying). Reference data is small and every worker needs all of it, so
-//! each worker reads the reference topic in a group of its own (`<group>-ref-<worker id>`).
+//! (the bus keys by underlying), and the daily-bar topic (keyed by symbol) the same way. Reference
+//! data is small and every worker needs all of it, so each worker reads the reference topic in a
+//! group of its own (`<group>-ref-<worker id>`) — and merges the same earnings, dividend and
+//! borrow rows into the store (an identical new version per worker; the merge is idempotent).
 
 mod book;
 pub mod close;
 pub mod cycle;
+pub mod reference;
 #[cfg(test)]
 mod tests;
 
@@ -36,8 +44,8 @@ use std::time::Duration;
 use chrono::{DateTime, NaiveDate, Utc};
 use optics_schemas::bus::topics;
 use optics_schemas::{
-    Bus, BusError, Company, Dataset, Delivery, Dividend, Message, OptionQuote, Record, SchemaError,
-    SnapshotEvent, Subscription,
+    BorrowRate, Bus, BusError, Company, DailyBar, Dataset, Delivery, Dividend, EarningsEvent,
+    Message, OptionQuote, Record, SchemaError, SnapshotEvent, Subscription,
 };
 
 pub use book::{ApplyStats, UnderlyingBook};
@@ -49,7 +57,8 @@ pub use cycle::{CycleContext, DatasetSnapshot};
 use rayon::prelude::*;
 
 use crate::store::{EncodedSnapshot, SnapshotKey, SnapshotStore, StoreError};
-use crate::time::Clock;
+use crate::time::{Clock, NyseCalendar};
+use reference::PendingReference;
 
 /// Most snapshot files of a cycle written at once (object stores answer many requests in
 /// parallel; a local directory's writes run on the blocking threads).
@@ -114,6 +123,14 @@ pub enum WorkerError {
     /// The blocking build task panicked or was cancelled.
     #[error("compute task: {0}")]
     Task(String),
+    /// A market-wide reference table kept changing while it was being merged into.
+    #[error("{dataset}: the market-wide table kept changing while merging ({attempts} attempts)")]
+    Contended {
+        /// The dataset.
+        dataset: &'static str,
+        /// Merges tried.
+        attempts: usize,
+    },
 }
 
 /// Counters of a worker's life, for logs and tests.
@@ -131,6 +148,8 @@ pub struct WorkerStats {
     pub snapshots: u64,
     /// Underlyings skipped in a cycle because their snapshots could not be built.
     pub build_failures: u64,
+    /// Reference rows (daily bars, earnings, dividends, borrow fees) received for the store.
+    pub reference_rows: u64,
 }
 
 /// A compute worker over a bus, a store and a clock.
@@ -141,6 +160,8 @@ pub struct ComputeWorker {
     clock: Arc<dyn Clock>,
     config: WorkerConfig,
     books: BTreeMap<String, Arc<UnderlyingBook>>,
+    /// Reference rows not merged into the store yet.
+    pending_reference: PendingReference,
     stats: WorkerStats,
 }
 
@@ -168,13 +189,16 @@ impl ComputeWorker {
             clock,
             config,
             books: BTreeMap::new(),
+            pending_reference: PendingReference::default(),
             stats: WorkerStats::default(),
         }
     }
 
     /// A worker without a bus, fed by [`apply`](Self::apply) and publishing with
     /// [`publish_dirty`](Self::publish_dirty): replay and backfill, where nobody listens for
-    /// events. [`run`](Self::run) on it fails.
+    /// events. [`run`](Self::run) on it fails. The reference rows it is fed are kept until
+    /// [`publish_reference`](Self::publish_reference), which its caller may leave out when
+    /// it writes the reference tables itself (seeding writes the whole history at once).
     pub fn offline(store: SnapshotStore, clock: Arc<dyn Clock>, config: WorkerConfig) -> Self {
         Self {
             bus: None,
@@ -182,6 +206,7 @@ impl ComputeWorker {
             clock,
             config,
             books: BTreeMap::new(),
+            pending_reference: PendingReference::default(),
             stats: WorkerStats::default(),
         }
     }
@@ -200,8 +225,10 @@ impl ComputeWorker {
         Arc::make_mut(self.books.entry(underlying.to_owned()).or_default())
     }
 
-    /// Applies one bus message to the state. Messages the worker does not use (ticks, bars,
-    /// calendars, snapshot events) are accepted and ignored.
+    /// Applies one bus message to the state. Daily bars, earnings reports, dividends and borrow
+    /// fees are kept for [`publish_reference`](Self::publish_reference) (dividends also set
+    /// the books' dividend yields). Messages the worker does not use (ticks, calendars,
+    /// snapshot events) are accepted and ignored.
     pub fn apply(&mut self, message: &Message) -> Result<(), WorkerError> {
         self.stats.messages += 1;
         let Message::Data(data) = message else {
@@ -221,14 +248,32 @@ impl ComputeWorker {
                 }
             }
             Dataset::Dividends => {
-                for dividend in Dividend::from_batch(data.batch())? {
-                    if let Some(per_year) = annual_dividend(&dividend) {
+                let dividends = Dividend::from_batch(data.batch())?;
+                for dividend in &dividends {
+                    if let Some(per_year) = annual_dividend(dividend) {
                         let symbol = dividend.symbol.clone();
                         self.book_mut(&symbol).set_annual_dividend(per_year);
                     }
                 }
+                self.stats.reference_rows += dividends.len() as u64;
+                self.pending_reference.dividends.extend(dividends);
             }
-            _ => {}
+            Dataset::DailyBars => {
+                let bars = DailyBar::from_batch(data.batch())?;
+                self.stats.reference_rows += bars.len() as u64;
+                self.pending_reference.bars.extend(bars);
+            }
+            Dataset::Earnings => {
+                let reports = EarningsEvent::from_batch(data.batch())?;
+                self.stats.reference_rows += reports.len() as u64;
+                self.pending_reference.earnings.extend(reports);
+            }
+            Dataset::BorrowRates => {
+                let fees = BorrowRate::from_batch(data.batch())?;
+                self.stats.reference_rows += fees.len() as u64;
+                self.pending_reference.borrow.extend(fees);
+            }
+            Dataset::UnderlyingTicks | Dataset::EconomicCalendar => {}
         }
         Ok(())
     }
@@ -303,6 +348,34 @@ impl ComputeWorker {
         Ok(events)
     }
 
+    /// Merges the reference rows applied since the last call into the store's market-wide
+    /// `daily_bars`, `earnings`, `dividends` and `borrow_rates` tables
+    /// ([`reference::merge_into_market_wide`], the rule `optics import bars` uses too): the
+    /// partition of the trade date `now` belongs to (bars: of their last date, when later), or
+    /// of a later stored one. Each publication is announced on the bus; returns the events.
+    /// On a failure the rows not merged stay pending.
+    pub async fn publish_reference(
+        &mut self,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<SnapshotEvent>, WorkerError> {
+        if self.pending_reference.is_empty() {
+            return Ok(Vec::new());
+        }
+        let trade_date = NyseCalendar.market_state(now).trade_date;
+        let (events, merged) = self
+            .pending_reference
+            .publish(&self.store, trade_date, self.clock.now())
+            .await;
+        if let Some(bus) = &self.bus {
+            for event in &events {
+                announce(&**bus, event).await?;
+            }
+        }
+        self.stats.snapshots += events.len() as u64;
+        merged?;
+        Ok(events)
+    }
+
     /// Publishes `files`, up to [`PUBLISH_CONCURRENCY`] at a time, each announced on the bus
     /// once its file is visible; returns the events in the order of `files`. The first failure
     /// stops the rest (the files already written stay: each is a complete version).
@@ -347,13 +420,16 @@ impl ComputeWorker {
         let mut quotes = bus
             .subscribe(topics::OPTION_QUOTES, &self.config.group)
             .await?;
+        let mut bars = bus
+            .subscribe(topics::DAILY_BARS, &self.config.group)
+            .await?;
         let reference_group = format!("{}-ref-{}", self.config.group, self.config.worker_id);
         let mut reference = bus.subscribe(topics::REFERENCE, &reference_group).await?;
         let max = self.config.max_batch_messages.max(1);
         let mut tick = tokio::time::interval(self.config.interval);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         tokio::pin!(shutdown);
-        let (mut quotes_open, mut reference_open) = (true, true);
+        let (mut quotes_open, mut reference_open, mut bars_open) = (true, true, true);
         loop {
             tokio::select! {
                 biased;
@@ -361,8 +437,11 @@ impl ComputeWorker {
                 batch = reference.next_batch(max), if reference_open => {
                     reference_open = self.apply_deliveries(batch?)?;
                 }
+                batch = bars.next_batch(max), if bars_open => {
+                    bars_open = self.apply_deliveries(batch?)?;
+                }
                 _ = tick.tick() => {
-                    self.cycle(&mut *quotes, &mut *reference).await?;
+                    self.cycle([&mut *quotes, &mut *bars, &mut *reference]).await?;
                 }
                 batch = quotes.next_batch(max), if quotes_open => {
                     quotes_open = self.apply_deliveries(batch?)?;
@@ -372,7 +451,8 @@ impl ComputeWorker {
                 }
             }
         }
-        self.cycle(&mut *quotes, &mut *reference).await?;
+        self.cycle([&mut *quotes, &mut *bars, &mut *reference])
+            .await?;
         Ok(self.stats)
     }
 
@@ -387,16 +467,18 @@ impl ComputeWorker {
         Ok(true)
     }
 
-    /// One cycle: publish what changed, then commit what was consumed.
+    /// One cycle: publish what changed (snapshots, then the reference rows received), then
+    /// commit what was consumed.
     async fn cycle(
         &mut self,
-        quotes: &mut dyn Subscription,
-        reference: &mut dyn Subscription,
+        subscriptions: [&mut dyn Subscription; 3],
     ) -> Result<(), WorkerError> {
         let now = self.clock.now();
         self.publish_dirty(now).await?;
-        quotes.commit().await?;
-        reference.commit().await?;
+        self.publish_reference(now).await?;
+        for subscription in subscriptions {
+            subscription.commit().await?;
+        }
         Ok(())
     }
 }

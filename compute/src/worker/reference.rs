@@ -1,0 +1,256 @@
+//! The reference series a live worker keeps: daily bars, earnings reports, dividends and
+//! borrow fees arrive on the bus (bars at each session's close, the rest at its start and
+//! after-close reports at its end) and are laid over the store's market-wide partitions — the
+//! tables the session close ([`super::close::CloseReference::read`]) and the API read — so a
+//! session run live extends the series the seeding or backfill wrote.
+//!
+//! One rule for every writer ([`merge_into_market_wide`]): the newest market-wide partition
+//! of the dataset is read, the new rows laid over it by their key ([`ReferenceRow`]: a row
+//! with the key of a stored row replaces it, the others are added) and the result published as
+//! a new version of the partition of the later of that partition's date and the given trade
+//! date. `optics import bars` merges imported bars the same way.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use chrono::{DateTime, NaiveDate, Utc};
+use optics_schemas::{BorrowRate, DailyBar, Dividend, EarningsEvent, Record};
+
+use super::WorkerError;
+use crate::store::{MARKET_WIDE, SnapshotKey, SnapshotStore};
+
+/// A reference row with a key: the row of a newer publication with the same key replaces the
+/// stored one.
+pub trait ReferenceRow: Record + Clone + Send + Sync + 'static {
+    /// What identifies a row (the table is sorted by it).
+    type Key: Ord + Clone;
+    /// This row's key.
+    fn key(&self) -> Self::Key;
+}
+
+impl ReferenceRow for DailyBar {
+    type Key = (String, NaiveDate);
+    fn key(&self) -> Self::Key {
+        (self.symbol.clone(), self.date)
+    }
+}
+
+/// A report is its symbol and date: the actuals published after the report replace the
+/// estimate-only row.
+impl ReferenceRow for EarningsEvent {
+    type Key = (String, NaiveDate);
+    fn key(&self) -> Self::Key {
+        (self.symbol.clone(), self.report_date)
+    }
+}
+
+impl ReferenceRow for Dividend {
+    type Key = (String, NaiveDate);
+    fn key(&self) -> Self::Key {
+        (self.symbol.clone(), self.ex_date)
+    }
+}
+
+impl ReferenceRow for BorrowRate {
+    type Key = (String, NaiveDate);
+    fn key(&self) -> Self::Key {
+        (self.symbol.clone(), self.date)
+    }
+}
+
+/// `base` with `overlay` laid over it: a row of `overlay` replaces the row of `base` with the
+/// same key, or is added. Sorted by key; returns the rows and how many of `base` were replaced.
+/// Later duplicates within `overlay` win.
+pub fn overlay<R: ReferenceRow>(base: Vec<R>, overlay: &[R]) -> (Vec<R>, usize) {
+    let mut by_key: BTreeMap<R::Key, R> = BTreeMap::new();
+    for row in base {
+        by_key.insert(row.key(), row);
+    }
+    let mut replaced = 0;
+    let mut seen = BTreeSet::new();
+    for row in overlay {
+        let key = row.key();
+        if by_key.insert(key.clone(), row.clone()).is_some() && seen.insert(key.clone()) {
+            replaced += 1;
+        } else {
+            seen.insert(key);
+        }
+    }
+    (by_key.into_values().collect(), replaced)
+}
+
+/// What [`merge_into_market_wide`] did.
+#[derive(Debug)]
+pub struct ReferenceMerge {
+    /// The market-wide partition written.
+    pub trade_date: NaiveDate,
+    /// Rows it holds.
+    pub rows: usize,
+    /// Rows of the previous partition replaced by the new ones (same key).
+    pub replaced: usize,
+    /// The publication.
+    pub event: optics_schemas::SnapshotEvent,
+}
+
+/// Attempts of [`merge_into_market_wide`] before it gives up on a partition that keeps
+/// changing under it.
+const MERGE_ATTEMPTS: usize = 5;
+
+/// Lays `rows` over the newest market-wide partition of `R`'s dataset and publishes the result
+/// as a new version of the partition of the later of that partition's date and `trade_date`:
+/// one atomic file, every other row kept. A publication of the same partition by someone else
+/// between our read and our write (another worker, an import), or a newer partition appearing
+/// meanwhile, is detected and the merge redone on top of it.
+pub async fn merge_into_market_wide<R: ReferenceRow>(
+    store: &SnapshotStore,
+    rows: &[R],
+    trade_date: NaiveDate,
+    published_at: DateTime<Utc>,
+) -> Result<ReferenceMerge, WorkerError> {
+    let dataset = R::DATASET.name();
+    let decode = |batches: &[arrow_array::RecordBatch]| -> Result<Vec<R>, WorkerError> {
+        let mut out = Vec::new();
+        for batch in batches {
+            out.extend(R::from_batch(batch)?);
+        }
+        Ok(out)
+    };
+    // (trade date, version, rows) of the partition merged onto.
+    let mut base: Option<(NaiveDate, u64, Vec<R>)> = match store
+        .latest_trade_date(dataset, MARKET_WIDE, None)
+        .await?
+    {
+        None => None,
+        Some(date) => {
+            let key = SnapshotKey::new(dataset, date, MARKET_WIDE);
+            match store.read(&key).await? {
+                Some(snapshot) => Some((date, snapshot.file.version, decode(&snapshot.batches)?)),
+                None => None,
+            }
+        }
+    };
+    for _attempt in 0..MERGE_ATTEMPTS {
+        let base_date = base.as_ref().map(|(date, _, _)| *date);
+        let target = base_date.map_or(trade_date, |date| date.max(trade_date));
+        let (base_version, base_rows) = match base.take() {
+            Some((date, version, rows)) if date == target => (version, rows),
+            Some((_, _, rows)) => (0, rows),
+            None => (0, Vec::new()),
+        };
+        let (merged, replaced) = overlay(base_rows, rows);
+        let batch = R::to_batch(&merged)?;
+        let key = SnapshotKey::new(dataset, target, MARKET_WIDE);
+        let event = store.publish(&key, &batch, &[], published_at).await?;
+        // A version someone else published between the one we read and ours would be lost
+        // under ours, and a newer market-wide date would shadow ours: merge onto either.
+        let interleaved = store
+            .versions(&key)
+            .await?
+            .into_iter()
+            .rfind(|f| f.version > base_version && f.version < event.version);
+        let newer_date = store
+            .latest_trade_date(dataset, MARKET_WIDE, None)
+            .await?
+            .filter(|date| *date > target);
+        if let Some(date) = newer_date {
+            let key = SnapshotKey::new(dataset, date, MARKET_WIDE);
+            if let Some(snapshot) = store.read(&key).await? {
+                base = Some((date, snapshot.file.version, decode(&snapshot.batches)?));
+                continue;
+            }
+        }
+        if let Some(file) = interleaved {
+            let theirs = decode(&store.read_file(&file).await?)?;
+            // Merge onto theirs; our own version is then superseded.
+            base = Some((target, event.version, theirs));
+            continue;
+        }
+        return Ok(ReferenceMerge {
+            trade_date: target,
+            rows: merged.len(),
+            replaced,
+            event,
+        });
+    }
+    Err(WorkerError::Contended {
+        dataset,
+        attempts: MERGE_ATTEMPTS,
+    })
+}
+
+/// Reference rows received since the last [`publish`](Self::publish).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct PendingReference {
+    pub(crate) bars: Vec<DailyBar>,
+    pub(crate) earnings: Vec<EarningsEvent>,
+    pub(crate) dividends: Vec<Dividend>,
+    pub(crate) borrow: Vec<BorrowRate>,
+}
+
+impl PendingReference {
+    pub(crate) fn is_empty(&self) -> bool {
+        self.bars.is_empty()
+            && self.earnings.is_empty()
+            && self.dividends.is_empty()
+            && self.borrow.is_empty()
+    }
+
+    /// Merges every non-empty table into the store (bars into the partition of their last
+    /// date at the latest, the others into `trade_date`'s) and returns the publications in
+    /// dataset order. A table whose merge fails stays pending (the next cycle retries it);
+    /// the first error is returned after the others were tried.
+    pub(crate) async fn publish(
+        &mut self,
+        store: &SnapshotStore,
+        trade_date: NaiveDate,
+        published_at: DateTime<Utc>,
+    ) -> (Vec<optics_schemas::SnapshotEvent>, Result<(), WorkerError>) {
+        let mut events = Vec::new();
+        let mut first_error = Ok(());
+        let bars_date = self
+            .bars
+            .iter()
+            .map(|b| b.date)
+            .max()
+            .map_or(trade_date, |last| last.max(trade_date));
+        let mut outcome = |result: Result<Option<ReferenceMerge>, WorkerError>| match result {
+            Ok(Some(merge)) => {
+                events.push(merge.event);
+                true
+            }
+            Ok(None) => true,
+            Err(e) => {
+                if first_error.is_ok() {
+                    first_error = Err(e);
+                }
+                false
+            }
+        };
+        if outcome(merge_pending(store, &self.bars, bars_date, published_at).await) {
+            self.bars.clear();
+        }
+        if outcome(merge_pending(store, &self.earnings, trade_date, published_at).await) {
+            self.earnings.clear();
+        }
+        if outcome(merge_pending(store, &self.dividends, trade_date, published_at).await) {
+            self.dividends.clear();
+        }
+        if outcome(merge_pending(store, &self.borrow, trade_date, published_at).await) {
+            self.borrow.clear();
+        }
+        (events, first_error)
+    }
+}
+
+async fn merge_pending<R: ReferenceRow>(
+    store: &SnapshotStore,
+    rows: &[R],
+    trade_date: NaiveDate,
+    published_at: DateTime<Utc>,
+) -> Result<Option<ReferenceMerge>, WorkerError> {
+    if rows.is_empty() {
+        return Ok(None);
+    }
+    merge_into_market_wide(store, rows, trade_date, published_at)
+        .await
+        .map(Some)
+}
