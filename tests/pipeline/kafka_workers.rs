@@ -1,39 +1,176 @@
 //! Compute workers on Kafka (librdkafka's mock cluster): two workers in one consumer group split
 //! the underlyings; a worker crashes mid-session and the other in the group takes over from the
-//! committed offsets, bringing every underlying's chain snapshot up to date.
+//! committed offsets; after the takeover no underlying's snapshot is lost or stale beyond one
+//! cycle.
 //!
-//! Each worker runs on its own clock, offset from the quotes' instant, so the `as_of` of a
-//! chain snapshot tells which worker built it.
+//! # Time
+//!
+//! Market time is injected: a round of quotes is stamped with the market clock's reading, and
+//! each worker's clock reads market time plus an offset of its own (less than a cycle), so a
+//! snapshot's `as_of` names the worker that built it. Until the takeover is complete the market
+//! clock only moves between rounds. After it, market time runs one cycle interval per
+//! publishing cycle of the surviving worker: the test advances the clock each time it sees a
+//! chain of the current round built at the current reading. A snapshot built `n` cycles after
+//! its quotes therefore has `as_of = quote time + n × CYCLE + offset`, and "stale beyond one
+//! cycle" means `n > 1`. Cycles are counted conservatively (two cycles at one reading count as
+//! one), so an observed `n > 1` is never a miscount.
+//!
+//! Every wait polls the store against one deadline per test, generous for a loaded CI machine.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use chrono::{DateTime, TimeDelta, Utc};
+use chrono::{DateTime, NaiveDate, TimeDelta, Utc};
 use object_store::memory::InMemory;
 use object_store::path::Path;
-use optics_compute::store::{SnapshotKey, SnapshotStore};
+use optics_compute::store::{Snapshot, SnapshotKey, SnapshotStore};
 use optics_compute::time::{Clock, ManualClock};
-use optics_compute::worker::{ComputeWorker, WorkerConfig};
+use optics_compute::worker::{ComputeWorker, WorkerConfig, WorkerStats};
 use optics_ingest::bus::kafka::{KafkaBus, KafkaBusConfig};
 use optics_schemas::bus::{snapshot_datasets, topics};
-use optics_schemas::{Bus, ChainRow, DataBatch, Message, OptionQuote};
+use optics_schemas::{
+    Bus, ChainRow, DataBatch, ExposureRow, ExposureSummaryRow, FlowSnapshotRow, Message,
+    OptionQuote,
+};
 use optics_tests::fixtures::synthetic_chain;
 use rdkafka::mocking::MockCluster;
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
 
 const UNDERLYINGS: [&str; 8] = ["AAA", "BBB", "CCC", "DDD", "EEE", "FFF", "GGG", "HHH"];
-const STEP: Duration = Duration::from_secs(60);
+/// The workers' cycle interval, and the market time one cycle stands for.
+const CYCLE: Duration = Duration::from_millis(100);
+/// Rounds measured after a takeover.
+const MEASURED_ROUNDS: usize = 3;
+/// Bound of each test, far above its usual duration.
+const DEADLINE: Duration = Duration::from_secs(120);
+/// Pause between two reads of the store while waiting.
+const POLL: Duration = Duration::from_millis(10);
+/// The consumers' session timeout. The mock group coordinator waits this long less 1 s for the
+/// members to rejoin after one leaves, so it sets the takeover time; but it cannot be lower:
+/// the mock delays a new group's first join by a fixed 3 s, without heartbeats meanwhile, and
+/// a shorter session expires the joining member. Heartbeats every 100 ms keep a live member
+/// well inside it.
+const SESSION_TIMEOUT_MS: u32 = 3_000;
+
+fn cycle() -> TimeDelta {
+    TimeDelta::from_std(CYCLE).unwrap()
+}
+
+fn trade_date() -> NaiveDate {
+    NaiveDate::from_ymd_opt(2026, 11, 20).unwrap()
+}
+
+fn session_start() -> DateTime<Utc> {
+    trade_date().and_hms_opt(15, 0, 0).unwrap().and_utc()
+}
 
 fn bus_on(bootstrap: &str) -> Arc<dyn Bus> {
     let mut config = KafkaBusConfig::from_url(&format!("kafka://{bootstrap}")).unwrap();
     config.consumer_properties = vec![
-        ("session.timeout.ms".to_owned(), "3000".to_owned()),
+        (
+            "session.timeout.ms".to_owned(),
+            SESSION_TIMEOUT_MS.to_string(),
+        ),
         ("heartbeat.interval.ms".to_owned(), "100".to_owned()),
         ("fetch.wait.max.ms".to_owned(), "20".to_owned()),
     ];
     config.producer_properties = vec![("linger.ms".to_owned(), "1".to_owned())];
-    config.group_join_timeout = STEP;
+    config.group_join_timeout = DEADLINE;
     Arc::new(KafkaBus::new(config).unwrap())
+}
+
+/// The overall deadline of a test.
+#[derive(Debug, Clone, Copy)]
+struct Deadline(Instant);
+
+impl Deadline {
+    fn start() -> Self {
+        Self(Instant::now() + DEADLINE)
+    }
+
+    /// Panics with `waiting_for` once the deadline has passed; otherwise pauses one poll.
+    async fn pause(self, waiting_for: impl FnOnce() -> String) {
+        assert!(
+            Instant::now() < self.0,
+            "still waiting after {DEADLINE:?}: {}",
+            waiting_for()
+        );
+        tokio::time::sleep(POLL).await;
+    }
+}
+
+/// A worker's clock: market time plus `offset`.
+#[derive(Debug)]
+struct WorkerClock {
+    name: &'static str,
+    offset: TimeDelta,
+    clock: Arc<ManualClock>,
+}
+
+/// The market clock and the workers' clocks that follow it.
+#[derive(Debug)]
+struct Market {
+    now: DateTime<Utc>,
+    workers: Vec<WorkerClock>,
+    /// Errors the workers stopped with: a wait fails at once on one rather than at the
+    /// deadline.
+    worker_errors: Arc<Mutex<Vec<String>>>,
+}
+
+impl Market {
+    /// Worker `a` reads market time + 1 ms, `b` + 2 ms.
+    fn new() -> Self {
+        let now = session_start();
+        let workers = [("a", 1), ("b", 2)]
+            .into_iter()
+            .map(|(name, offset_ms)| {
+                let offset = TimeDelta::milliseconds(offset_ms);
+                WorkerClock {
+                    name,
+                    offset,
+                    clock: Arc::new(ManualClock::new(now + offset)),
+                }
+            })
+            .collect();
+        Self {
+            now,
+            workers,
+            worker_errors: Arc::default(),
+        }
+    }
+
+    fn assert_workers_ok(&self) {
+        let errors = self.worker_errors.lock().unwrap();
+        assert!(errors.is_empty(), "a worker failed: {errors:?}");
+    }
+
+    fn worker(&self, name: &str) -> &WorkerClock {
+        self.workers.iter().find(|w| w.name == name).unwrap()
+    }
+
+    /// Moves market time on by one cycle.
+    fn advance(&mut self) {
+        self.now += cycle();
+        for worker in &self.workers {
+            worker.clock.set(self.now + worker.offset);
+        }
+    }
+
+    /// Which worker built a snapshot of quotes stamped `quoted` at `as_of`, and how many
+    /// cycles after the quotes.
+    fn built(&self, quoted: DateTime<Utc>, as_of: DateTime<Utc>) -> (&'static str, i64) {
+        let after = as_of - quoted;
+        let step = cycle().num_microseconds().unwrap();
+        for worker in &self.workers {
+            let cycles = (after - worker.offset).num_microseconds().unwrap();
+            if cycles >= 0 && cycles % step == 0 {
+                return (worker.name, cycles / step);
+            }
+        }
+        panic!("a snapshot of the quotes of {quoted} built at {as_of}: by no worker's clock");
+    }
 }
 
 /// Each underlying's quotes, all stamped `at`.
@@ -52,69 +189,265 @@ fn quotes(at: DateTime<Utc>) -> Vec<(String, Vec<OptionQuote>)> {
         .collect()
 }
 
-async fn publish(bus: &Arc<dyn Bus>, chains: &[(String, Vec<OptionQuote>)]) {
-    for (symbol, rows) in chains {
-        let batch = DataBatch::from_rows(symbol.as_str(), rows).unwrap();
-        bus.publish(topics::OPTION_QUOTES, Message::Data(batch))
+fn quotes_per_round() -> u64 {
+    quotes(session_start())
+        .iter()
+        .map(|q| q.1.len() as u64)
+        .sum()
+}
+
+/// Moves market time on by one cycle and publishes a round of quotes stamped with it; returns
+/// the stamp. The fresh reading is one no worker has built at yet.
+async fn send_round(ingest: &Arc<dyn Bus>, market: &mut Market) -> DateTime<Utc> {
+    market.advance();
+    for (symbol, rows) in quotes(market.now) {
+        let batch = DataBatch::from_rows(symbol.as_str(), &rows).unwrap();
+        ingest
+            .publish(topics::OPTION_QUOTES, Message::Data(batch))
             .await
             .unwrap();
     }
-    bus.flush().await.unwrap();
+    ingest.flush().await.unwrap();
+    market.now
 }
 
-/// Waits until every underlying's chain snapshot holds quotes stamped `at`; returns each
-/// underlying's snapshot `as_of` (the clock of the worker that built it).
-async fn wait_for_chains(
+/// An underlying's newest chain snapshot.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct NewestChain {
+    /// The quote time of every row, `None` when the rows' quote times differ.
+    quoted: Option<DateTime<Utc>>,
+    as_of: DateTime<Utc>,
+}
+
+async fn newest_chains(store: &SnapshotStore) -> BTreeMap<&'static str, NewestChain> {
+    let mut newest = BTreeMap::new();
+    for symbol in UNDERLYINGS {
+        let key = SnapshotKey::new(snapshot_datasets::CHAIN, trade_date(), symbol);
+        let Some(snapshot) = store.read(&key).await.unwrap() else {
+            continue;
+        };
+        let rows = ChainRow::from_batch(&snapshot.batches[0]).unwrap();
+        let first = rows[0].call.quote_time;
+        let same = rows.iter().all(|r| r.call.quote_time == first);
+        let quoted = if same { first } else { None };
+        let as_of = rows[0].as_of;
+        assert!(rows.iter().all(|r| r.as_of == as_of), "{symbol}: one as_of");
+        newest.insert(symbol, NewestChain { quoted, as_of });
+    }
+    newest
+}
+
+/// Waits, market time standing still, until every underlying's newest chain carries the quotes
+/// stamped `quoted`; returns which worker built each.
+async fn wait_for_round(
     store: &SnapshotStore,
-    at: DateTime<Utc>,
-) -> BTreeMap<String, DateTime<Utc>> {
-    let deadline = tokio::time::Instant::now() + STEP;
+    market: &Market,
+    quoted: DateTime<Utc>,
+    deadline: Deadline,
+) -> BTreeMap<&'static str, &'static str> {
     loop {
-        let mut fresh = BTreeMap::new();
-        for symbol in UNDERLYINGS {
-            let key = SnapshotKey::new(snapshot_datasets::CHAIN, at.date_naive(), symbol);
-            if let Some(snapshot) = store.read(&key).await.unwrap() {
-                let rows = ChainRow::from_batch(&snapshot.batches[0]).unwrap();
-                if rows.iter().all(|r| r.call.quote_time == Some(at)) {
-                    fresh.insert(symbol.to_owned(), rows[0].as_of);
-                }
-            }
-        }
+        market.assert_workers_ok();
+        let newest = newest_chains(store).await;
+        let fresh: BTreeMap<_, _> = newest
+            .iter()
+            .filter(|(_, chain)| chain.quoted == Some(quoted))
+            .map(|(&symbol, chain)| (symbol, market.built(quoted, chain.as_of).0))
+            .collect();
         if fresh.len() == UNDERLYINGS.len() {
             return fresh;
         }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "only {} of {} chains carry the quotes of {at} after {STEP:?}",
-            fresh.len(),
-            UNDERLYINGS.len()
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        deadline
+            .pause(|| format!("every chain to carry the quotes of {quoted}; newest: {newest:?}"))
+            .await;
     }
 }
 
-fn worker(
-    bus: Arc<dyn Bus>,
+/// Sends a round with market time running one cycle per publishing cycle of `survivor`, the
+/// only live worker, and waits until every underlying's newest chain carries it; returns how
+/// many cycles after its quotes (the returned stamp) each underlying's chain was built.
+async fn measured_round(
     store: &SnapshotStore,
-    clock: &Arc<ManualClock>,
-    id: &str,
-) -> ComputeWorker {
-    let clock: Arc<dyn Clock> = Arc::clone(clock) as Arc<dyn Clock>;
-    ComputeWorker::new(
-        bus,
+    ingest: &Arc<dyn Bus>,
+    market: &mut Market,
+    survivor: &str,
+    deadline: Deadline,
+) -> (DateTime<Utc>, BTreeMap<&'static str, i64>) {
+    let quoted = send_round(ingest, market).await;
+    loop {
+        market.assert_workers_ok();
+        let newest = newest_chains(store).await;
+        let fresh: BTreeMap<_, _> = newest
+            .iter()
+            .filter(|(_, chain)| chain.quoted == Some(quoted))
+            .map(|(&symbol, chain)| (symbol, chain.as_of))
+            .collect();
+        if fresh.len() == UNDERLYINGS.len() {
+            let lags = fresh
+                .into_iter()
+                .map(|(symbol, as_of)| {
+                    let (builder, cycles) = market.built(quoted, as_of);
+                    assert_eq!(builder, survivor, "{symbol} at {as_of}");
+                    (symbol, cycles)
+                })
+                .collect();
+            return (quoted, lags);
+        }
+        let reading = market.worker(survivor).clock.now();
+        if fresh.values().any(|&as_of| as_of == reading) {
+            // A cycle at this reading built part of the round: the next cycle reads one more.
+            market.advance();
+        }
+        deadline
+            .pause(|| format!("every chain to carry the quotes of {quoted}; newest: {newest:?}"))
+            .await;
+    }
+}
+
+/// After a takeover by `survivor`: rounds of quotes, each reaching every underlying's chain at
+/// most one cycle after it was sent. Returns the largest lag seen, in cycles, and the stamp of
+/// the last round.
+async fn assert_fresh_within_one_cycle(
+    store: &SnapshotStore,
+    ingest: &Arc<dyn Bus>,
+    market: &mut Market,
+    survivor: &str,
+    deadline: Deadline,
+) -> (i64, DateTime<Utc>) {
+    let mut worst = 0;
+    let mut last = market.now;
+    for round in 0..MEASURED_ROUNDS {
+        let (quoted, lags) = measured_round(store, ingest, market, survivor, deadline).await;
+        last = quoted;
+        for (symbol, &cycles) in &lags {
+            assert!(
+                cycles <= 1,
+                "round {round} after the takeover: {symbol}'s chain built {cycles} cycles \
+                 after its quotes ({lags:?})"
+            );
+        }
+        worst = worst.max(lags.values().copied().max().unwrap_or_default());
+    }
+    (worst, last)
+}
+
+/// Every dataset of every underlying is in the store, and each underlying's files are of one
+/// cycle: the one whose chain carries the newest quotes.
+async fn assert_none_lost(store: &SnapshotStore, newest_quotes: DateTime<Utc>) {
+    let chains = newest_chains(store).await;
+    let all: Vec<String> = UNDERLYINGS.iter().map(|s| (*s).to_owned()).collect();
+    for dataset in [
+        snapshot_datasets::CHAIN,
+        snapshot_datasets::EXPOSURES,
+        snapshot_datasets::EXPOSURE_SUMMARY,
+        snapshot_datasets::FLOW,
+    ] {
+        let present = store.underlyings(dataset, trade_date()).await.unwrap();
+        assert_eq!(present, all, "{dataset}");
+        for symbol in UNDERLYINGS {
+            let chain = chains[symbol];
+            assert_eq!(chain.quoted, Some(newest_quotes), "{symbol}");
+            let key = SnapshotKey::new(dataset, trade_date(), symbol);
+            let snapshot = store.read(&key).await.unwrap().unwrap();
+            let as_of = as_of_column(dataset, &snapshot);
+            assert!(!as_of.is_empty(), "{dataset} of {symbol} has rows");
+            assert!(
+                as_of.iter().all(|&t| t == chain.as_of),
+                "{dataset} of {symbol} is of the cycle of its chain ({})",
+                chain.as_of
+            );
+        }
+    }
+}
+
+fn as_of_column(dataset: &str, snapshot: &Snapshot) -> Vec<DateTime<Utc>> {
+    let mut as_of = Vec::new();
+    for batch in &snapshot.batches {
+        match dataset {
+            snapshot_datasets::CHAIN => {
+                as_of.extend(ChainRow::from_batch(batch).unwrap().iter().map(|r| r.as_of));
+            }
+            snapshot_datasets::EXPOSURES => {
+                as_of.extend(
+                    ExposureRow::from_batch(batch)
+                        .unwrap()
+                        .iter()
+                        .map(|r| r.as_of),
+                );
+            }
+            snapshot_datasets::EXPOSURE_SUMMARY => as_of.extend(
+                ExposureSummaryRow::from_batch(batch)
+                    .unwrap()
+                    .iter()
+                    .map(|r| r.as_of),
+            ),
+            snapshot_datasets::FLOW => {
+                as_of.extend(
+                    FlowSnapshotRow::from_batch(batch)
+                        .unwrap()
+                        .iter()
+                        .map(|r| r.as_of),
+                );
+            }
+            other => panic!("no as_of reader for {other}"),
+        }
+    }
+    as_of
+}
+
+type WorkerTask = JoinHandle<Result<WorkerStats, optics_compute::worker::WorkerError>>;
+
+/// Runs a worker on `market`'s clock `name` until `shutdown` resolves.
+fn spawn_worker(
+    bootstrap: &str,
+    store: &SnapshotStore,
+    market: &Market,
+    name: &'static str,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> WorkerTask {
+    let clock: Arc<dyn Clock> = Arc::clone(&market.worker(name).clock) as Arc<dyn Clock>;
+    let worker = ComputeWorker::new(
+        bus_on(bootstrap),
         store.clone(),
         clock,
         WorkerConfig {
-            worker_id: id.to_owned(),
-            interval: Duration::from_millis(50),
+            worker_id: name.to_owned(),
+            interval: CYCLE,
             ..WorkerConfig::default()
         },
-    )
+    );
+    let errors = Arc::clone(&market.worker_errors);
+    tokio::spawn(async move {
+        let result = worker.run(shutdown).await;
+        if let Err(error) = &result {
+            errors.lock().unwrap().push(format!("{name}: {error}"));
+        }
+        result
+    })
+}
+
+/// Kills a worker mid-session: its task is aborted, so it runs no last cycle and commits
+/// nothing more. (Dropping its consumers still sends Kafka's LeaveGroup, as a worker process
+/// stopped by a signal would.)
+async fn kill(task: WorkerTask) {
+    task.abort();
+    assert!(task.await.unwrap_err().is_cancelled());
+}
+
+/// Stops a worker through its shutdown signal; returns its counters.
+async fn stop(task: WorkerTask, signal: tokio::sync::oneshot::Sender<()>) -> WorkerStats {
+    signal.send(()).unwrap();
+    tokio::time::timeout(DEADLINE, task)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap()
 }
 
 fn mock_cluster() -> MockCluster<'static, rdkafka::producer::DefaultProducerContext> {
     let cluster = MockCluster::new(1).unwrap();
     cluster.create_topic(topics::OPTION_QUOTES, 4, 1).unwrap();
+    // Workers split the daily bars like the quotes.
+    cluster.create_topic(topics::DAILY_BARS, 4, 1).unwrap();
     cluster.create_topic(topics::REFERENCE, 1, 1).unwrap();
     cluster.create_topic(topics::SNAPSHOTS, 1, 1).unwrap();
     cluster
@@ -128,50 +461,58 @@ fn runtime() -> tokio::runtime::Runtime {
         .unwrap()
 }
 
+fn new_store() -> SnapshotStore {
+    SnapshotStore::new(Arc::new(InMemory::new()), Path::from("snapshots"))
+}
+
 #[test]
 fn a_worker_takes_over_the_underlyings_of_one_that_crashed() {
     let cluster = mock_cluster();
     let bootstrap = cluster.bootstrap_servers();
     runtime().block_on(async {
-        let store = SnapshotStore::new(Arc::new(InMemory::new()), Path::from("snapshots"));
-        let first = chrono::TimeZone::with_ymd_and_hms(&Utc, 2026, 11, 20, 15, 30, 0).unwrap();
-        let clock = Arc::new(ManualClock::new(first));
+        let started = Instant::now();
+        let deadline = Deadline::start();
+        let store = new_store();
+        let mut market = Market::new();
         let ingest = bus_on(&bootstrap);
 
-        // Worker A serves every underlying, then crashes (its task is aborted: no last cycle,
-        // no last commit).
-        let a = tokio::spawn(
-            worker(bus_on(&bootstrap), &store, &clock, "a").run(std::future::pending()),
-        );
-        publish(&ingest, &quotes(first)).await;
-        tokio::time::timeout(STEP, wait_for_chains(&store, first))
-            .await
-            .unwrap();
-        a.abort();
-        let _ = a.await;
+        // Worker A serves every underlying, then crashes.
+        let a = spawn_worker(&bootstrap, &store, &market, "a", std::future::pending());
+        let first = send_round(&ingest, &mut market).await;
+        let built = wait_for_round(&store, &market, first, deadline).await;
+        assert!(built.values().all(|&w| w == "a"), "{built:?}");
+        kill(a).await;
 
         // Worker B joins the same group: it resumes from A's committed offsets and serves the
         // newer quotes of every underlying.
-        let later = first + TimeDelta::minutes(1);
-        clock.set(later);
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let b = tokio::spawn(worker(bus_on(&bootstrap), &store, &clock, "b").run(async {
-            let _ = stopped.await;
-        }));
-        publish(&ingest, &quotes(later)).await;
-        tokio::time::timeout(STEP, wait_for_chains(&store, later))
-            .await
-            .unwrap();
-        stop.send(()).unwrap();
-        let stats = tokio::time::timeout(STEP, b)
-            .await
-            .unwrap()
-            .unwrap()
-            .unwrap();
-        let per_round: usize = quotes(later).iter().map(|q| q.1.len()).sum();
-        // B saw the new round, plus at most what A had not committed when it crashed.
-        assert!(stats.quotes_accepted as usize >= per_round, "{stats:?}");
-        assert!(stats.quotes_accepted as usize <= 2 * per_round, "{stats:?}");
+        let crashed = Instant::now();
+        let (stop_b, b_stopped) = tokio::sync::oneshot::channel::<()>();
+        let b = spawn_worker(&bootstrap, &store, &market, "b", async {
+            let _ = b_stopped.await;
+        });
+        let takeover = send_round(&ingest, &mut market).await;
+        let built = wait_for_round(&store, &market, takeover, deadline).await;
+        assert!(built.values().all(|&w| w == "b"), "{built:?}");
+        let took_over_after = crashed.elapsed();
+
+        let (worst, newest) =
+            assert_fresh_within_one_cycle(&store, &ingest, &mut market, "b", deadline).await;
+        let stats = stop(b, stop_b).await;
+        assert_none_lost(&store, newest).await;
+
+        // B saw the takeover round and the measured ones, plus at most the first round again
+        // where A had not committed it when it crashed.
+        let seen = quotes_per_round() * (1 + MEASURED_ROUNDS as u64);
+        assert!(stats.quotes_accepted >= seen, "{stats:?}");
+        assert!(
+            stats.quotes_accepted <= seen + quotes_per_round(),
+            "{stats:?}"
+        );
+        eprintln!(
+            "crash → B serving everything: {took_over_after:?}; worst lag after: {worst} \
+             cycle(s); test {:?}",
+            started.elapsed()
+        );
     });
 }
 
@@ -180,80 +521,56 @@ fn two_workers_split_the_underlyings_and_one_takes_over_when_the_other_dies() {
     let cluster = mock_cluster();
     let bootstrap = cluster.bootstrap_servers();
     runtime().block_on(async {
-        let store = SnapshotStore::new(Arc::new(InMemory::new()), Path::from("snapshots"));
-        let start = chrono::TimeZone::with_ymd_and_hms(&Utc, 2026, 11, 20, 15, 0, 0).unwrap();
-        // A's clock runs one second after the quotes' instant, B's two: a snapshot's as_of
-        // names its builder.
-        let (clock_a, clock_b) = (
-            Arc::new(ManualClock::new(start)),
-            Arc::new(ManualClock::new(start)),
-        );
-        let builder = |at: DateTime<Utc>, as_of: DateTime<Utc>| match (as_of - at).num_seconds() {
-            1 => "a",
-            2 => "b",
-            other => panic!("a snapshot built at {other} s from its quotes"),
-        };
+        let started = Instant::now();
+        let deadline = Deadline::start();
+        let store = new_store();
+        let mut market = Market::new();
         let ingest = bus_on(&bootstrap);
-        let a = tokio::spawn(
-            worker(bus_on(&bootstrap), &store, &clock_a, "a").run(std::future::pending()),
-        );
+        let a = spawn_worker(&bootstrap, &store, &market, "a", std::future::pending());
         let (stop_b, b_stopped) = tokio::sync::oneshot::channel::<()>();
-        let b = tokio::spawn(
-            worker(bus_on(&bootstrap), &store, &clock_b, "b").run(async {
-                let _ = b_stopped.await;
-            }),
-        );
+        let b = spawn_worker(&bootstrap, &store, &market, "b", async {
+            let _ = b_stopped.await;
+        });
 
-        // Rounds of quotes, one a minute of market time, until the group has settled with
-        // both workers serving: each round every underlying is built by exactly one of them.
-        let mut round = 0;
-        let mut split = BTreeMap::new();
+        // Rounds until the group has settled with both workers serving: each round every
+        // underlying is built by exactly one of them.
+        let mut split: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+        let mut rounds = 0;
         while split.len() < 2 {
             assert!(
-                round < 30,
+                rounds < 100,
                 "the group never split the underlyings: {split:?}"
             );
-            let at = start + TimeDelta::minutes(round);
-            clock_a.set(at + TimeDelta::seconds(1));
-            clock_b.set(at + TimeDelta::seconds(2));
-            publish(&ingest, &quotes(at)).await;
+            let quoted = send_round(&ingest, &mut market).await;
             split.clear();
-            for (symbol, as_of) in wait_for_chains(&store, at).await {
-                split
-                    .entry(builder(at, as_of))
-                    .or_insert_with(Vec::new)
-                    .push(symbol);
+            for (symbol, builder) in wait_for_round(&store, &market, quoted, deadline).await {
+                split.entry(builder).or_default().push(symbol);
             }
-            round += 1;
+            rounds += 1;
         }
         let (served_by_a, served_by_b) = (split["a"].clone(), split["b"].clone());
-        let settled_after = round;
         assert_eq!(served_by_a.len() + served_by_b.len(), UNDERLYINGS.len());
 
-        // A dies mid-session (no last cycle, no last commit). The next round reaches every
-        // underlying through B, A's included: none lost, none left a round behind.
-        a.abort();
-        let _ = a.await;
-        for _ in 0..2 {
-            let at = start + TimeDelta::minutes(round);
-            clock_a.set(at + TimeDelta::seconds(1));
-            clock_b.set(at + TimeDelta::seconds(2));
-            publish(&ingest, &quotes(at)).await;
-            let built = wait_for_chains(&store, at).await;
-            for (symbol, as_of) in &built {
-                assert_eq!(builder(at, *as_of), "b", "{symbol} after A died");
-            }
-            round += 1;
-        }
-        stop_b.send(()).unwrap();
-        let stats = tokio::time::timeout(STEP, b)
-            .await
-            .unwrap()
-            .unwrap()
-            .unwrap();
+        // A dies mid-session. The next round reaches every underlying through B, A's included.
+        kill(a).await;
+        let crashed = Instant::now();
+        let takeover = send_round(&ingest, &mut market).await;
+        let built = wait_for_round(&store, &market, takeover, deadline).await;
+        assert!(built.values().all(|&w| w == "b"), "{built:?}");
+        let took_over_after = crashed.elapsed();
+
+        // From then on every round reaches every underlying within one cycle, and nothing is
+        // missing from the store.
+        let (worst, newest) =
+            assert_fresh_within_one_cycle(&store, &ingest, &mut market, "b", deadline).await;
+        let stats = stop(b, stop_b).await;
         assert!(stats.snapshots > 0, "{stats:?}");
+        assert_none_lost(&store, newest).await;
         eprintln!(
-            "split after {settled_after} rounds: a served {served_by_a:?}, b served {served_by_b:?}"
+            "split after {rounds} round(s): a served {served_by_a:?}, b served {served_by_b:?}; \
+             crash → B serving everything: {took_over_after:?}; worst lag after: {worst} \
+             cycle(s); test {:?}",
+            started.elapsed()
         );
     });
 }
