@@ -19,8 +19,21 @@
 //!    constant second ratio e^{−δ²}) started from one exact exponential where the contract
 //!    becomes non-negligible; the grid values so obtained agree with direct evaluation at the
 //!    same d1 to about 1e-14 relative.
+//!    **Sampling.** An expiration whose narrowest contract (smallest σ√T) is wide against the
+//!    grid step is sampled at every m-th grid point only, m the largest divisor of the steps
+//!    per side for which m steps span at most [`FlipConfig::coarsest_d1_step`] (default 0.25)
+//!    of that contract's d1: every contract's Gaussian still gets four or more points per unit
+//!    of d1. A long-dated contract spans tens of grid steps per unit of d1, so most of its
+//!    points were redundant; same-day and weekly expirations keep every point. The expiration's
+//!    own flips are bracketed on its sampled points (exact values). For the aggregate, each
+//!    expiration's curve is carried back to every grid point by the cubic through the four
+//!    nearest sampled points (error about 3e-5 of the curve's scale at that spacing).
 //! 3. **Bracketing.** Every pair of consecutive non-zero grid values of opposite sign brackets a
-//!    crossing. Two crossings closer together than one grid step can cancel and go unseen.
+//!    crossing. Two crossings closer together than one grid step (one sampled step, for an
+//!    expiration) can cancel and go unseen. Where the aggregate's values were partly
+//!    interpolated, each bracket's ends are evaluated directly first; when they do not change
+//!    sign, the neighbouring intervals are tried, and a bracket none of them confirms is
+//!    dropped (the curve came within the interpolation error of zero without crossing it).
 //! 4. **Refinement.** From the zero of the cubic through the grid values around the bracket,
 //!    Newton steps on the direct sum (no recurrence) with its exact slope, each evaluation
 //!    also shrinking the bracket, until a step is below [`FlipConfig::relative_tolerance`] ×
@@ -34,7 +47,9 @@
 //!    value is a sequential sum in contract order, so the result does not depend on the number
 //!    of threads.
 //! 5. **Choice.** [`FlipLevel::level`] is the crossing nearest the current spot (the lower one
-//!    on a tie); every crossing is listed in [`FlipLevel::crossings`].
+//!    on a tie). Brackets are refined nearest first and only until the next one cannot hold a
+//!    nearer crossing, so [`FlipLevel::crossings`] lists the crossings refined to decide that
+//!    (one or two, usually), not every sign change of the curve.
 //!
 //! When the curve never changes sign over the grid the level is `None` and
 //! [`FlipLevel::degeneracy`] says why ([`FlipDegeneracy`]); the API's `flip_degenerate` is
@@ -58,6 +73,11 @@ pub struct FlipConfig {
     pub points: usize,
     /// Refinement tolerance as a fraction of spot.
     pub relative_tolerance: f64,
+    /// The widest spacing, in units of d1 of the group's narrowest contract (the smallest
+    /// σ√T), at which one expiration's curves are sampled: an expiration whose every contract
+    /// is that much wider than the grid step is sampled at every m-th point of the grid only
+    /// (see the module's "Sampling"). 0 samples every expiration at every point.
+    pub coarsest_d1_step: f64,
 }
 
 impl Default for FlipConfig {
@@ -66,6 +86,7 @@ impl Default for FlipConfig {
             half_width: 0.20,
             points: 161,
             relative_tolerance: 1e-9,
+            coarsest_d1_step: 0.5,
         }
     }
 }
@@ -84,6 +105,9 @@ impl FlipConfig {
         }
         if !(self.relative_tolerance > 0.0 && self.relative_tolerance < 1e-2) {
             return Err(bad("flip.relative_tolerance", "must be in (0, 0.01)"));
+        }
+        if !(0.0..=1.0).contains(&self.coarsest_d1_step) {
+            return Err(bad("flip.coarsest_d1_step", "must be in [0, 1]"));
         }
         Ok(())
     }
@@ -163,7 +187,7 @@ impl FlipDegeneracy {
 pub struct FlipLevel {
     /// The crossing nearest spot, dollars; `None` when the curve never changes sign.
     pub level: Option<f64>,
-    /// Every crossing found, ascending, dollars.
+    /// The crossings refined to find `level` (those nearest spot), ascending, dollars.
     pub crossings: Vec<f64>,
     /// Why `level` is `None`.
     pub degeneracy: Option<FlipDegeneracy>,
@@ -573,16 +597,16 @@ impl GammaCurve {
         })
     }
 
-    /// Both curves of `contracts` over `grid` (from [`FlipConfig::grid`]), each point a sum in
-    /// contract order.
+    /// Both curves of `contracts` over `grid` (odd length, spot the middle point, even steps
+    /// in ln S of `down` < 0 below spot and `up` > 0 above it), each point a sum in contract
+    /// order.
     fn grid_values(
         contracts: &[CurveContract],
         grid: &[f64],
         spot: f64,
-        config: &FlipConfig,
+        (down, up): (f64, f64),
     ) -> GridValues {
         let middle = grid.len() / 2;
-        let (down, up) = config.log_steps();
         let ln_spot = spot.ln();
         let mut gamma = vec![0.0; grid.len()];
         let mut adjusted = vec![0.0; grid.len()];
@@ -617,39 +641,51 @@ impl GammaCurve {
         GridValues { gamma, adjusted }
     }
 
-    /// Flip levels of every group and of the whole, from one pass over the grid per group.
+    /// Flip levels of every group and of the whole, from one pass over the grid per group
+    /// (every `stride`-th point of it, [`sampling_stride`]).
     pub(crate) fn flips(&self, spot: f64, config: &FlipConfig) -> Flips {
         let groups = self.group_starts.len();
         let grid = config.grid(spot);
         let tolerance = config.relative_tolerance * spot;
         let middle = grid.len() / 2;
-        let solve = |contracts: &[CurveContract], curve: &[f64], adjusted: bool| {
-            flip_from_curve(
-                &grid,
-                curve,
-                curve[middle],
-                spot,
-                tolerance,
-                contracts,
-                adjusted,
-            )
-        };
+        let (down, up) = config.log_steps();
         // Each group is independent; rayon keeps the order, so results do not depend on
         // threads.
-        let per_group: Vec<(GridValues, (FlipLevel, FlipLevel))> = (0..groups)
+        let per_group: Vec<(GridValues, usize, (FlipLevel, FlipLevel))> = (0..groups)
             .into_par_iter()
             .map(|g| {
-                let values = Self::grid_values(self.group(g), &grid, spot, config);
-                let flips = (
-                    solve(self.group(g), &values.gamma, false),
-                    solve(self.group(g), &values.adjusted, true),
-                );
-                (values, flips)
+                let contracts = self.group(g);
+                let stride = sampling_stride(contracts, config);
+                let sampled = sampled_grid(&grid, stride);
+                let steps = (stride as f64 * down, stride as f64 * up);
+                let values = Self::grid_values(contracts, &sampled, spot, steps);
+                let at_spot = sampled.len() / 2;
+                let solve = |curve: &[f64], adjusted: bool| {
+                    let curve = SampledCurve {
+                        grid: &sampled,
+                        values: curve,
+                        confirmed: true,
+                    };
+                    flip_from_curve(
+                        &curve,
+                        curve.values[at_spot],
+                        spot,
+                        tolerance,
+                        contracts,
+                        adjusted,
+                    )
+                };
+                let flips = (solve(&values.gamma, false), solve(&values.adjusted, true));
+                let values = GridValues {
+                    gamma: upsample(&values.gamma, stride),
+                    adjusted: upsample(&values.adjusted, stride),
+                };
+                (values, stride, flips)
             })
             .collect();
         let mut gamma_total = vec![0.0; grid.len()];
         let mut adjusted_total = vec![0.0; grid.len()];
-        for (values, _) in &per_group {
+        for (values, _, _) in &per_group {
             for (total, v) in gamma_total.iter_mut().zip(&values.gamma) {
                 *total += v;
             }
@@ -657,32 +693,143 @@ impl GammaCurve {
                 *total += v;
             }
         }
+        // Interpolated group values only place the aggregate's brackets; their ends are
+        // evaluated directly before refining.
+        let confirmed = per_group.iter().all(|(_, stride, _)| *stride == 1);
+        let solve = |curve: &[f64], adjusted: bool| {
+            let curve = SampledCurve {
+                grid: &grid,
+                values: curve,
+                confirmed,
+            };
+            // The spot point is never interpolated.
+            flip_from_curve(
+                &curve,
+                curve.values[middle],
+                spot,
+                tolerance,
+                &self.contracts,
+                adjusted,
+            )
+        };
         let aggregate = rayon::join(
-            || solve(&self.contracts, &gamma_total, false),
-            || solve(&self.contracts, &adjusted_total, true),
+            || solve(&gamma_total, false),
+            || solve(&adjusted_total, true),
         );
         Flips {
-            groups: per_group.into_iter().map(|(_, flips)| flips).collect(),
+            groups: per_group.into_iter().map(|(_, _, flips)| flips).collect(),
             aggregate,
         }
     }
+}
+
+/// The stride at which a group's curves are sampled: the largest divisor m of the steps per
+/// side such that m grid steps (the wider of the two sides') span at most
+/// [`FlipConfig::coarsest_d1_step`] of d1 for the group's narrowest contract. 1 (every point)
+/// when even one step is wider than that, or when the setting is 0.
+fn sampling_stride(contracts: &[CurveContract], config: &FlipConfig) -> usize {
+    let steps = config.steps_per_side().max(1);
+    let (down, up) = config.log_steps();
+    let widest_step = (-down).max(up);
+    let narrowest = contracts
+        .iter()
+        .map(|c| c.inv_total_vol)
+        .fold(0.0_f64, f64::max);
+    if narrowest == 0.0 {
+        // No contract: every value is zero whatever the stride.
+        return steps;
+    }
+    let limit = config.coarsest_d1_step / (widest_step * narrowest);
+    (1..=steps)
+        .rev()
+        .find(|&m| steps.is_multiple_of(m) && m as f64 <= limit)
+        .unwrap_or(1)
+}
+
+/// Every `stride`-th point of `grid` counted from its middle (spot) outwards; the ends are
+/// kept since `stride` divides the steps per side.
+fn sampled_grid(grid: &[f64], stride: usize) -> Vec<f64> {
+    let middle = grid.len() / 2;
+    let per_side = middle / stride;
+    (0..=2 * per_side)
+        .map(|k| {
+            if k <= per_side {
+                grid[middle - (per_side - k) * stride]
+            } else {
+                grid[middle + (k - per_side) * stride]
+            }
+        })
+        .collect()
+}
+
+/// Values at every point of the grid from those at every `stride`-th point
+/// ([`sampled_grid`]): the sampled points exactly, the others by the cubic through the four
+/// nearest sampled points of their side (Lagrange, in the point index, which is linear in
+/// ln S on a side), or by the chord where a side has fewer than four points or the stencil
+/// touches an exact zero (a curve's edge, where a cubic would invent values of either sign).
+fn upsample(sampled: &[f64], stride: usize) -> Vec<f64> {
+    if stride == 1 {
+        return sampled.to_vec();
+    }
+    let per_side = sampled.len() / 2;
+    let side = |outward: &[f64]| -> Vec<f64> {
+        (0..=per_side * stride)
+            .map(|i| {
+                let (k, r) = (i / stride, i % stride);
+                if r == 0 {
+                    return outward[k];
+                }
+                let t = r as f64 / stride as f64;
+                let chord = outward[k] + t * (outward[k + 1] - outward[k]);
+                if per_side < 3 {
+                    return chord;
+                }
+                let first = k.saturating_sub(1).min(per_side - 3);
+                let nodes = &outward[first..first + 4];
+                if nodes.contains(&0.0) {
+                    return chord;
+                }
+                let x = (k - first) as f64 + t;
+                let weights = [
+                    -(x - 1.0) * (x - 2.0) * (x - 3.0) / 6.0,
+                    x * (x - 2.0) * (x - 3.0) / 2.0,
+                    -x * (x - 1.0) * (x - 3.0) / 2.0,
+                    x * (x - 1.0) * (x - 2.0) / 6.0,
+                ];
+                nodes.iter().zip(weights).map(|(v, w)| v * w).sum()
+            })
+            .collect()
+    };
+    let below: Vec<f64> = sampled[..=per_side].iter().rev().copied().collect();
+    let mut values = side(&below);
+    values.reverse();
+    values.extend(side(&sampled[per_side..]).into_iter().skip(1));
+    values
+}
+
+/// A curve's values over a grid; `confirmed` when each value is an exact sum (not
+/// interpolated).
+struct SampledCurve<'a> {
+    grid: &'a [f64],
+    values: &'a [f64],
+    confirmed: bool,
 }
 
 /// Brackets sign changes of `curve` over `grid`, refines each ([`refine`]) on the direct sum
 /// over `contracts` (the delta-adjusted curve when `adjusted`) and picks the one nearest
 /// `spot`.
 fn flip_from_curve(
-    grid: &[f64],
-    curve: &[f64],
+    curve: &SampledCurve<'_>,
     value_at_spot: f64,
     spot: f64,
     tolerance: f64,
     contracts: &[CurveContract],
     adjusted: bool,
 ) -> FlipLevel {
-    let nonzero: Vec<(f64, f64)> = grid
+    let nonzero: Vec<(f64, f64)> = curve
+        .grid
         .iter()
-        .zip(curve)
+        .zip(curve.values)
         .filter(|(_, v)| **v != 0.0)
         .map(|(&s, &v)| (s, v))
         .collect();
@@ -700,37 +847,82 @@ fn flip_from_curve(
         .filter(|(_, w)| (w[0].1 > 0.0) != (w[1].1 > 0.0))
         .map(|(i, _)| i)
         .collect();
-    let mut crossings: Vec<f64> = brackets
-        .par_iter()
-        .map(|&i| {
-            let ((low, f_low), (high, f_high)) = (nonzero[i], nonzero[i + 1]);
-            // Only the contracts that are not negligible somewhere in the bracket count there.
-            let (ln_low, ln_high) = (low.ln(), high.ln());
-            let active: Vec<CurveContract> = contracts
-                .iter()
-                .filter(|c| c.active_within(ln_low, ln_high))
-                .copied()
-                .collect();
-            let value_slope_curvature = |s: f64| {
-                let ln_s = s.ln();
-                active.iter().fold((0.0, 0.0, 0.0), |(v, dv, d2v), c| {
-                    let (cv, cdv, cd2v) = c.value_slope_curvature(s, ln_s, adjusted);
-                    (v + cv, dv + cdv, d2v + cd2v)
-                })
-            };
-            let start = cubic_root_estimate(
-                &nonzero[i.saturating_sub(1)..(i + 3).min(nonzero.len())],
-                (low, high),
-            );
-            refine(
-                value_slope_curvature,
-                (low, f_low),
-                (high, f_high),
-                start,
-                tolerance,
-            )
-        })
-        .collect();
+    // Unconfirmed values may put a bracket one point off where the curve is within the
+    // interpolation error of zero: its neighbours are checked too.
+    let reach = usize::from(!curve.confirmed);
+    let reach_of = |i: usize| {
+        (
+            i.saturating_sub(reach),
+            (i + 1 + reach).min(nonzero.len() - 1),
+        )
+    };
+    let refine_bracket = |i: usize| -> Option<f64> {
+        let (first, last) = reach_of(i);
+        // Only the contracts that are not negligible somewhere in the bracket count there.
+        let (ln_low, ln_high) = (nonzero[first].0.ln(), nonzero[last].0.ln());
+        let active: Vec<CurveContract> = contracts
+            .iter()
+            .filter(|c| c.active_within(ln_low, ln_high))
+            .copied()
+            .collect();
+        let value_slope_curvature = |s: f64| {
+            let ln_s = s.ln();
+            active.iter().fold((0.0, 0.0, 0.0), |(v, dv, d2v), c| {
+                let (cv, cdv, cd2v) = c.value_slope_curvature(s, ln_s, adjusted);
+                (v + cv, dv + cdv, d2v + cd2v)
+            })
+        };
+        let ((low, f_low), (high, f_high)) = if curve.confirmed {
+            (nonzero[i], nonzero[i + 1])
+        } else {
+            confirmed_bracket(&nonzero[first..=last], i - first, |s| {
+                value_slope_curvature(s).0
+            })?
+        };
+        if f_low == 0.0 {
+            return Some(low);
+        }
+        if f_high == 0.0 {
+            return Some(high);
+        }
+        let start = cubic_root_estimate(
+            &nonzero[i.saturating_sub(1)..(i + 3).min(nonzero.len())],
+            (low, high),
+        );
+        Some(refine(
+            value_slope_curvature,
+            (low, f_low),
+            (high, f_high),
+            start,
+            tolerance,
+        ))
+    };
+    // Only the crossing nearest spot is the level: brackets are refined nearest first (by
+    // the nearest point of the interval they may end in) until the next cannot beat the best
+    // crossing so far — usually one or two per curve instead of all.
+    let distance_bound = |i: usize| {
+        let (first, last) = reach_of(i);
+        let (low, high) = (nonzero[first].0, nonzero[last].0);
+        if low <= spot && spot <= high {
+            0.0
+        } else {
+            (low - spot).abs().min((high - spot).abs())
+        }
+    };
+    let mut order = brackets;
+    order.sort_by(|&a, &b| distance_bound(a).total_cmp(&distance_bound(b)));
+    let mut crossings: Vec<f64> = Vec::new();
+    for i in order {
+        let nearest = crossings
+            .iter()
+            .map(|x| (x - spot).abs())
+            .fold(f64::INFINITY, f64::min);
+        if distance_bound(i) > nearest {
+            break;
+        }
+        crossings.extend(refine_bracket(i));
+    }
+    crossings.sort_by(f64::total_cmp);
     // A root exactly on a grid point ends two brackets.
     crossings.dedup();
     if crossings.is_empty() {
@@ -758,6 +950,29 @@ fn flip_from_curve(
         degeneracy: None,
         value_at_spot,
     }
+}
+
+/// A bracket of the exact curve `f` near an interpolated one: `points[at]` and
+/// `points[at + 1]` changed sign in interpolated values; returns the first of that interval
+/// and its neighbours in `points` (lower, middle, upper) whose ends, evaluated by `f`, do
+/// (a zero value ends the search as a bracket of its own), or `None` when none does — the
+/// interpolated sign change was an artefact of the curve lying within the interpolation
+/// error of zero without crossing it.
+fn confirmed_bracket(
+    points: &[(f64, f64)],
+    at: usize,
+    f: impl Fn(f64) -> f64,
+) -> Option<((f64, f64), (f64, f64))> {
+    let exact: Vec<std::cell::OnceCell<f64>> = vec![std::cell::OnceCell::new(); points.len()];
+    // Each point evaluated once, and only when needed: usually the two ends suffice.
+    let at_point = |j: usize| (points[j].0, *exact[j].get_or_init(|| f(points[j].0)));
+    let crosses = |j: usize| {
+        let (a, b) = (at_point(j), at_point(j + 1));
+        (a.1 == 0.0 || b.1 == 0.0 || (a.1 > 0.0) != (b.1 > 0.0)).then_some((a, b))
+    };
+    crosses(at)
+        .or_else(|| at.checked_sub(1).and_then(crosses))
+        .or_else(|| (at + 2 < points.len()).then(|| crosses(at + 1)).flatten())
 }
 
 /// Where the cubic through `points` (two to four consecutive grid values around the
@@ -970,7 +1185,7 @@ mod tests {
         let grid = config.grid(spot);
         for g in 0..curve.group_starts.len() {
             let contracts = curve.group(g);
-            let values = GammaCurve::grid_values(contracts, &grid, spot, &config);
+            let values = GammaCurve::grid_values(contracts, &grid, spot, config.log_steps());
             let middle = grid.len() / 2;
             let (down, up) = config.log_steps();
             for (j, &s) in grid.iter().enumerate() {
@@ -1003,6 +1218,156 @@ mod tests {
             // The value at spot starts a recurrence: it is the direct sum, bit for bit.
             assert_eq!(values.gamma[middle], GammaCurve::sum(contracts, spot).0);
         }
+    }
+
+    #[test]
+    fn sampled_groups_find_the_crossings_of_the_full_grid() {
+        // Every expiration at every grid point (coarsest_d1_step 0) against the default
+        // sampling: the same levels, each to the refinement tolerance, for every group and
+        // for the aggregate, at spots that move the curve's features across the grid.
+        let every_point = FlipConfig {
+            coarsest_d1_step: 0.0,
+            ..FlipConfig::default()
+        };
+        let sampled = FlipConfig::default();
+        let mut compared = 0;
+        let mut strided = 0;
+        for spot in [250.0, 251.3, 4_321.5] {
+            let curve = curve(spot);
+            strided += (0..curve.group_starts.len())
+                .filter(|&g| sampling_stride(curve.group(g), &sampled) > 1)
+                .count();
+            let (full, fast) = (curve.flips(spot, &every_point), curve.flips(spot, &sampled));
+            let pairs = std::iter::once((&full.aggregate, &fast.aggregate))
+                .chain(full.groups.iter().zip(&fast.groups));
+            for ((full_gamma, full_adjusted), (gamma, adjusted)) in pairs {
+                for (expected, found) in [(full_gamma, gamma), (full_adjusted, adjusted)] {
+                    match (expected.level, found.level) {
+                        (Some(a), Some(b)) => {
+                            assert!((a - b).abs() <= 2.0 * sampled.relative_tolerance * spot);
+                            compared += 1;
+                        }
+                        (a, b) => assert_eq!(a, b, "{spot}"),
+                    }
+                    assert_eq!(expected.value_at_spot, found.value_at_spot);
+                    assert_eq!(expected.degeneracy, found.degeneracy);
+                }
+            }
+        }
+        assert!(
+            compared >= 20 && strided >= 6,
+            "{compared} levels, {strided} strided"
+        );
+    }
+
+    #[test]
+    fn the_level_is_no_farther_than_the_nearest_sign_change_of_the_direct_sum() {
+        // Brackets are refined nearest first and the rest skipped: the level must still lie
+        // within the nearest sign-change interval of the exact curve over the grid.
+        let config = FlipConfig::default();
+        let mut checked = 0;
+        for spot in [250.0, 4_321.5] {
+            let curve = curve(spot);
+            let grid = config.grid(spot);
+            let flips = curve.flips(spot, &config);
+            let groups = (0..curve.group_starts.len()).map(|g| (curve.group(g), &flips.groups[g]));
+            for (contracts, (gamma, adjusted)) in
+                std::iter::once((&curve.contracts[..], &flips.aggregate)).chain(groups)
+            {
+                for (flip, is_adjusted) in [(gamma, false), (adjusted, true)] {
+                    let exact: Vec<(f64, f64)> = grid
+                        .iter()
+                        .map(|&s| {
+                            let (g, a) = GammaCurve::sum(contracts, s);
+                            (s, if is_adjusted { a } else { g })
+                        })
+                        .filter(|(_, v)| *v != 0.0)
+                        .collect();
+                    let farthest_end_of_nearest = exact
+                        .windows(2)
+                        .filter(|w| (w[0].1 > 0.0) != (w[1].1 > 0.0))
+                        .map(|w| {
+                            let (near, far) = ((w[0].0 - spot).abs(), (w[1].0 - spot).abs());
+                            let inside = w[0].0 <= spot && spot <= w[1].0;
+                            (if inside { 0.0 } else { near.min(far) }, near.max(far))
+                        })
+                        .min_by(|a, b| a.0.total_cmp(&b.0))
+                        .map(|(_, far)| far);
+                    match (flip.level, farthest_end_of_nearest) {
+                        (Some(level), Some(bound)) => {
+                            assert!((level - spot).abs() <= bound * (1.0 + 1e-12));
+                            checked += 1;
+                        }
+                        (level, bound) => assert_eq!(level.is_some(), bound.is_some()),
+                    }
+                }
+            }
+        }
+        assert!(checked >= 10, "{checked}");
+    }
+
+    #[test]
+    fn sampling_stride_keeps_the_narrowest_contract_resolved() {
+        let config = FlipConfig::default();
+        let (down, up) = config.log_steps();
+        let widest = (-down).max(up);
+        let spot = 100.0;
+        let curve = curve(spot);
+        for g in 0..curve.group_starts.len() {
+            let contracts = curve.group(g);
+            let stride = sampling_stride(contracts, &config);
+            assert!(config.steps_per_side().is_multiple_of(stride));
+            let narrowest = contracts
+                .iter()
+                .map(|c| c.inv_total_vol)
+                .fold(0.0, f64::max);
+            // Within the limit, and the next divisor up would not be.
+            assert!(stride == 1 || stride as f64 * widest * narrowest <= config.coarsest_d1_step);
+            let next = (stride + 1..=config.steps_per_side())
+                .find(|m| config.steps_per_side().is_multiple_of(*m));
+            if let Some(next) = next {
+                assert!(next as f64 * widest * narrowest > config.coarsest_d1_step);
+            }
+        }
+        let every_point = FlipConfig {
+            coarsest_d1_step: 0.0,
+            ..config
+        };
+        assert_eq!(sampling_stride(curve.group(6), &every_point), 1);
+    }
+
+    #[test]
+    fn upsampling_keeps_sampled_points_and_is_exact_on_cubics() {
+        // Four points per side at stride 5: a cubic in the distance from spot on each side
+        // (a different one above and below, equal at spot) comes back exactly between them.
+        let below = |i: f64| 2.0 + 0.5 * i - 0.03 * i * i + 0.001 * i * i * i;
+        let above = |i: f64| 2.0 - 0.2 * i + 0.01 * i * i - 0.0005 * i * i * i;
+        let stride = 5;
+        let per_side = 4;
+        let middle = per_side * stride;
+        let exact = |j: usize| {
+            let distance = j.abs_diff(middle) as f64;
+            if j < middle {
+                below(distance)
+            } else {
+                above(distance)
+            }
+        };
+        let sampled: Vec<f64> = (0..=2 * per_side).map(|k| exact(k * stride)).collect();
+        let values = upsample(&sampled, stride);
+        assert_eq!(values.len(), 2 * middle + 1);
+        for (j, v) in values.iter().enumerate() {
+            assert!(
+                (v - exact(j)).abs() < 1e-12,
+                "point {j}: {v} vs {}",
+                exact(j)
+            );
+        }
+        // A stencil touching a zero falls back to the chord: no value of the wrong sign.
+        let edge = [0.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0];
+        let values = upsample(&edge, 4);
+        assert!(values.iter().all(|v| *v >= 0.0));
+        assert_eq!(upsample(&edge, 1), edge.to_vec());
     }
 
     #[test]
