@@ -132,9 +132,9 @@ impl GammaLevels {
         Self {
             call_wall: strike_of_max(strikes, spot, |r| r.call[g], |r| r.call[g]),
             put_wall: strike_of_max(strikes, spot, |r| r.put[g].abs(), |r| r.put[g]),
-            key_gamma_strike: strike_of_max(strikes, spot, |r| r.net()[g].abs(), |r| r.net()[g]),
-            max_gamma_strike: strike_of_extreme(strikes, spot, |r| r.net()[g], true),
-            min_gamma_strike: strike_of_extreme(strikes, spot, |r| r.net()[g], false),
+            key_gamma_strike: strike_of_max(strikes, spot, |r| r.net_of(g).abs(), |r| r.net_of(g)),
+            max_gamma_strike: strike_of_extreme(strikes, spot, |r| r.net_of(g), true),
+            min_gamma_strike: strike_of_extreme(strikes, spot, |r| r.net_of(g), false),
         }
     }
 }
@@ -192,7 +192,7 @@ impl GreekLevels {
         let cumulative: Vec<f64> = cumulative_net.iter().map(|v| v[kind]).collect();
         Self {
             kind,
-            key_strike: strike_of_max(strikes, spot, |r| r.net()[kind].abs(), |r| r.net()[kind]),
+            key_strike: strike_of_max(strikes, spot, |r| r.net_of(kind).abs(), |r| r.net_of(kind)),
             max_call: strike_of_max(strikes, spot, |r| r.call[kind].abs(), |r| r.call[kind]),
             max_put: strike_of_max(strikes, spot, |r| r.put[kind].abs(), |r| r.put[kind]),
             ratio: ratio(call_total, put_total),
@@ -238,8 +238,8 @@ impl KeyLevels {
         flip_level: Option<f64>,
         spot: f64,
     ) -> Self {
-        let net = |kind: ExposureKind| move |r: &StrikeExposure| r.net()[kind];
-        let abs_net = |kind: ExposureKind| move |r: &StrikeExposure| r.net()[kind].abs();
+        let net = |kind: ExposureKind| move |r: &StrikeExposure| r.net_of(kind);
+        let abs_net = |kind: ExposureKind| move |r: &StrikeExposure| r.net_of(kind).abs();
         let split = strikes.partition_point(|r| r.strike < spot);
         let (below, above) = strikes.split_at(split);
         let vol_trigger = flip_level.and_then(|flip| {

@@ -75,6 +75,13 @@ impl StrikeExposure {
         self.call + self.put
     }
 
+    /// One kind of [`net`](Self::net), the same sum without the other eight (the level
+    /// searches read one kind per pass over the strikes).
+    #[inline]
+    pub fn net_of(&self, kind: ExposureKind) -> f64 {
+        self.call[kind] + self.put[kind]
+    }
+
     fn merge(&mut self, other: &Self) {
         self.call_open_interest += other.call_open_interest;
         self.put_open_interest += other.put_open_interest;
