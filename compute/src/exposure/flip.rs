@@ -32,9 +32,11 @@
 //! 3. **Bracketing.** Every pair of consecutive non-zero grid values of opposite sign brackets a
 //!    crossing. Two crossings closer together than one grid step (one sampled step, for an
 //!    expiration) can cancel and go unseen. Where the aggregate's values were partly
-//!    interpolated, each bracket's ends are evaluated directly first; when they do not change
-//!    sign, the neighbouring intervals are tried, and a bracket none of them confirms is
-//!    dropped (the curve came within the interpolation error of zero without crossing it).
+//!    interpolated, Newton (step 4) starts from the interpolated bracket, and a step that
+//!    converges inside it is a crossing on its own evidence. Otherwise the bracket's ends are
+//!    evaluated directly; when they do not change sign, the neighbouring intervals are tried,
+//!    and a bracket none of them confirms is dropped (the curve came within the interpolation
+//!    error of zero without crossing it).
 //! 4. **Refinement.** From the zero of the cubic through the grid values around the bracket,
 //!    Newton steps on the direct sum (no recurrence) with its exact slope, each evaluation
 //!    also shrinking the bracket, until a step is below [`FlipConfig::relative_tolerance`] ×
@@ -875,6 +877,18 @@ fn flip_from_curve(
         };
         let ((low, f_low), (high, f_high)) = if curve.confirmed {
             (nonzero[i], nonzero[i + 1])
+        } else if let Ok(root) = newton(
+            &value_slope_curvature,
+            nonzero[i],
+            nonzero[i + 1],
+            cubic_root_estimate(
+                &nonzero[i.saturating_sub(1)..(i + 3).min(nonzero.len())],
+                (nonzero[i].0, nonzero[i + 1].0),
+            ),
+            tolerance,
+        ) {
+            // Converged from the interpolated bracket: the root needs no confirmed ends.
+            return Some(root);
         } else {
             confirmed_bracket(&nonzero[first..=last], i - first, |s| {
                 value_slope_curvature(s).0
@@ -1016,25 +1030,42 @@ fn cubic_root_estimate(points: &[(f64, f64)], (low, high): (f64, f64)) -> f64 {
 }
 
 /// The root of a curve in the bracket `(a, f(a))`, `(b, f(b))` (f(a)·f(b) < 0) to absolute
-/// tolerance `tolerance`: Newton steps with the exact slope from `start`, each evaluation
-/// also shrinking the bracket, until a step is below the tolerance or the error Newton's step
-/// leaves, |f″/(2f′)|·step², is below a hundredth of it (then the step is taken without
-/// evaluating the curve again: from the grid's cubic estimate that is usually after the first
-/// evaluation); Brent's method on the bracket when a step would leave it or six steps do not
-/// converge. `value_slope_curvature` gives f, f′ and f″.
+/// tolerance `tolerance`: [`newton`] from `start`, then Brent's method on the bracket as
+/// Newton left it when its steps do not converge. `value_slope_curvature` gives f, f′ and f″.
 fn refine(
     value_slope_curvature: impl Fn(f64) -> (f64, f64, f64),
+    a: (f64, f64),
+    b: (f64, f64),
+    start: f64,
+    tolerance: f64,
+) -> f64 {
+    match newton(&value_slope_curvature, a, b, start, tolerance) {
+        Ok(root) => root,
+        Err((a, b)) => brent(|s| value_slope_curvature(s).0, a, b, tolerance),
+    }
+}
+
+/// Newton steps with the exact slope from `start`, each evaluation also shrinking the bracket
+/// `(a, f(a))`, `(b, f(b))`, until a step is below `tolerance` or the error the step leaves,
+/// |f″/(2f′)|·step², is below a hundredth of it (then the step is taken without evaluating
+/// the curve again: from the grid's cubic estimate that is usually after the first
+/// evaluation). A converged step is a root on its own evidence (exact value, slope and
+/// curvature at the last point), whatever the ends' signs were. `Err` with the bracket so
+/// far when a step would leave it or six steps do not converge.
+#[allow(clippy::type_complexity)]
+fn newton(
+    value_slope_curvature: &impl Fn(f64) -> (f64, f64, f64),
     (mut a, mut f_a): (f64, f64),
     (mut b, mut f_b): (f64, f64),
     start: f64,
     tolerance: f64,
-) -> f64 {
+) -> Result<f64, ((f64, f64), (f64, f64))> {
     const NEWTON_STEPS: usize = 6;
     let mut x = start;
     for _ in 0..NEWTON_STEPS {
         let (value, slope, curvature) = value_slope_curvature(x);
         if value == 0.0 {
-            return x;
+            return Ok(x);
         }
         if (value > 0.0) == (f_a > 0.0) {
             (a, f_a) = (x, value);
@@ -1049,15 +1080,10 @@ fn refine(
         x = next;
         let error_left = (0.5 * curvature / slope).abs() * step * step;
         if step.abs() <= tolerance || error_left <= 0.01 * tolerance {
-            return x;
+            return Ok(x);
         }
     }
-    brent(
-        |s| value_slope_curvature(s).0,
-        (a, f_a),
-        (b, f_b),
-        tolerance,
-    )
+    Err(((a, f_a), (b, f_b)))
 }
 
 /// Brent's zeroin on a bracket `(a, f(a))`, `(b, f(b))` with f(a)·f(b) < 0, to absolute
