@@ -6,7 +6,7 @@
 //! Daily bars imported with `optics import bars` live in per-symbol `daily_bars` partitions
 //! (the import's record) and are merged into the market-wide partition every reader reads
 //! ([`merge_bars_into_market_wide`]); seeding writes that partition again, so it lays the
-//! imported bars over the simulated ones ([`imported_bars`], [`overlay_bars`]).
+//! imported bars over the simulated ones ([`imported_bars`], [`reference::overlay`]).
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -100,7 +100,7 @@ pub(crate) async fn publish_reference(
         .map(|b| b.date)
         .max()
         .map_or(trade_date, |last| last.max(trade_date));
-    let (bars, _) = overlay_bars(history.bars.clone(), &imported);
+    let (bars, _) = reference::overlay(history.bars.clone(), &imported);
     put::<DailyBar>(store, &bars, bars_date, published_at).await?;
     put::<EarningsEvent>(store, &history.earnings, trade_date, published_at).await?;
     put::<Dividend>(store, &history.dividends, trade_date, published_at).await?;
@@ -110,14 +110,8 @@ pub(crate) async fn publish_reference(
     Ok(bars)
 }
 
-/// `base` with `overlay` laid over it by symbol and date, sorted; returns the rows and how
-/// many of `base` were replaced (the rule of [`reference::overlay`]).
-pub(crate) fn overlay_bars(base: Vec<DailyBar>, overlay: &[DailyBar]) -> (Vec<DailyBar>, usize) {
-    reference::overlay(base, overlay)
-}
-
 /// Every bar of the per-symbol `daily_bars` partitions (what `optics import bars` wrote),
-/// older imports first so a later import of the same session wins in [`overlay_bars`].
+/// older imports first so a later import of the same session wins in [`reference::overlay`].
 pub(crate) async fn imported_bars(store: &SnapshotStore) -> anyhow::Result<Vec<DailyBar>> {
     let dataset = Dataset::DailyBars.name();
     let mut bars = Vec::new();
@@ -444,7 +438,7 @@ mod tests {
             bar("AAPL", "2026-11-20", 205.0, 30),
             bar("AAPL", "2026-11-23", 206.0, 40),
         ];
-        let (rows, replaced) = overlay_bars(base, &overlay);
+        let (rows, replaced) = reference::overlay(base, &overlay);
         assert_eq!(replaced, 1);
         let got: Vec<(&str, NaiveDate, u64)> = rows
             .iter()

@@ -650,7 +650,6 @@ impl GammaCurve {
         let groups = self.group_starts.len();
         let grid = config.grid(spot);
         let tolerance = config.relative_tolerance * spot;
-        let middle = grid.len() / 2;
         let (down, up) = config.log_steps();
         // Each group is independent; rayon keeps the order, so results do not depend on
         // threads.
@@ -662,21 +661,13 @@ impl GammaCurve {
                 let sampled = sampled_grid(&grid, stride);
                 let steps = (stride as f64 * down, stride as f64 * up);
                 let values = Self::grid_values(contracts, &sampled, spot, steps);
-                let at_spot = sampled.len() / 2;
                 let solve = |curve: &[f64], adjusted: bool| {
                     let curve = SampledCurve {
                         grid: &sampled,
                         values: curve,
                         confirmed: true,
                     };
-                    flip_from_curve(
-                        &curve,
-                        curve.values[at_spot],
-                        spot,
-                        tolerance,
-                        contracts,
-                        adjusted,
-                    )
+                    flip_from_curve(&curve, spot, tolerance, contracts, adjusted)
                 };
                 let flips = (solve(&values.gamma, false), solve(&values.adjusted, true));
                 let values = GridValues {
@@ -705,15 +696,7 @@ impl GammaCurve {
                 values: curve,
                 confirmed,
             };
-            // The spot point is never interpolated.
-            flip_from_curve(
-                &curve,
-                curve.values[middle],
-                spot,
-                tolerance,
-                &self.contracts,
-                adjusted,
-            )
+            flip_from_curve(&curve, spot, tolerance, &self.contracts, adjusted)
         };
         let aggregate = rayon::join(
             || solve(&gamma_total, false),
@@ -818,17 +801,25 @@ struct SampledCurve<'a> {
     confirmed: bool,
 }
 
+impl SampledCurve<'_> {
+    /// The value at spot, the grid's middle point (a sampled point of every group, so never
+    /// interpolated).
+    fn at_spot(&self) -> f64 {
+        self.values[self.values.len() / 2]
+    }
+}
+
 /// Brackets sign changes of `curve` over `grid`, refines each ([`refine`]) on the direct sum
 /// over `contracts` (the delta-adjusted curve when `adjusted`) and picks the one nearest
 /// `spot`.
 fn flip_from_curve(
     curve: &SampledCurve<'_>,
-    value_at_spot: f64,
     spot: f64,
     tolerance: f64,
     contracts: &[CurveContract],
     adjusted: bool,
 ) -> FlipLevel {
+    let value_at_spot = curve.at_spot();
     let nonzero: Vec<(f64, f64)> = curve
         .grid
         .iter()
@@ -875,16 +866,16 @@ fn flip_from_curve(
                 (v + cv, dv + cdv, d2v + cd2v)
             })
         };
+        // Newton starts from the cubic through the grid values around the bracket.
+        let around = &nonzero[i.saturating_sub(1)..(i + 3).min(nonzero.len())];
+        let start_in = |low: f64, high: f64| cubic_root_estimate(around, (low, high));
         let ((low, f_low), (high, f_high)) = if curve.confirmed {
             (nonzero[i], nonzero[i + 1])
         } else if let Ok(root) = newton(
             &value_slope_curvature,
             nonzero[i],
             nonzero[i + 1],
-            cubic_root_estimate(
-                &nonzero[i.saturating_sub(1)..(i + 3).min(nonzero.len())],
-                (nonzero[i].0, nonzero[i + 1].0),
-            ),
+            start_in(nonzero[i].0, nonzero[i + 1].0),
             tolerance,
         ) {
             // Converged from the interpolated bracket: the root needs no confirmed ends.
@@ -900,15 +891,11 @@ fn flip_from_curve(
         if f_high == 0.0 {
             return Some(high);
         }
-        let start = cubic_root_estimate(
-            &nonzero[i.saturating_sub(1)..(i + 3).min(nonzero.len())],
-            (low, high),
-        );
         Some(refine(
             value_slope_curvature,
             (low, f_low),
             (high, f_high),
-            start,
+            start_in(low, high),
             tolerance,
         ))
     };

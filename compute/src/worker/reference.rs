@@ -61,19 +61,11 @@ impl ReferenceRow for BorrowRate {
 /// same key, or is added. Sorted by key; returns the rows and how many of `base` were replaced.
 /// Later duplicates within `overlay` win.
 pub fn overlay<R: ReferenceRow>(base: Vec<R>, overlay: &[R]) -> (Vec<R>, usize) {
-    let mut by_key: BTreeMap<R::Key, R> = BTreeMap::new();
-    for row in base {
-        by_key.insert(row.key(), row);
-    }
-    let mut replaced = 0;
-    let mut seen = BTreeSet::new();
+    let mut by_key: BTreeMap<R::Key, R> = base.into_iter().map(|row| (row.key(), row)).collect();
+    let new_keys: BTreeSet<R::Key> = overlay.iter().map(ReferenceRow::key).collect();
+    let replaced = new_keys.iter().filter(|k| by_key.contains_key(k)).count();
     for row in overlay {
-        let key = row.key();
-        if by_key.insert(key.clone(), row.clone()).is_some() && seen.insert(key.clone()) {
-            replaced += 1;
-        } else {
-            seen.insert(key);
-        }
+        by_key.insert(row.key(), row.clone());
     }
     (by_key.into_values().collect(), replaced)
 }
