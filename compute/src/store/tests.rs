@@ -107,14 +107,11 @@ fn the_newest_version_wins_and_old_versions_are_pruned() {
                 .unwrap();
             assert_eq!(e.version, i + 1);
         }
-        let versions: Vec<u64> = store
-            .versions(&key)
-            .await
-            .unwrap()
-            .iter()
-            .map(|f| f.version)
-            .collect();
-        assert_eq!(versions, vec![4, 5], "only the newest two survive");
+        assert_eq!(
+            version_numbers(&store, &key).await,
+            [4, 5],
+            "only the newest two survive"
+        );
         let snap = store.read(&key).await.unwrap().unwrap();
         assert_eq!(strikes_of(&snap), vec![500.0, 501.0]);
     });
@@ -452,10 +449,7 @@ fn store_urls_open_the_right_backends_or_say_why_not() {
 #[test]
 fn a_foreign_writer_that_went_ahead_and_pruned_is_found_by_listing() {
     block_on(async {
-        let objects: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
-        let ours = SnapshotStore::new(Arc::clone(&objects), Path::from("snapshots"));
-        // Another process (no shared memory of versions) over the same objects.
-        let theirs = SnapshotStore::new(objects, Path::from("snapshots"));
+        let (ours, theirs) = two_writers();
         let key = SnapshotKey::new("chain", date(20), "SPY");
         for i in 1..=2u32 {
             let e = ours
@@ -479,23 +473,14 @@ fn a_foreign_writer_that_went_ahead_and_pruned_is_found_by_listing() {
         );
         let snap = ours.read(&key).await.unwrap().unwrap();
         assert_eq!(strikes_of(&snap), vec![7.0]);
-        let versions: Vec<u64> = ours
-            .versions(&key)
-            .await
-            .unwrap()
-            .iter()
-            .map(|f| f.version)
-            .collect();
-        assert_eq!(versions, [6, 7]);
+        assert_eq!(version_numbers(&ours, &key).await, [6, 7]);
     });
 }
 
 #[test]
 fn a_foreign_writer_that_took_our_next_number_pushes_us_past_it() {
     block_on(async {
-        let objects: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
-        let ours = SnapshotStore::new(Arc::clone(&objects), Path::from("snapshots"));
-        let theirs = SnapshotStore::new(objects, Path::from("snapshots"));
+        let (ours, theirs) = two_writers();
         let key = SnapshotKey::new("chain", date(20), "SPY");
         ours.publish(&key, &batch(1.0, 1), &[], at()).await.unwrap();
         let e = theirs
@@ -564,6 +549,16 @@ fn leftovers_below_the_kept_versions_are_swept_by_a_periodic_listing() {
             [last, SWEEP_EVERY_VERSIONS]
         );
     });
+}
+
+/// Two handles over the same objects, as two processes would have (no shared memory of the
+/// versions published).
+fn two_writers() -> (SnapshotStore, SnapshotStore) {
+    let objects: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+    (
+        SnapshotStore::new(Arc::clone(&objects), Path::from("snapshots")),
+        SnapshotStore::new(objects, Path::from("snapshots")),
+    )
 }
 
 async fn version_numbers(store: &SnapshotStore, key: &SnapshotKey) -> Vec<u64> {

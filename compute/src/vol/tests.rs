@@ -948,18 +948,21 @@ fn earnings_moves_are_the_gaps_of_the_reaction_sessions() {
 
     // The daily row's statistics over those moves, recomputed by hand.
     let only: Vec<EarningsMove> = moves.iter().map(|(_, m)| *m).collect();
-    let r = vol_daily_row(&DailyVolInputs {
-        underlying: "X",
-        trade_date: d(23),
-        as_of: DateTime::from_timestamp(1_795_208_400, 0).unwrap(),
-        closes: &closes,
-        reaction_sessions: &[],
-        chain: &[],
-        prior_iv30d_pct: &[],
-        spy_closes: None,
-        earnings_moves: Some(&only),
-    })
-    .unwrap();
+    let row_with = |earnings_moves: &[EarningsMove]| {
+        vol_daily_row(&DailyVolInputs {
+            underlying: "X",
+            trade_date: d(23),
+            as_of: DateTime::from_timestamp(1_795_208_400, 0).unwrap(),
+            closes: &closes,
+            reaction_sessions: &[],
+            chain: &[],
+            prior_iv30d_pct: &[],
+            spy_closes: None,
+            earnings_moves: Some(earnings_moves),
+        })
+        .unwrap()
+    };
+    let r = row_with(&only);
     let [up, down, later_down] = expected_gaps;
     assert_eq!(r.earnings_count, Some(3));
     assert_eq!(
@@ -1001,18 +1004,7 @@ fn earnings_moves_are_the_gaps_of_the_reaction_sessions() {
     optics_schemas::VolDailyRow::to_batch(&[r]).unwrap();
 
     // Reports but none reacted yet: counts of zero, averages null.
-    let none_yet = vol_daily_row(&DailyVolInputs {
-        underlying: "X",
-        trade_date: d(23),
-        as_of: DateTime::from_timestamp(1_795_208_400, 0).unwrap(),
-        closes: &closes,
-        reaction_sessions: &[],
-        chain: &[],
-        prior_iv30d_pct: &[],
-        spy_closes: None,
-        earnings_moves: Some(&[]),
-    })
-    .unwrap();
+    let none_yet = row_with(&[]);
     assert_eq!(none_yet.earnings_count, Some(0));
     assert_eq!(none_yet.earnings_avg_abs_move_pct, None);
 }

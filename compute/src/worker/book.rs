@@ -305,29 +305,25 @@ mod tests {
     fn contracts_are_kept_in_row_order_with_their_parsed_symbols() {
         let mut quotes = quotes_at(15, 20);
         // Puts of the same strikes, and a later expiration, arriving first and in reverse.
-        let mut puts = quotes_at(15, 20);
+        // The same quotes as another contract: its type and expiration, and the symbol they make.
+        let relisted = |option_type, expiration: Option<NaiveDate>| {
+            let mut quotes = quotes_at(15, 20);
+            for q in &mut quotes {
+                q.option_type = option_type;
+                q.expiration = expiration.unwrap_or(q.expiration);
+                q.option_symbol =
+                    optics_schemas::occ_symbol("SPY", q.expiration, option_type, q.strike).unwrap();
+            }
+            quotes
+        };
+        let mut puts = relisted(optics_schemas::OptionType::Put, None);
         for q in &mut puts {
-            q.option_type = optics_schemas::OptionType::Put;
-            q.option_symbol = optics_schemas::occ_symbol(
-                "SPY",
-                q.expiration,
-                optics_schemas::OptionType::Put,
-                q.strike,
-            )
-            .unwrap();
             q.underlying_price = 101.0;
         }
-        let mut later = quotes_at(15, 20);
-        for q in &mut later {
-            q.expiration = NaiveDate::from_ymd_opt(2027, 1, 15).unwrap();
-            q.option_symbol = optics_schemas::occ_symbol(
-                "SPY",
-                q.expiration,
-                optics_schemas::OptionType::Call,
-                q.strike,
-            )
-            .unwrap();
-        }
+        let mut later = relisted(
+            optics_schemas::OptionType::Call,
+            NaiveDate::from_ymd_opt(2027, 1, 15),
+        );
         let mut book = UnderlyingBook::default();
         later.reverse();
         book.apply_quotes(later.clone());
