@@ -1681,11 +1681,7 @@ async fn the_production_router_meters_real_answers_cached_hits_and_handler_error
     let id = account(&svc.fx, "wired@example.com", Plan::Pro).await;
     let token = bearer(&token(&svc.fx, id, None).await);
 
-    let first = send(
-        &svc.router,
-        get_path("/api/mcp/data/chain/SPY", Some(&token)),
-    )
-    .await;
+    let first = get_as(&svc, "/api/mcp/data/chain/SPY", &token).await;
     assert_eq!(first.status, StatusCode::OK, "{}", answer_text(&first));
     let body = first.json();
     assert_eq!(body["success"], true);
@@ -1700,27 +1696,19 @@ async fn the_production_router_meters_real_answers_cached_hits_and_handler_error
 
     // The same request again: answered from the response cache (no chain read). It counts in
     // the minute and the hour but spends no budget: no upstream data were read.
-    let second = send(
-        &svc.router,
-        get_path("/api/mcp/data/chain/SPY", Some(&token)),
+    let second = again_from_the_cache(
+        &svc,
+        "/api/mcp/data/chain/SPY",
+        &token,
+        &first,
+        reads_after_first,
     )
     .await;
-    assert_eq!(second.status, StatusCode::OK);
-    assert_eq!(second.body, first.body);
-    assert_eq!(
-        svc.market.chain_reads.load(Ordering::SeqCst),
-        reads_after_first,
-        "served from the cache"
-    );
     assert_eq!(quota_headers(&second), [60, 58, 1_000, 998, 9_999]);
 
     // A handler error (a ticker outside the coverage): the envelope, and the quota headers;
     // the minute and hour count it, the budget does not.
-    let missing = send(
-        &svc.router,
-        get_path("/api/mcp/data/chain/NOPE", Some(&token)),
-    )
-    .await;
+    let missing = get_as(&svc, "/api/mcp/data/chain/NOPE", &token).await;
     assert_eq!(
         missing.status,
         StatusCode::NOT_FOUND,
@@ -1745,11 +1733,7 @@ async fn the_production_router_meters_real_answers_cached_hits_and_handler_error
     assert_eq!(quota_headers(&answer), [60, 56, 1_000, 996, 9_999]);
 
     // The usage report agrees with the headers: five requests in the minute, one charged chain.
-    let usage = send(
-        &svc.router,
-        get_path("/api/mcp/data/me/usage", Some(&token)),
-    )
-    .await;
+    let usage = get_as(&svc, "/api/mcp/data/me/usage", &token).await;
     let data = &usage.json()["data"];
     assert_eq!(data["rate_limits"]["minute"]["used"], 5);
     assert_eq!(data["used"], 1);
@@ -1938,11 +1922,7 @@ async fn the_production_router_answers_the_whole_401_matrix_on_real_endpoints() 
     ];
     // Every data route the production router mounts, as its own index lists them (the index
     // is itself a data route: read with the valid token), plus the index's second path.
-    let index = send(
-        &svc.router,
-        get_path("/api/mcp/data/", Some(&bearer(&valid))),
-    )
-    .await;
+    let index = get_as(&svc, "/api/mcp/data/", &bearer(&valid)).await;
     assert_eq!(index.status, StatusCode::OK);
     let index = index.json();
     let listed = index["data"]["endpoints"].as_array().unwrap();
@@ -2043,29 +2023,17 @@ async fn the_real_clock_meters_while_the_market_clock_races() {
     );
     let token = bearer(&issued);
     for made in 1..=60u64 {
-        let answer = send(
-            &svc.router,
-            get_path("/api/mcp/data/me/usage", Some(&token)),
-        )
-        .await;
+        let answer = get_as(&svc, "/api/mcp/data/me/usage", &token).await;
         assert_eq!(answer.status, StatusCode::OK);
         assert_eq!(answer.header_u64("x-ratelimit-remaining-minute"), 60 - made);
     }
     assert!(market.now() - market_start > TimeDelta::minutes(1));
-    let refused = send(
-        &svc.router,
-        get_path("/api/mcp/data/me/usage", Some(&token)),
-    )
-    .await;
+    let refused = get_as(&svc, "/api/mcp/data/me/usage", &token).await;
     assert_eq!(refused.status, StatusCode::TOO_MANY_REQUESTS);
     assert_eq!(refused.header("retry-after"), Some("40"));
     // The usage report's windows are real-time windows too.
     svc.fx.clock.advance(TimeDelta::seconds(40));
-    let answer = send(
-        &svc.router,
-        get_path("/api/mcp/data/me/usage", Some(&token)),
-    )
-    .await;
+    let answer = get_as(&svc, "/api/mcp/data/me/usage", &token).await;
     assert_eq!(answer.status, StatusCode::OK);
     let minute = &answer.json()["data"]["rate_limits"]["minute"];
     assert_eq!(minute["used"], 1);

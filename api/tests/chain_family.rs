@@ -39,6 +39,18 @@ async fn error(app: &Router, path: &str, status: StatusCode) -> Value {
         .error(status)
 }
 
+/// The `error` message of an error envelope.
+fn message_of(body: &Value) -> &str {
+    body["error"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no error message in {body}"))
+}
+
+/// The error message of `path`, asserting the envelope with `status`.
+async fn error_message(app: &Router, path: &str, status: StatusCode) -> String {
+    message_of(&error(app, path, status).await).to_owned()
+}
+
 fn close(a: f64, b: &Value) -> bool {
     b.as_f64()
         .is_some_and(|b| (a - b).abs() <= 1e-12 * a.abs().max(1.0))
@@ -215,12 +227,12 @@ async fn ticker_errors_follow_the_family_rules() {
     let app = app();
     // Malformed, uncovered, covered without a chain.
     error(&app, "/expirations/SP%20Y", StatusCode::BAD_REQUEST).await;
-    let body = error(&app, "/expirations/ZZZZ", StatusCode::NOT_FOUND).await;
-    assert!(body["error"].as_str().unwrap().contains("ZZZZ"), "{body}");
+    let message = error_message(&app, "/expirations/ZZZZ", StatusCode::NOT_FOUND).await;
+    assert!(message.contains("ZZZZ"), "{message}");
     let body = error(&app, "/expirations/NOCH", StatusCode::FAILED_DEPENDENCY).await;
     assert_eq!(body["upstream"], true, "{body}");
     let body = error(&app, "/chain/NOCH", StatusCode::FAILED_DEPENDENCY).await;
-    assert!(body["error"].as_str().unwrap().contains("NOCH"), "{body}");
+    assert!(message_of(&body).contains("NOCH"), "{body}");
     // No reader attached at all.
     let bare = router(state_at(friday_morning()));
     error(&bare, "/expirations/SPY", StatusCode::FAILED_DEPENDENCY).await;
@@ -309,13 +321,12 @@ async fn chain_expiration_overrides_num_expirations_and_must_be_listed() {
     assert_eq!(strikes_of(&data["chains"][&key]), expected);
     assert_eq!(data["forwards"][&key]["dte"], 28);
 
-    let body = error(
+    let message = error_message(
         &app,
         "/chain/SPY?expiration=2026-12-19",
         StatusCode::BAD_REQUEST,
     )
     .await;
-    let message = body["error"].as_str().unwrap();
     assert!(
         message.contains("2026-12-19") && message.contains("2026-12-18"),
         "{message}"
@@ -348,13 +359,12 @@ async fn chain_clamps_out_of_range_sizes_and_says_so() {
 
     // A negative count is refused: clamped to 0 it would mean the full chain, the opposite of
     // a narrow window.
-    let body = error(
+    let message = error_message(
         &app,
         "/chain/SPY?strikes_around=-4",
         StatusCode::BAD_REQUEST,
     )
     .await;
-    let message = body["error"].as_str().unwrap();
     assert!(
         message.contains("strikes_around") && message.contains("-4"),
         "{message}"
@@ -814,13 +824,7 @@ async fn chain_at_time_refuses_dates_it_cannot_serve() {
         StatusCode::FAILED_DEPENDENCY,
     )
     .await;
-    assert!(
-        body["error"]
-            .as_str()
-            .unwrap()
-            .contains("No end-of-day chain"),
-        "{body}"
-    );
+    assert!(message_of(&body).contains("No end-of-day chain"), "{body}");
     assert_eq!(body["upstream"], true, "{body}");
     // An expiration not carried that day: 424.
     let body = error(
@@ -830,10 +834,7 @@ async fn chain_at_time_refuses_dates_it_cannot_serve() {
     )
     .await;
     assert_eq!(body["upstream"], true, "{body}");
-    assert!(
-        body["error"].as_str().unwrap().contains("2026-11-27"),
-        "{body}"
-    );
+    assert!(message_of(&body).contains("2026-11-27"), "{body}");
     // The session in progress has not closed (Friday 10:00 New York).
     error(
         &app,
@@ -842,18 +843,13 @@ async fn chain_at_time_refuses_dates_it_cannot_serve() {
     )
     .await;
     // A Sunday.
-    let body = error(
+    let message = error_message(
         &app,
         &at("2026-12-18", "2026-11-15"),
         StatusCode::BAD_REQUEST,
     )
     .await;
-    assert!(
-        body["error"]
-            .as_str()
-            .unwrap()
-            .contains("not a trading day")
-    );
+    assert!(message.contains("not a trading day"), "{message}");
     // Expired before the trade date.
     error(
         &app,

@@ -9,7 +9,9 @@ use std::collections::BTreeMap;
 use axum::http::StatusCode;
 use chrono::{DateTime, NaiveDate, TimeZone, Utc};
 use common::get;
-use exposure_support::{Market, MemoryMarket, app, assert_close, market};
+use exposure_support::{
+    FlowTotals, Market, MemoryMarket, app, assert_close, assert_flow_summary, market, num,
+};
 use optics_api::market::ChainView;
 use serde_json::Value;
 
@@ -57,10 +59,16 @@ fn expected_by_strike(
     out
 }
 
-fn num(value: &Value, what: &str) -> f64 {
-    value
-        .as_f64()
-        .unwrap_or_else(|| panic!("{what} is not a number: {value}"))
+/// Asserts `data`'s `call_<greek>`, `put_<greek>` and `total_<greek>` are `calls`, `puts` and
+/// their sum, within `tolerance`.
+fn assert_call_put_total(data: &Value, greek: &str, calls: f64, puts: f64, tolerance: f64) {
+    for (field, expected) in [
+        (format!("call_{greek}"), calls),
+        (format!("put_{greek}"), puts),
+        (format!("total_{greek}"), calls + puts),
+    ] {
+        assert_close(num(&data[&field], &field), expected, tolerance, &field);
+    }
 }
 
 #[tokio::test]
@@ -73,25 +81,8 @@ async fn gex_aggregate_totals_and_profile_match_the_chain() {
     let call: f64 = by_strike.values().map(|v| v.0).sum();
     let put: f64 = by_strike.values().map(|v| v.1).sum();
     assert!(call > 0.0 && put < 0.0, "{call} {put}");
-    assert_close(
-        num(&data["call_gex"], "call_gex"),
-        call,
-        GEX_TOLERANCE,
-        "call_gex",
-    );
-    assert_close(
-        num(&data["put_gex"], "put_gex"),
-        put,
-        GEX_TOLERANCE,
-        "put_gex",
-    );
+    assert_call_put_total(&data, "gex", call, put, GEX_TOLERANCE);
     let total = call + put;
-    assert_close(
-        num(&data["total_gex"], "total_gex"),
-        total,
-        GEX_TOLERANCE,
-        "total_gex",
-    );
     assert_close(
         num(&data["total_gex_billions"], "billions"),
         total / 1e9,
@@ -622,19 +613,7 @@ async fn charm_sums_dealer_charm_from_the_chain() {
         by_strike.push((row.strike, c + p));
     }
     let tolerance = 1e-7;
-    assert_close(
-        num(&data["call_charm"], "c"),
-        calls,
-        tolerance,
-        "call_charm",
-    );
-    assert_close(num(&data["put_charm"], "p"), puts, tolerance, "put_charm");
-    assert_close(
-        num(&data["total_charm"], "t"),
-        calls + puts,
-        tolerance,
-        "total",
-    );
+    assert_call_put_total(&data, "charm", calls, puts, tolerance);
     let listed = data["charm_by_strike"].as_array().unwrap();
     assert_eq!(listed.len(), by_strike.len());
     for (entry, (strike, expected)) in listed.iter().zip(&by_strike) {
@@ -1794,14 +1773,7 @@ async fn gex_of_a_hand_built_book_matches_black_scholes_recomputed_here() {
     let call: f64 = by_strike.values().map(|v| v.0).sum();
     let put: f64 = by_strike.values().map(|v| v.1).sum();
     let tolerance = 1e-8;
-    assert_close(num(&data["call_gex"], "call"), call, tolerance, "call_gex");
-    assert_close(num(&data["put_gex"], "put"), put, tolerance, "put_gex");
-    assert_close(
-        num(&data["total_gex"], "total"),
-        call + put,
-        tolerance,
-        "total_gex",
-    );
+    assert_call_put_total(&data, "gex", call, put, tolerance);
     let rows = data["gex_by_strike"].as_array().unwrap();
     let profile = data["gex_profile"].as_array().unwrap();
     assert_eq!(rows.len(), 5);
@@ -2140,44 +2112,20 @@ async fn flow_of_the_hand_built_book_is_recomputed_from_volume_and_mid() {
         }
     }
     let summary = &data["summary"];
-    assert_close(
-        num(&summary["total_call_premium"], "cp"),
+    let totals = FlowTotals {
         call_premium,
-        1e-12,
-        "call premium",
-    );
-    assert_close(
-        num(&summary["total_put_premium"], "pp"),
         put_premium,
-        1e-12,
-        "put premium",
-    );
-    assert_eq!(summary["total_call_volume"], call_volume);
-    assert_eq!(summary["total_put_volume"], put_volume);
-    assert_eq!(summary["total_flow_count"], traded.len());
-    assert_close(
-        num(&summary["call_put_ratio"], "cpr"),
-        call_volume as f64 / put_volume as f64,
-        1e-12,
-        "call/put",
-    );
+        call_volume,
+        put_volume,
+        count: traded.len(),
+    };
+    assert_flow_summary(summary, totals, 1e-12);
     assert_close(
         num(&summary["put_call_ratio"], "pcr"),
         put_volume as f64 / call_volume as f64,
         1e-12,
         "put/call",
     );
-    let net = call_premium - put_premium;
-    assert_close(num(&summary["net_premium"], "net"), net, 1e-12, "net");
-    let total = call_premium + put_premium;
-    let sentiment = if net > 0.1 * total {
-        "BULLISH"
-    } else if net < -0.1 * total {
-        "BEARISH"
-    } else {
-        "NEUTRAL"
-    };
-    assert_eq!(summary["sentiment"], sentiment);
 
     // Every traded contract, with its premium, ratio and flag by the documented rule.
     let all = data["all_flow"].as_array().unwrap();
@@ -2374,19 +2322,7 @@ async fn charm_of_the_hand_built_book_matches_closed_form_charm() {
     let calls: f64 = of.iter().filter(|c| c.is_call).map(|c| charm(c)).sum();
     let puts: f64 = of.iter().filter(|c| !c.is_call).map(|c| charm(c)).sum();
     let tolerance = 1e-8;
-    assert_close(
-        num(&data["call_charm"], "c"),
-        calls,
-        tolerance,
-        "call charm",
-    );
-    assert_close(num(&data["put_charm"], "p"), puts, tolerance, "put charm");
-    assert_close(
-        num(&data["total_charm"], "t"),
-        calls + puts,
-        tolerance,
-        "total",
-    );
+    assert_call_put_total(&data, "charm", calls, puts, tolerance);
     let by_strike = data["charm_by_strike"].as_array().unwrap();
     assert_eq!(by_strike.len(), 5);
     for entry in by_strike {

@@ -8,7 +8,9 @@ mod exposure_support;
 use axum::http::StatusCode;
 use chrono::{DateTime, Duration, NaiveDate, TimeZone, Utc};
 use common::get;
-use exposure_support::{Market, MemoryMarket, app, assert_close, market};
+use exposure_support::{
+    FlowTotals, Market, MemoryMarket, app, assert_close, assert_flow_summary, market, num,
+};
 use optics_schemas::ChainSide;
 use serde_json::Value;
 
@@ -21,12 +23,6 @@ fn now() -> DateTime<Utc> {
 
 fn spy() -> Market {
     market("SPY", SPOT, 61, 11)
-}
-
-fn num(value: &Value, what: &str) -> f64 {
-    value
-        .as_f64()
-        .unwrap_or_else(|| panic!("{what} is not a number: {value}"))
 }
 
 /// One traded contract recomputed from the chain: (is call, strike, expiration, dte, volume,
@@ -86,44 +82,14 @@ async fn flow_summary_and_lists_match_the_chain() {
     let put_premium: f64 = traded.iter().filter(|t| !t.call).map(|t| t.premium).sum();
     let call_volume: u64 = traded.iter().filter(|t| t.call).map(|t| t.volume).sum();
     let put_volume: u64 = traded.iter().filter(|t| !t.call).map(|t| t.volume).sum();
-    let summary = &data["summary"];
-    assert_close(
-        num(&summary["total_call_premium"], "c"),
+    let totals = FlowTotals {
         call_premium,
-        1e-9,
-        "calls",
-    );
-    assert_close(
-        num(&summary["total_put_premium"], "p"),
         put_premium,
-        1e-9,
-        "puts",
-    );
-    assert_eq!(summary["total_call_volume"], call_volume);
-    assert_eq!(summary["total_put_volume"], put_volume);
-    assert_eq!(summary["total_flow_count"], traded.len());
-    let net = call_premium - put_premium;
-    assert_close(
-        num(&summary["net_premium"], "net"),
-        net,
-        1e-9,
-        "net_premium",
-    );
-    assert_close(
-        num(&summary["call_put_ratio"], "cpr"),
-        call_volume as f64 / put_volume as f64,
-        1e-12,
-        "call_put_ratio",
-    );
-    let total = call_premium + put_premium;
-    let sentiment = if net > 0.1 * total {
-        "BULLISH"
-    } else if net < -0.1 * total {
-        "BEARISH"
-    } else {
-        "NEUTRAL"
+        call_volume,
+        put_volume,
+        count: traded.len(),
     };
-    assert_eq!(summary["sentiment"], sentiment);
+    assert_flow_summary(&data["summary"], totals, 1e-9);
 
     // Full REST payload: all_flow and unusual_activity whole, largest_flows the top 50.
     let all = data["all_flow"].as_array().unwrap();

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use axum::http::StatusCode;
 use chrono::{DateTime, NaiveDate, TimeZone, Utc};
 use common::get;
-use exposure_support::{Market, MemoryMarket, app, assert_close, market};
+use exposure_support::{Market, MemoryMarket, app, assert_close, market, num};
 use optics_schemas::{ChainRow, ChainSide};
 use serde_json::Value;
 
@@ -26,12 +26,6 @@ fn now() -> DateTime<Utc> {
 
 fn spy() -> Market {
     market("SPY", SPOT, 61, 7)
-}
-
-fn num(value: &Value, what: &str) -> f64 {
-    value
-        .as_f64()
-        .unwrap_or_else(|| panic!("{what} is not a number: {value}"))
 }
 
 fn date(value: &Value) -> NaiveDate {

@@ -329,53 +329,6 @@ async fn analyze_strategy_rejects_malformed_bodies_naming_the_field() {
     bad("/analyze-strategy", body, "ticker").await;
 }
 
-#[tokio::test]
-async fn pop_and_analyze_strategy_agree_on_the_same_legs() {
-    let app = app();
-    // IWM has no chain: analyze-strategy uses r = 4 %, q = 0 like pop; December is exactly
-    // 28 days away at the fixture's clock (16:00 New York).
-    for legs in [bull_put_legs(), bull_call_legs()] {
-        let mut pop_legs = legs.clone();
-        let mut analyze_legs = legs.clone();
-        for (p, a) in pop_legs
-            .as_array_mut()
-            .unwrap()
-            .iter_mut()
-            .zip(analyze_legs.as_array_mut().unwrap())
-        {
-            let option_type = p
-                .get("option_type")
-                .or_else(|| p.get("type"))
-                .cloned()
-                .unwrap();
-            p["option_type"] = option_type.clone();
-            a["type"] = option_type;
-            a["expiration"] = json!(december().to_string());
-        }
-        let pop = post(
-            &app,
-            "/pop",
-            &json!({"stock_price": 600.0, "days_to_exp": 28, "legs": pop_legs}),
-        )
-        .await
-        .data();
-        let analysis = post(
-            &app,
-            "/analyze-strategy",
-            &json!({"ticker": "IWM", "stock_price": 600.0, "legs": analyze_legs}),
-        )
-        .await
-        .data();
-        close(
-            num(&pop, "probability_of_profit"),
-            num(&analysis, "probability_of_profit"),
-            1e-9,
-            "pop vs analyze",
-        );
-        assert_eq!(pop["breakevens"], analysis["breakevens"]);
-    }
-}
-
 /// `legs` as pop legs (`option_type`, no expiration) and as analyze-strategy legs (`type`,
 /// expiring on `expiration`).
 fn pop_and_analyze_legs(legs: &Value, expiration: chrono::NaiveDate) -> (Value, Value) {
@@ -399,6 +352,40 @@ fn pop_and_analyze_legs(legs: &Value, expiration: chrono::NaiveDate) -> (Value, 
     (pop_legs, analyze_legs)
 }
 
+/// `/pop` of `pop_body` and `/analyze-strategy` of `analyze_body`: the data of both.
+async fn pop_and_analysis(
+    app: &axum::Router,
+    pop_body: &Value,
+    analyze_body: &Value,
+) -> (Value, Value) {
+    let pop = post(app, "/pop", pop_body).await.data();
+    let analysis = post(app, "/analyze-strategy", analyze_body).await.data();
+    (pop, analysis)
+}
+
+#[tokio::test]
+async fn pop_and_analyze_strategy_agree_on_the_same_legs() {
+    let app = app();
+    // IWM has no chain: analyze-strategy uses r = 4 %, q = 0 like pop; December is exactly
+    // 28 days away at the fixture's clock (16:00 New York).
+    for legs in [bull_put_legs(), bull_call_legs()] {
+        let (pop_legs, analyze_legs) = pop_and_analyze_legs(&legs, december());
+        let (pop, analysis) = pop_and_analysis(
+            &app,
+            &json!({"stock_price": 600.0, "days_to_exp": 28, "legs": pop_legs}),
+            &json!({"ticker": "IWM", "stock_price": 600.0, "legs": analyze_legs}),
+        )
+        .await;
+        close(
+            num(&pop, "probability_of_profit"),
+            num(&analysis, "probability_of_profit"),
+            1e-9,
+            "pop vs analyze",
+        );
+        assert_eq!(pop["breakevens"], analysis["breakevens"]);
+    }
+}
+
 #[tokio::test]
 async fn pop_with_a_ticker_agrees_with_analyze_strategy_on_its_chain() {
     let app = app();
@@ -408,20 +395,12 @@ async fn pop_with_a_ticker_agrees_with_analyze_strategy_on_its_chain() {
     let forward = SPY_SPOT * ((SPY_RATE - SPY_CARRY) * years).exp();
     for legs in [bull_put_legs(), bull_call_legs()] {
         let (pop_legs, analyze_legs) = pop_and_analyze_legs(&legs, december());
-        let pop = post(
+        let (pop, analysis) = pop_and_analysis(
             &app,
-            "/pop",
             &json!({"ticker": "SPY", "stock_price": SPY_SPOT, "days_to_exp": 28, "legs": pop_legs}),
-        )
-        .await
-        .data();
-        let analysis = post(
-            &app,
-            "/analyze-strategy",
             &json!({"ticker": "SPY", "stock_price": SPY_SPOT, "legs": analyze_legs}),
         )
-        .await
-        .data();
+        .await;
         close(
             num(&pop, "probability_of_profit"),
             num(&analysis, "probability_of_profit"),
@@ -522,21 +501,13 @@ async fn pop_on_an_index_uses_the_chains_forward_like_analyze_strategy() {
         {"option_type": "PUT", "action": "BUY", "strike": 5900.0, "iv": 0.17, "premium": 28.0}
     ]);
     let (pop_legs, analyze_legs) = pop_and_analyze_legs(&legs, december());
-    let pop = post(
+    let (pop, analysis) = pop_and_analysis(
         &app,
-        "/pop",
         &json!({"ticker": "SPX", "stock_price": spx_forward(december()), "days_to_exp": 28,
                 "legs": pop_legs}),
-    )
-    .await
-    .data();
-    let analysis = post(
-        &app,
-        "/analyze-strategy",
         &json!({"ticker": "SPX", "stock_price": spx_forward(december()), "legs": analyze_legs}),
     )
-    .await
-    .data();
+    .await;
     assert_eq!(pop["pricing_model"], "black76");
     assert_eq!(pop["dividend_yield_source"], "forward");
     close(

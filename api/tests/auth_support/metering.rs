@@ -16,7 +16,8 @@ use optics_api::limits::{Limiter, PlanBudgets};
 use optics_compute::time::{Clock, ManualClock};
 
 use crate::auth_support::{
-    Answer, Fixture, ScratchDir, account, bearer, fixture, send, sqlite_store, start_instant, token,
+    Answer, Fixture, ScratchDir, account, bearer, calls_by_endpoint, fixture, send, sqlite_store,
+    start_instant, token,
 };
 use crate::chain_support;
 
@@ -109,6 +110,31 @@ pub fn get_path(path: &str, authorization: Option<&str>) -> axum::http::Request<
     builder.body(axum::body::Body::empty()).unwrap()
 }
 
+/// The answer of [`Service`] to a GET of `path` with the `Authorization` value `authorization`.
+pub async fn get_as(svc: &Service, path: &str, authorization: &str) -> Answer {
+    send(&svc.router, get_path(path, Some(authorization))).await
+}
+
+/// The answer to `path` asked again as `authorization`, asserted to come from the response
+/// cache: a 200 with the body of `first`, and the market's chain reads still at `reads`.
+pub async fn again_from_the_cache(
+    svc: &Service,
+    path: &str,
+    authorization: &str,
+    first: &Answer,
+    reads: u64,
+) -> Answer {
+    let again = get_as(svc, path, authorization).await;
+    assert_eq!(again.status, StatusCode::OK);
+    assert_eq!(again.body, first.body);
+    assert_eq!(
+        svc.market.chain_reads.load(Ordering::SeqCst),
+        reads,
+        "answered from the cache"
+    );
+    again
+}
+
 /// A POST of a JSON `body` to `path`.
 pub fn post_json(
     path: &str,
@@ -136,22 +162,6 @@ pub fn quota_headers(answer: &Answer) -> [u64; 5] {
     ]
 }
 
-/// The calls by endpoint of a usage report, as (endpoint, calls, units).
-pub fn calls_by_endpoint(answer: &Answer) -> Vec<(String, u64, u64)> {
-    answer.json()["data"]["calls_by_endpoint"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| {
-            (
-                e["endpoint"].as_str().unwrap().to_owned(),
-                e["calls"].as_u64().unwrap(),
-                e["units"].as_u64().unwrap(),
-            )
-        })
-        .collect()
-}
-
 /// The budget rule through the production router over `limiter` (fresh; default limits): a
 /// fresh 2xx answer spends its cost; the same answer served from the response cache, a 404 and
 /// 400s spend nothing, though every one of them counts in the minute and the hour; the usage
@@ -174,44 +184,22 @@ pub async fn only_fresh_successes_spend_the_budget(limiter: Arc<dyn Limiter>) {
     };
 
     // A fresh 200 of a one-unit endpoint: charged.
-    let fresh = send(
-        &svc.router,
-        get_path("/api/mcp/data/chain/SPY", Some(&header)),
-    )
-    .await;
+    let fresh = get_as(&svc, "/api/mcp/data/chain/SPY", &header).await;
     assert_eq!(fresh.status, StatusCode::OK);
     expect(&fresh, 1, "fresh chain");
     let reads = svc.market.chain_reads.load(Ordering::SeqCst);
 
     // The same request in the same second: served from the response cache, nothing spent.
-    let cached = send(
-        &svc.router,
-        get_path("/api/mcp/data/chain/SPY", Some(&header)),
-    )
-    .await;
-    assert_eq!(cached.status, StatusCode::OK);
-    assert_eq!(cached.body, fresh.body);
-    assert_eq!(
-        svc.market.chain_reads.load(Ordering::SeqCst),
-        reads,
-        "answered from the cache"
-    );
+    let cached =
+        again_from_the_cache(&svc, "/api/mcp/data/chain/SPY", &header, &fresh, reads).await;
     expect(&cached, 1, "cached chain");
 
     // Errors spend nothing: a ticker outside the coverage (404), a parameter that is not a
     // whole number (400), a POST body of the wrong shape (400).
-    let missing = send(
-        &svc.router,
-        get_path("/api/mcp/data/chain/NOPE", Some(&header)),
-    )
-    .await;
+    let missing = get_as(&svc, "/api/mcp/data/chain/NOPE", &header).await;
     assert_eq!(missing.status, StatusCode::NOT_FOUND);
     expect(&missing, 1, "404");
-    let bad_query = send(
-        &svc.router,
-        get_path("/api/mcp/data/chain/SPY?strikes_around=abc", Some(&header)),
-    )
-    .await;
+    let bad_query = get_as(&svc, "/api/mcp/data/chain/SPY?strikes_around=abc", &header).await;
     assert_eq!(bad_query.status, StatusCode::BAD_REQUEST);
     expect(&bad_query, 1, "400 on a query");
     let bad_body = send(
@@ -223,12 +211,10 @@ pub async fn only_fresh_successes_spend_the_budget(limiter: Arc<dyn Limiter>) {
     expect(&bad_body, 1, "400 on a body");
 
     // A fresh 200 of a per-symbol endpoint: one unit per distinct symbol asked for.
-    let batch = send(
-        &svc.router,
-        get_path(
-            "/api/mcp/data/batch/expected-move?tickers=SPY,AAPL",
-            Some(&header),
-        ),
+    let batch = get_as(
+        &svc,
+        "/api/mcp/data/batch/expected-move?tickers=SPY,AAPL",
+        &header,
     )
     .await;
     assert_eq!(
@@ -240,11 +226,7 @@ pub async fn only_fresh_successes_spend_the_budget(limiter: Arc<dyn Limiter>) {
     expect(&batch, 3, "fresh batch of two symbols");
 
     // The report: the two charged calls and itself (free), 3 units; the limiter agrees.
-    let usage = send(
-        &svc.router,
-        get_path("/api/mcp/data/me/usage", Some(&header)),
-    )
-    .await;
+    let usage = get_as(&svc, "/api/mcp/data/me/usage", &header).await;
     assert_eq!(usage.status, StatusCode::OK);
     expect(&usage, 3, "usage report");
     let data = usage.json()["data"].clone();
@@ -257,7 +239,7 @@ pub async fn only_fresh_successes_spend_the_budget(limiter: Arc<dyn Limiter>) {
         data["rate_limits"]["minute"]["used"], 7,
         "every request counted"
     );
-    let mut listed = calls_by_endpoint(&usage);
+    let mut listed = calls_by_endpoint(&data);
     listed.sort();
     assert_eq!(
         listed,

@@ -945,6 +945,22 @@ pub async fn limiter_conformance(limiter: Arc<dyn Limiter>) {
     );
 }
 
+/// The calls by endpoint of a usage report's `data`, as (endpoint, calls, units).
+pub fn calls_by_endpoint(data: &Value) -> Vec<(String, u64, u64)> {
+    data["calls_by_endpoint"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["endpoint"].as_str().unwrap().to_owned(),
+                e["calls"].as_u64().unwrap(),
+                e["units"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
 /// Spends part of a monthly budget through the router over `open()`'s store and an in-memory
 /// limiter restored from it, writes the month back, drops store and limiter, opens both again:
 /// the budget left and the calls by endpoint must be the same.
@@ -1001,22 +1017,8 @@ pub async fn month_survives_a_restart(open: impl AsyncFn() -> Arc<dyn AccountSto
     for field in ["used", "remaining", "limit"] {
         assert_eq!(after[field], before[field], "{field}");
     }
-    let calls = |data: &Value| -> Vec<(String, u64, u64)> {
-        data["calls_by_endpoint"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|e| {
-                (
-                    e["endpoint"].as_str().unwrap().to_owned(),
-                    e["calls"].as_u64().unwrap(),
-                    e["units"].as_u64().unwrap(),
-                )
-            })
-            .collect()
-    };
     assert_eq!(
-        calls(&before),
+        calls_by_endpoint(&before),
         [
             ("GET /chain/{ticker}".to_owned(), 3, 3),
             ("GET /screen".to_owned(), 2, 4),
@@ -1025,7 +1027,7 @@ pub async fn month_survives_a_restart(open: impl AsyncFn() -> Arc<dyn AccountSto
     );
     // The same, and the usage report just made counted once more.
     assert_eq!(
-        calls(&after),
+        calls_by_endpoint(&after),
         [
             ("GET /chain/{ticker}".to_owned(), 3, 3),
             ("GET /me/usage".to_owned(), 2, 0),

@@ -15,6 +15,7 @@ use optics_compute::exposure::{
 use optics_compute::flow::{FlowConfig, flow_rows, flow_snapshot_rows};
 use optics_compute::pricing::PricingModel;
 use optics_schemas::{ChainRow, VolDailyRow};
+use serde_json::Value;
 
 use optics_api::market::{ChainView, Coverage, ExposureView, FlowView};
 
@@ -206,4 +207,72 @@ pub fn assert_close(actual: f64, expected: f64, relative: f64, what: &str) {
         (actual - expected).abs() <= relative * scale,
         "{what}: {actual} vs expected {expected} (relative tolerance {relative})"
     );
+}
+
+/// `value` as a number (panics naming `what` when it is not one).
+pub fn num(value: &Value, what: &str) -> f64 {
+    value
+        .as_f64()
+        .unwrap_or_else(|| panic!("{what} is not a number: {value}"))
+}
+
+/// The traded totals a flow summary is checked against, recomputed by the test.
+#[derive(Debug, Clone, Copy)]
+pub struct FlowTotals {
+    pub call_premium: f64,
+    pub put_premium: f64,
+    pub call_volume: u64,
+    pub put_volume: u64,
+    /// How many contracts traded.
+    pub count: usize,
+}
+
+/// Asserts a flow `summary` carries `expected`: the premiums and the net premium within
+/// `premium_tolerance`, the volumes and count exactly, the call/put volume ratio within 1e-12,
+/// and the sentiment by the documented rule (net beyond ±10 % of the total premium).
+pub fn assert_flow_summary(summary: &Value, expected: FlowTotals, premium_tolerance: f64) {
+    let FlowTotals {
+        call_premium,
+        put_premium,
+        call_volume,
+        put_volume,
+        count,
+    } = expected;
+    assert_close(
+        num(&summary["total_call_premium"], "cp"),
+        call_premium,
+        premium_tolerance,
+        "call premium",
+    );
+    assert_close(
+        num(&summary["total_put_premium"], "pp"),
+        put_premium,
+        premium_tolerance,
+        "put premium",
+    );
+    assert_eq!(summary["total_call_volume"], call_volume);
+    assert_eq!(summary["total_put_volume"], put_volume);
+    assert_eq!(summary["total_flow_count"], count);
+    assert_close(
+        num(&summary["call_put_ratio"], "cpr"),
+        call_volume as f64 / put_volume as f64,
+        1e-12,
+        "call/put",
+    );
+    let net = call_premium - put_premium;
+    assert_close(
+        num(&summary["net_premium"], "net"),
+        net,
+        premium_tolerance,
+        "net premium",
+    );
+    let total = call_premium + put_premium;
+    let sentiment = if net > 0.1 * total {
+        "BULLISH"
+    } else if net < -0.1 * total {
+        "BEARISH"
+    } else {
+        "NEUTRAL"
+    };
+    assert_eq!(summary["sentiment"], sentiment);
 }
