@@ -8,22 +8,20 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use arrow_array::{Array, RecordBatch, StringArray};
-use chrono::{DateTime, NaiveDate, TimeZone, Utc};
 use object_store::ObjectStoreExt;
-use object_store::memory::InMemory;
 use object_store::path::Path;
 use optics_compute::store::{SnapshotKey, SnapshotStore};
-use optics_compute::time::{ManualClock, NyseCalendar};
-use optics_compute::worker::{ComputeWorker, WorkerConfig};
+use optics_compute::worker::WorkerConfig;
 use optics_ingest::bus::{EmbeddedBus, EmbeddedBusConfig};
-use optics_ingest::simulator::quotes::{ChainSpec, simulate_chain};
-use optics_ingest::simulator::surface::{Surface, SurfaceInputs};
-use optics_ingest::simulator::universe::Universe;
 use optics_schemas::bus::{snapshot_datasets, topics};
 use optics_schemas::columns::chain as chain_col;
 use optics_schemas::{
     Bus, BusError, BusFuture, DataBatch, Dataset, Delivery, Message, OptionQuote, Pressure,
     Subscription,
+};
+
+use crate::support::{
+    instant, memory_store, runtime, simulated_quotes, start_price, start_worker, trade_date,
 };
 
 const DATASETS: [&str; 4] = [
@@ -32,14 +30,6 @@ const DATASETS: [&str; 4] = [
     snapshot_datasets::EXPOSURE_SUMMARY,
     snapshot_datasets::FLOW,
 ];
-
-fn trade_date() -> NaiveDate {
-    NaiveDate::from_ymd_opt(2026, 11, 18).unwrap()
-}
-
-fn instant() -> DateTime<Utc> {
-    Utc.with_ymd_and_hms(2026, 11, 18, 19, 30, 0).unwrap()
-}
 
 /// What the watching bus saw.
 #[derive(Debug, Default)]
@@ -215,26 +205,10 @@ fn option_symbols(batches: &[RecordBatch]) -> BTreeSet<String> {
 
 /// The simulator's quotes of `symbols` at the test's instant.
 fn simulated(symbols: &[&str]) -> Vec<(String, Vec<OptionQuote>)> {
-    let universe = Universe::real();
     symbols
         .iter()
         .map(|symbol| {
-            let underlying = universe.get(symbol).unwrap();
-            let surface = Surface::for_underlying(underlying, &SurfaceInputs::normal());
-            let spec = ChainSpec {
-                underlying,
-                trade_date: trade_date(),
-                instant: instant(),
-                spot: underlying.start_price,
-                previous_close: underlying.start_price,
-                surface: &surface,
-                rate: 0.04,
-                seed: 5,
-            };
-            let quotes = simulate_chain(&spec, &NyseCalendar)
-                .into_iter()
-                .map(|q| q.quote)
-                .collect();
+            let quotes = simulated_quotes(symbol, instant(), start_price(symbol), 5);
             ((*symbol).to_owned(), quotes)
         })
         .collect()
@@ -243,12 +217,8 @@ fn simulated(symbols: &[&str]) -> Vec<(String, Vec<OptionQuote>)> {
 #[test]
 fn every_file_of_a_cycle_is_visible_before_its_offsets_are_committed() {
     let chains = simulated(&["SPY", "AAPL"]);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_time()
-        .build()
-        .unwrap();
-    let store = SnapshotStore::new(Arc::new(InMemory::new()), Path::from("snapshots"));
+    let runtime = runtime();
+    let store = memory_store();
     let watch = Arc::new(Mutex::new(Watch::default()));
     let stats = runtime.block_on(async {
         let bus: Arc<dyn Bus> = Arc::new(WatchedBus {
@@ -261,12 +231,7 @@ fn every_file_of_a_cycle_is_visible_before_its_offsets_are_committed() {
             max_batch_messages: 2,
             ..WorkerConfig::default()
         };
-        let clock = Arc::new(ManualClock::new(instant()));
-        let worker = ComputeWorker::new(Arc::clone(&bus), store.clone(), clock, config);
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let handle = tokio::spawn(worker.run(async {
-            let _ = stopped.await;
-        }));
+        let worker = start_worker(&bus, &store, instant(), config);
         // Quotes trickle in across many cycles, each underlying's chain filling over several.
         let parts: Vec<Vec<(&str, &[OptionQuote])>> = (0..8)
             .map(|part| {
@@ -317,8 +282,7 @@ fn every_file_of_a_cycle_is_visible_before_its_offsets_are_committed() {
             }
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
-        stop.send(()).unwrap();
-        handle.await.unwrap().unwrap()
+        worker.stop().await
     });
     let watch = watch.lock().unwrap();
     assert!(

@@ -9,20 +9,21 @@
 //! sign once between them.
 
 use std::f64::consts::PI;
-use std::sync::Arc;
 use std::time::Duration;
 
-use chrono::{DateTime, NaiveDate, TimeZone, Utc};
-use object_store::memory::InMemory;
-use object_store::path::Path;
-use optics_compute::store::{SnapshotKey, SnapshotStore};
-use optics_compute::time::{ManualClock, years_to_expiry};
-use optics_compute::worker::{ComputeWorker, WorkerConfig};
-use optics_ingest::bus::{EmbeddedBus, EmbeddedBusConfig};
+use chrono::NaiveDate;
+use optics_compute::store::SnapshotKey;
+use optics_compute::time::years_to_expiry;
+use optics_compute::worker::WorkerConfig;
 use optics_schemas::bus::{snapshot_datasets, topics};
 use optics_schemas::{
-    Bus, DataBatch, ExerciseStyle, ExposureSummaryRow, FlowSnapshotRow, Message, MoneynessCode,
+    DataBatch, ExerciseStyle, ExposureSummaryRow, FlowSnapshotRow, Message, MoneynessCode,
     OptionQuote, OptionType, SettlementStyle, occ_symbol,
+};
+
+use crate::support::{
+    instant, memory_store, next_snapshot_events, read_rows, runtime, trade_date,
+    worker_on_embedded_bus,
 };
 
 const UNDERLYING: &str = "HBT";
@@ -30,16 +31,8 @@ const SPOT: f64 = 100.0;
 const RATE: f64 = 0.04;
 const VOL: f64 = 0.25;
 
-fn trade_date() -> NaiveDate {
-    NaiveDate::from_ymd_opt(2026, 11, 18).unwrap()
-}
-
 fn expiration() -> NaiveDate {
     NaiveDate::from_ymd_opt(2026, 12, 18).unwrap()
-}
-
-fn instant() -> DateTime<Utc> {
-    Utc.with_ymd_and_hms(2026, 11, 18, 19, 30, 0).unwrap()
 }
 
 /// Years to expiry by the service's convention (calendar time to 16:00 New York / 365).
@@ -228,27 +221,16 @@ fn close(got: f64, expected: f64, relative: f64) -> bool {
 
 #[test]
 fn a_hand_built_book_publishes_the_known_flip_walls_and_flow() {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_time()
-        .build()
-        .unwrap();
-    let store = SnapshotStore::new(Arc::new(InMemory::new()), Path::from("snapshots"));
+    let store = memory_store();
     let key = |dataset: &str| SnapshotKey::new(dataset, trade_date(), UNDERLYING);
-    let (summary, flow) = runtime.block_on(async {
-        let bus: Arc<dyn Bus> = Arc::new(EmbeddedBus::new(EmbeddedBusConfig::default()));
-        let mut announcements = bus.subscribe(topics::SNAPSHOTS, "test").await.unwrap();
+    let (summary, flow) = runtime().block_on(async {
         let config = WorkerConfig {
             interval: Duration::from_millis(20),
             rate: RATE,
             ..WorkerConfig::default()
         };
-        let clock = Arc::new(ManualClock::new(instant()));
-        let worker = ComputeWorker::new(Arc::clone(&bus), store.clone(), clock, config);
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let handle = tokio::spawn(worker.run(async {
-            let _ = stopped.await;
-        }));
+        let (bus, mut announcements, worker) =
+            worker_on_embedded_bus(&store, instant(), config).await;
         let batch = DataBatch::from_rows(UNDERLYING, &quotes()).unwrap();
         bus.publish(topics::OPTION_QUOTES, Message::Data(batch))
             .await
@@ -256,37 +238,16 @@ fn a_hand_built_book_publishes_the_known_flip_walls_and_flow() {
         // One message, so one cycle publishes all four datasets; wait for the flow's event.
         let mut datasets = Vec::new();
         while !datasets.contains(&snapshot_datasets::FLOW.to_owned()) {
-            let batch = tokio::time::timeout(Duration::from_secs(60), announcements.next_batch(8))
-                .await
-                .expect("snapshot events within a minute")
-                .unwrap()
-                .unwrap();
-            for delivery in batch {
-                if let Message::Snapshot(event) = delivery.message {
-                    datasets.push(event.dataset);
-                }
+            for event in next_snapshot_events(&mut announcements, 8).await {
+                datasets.push(event.dataset);
             }
         }
-        stop.send(()).unwrap();
-        let stats = handle.await.unwrap().unwrap();
+        let stats = worker.stop().await;
         assert_eq!(stats.build_failures, 0);
-        let read = |dataset| {
-            let store = store.clone();
-            let key = key(dataset);
-            async move { store.read(&key).await.unwrap().expect("published") }
-        };
-        let summary: Vec<ExposureSummaryRow> = read(snapshot_datasets::EXPOSURE_SUMMARY)
-            .await
-            .batches
-            .iter()
-            .flat_map(|b| ExposureSummaryRow::from_batch(b).unwrap())
-            .collect();
-        let flow: Vec<FlowSnapshotRow> = read(snapshot_datasets::FLOW)
-            .await
-            .batches
-            .iter()
-            .flat_map(|b| FlowSnapshotRow::from_batch(b).unwrap())
-            .collect();
+        let summary_key = key(snapshot_datasets::EXPOSURE_SUMMARY);
+        let summary = read_rows(&store, &summary_key, ExposureSummaryRow::from_batch).await;
+        let flow_key = key(snapshot_datasets::FLOW);
+        let flow = read_rows(&store, &flow_key, FlowSnapshotRow::from_batch).await;
         (summary, flow)
     });
 

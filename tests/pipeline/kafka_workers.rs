@@ -22,8 +22,6 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use chrono::{DateTime, NaiveDate, TimeDelta, Utc};
-use object_store::memory::InMemory;
-use object_store::path::Path;
 use optics_compute::store::{Snapshot, SnapshotKey, SnapshotStore};
 use optics_compute::time::{Clock, ManualClock};
 use optics_compute::worker::{ComputeWorker, WorkerConfig, WorkerStats};
@@ -37,6 +35,8 @@ use optics_tests::fixtures::synthetic_chain;
 use rdkafka::mocking::MockCluster;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
+
+use crate::support::memory_store;
 
 const UNDERLYINGS: [&str; 8] = ["AAA", "BBB", "CCC", "DDD", "EEE", "FFF", "GGG", "HHH"];
 /// The workers' cycle interval, and the market time one cycle stands for.
@@ -90,12 +90,17 @@ impl Deadline {
         Self(Instant::now() + DEADLINE)
     }
 
-    /// Panics with `waiting_for` once the deadline has passed; otherwise pauses one poll.
-    async fn pause(self, waiting_for: impl FnOnce() -> String) {
+    /// Panics once the deadline has passed, naming the round of quotes stamped `quoted` that
+    /// `newest` does not carry everywhere yet; otherwise pauses one poll.
+    async fn pause_for_round(
+        self,
+        quoted: DateTime<Utc>,
+        newest: &BTreeMap<&'static str, NewestChain>,
+    ) {
         assert!(
             Instant::now() < self.0,
-            "still waiting after {DEADLINE:?}: {}",
-            waiting_for()
+            "still waiting after {DEADLINE:?}: every chain to carry the quotes of {quoted}; \
+             newest: {newest:?}"
         );
         tokio::time::sleep(POLL).await;
     }
@@ -237,6 +242,26 @@ async fn newest_chains(store: &SnapshotStore) -> BTreeMap<&'static str, NewestCh
     newest
 }
 
+/// One poll of a round: the newest chains, and when each of those carrying the quotes stamped
+/// `quoted` was built. Fails at once when a worker has stopped with an error.
+async fn poll_round(
+    store: &SnapshotStore,
+    market: &Market,
+    quoted: DateTime<Utc>,
+) -> (
+    BTreeMap<&'static str, NewestChain>,
+    BTreeMap<&'static str, DateTime<Utc>>,
+) {
+    market.assert_workers_ok();
+    let newest = newest_chains(store).await;
+    let fresh = newest
+        .iter()
+        .filter(|(_, chain)| chain.quoted == Some(quoted))
+        .map(|(&symbol, chain)| (symbol, chain.as_of))
+        .collect();
+    (newest, fresh)
+}
+
 /// Waits, market time standing still, until every underlying's newest chain carries the quotes
 /// stamped `quoted`; returns which worker built each.
 async fn wait_for_round(
@@ -246,19 +271,15 @@ async fn wait_for_round(
     deadline: Deadline,
 ) -> BTreeMap<&'static str, &'static str> {
     loop {
-        market.assert_workers_ok();
-        let newest = newest_chains(store).await;
-        let fresh: BTreeMap<_, _> = newest
-            .iter()
-            .filter(|(_, chain)| chain.quoted == Some(quoted))
-            .map(|(&symbol, chain)| (symbol, market.built(quoted, chain.as_of).0))
+        let (newest, fresh) = poll_round(store, market, quoted).await;
+        let built: BTreeMap<_, _> = fresh
+            .into_iter()
+            .map(|(symbol, as_of)| (symbol, market.built(quoted, as_of).0))
             .collect();
-        if fresh.len() == UNDERLYINGS.len() {
-            return fresh;
+        if built.len() == UNDERLYINGS.len() {
+            return built;
         }
-        deadline
-            .pause(|| format!("every chain to carry the quotes of {quoted}; newest: {newest:?}"))
-            .await;
+        deadline.pause_for_round(quoted, &newest).await;
     }
 }
 
@@ -274,13 +295,7 @@ async fn measured_round(
 ) -> (DateTime<Utc>, BTreeMap<&'static str, i64>) {
     let quoted = send_round(ingest, market).await;
     loop {
-        market.assert_workers_ok();
-        let newest = newest_chains(store).await;
-        let fresh: BTreeMap<_, _> = newest
-            .iter()
-            .filter(|(_, chain)| chain.quoted == Some(quoted))
-            .map(|(&symbol, chain)| (symbol, chain.as_of))
-            .collect();
+        let (newest, fresh) = poll_round(store, market, quoted).await;
         if fresh.len() == UNDERLYINGS.len() {
             let lags = fresh
                 .into_iter()
@@ -297,9 +312,7 @@ async fn measured_round(
             // A cycle at this reading built part of the round: the next cycle reads one more.
             market.advance();
         }
-        deadline
-            .pause(|| format!("every chain to carry the quotes of {quoted}; newest: {newest:?}"))
-            .await;
+        deadline.pause_for_round(quoted, &newest).await;
     }
 }
 
@@ -461,10 +474,6 @@ fn runtime() -> tokio::runtime::Runtime {
         .unwrap()
 }
 
-fn new_store() -> SnapshotStore {
-    SnapshotStore::new(Arc::new(InMemory::new()), Path::from("snapshots"))
-}
-
 #[test]
 fn a_worker_takes_over_the_underlyings_of_one_that_crashed() {
     let cluster = mock_cluster();
@@ -472,7 +481,7 @@ fn a_worker_takes_over_the_underlyings_of_one_that_crashed() {
     runtime().block_on(async {
         let started = Instant::now();
         let deadline = Deadline::start();
-        let store = new_store();
+        let store = memory_store();
         let mut market = Market::new();
         let ingest = bus_on(&bootstrap);
 
@@ -523,7 +532,7 @@ fn two_workers_split_the_underlyings_and_one_takes_over_when_the_other_dies() {
     runtime().block_on(async {
         let started = Instant::now();
         let deadline = Deadline::start();
-        let store = new_store();
+        let store = memory_store();
         let mut market = Market::new();
         let ingest = bus_on(&bootstrap);
         let a = spawn_worker(&bootstrap, &store, &market, "a", std::future::pending());

@@ -5,52 +5,25 @@
 //! ATM term structure from the closing chains (all recomputed here from the stored rows).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
 use std::time::Duration;
 
-use chrono::{DateTime, NaiveDate, TimeZone, Utc};
-use object_store::memory::InMemory;
-use object_store::path::Path;
-use optics_compute::store::{MARKET_WIDE, SnapshotKey, SnapshotStore};
-use optics_compute::time::{ManualClock, NyseCalendar};
+use chrono::NaiveDate;
+use optics_compute::store::{MARKET_WIDE, SnapshotKey};
 use optics_compute::worker::close::read_reference;
-use optics_compute::worker::{
-    ComputeWorker, SESSION_CLOSE_GRACE, WorkerConfig, close_latest_session,
-};
-use optics_ingest::bus::{EmbeddedBus, EmbeddedBusConfig};
-use optics_ingest::simulator::quotes::{ChainSpec, simulate_chain};
-use optics_ingest::simulator::surface::{Surface, SurfaceInputs};
-use optics_ingest::simulator::universe::Universe;
+use optics_compute::worker::{SESSION_CLOSE_GRACE, WorkerConfig, close_latest_session};
 use optics_schemas::bus::{snapshot_datasets, topics};
 use optics_schemas::{
-    BorrowRate, Bus, ChainRow, DailyBar, DataBatch, Dataset, Dividend, DividendFrequency,
-    EarningsEvent, EarningsTiming, MARKET_WIDE_KEY, Message, Record, VolDailyRow, VolTermRow,
+    BorrowRate, ChainRow, DailyBar, DataBatch, Dataset, Dividend, DividendFrequency, EarningsEvent,
+    EarningsTiming, MARKET_WIDE_KEY, Message, Record, VolDailyRow, VolTermRow,
 };
 
-const RATE: f64 = 0.04;
+use crate::support::{
+    RATE, close, close_enough, memory_store, next_snapshot_events, publish_reference, read_rows,
+    runtime, sessions_before, simulated_quotes, trade_date, worker_on_embedded_bus,
+};
+
 /// Sessions of seeded bars before the trade date.
 const HISTORY: usize = 40;
-
-fn trade_date() -> NaiveDate {
-    NaiveDate::from_ymd_opt(2026, 11, 18).unwrap()
-}
-
-/// 16:00 New York on the trade date.
-fn close() -> DateTime<Utc> {
-    Utc.with_ymd_and_hms(2026, 11, 18, 21, 0, 0).unwrap()
-}
-
-/// The `count` sessions before the trade date, oldest first.
-fn sessions_before(count: usize) -> Vec<NaiveDate> {
-    let mut days = Vec::with_capacity(count);
-    let mut day = trade_date();
-    while days.len() < count {
-        day = NyseCalendar.previous_trading_day(day);
-        days.push(day);
-    }
-    days.reverse();
-    days
-}
 
 /// A bar whose open is `gap` percent away from the previous close it is given.
 fn bar(symbol: &str, date: NaiveDate, open: f64, close: f64) -> DailyBar {
@@ -114,33 +87,9 @@ fn borrow(date: NaiveDate, rate: f64) -> BorrowRate {
     }
 }
 
-async fn seed<R: Record>(store: &SnapshotStore, rows: &[R], date: NaiveDate) {
-    let key = SnapshotKey::new(R::DATASET.name(), date, MARKET_WIDE);
-    store
-        .publish(&key, &R::to_batch(rows).unwrap(), &[], close())
-        .await
-        .unwrap();
-}
-
 /// The simulator's closing quotes of `symbol` at `spot`.
 fn closing_quotes(symbol: &str, spot: f64) -> Message {
-    let universe = Universe::real();
-    let underlying = universe.get(symbol).unwrap();
-    let surface = Surface::for_underlying(underlying, &SurfaceInputs::normal());
-    let spec = ChainSpec {
-        underlying,
-        trade_date: trade_date(),
-        instant: close(),
-        spot,
-        previous_close: spot,
-        surface: &surface,
-        rate: RATE,
-        seed: 5,
-    };
-    let quotes: Vec<_> = simulate_chain(&spec, &NyseCalendar)
-        .into_iter()
-        .map(|q| q.quote)
-        .collect();
+    let quotes = simulated_quotes(symbol, close(), spot, 5);
     Message::Data(DataBatch::from_rows(symbol, &quotes).unwrap())
 }
 
@@ -180,23 +129,10 @@ fn atm_iv_by_hand(rows: &[&ChainRow], forward: f64) -> Option<f64> {
     Some(variance.sqrt())
 }
 
-fn close_enough(what: &str, got: Option<f64>, want: f64) {
-    let got = got.unwrap_or_else(|| panic!("{what} is null"));
-    assert!(
-        (got - want).abs() <= 1e-9 * want.abs().max(1.0),
-        "{what}: {got} vs {want}"
-    );
-}
-
 #[test]
 fn a_live_session_extends_the_reference_series_its_close_reads() {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_time()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
-        let store = SnapshotStore::new(Arc::new(InMemory::new()), Path::from("snapshots"));
+    runtime().block_on(async {
+        let store = memory_store();
         let history = sessions_before(HISTORY);
         let seeded_on = history[HISTORY - 1];
 
@@ -204,7 +140,7 @@ fn a_live_session_extends_the_reference_series_its_close_reads() {
         // after the close 10 back), a dividend and a borrow fee.
         let mut seeded_bars = history_bars("SPY", &history, 580.0);
         seeded_bars.extend(history_bars("AAPL", &history, 230.0));
-        seed(&store, &seeded_bars, seeded_on).await;
+        publish_reference(&store, &seeded_bars, seeded_on).await;
         let past_reports = [
             report(history[HISTORY - 30], EarningsTiming::BeforeOpen, Some(1.7)),
             report(history[HISTORY - 10], EarningsTiming::AfterClose, Some(1.2)),
@@ -215,25 +151,19 @@ fn a_live_session_extends_the_reference_series_its_close_reads() {
                 None,
             ),
         ];
-        seed(&store, &past_reports, seeded_on).await;
-        seed(&store, &[dividend(history[5], 0.25)], seeded_on).await;
-        seed(&store, &[borrow(seeded_on, 0.003)], seeded_on).await;
+        publish_reference(&store, &past_reports, seeded_on).await;
+        publish_reference(&store, &[dividend(history[5], 0.25)], seeded_on).await;
+        publish_reference(&store, &[borrow(seeded_on, 0.003)], seeded_on).await;
 
         // The live session: a worker on the bus at the close.
-        let bus: Arc<dyn Bus> = Arc::new(EmbeddedBus::new(EmbeddedBusConfig::default()));
-        let mut announcements = bus.subscribe(topics::SNAPSHOTS, "test").await.unwrap();
-        let clock = Arc::new(ManualClock::new(close()));
         let config = WorkerConfig {
             interval: Duration::from_millis(20),
             rate: RATE,
             chain_only: true,
             ..WorkerConfig::default()
         };
-        let worker = ComputeWorker::new(Arc::clone(&bus), store.clone(), clock, config);
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let handle = tokio::spawn(worker.run(async {
-            let _ = stopped.await;
-        }));
+        let (bus, mut announcements, worker) =
+            worker_on_embedded_bus(&store, close(), config).await;
 
         let last_close = |symbol: &str| {
             seeded_bars
@@ -316,15 +246,7 @@ fn a_live_session_extends_the_reference_series_its_close_reads() {
         let mut done: BTreeSet<String> = BTreeSet::new();
         let mut chains: BTreeSet<String> = BTreeSet::new();
         while done.len() < wanted.len() || chains.len() < 2 {
-            let batch = tokio::time::timeout(Duration::from_secs(60), announcements.next_batch(16))
-                .await
-                .expect("snapshot events within a minute")
-                .unwrap()
-                .unwrap();
-            for delivery in batch {
-                let Message::Snapshot(event) = delivery.message else {
-                    continue;
-                };
+            for event in next_snapshot_events(&mut announcements, 16).await {
                 if event.dataset == snapshot_datasets::CHAIN {
                     chains.insert(event.underlying.clone());
                 } else if wanted.get(event.dataset.as_str()) == Some(&event.row_count) {
@@ -333,8 +255,7 @@ fn a_live_session_extends_the_reference_series_its_close_reads() {
                 }
             }
         }
-        stop.send(()).unwrap();
-        let stats = handle.await.unwrap().unwrap();
+        let stats = worker.stop().await;
         assert_eq!(stats.reference_rows, 6);
 
         // The stored tables: the history plus the session, read as the session close reads.
@@ -429,27 +350,11 @@ fn a_live_session_extends_the_reference_series_its_close_reads() {
         let term = closed.term_event.as_ref().expect("a vol_term partition");
         assert_eq!(term.dataset, snapshot_datasets::VOL_TERM);
         let key = SnapshotKey::new(snapshot_datasets::VOL_TERM, trade_date(), MARKET_WIDE);
-        let term_rows: Vec<VolTermRow> = store
-            .read(&key)
-            .await
-            .unwrap()
-            .unwrap()
-            .batches
-            .iter()
-            .flat_map(|b| VolTermRow::from_batch(b).unwrap())
-            .collect();
+        let term_rows = read_rows(&store, &key, VolTermRow::from_batch).await;
         assert_eq!(term_rows, closed.term);
         for symbol in ["AAPL", "SPY"] {
             let key = SnapshotKey::new(snapshot_datasets::CHAIN, trade_date(), symbol);
-            let chain: Vec<ChainRow> = store
-                .read(&key)
-                .await
-                .unwrap()
-                .unwrap()
-                .batches
-                .iter()
-                .flat_map(|b| ChainRow::from_batch(b).unwrap())
-                .collect();
+            let chain = read_rows(&store, &key, ChainRow::from_batch).await;
             let expirations: BTreeSet<NaiveDate> = chain
                 .iter()
                 .filter(|r| r.expiration > trade_date())

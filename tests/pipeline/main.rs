@@ -8,4 +8,5 @@ mod kafka_workers;
 mod live_reference;
 mod replay;
 mod session_close;
+mod support;
 mod worker_to_store;

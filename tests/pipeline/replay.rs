@@ -19,9 +19,7 @@ use optics_ingest::vendor::{ImportBatch, ImportSink};
 use optics_schemas::bus::snapshot_datasets;
 use optics_schemas::{ChainRow, OptionQuote};
 
-fn trade_date() -> NaiveDate {
-    NaiveDate::from_ymd_opt(2026, 11, 18).unwrap()
-}
+use crate::support::{close, memory_store, runtime, trade_date};
 
 /// The simulated chain of `symbol` at `instant` of the trade date.
 fn chain_at(symbol: &str, instant: DateTime<Utc>) -> Vec<OptionQuote> {
@@ -56,16 +54,11 @@ async fn archive_with_two_instants() -> QuoteArchive {
 
 #[test]
 fn replaying_a_session_twice_writes_identical_snapshots() {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_time()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
+    runtime().block_on(async {
         let archive = archive_with_two_instants().await;
         let mut files = Vec::new();
         for _ in 0..2 {
-            let store = SnapshotStore::new(Arc::new(InMemory::new()), Path::from("snapshots"));
+            let store = memory_store();
             let config = WorkerConfig {
                 rate: 0.04,
                 ..WorkerConfig::default()
@@ -109,8 +102,7 @@ fn replaying_a_session_twice_writes_identical_snapshots() {
             );
             let snapshot = store.read(&key).await.unwrap().unwrap();
             let rows = ChainRow::from_batch(&snapshot.batches[0]).unwrap();
-            let close = Utc.with_ymd_and_hms(2026, 11, 18, 21, 0, 0).unwrap();
-            assert!(rows.iter().all(|r| r.as_of == close));
+            assert!(rows.iter().all(|r| r.as_of == close()));
             let late = Utc.with_ymd_and_hms(2026, 11, 18, 20, 59, 0).unwrap();
             assert!(
                 rows.iter()
@@ -153,7 +145,7 @@ fn replaying_a_day_that_was_not_recorded_says_so() {
 
 /// The SPY chain's quote times and the underlyings a replay of the trade date builds.
 async fn replayed(archive: &QuoteArchive) -> (Vec<String>, Vec<DateTime<Utc>>) {
-    let store = SnapshotStore::new(Arc::new(InMemory::new()), Path::from("snapshots"));
+    let store = memory_store();
     let config = WorkerConfig {
         rate: 0.04,
         chain_only: true,

@@ -5,49 +5,27 @@
 
 use std::sync::Arc;
 
-use chrono::{DateTime, NaiveDate, TimeDelta, TimeZone, Utc};
-use object_store::memory::InMemory;
-use object_store::path::Path;
+use chrono::{NaiveDate, TimeDelta};
 use optics_compute::store::{MARKET_WIDE, SnapshotKey, SnapshotStore};
-use optics_compute::time::{ManualClock, NyseCalendar};
+use optics_compute::time::ManualClock;
 use optics_compute::worker::{
     ComputeWorker, SESSION_CLOSE_GRACE, WorkerConfig, close_latest_session,
 };
-use optics_ingest::simulator::quotes::{ChainSpec, simulate_chain};
-use optics_ingest::simulator::surface::{Surface, SurfaceInputs};
-use optics_ingest::simulator::universe::Universe;
 use optics_schemas::bus::snapshot_datasets;
 use optics_schemas::{
-    ChainRow, DailyBar, DataBatch, EarningsEvent, EarningsTiming, Message, Record, VolDailyRow,
+    ChainRow, DailyBar, DataBatch, EarningsEvent, EarningsTiming, Message, VolDailyRow,
 };
 use optics_tests::bench::XorShift;
 
-const RATE: f64 = 0.04;
+use crate::support::{
+    RATE, close, close_enough, memory_store, publish_reference, runtime, sessions_before,
+    simulated_quotes, start_price, trade_date,
+};
+
 /// Sessions of daily bars before the trade date.
 const HISTORY: usize = 300;
 /// Earlier `vol_daily` partitions (the IV rank lookback).
 const PRIOR: usize = 30;
-
-fn trade_date() -> NaiveDate {
-    NaiveDate::from_ymd_opt(2026, 11, 18).unwrap()
-}
-
-/// 16:00 New York on the trade date.
-fn close() -> DateTime<Utc> {
-    Utc.with_ymd_and_hms(2026, 11, 18, 21, 0, 0).unwrap()
-}
-
-/// The `count` sessions before the trade date, oldest first.
-fn sessions_before(count: usize) -> Vec<NaiveDate> {
-    let mut days = Vec::with_capacity(count);
-    let mut day = trade_date();
-    while days.len() < count {
-        day = NyseCalendar.previous_trading_day(day);
-        days.push(day);
-    }
-    days.reverse();
-    days
-}
 
 /// A random-walk close series over `dates`, ending near `last`.
 fn walk(dates: &[NaiveDate], seed: u64, vol: f64, last: f64) -> Vec<f64> {
@@ -112,25 +90,8 @@ fn beta_correlation(asset: &[f64], benchmark: &[f64], n: usize) -> (f64, f64) {
     (cov / var_b, cov / (var_a * var_b).sqrt())
 }
 
-fn close_enough(what: &str, got: Option<f64>, want: f64) {
-    let got = got.unwrap_or_else(|| panic!("{what} is null"));
-    assert!(
-        (got - want).abs() <= 1e-9 * want.abs().max(1.0),
-        "{what}: {got} vs {want}"
-    );
-}
-
-async fn publish_reference<R: Record>(store: &SnapshotStore, rows: &[R], date: NaiveDate) {
-    let key = SnapshotKey::new(R::DATASET.name(), date, MARKET_WIDE);
-    store
-        .publish(&key, &R::to_batch(rows).unwrap(), &[], close())
-        .await
-        .unwrap();
-}
-
 /// The simulator's closing quotes of `symbols`, built into chain snapshots by an offline worker.
 async fn closing_chains(store: &SnapshotStore, symbols: &[&str]) {
-    let universe = Universe::real();
     let clock = Arc::new(ManualClock::new(close()));
     let mut worker = ComputeWorker::offline(
         store.clone(),
@@ -142,22 +103,7 @@ async fn closing_chains(store: &SnapshotStore, symbols: &[&str]) {
         },
     );
     for symbol in symbols {
-        let underlying = universe.get(symbol).unwrap();
-        let surface = Surface::for_underlying(underlying, &SurfaceInputs::normal());
-        let spec = ChainSpec {
-            underlying,
-            trade_date: trade_date(),
-            instant: close(),
-            spot: underlying.start_price,
-            previous_close: underlying.start_price,
-            surface: &surface,
-            rate: RATE,
-            seed: 5,
-        };
-        let quotes: Vec<_> = simulate_chain(&spec, &NyseCalendar)
-            .into_iter()
-            .map(|q| q.quote)
-            .collect();
+        let quotes = simulated_quotes(symbol, close(), start_price(symbol), 5);
         let batch = DataBatch::from_rows(*symbol, &quotes).unwrap();
         worker.apply(&Message::Data(batch)).unwrap();
     }
@@ -166,13 +112,8 @@ async fn closing_chains(store: &SnapshotStore, symbols: &[&str]) {
 
 #[test]
 fn the_session_close_publishes_vol_daily_from_the_stored_inputs() {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_time()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
-        let store = SnapshotStore::new(Arc::new(InMemory::new()), Path::from("snapshots"));
+    runtime().block_on(async {
+        let store = memory_store();
         closing_chains(&store, &["SPY", "AAPL"]).await;
         let chain_spot = |rows: &[ChainRow]| rows[0].spot;
         let aapl_spot = {

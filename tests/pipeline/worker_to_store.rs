@@ -1,62 +1,27 @@
-use std::sync::Arc;
 use std::time::Duration;
 
-use chrono::{DateTime, NaiveDate, TimeZone, Utc};
-use object_store::memory::InMemory;
-use object_store::path::Path;
+use chrono::NaiveDate;
 use optics_compute::pricing::{OptionInputs, OptionType, PricingModel, greeks, implied_vol};
-use optics_compute::store::{Snapshot, SnapshotKey, SnapshotStore};
-use optics_compute::time::{ManualClock, NyseCalendar, years_to_expiry};
-use optics_compute::worker::{ComputeWorker, WorkerConfig};
-use optics_ingest::bus::{EmbeddedBus, EmbeddedBusConfig};
-use optics_ingest::simulator::quotes::{ChainSpec, simulate_chain};
-use optics_ingest::simulator::surface::{Surface, SurfaceInputs};
-use optics_ingest::simulator::universe::Universe;
+use optics_compute::store::SnapshotKey;
+use optics_compute::time::years_to_expiry;
+use optics_compute::worker::WorkerConfig;
 use optics_schemas::bus::{snapshot_datasets, topics};
-use optics_schemas::{
-    Bus, ChainRow, DataBatch, ExposureRow, Message, OptionQuote, PricingModelCode,
+use optics_schemas::{ChainRow, DataBatch, ExposureRow, Message, OptionQuote, PricingModelCode};
+
+use crate::support::{
+    RATE, instant, memory_store, next_snapshot_events, read_rows, rows_of, runtime,
+    simulated_chain, start_price, trade_date, worker_on_embedded_bus,
 };
-
-const RATE: f64 = 0.04;
-
-fn trade_date() -> NaiveDate {
-    NaiveDate::from_ymd_opt(2026, 11, 18).unwrap()
-}
-
-fn instant() -> DateTime<Utc> {
-    Utc.with_ymd_and_hms(2026, 11, 18, 19, 30, 0).unwrap()
-}
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_time()
-        .build()
-        .unwrap()
-}
 
 /// An underlying's simulated quotes with the forward of each expiration they were priced on.
 type SimulatedChain = (String, Vec<OptionQuote>, Vec<(NaiveDate, f64)>);
 
 /// Chains from the simulator, with the forwards they were priced on.
 fn simulated(symbols: &[&str]) -> Vec<SimulatedChain> {
-    let universe = Universe::real();
     symbols
         .iter()
         .map(|symbol| {
-            let underlying = universe.get(symbol).unwrap();
-            let surface = Surface::for_underlying(underlying, &SurfaceInputs::normal());
-            let spec = ChainSpec {
-                underlying,
-                trade_date: trade_date(),
-                instant: instant(),
-                spot: underlying.start_price,
-                previous_close: underlying.start_price,
-                surface: &surface,
-                rate: RATE,
-                seed: 11,
-            };
-            let simulated = simulate_chain(&spec, &NyseCalendar);
+            let simulated = simulated_chain(symbol, instant(), start_price(symbol), 11);
             let mut forwards: Vec<(NaiveDate, f64)> = simulated
                 .iter()
                 .map(|q| (q.quote.expiration, q.forward))
@@ -72,21 +37,15 @@ fn simulated(symbols: &[&str]) -> Vec<SimulatedChain> {
 fn simulated_quotes_become_chain_snapshots_that_match_the_pricing_core() {
     let chains = simulated(&["SPY", "AAPL", "SPX"]);
     let runtime = runtime();
-    let store = SnapshotStore::new(Arc::new(InMemory::new()), Path::from("snapshots"));
+    let store = memory_store();
     let (stats, events) = runtime.block_on(async {
-        let bus: Arc<dyn Bus> = Arc::new(EmbeddedBus::new(EmbeddedBusConfig::default()));
-        let mut announcements = bus.subscribe(topics::SNAPSHOTS, "test").await.unwrap();
-        let clock = Arc::new(ManualClock::new(instant()));
         let config = WorkerConfig {
             interval: Duration::from_millis(20),
             rate: RATE,
             ..WorkerConfig::default()
         };
-        let worker = ComputeWorker::new(Arc::clone(&bus), store.clone(), clock, config);
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let handle = tokio::spawn(worker.run(async {
-            let _ = stopped.await;
-        }));
+        let (bus, mut announcements, worker) =
+            worker_on_embedded_bus(&store, instant(), config).await;
         for (symbol, quotes, _) in &chains {
             for part in quotes.chunks(1000) {
                 let batch = DataBatch::from_rows(symbol.as_str(), part).unwrap();
@@ -100,22 +59,15 @@ fn simulated_quotes_become_chain_snapshots_that_match_the_pricing_core() {
         // its contracts.
         let mut events = Vec::new();
         loop {
-            let batch = tokio::time::timeout(Duration::from_secs(60), announcements.next_batch(16))
-                .await
-                .expect("snapshot events within a minute")
-                .unwrap()
-                .unwrap();
-            for delivery in batch {
-                if let Message::Snapshot(event) = delivery.message {
-                    events.push(event);
-                }
-            }
+            events.extend(next_snapshot_events(&mut announcements, 16).await);
             announcements.commit().await.unwrap();
             let mut complete = true;
             for (symbol, quotes, _) in &chains {
                 let key = SnapshotKey::new(snapshot_datasets::CHAIN, trade_date(), symbol.as_str());
                 complete &= match store.read(&key).await.unwrap() {
-                    Some(snapshot) => contracts_in(&chain_rows(&snapshot)) == quotes.len(),
+                    Some(snapshot) => {
+                        contracts_in(&rows_of(&snapshot, ChainRow::from_batch)) == quotes.len()
+                    }
                     None => false,
                 };
             }
@@ -123,8 +75,7 @@ fn simulated_quotes_become_chain_snapshots_that_match_the_pricing_core() {
                 break;
             }
         }
-        stop.send(()).unwrap();
-        let stats = handle.await.unwrap().unwrap();
+        let stats = worker.stop().await;
         (stats, events)
     });
     let total: usize = chains.iter().map(|c| c.1.len()).sum();
@@ -143,39 +94,17 @@ fn simulated_quotes_become_chain_snapshots_that_match_the_pricing_core() {
 
     for (symbol, quotes, forwards) in &chains {
         let key = SnapshotKey::new(snapshot_datasets::CHAIN, trade_date(), symbol.as_str());
-        let snapshot = runtime.block_on(store.read(&key)).unwrap().unwrap();
-        let rows: Vec<ChainRow> = snapshot
-            .batches
-            .iter()
-            .flat_map(|b| ChainRow::from_batch(b).unwrap())
-            .collect();
-        let contracts = rows
-            .iter()
-            .map(|r| usize::from(r.call.is_listed()) + usize::from(r.put.is_listed()))
-            .sum::<usize>();
+        let rows = runtime.block_on(read_rows(&store, &key, ChainRow::from_batch));
         assert_eq!(
-            contracts,
+            contracts_in(&rows),
             quotes.len(),
             "{symbol}: every contract has a side"
         );
         check_rows_against_core(symbol, &rows, forwards);
         let key = SnapshotKey::new(snapshot_datasets::EXPOSURES, trade_date(), symbol.as_str());
-        let snapshot = runtime.block_on(store.read(&key)).unwrap().unwrap();
-        let exposures: Vec<ExposureRow> = snapshot
-            .batches
-            .iter()
-            .flat_map(|b| ExposureRow::from_batch(b).unwrap())
-            .collect();
+        let exposures = runtime.block_on(read_rows(&store, &key, ExposureRow::from_batch));
         check_gex_against_chain(symbol, &exposures, &rows);
     }
-}
-
-fn chain_rows(snapshot: &Snapshot) -> Vec<ChainRow> {
-    snapshot
-        .batches
-        .iter()
-        .flat_map(|b| ChainRow::from_batch(b).unwrap())
-        .collect()
 }
 
 /// Listed contracts (sides) of a chain.
