@@ -16,7 +16,7 @@ use optics_schemas::{ChainRow, VolDailyRow};
 
 use crate::error::ApiError;
 use crate::freshness::{Freshness, freshness, freshness_of_session};
-use crate::market::{ChainView, Coverage, ExposureView, FlowView};
+use crate::market::{ChainView, Coverage, ExposureView, FlowAggregatesView, FlowView};
 use crate::metrics::Metrics;
 use crate::registry::Registry;
 use crate::response_cache::ResponseCache;
@@ -38,6 +38,12 @@ pub trait MarketDataReader: Send + Sync + fmt::Debug + 'static {
 
     /// The latest session flow of `ticker`.
     fn flow(&self, ticker: &Ticker) -> Option<Arc<FlowView>>;
+
+    /// The latest `flow_aggregates` of `ticker` (its flow summed by strike and by
+    /// expiration). The default holds none: `/flow` then sums the flow rows itself.
+    fn flow_aggregates(&self, _ticker: &Ticker) -> Option<Arc<FlowAggregatesView>> {
+        None
+    }
 
     /// The coverage universe (company map), by symbol.
     fn coverage(&self) -> Arc<Coverage>;

@@ -737,6 +737,136 @@ async fn flow_is_503_when_no_contract_carries_a_session_volume() {
     );
 }
 
+/// The rows of the newest `dataset` snapshot of SPY on the 20th.
+async fn stored_rows<R>(
+    store: &optics_compute::store::SnapshotStore,
+    dataset: &str,
+    read: fn(&arrow_array::RecordBatch) -> Result<Vec<R>, optics_schemas::SchemaError>,
+) -> Vec<R> {
+    let key = optics_compute::store::SnapshotKey::new(
+        dataset,
+        store_backed::at(20, 0, 0).date_naive(),
+        "SPY",
+    );
+    let snapshot = store.read(&key).await.unwrap().expect("stored");
+    snapshot
+        .batches
+        .iter()
+        .flat_map(|b| read(b).unwrap())
+        .collect()
+}
+
+/// The `/flow` bodies, full and compact, over `store` at 15:31 on the 20th (the bytes, as
+/// text).
+async fn flow_bodies(store: &optics_compute::store::SnapshotStore) -> Vec<String> {
+    let app = store_backed::app(store, store_backed::at(20, 15, 31)).await;
+    let mut bodies = Vec::new();
+    for uri in [
+        "/api/mcp/data/flow/SPY",
+        "/api/mcp/data/flow/SPY?detail=compact",
+    ] {
+        let answer = get(&app, uri, &[]).await;
+        assert_eq!(answer.status, StatusCode::OK, "{}", answer.text());
+        bodies.push(String::from_utf8(answer.body).unwrap());
+    }
+    bodies
+}
+
+/// `top_strikes` and `top_expirations` rank the `flow_aggregates` the worker stored for the
+/// flow's own cycle; without any (a store written before the worker published them) or with
+/// another cycle's, the flow rows' own sums, ranked alike.
+#[tokio::test]
+async fn flow_clusters_rank_the_stored_aggregates_of_the_flows_cycle() {
+    use optics_compute::store::SnapshotKey;
+    use optics_schemas::bus::snapshot_datasets::{CHAIN, FLOW, FLOW_AGGREGATES};
+    use optics_schemas::{ChainRow, FlowAggregateKey, FlowAggregateRow, FlowSnapshotRow};
+    use store_backed::{at, publish, store};
+
+    let quoted = at(20, 15, 30);
+    let key = |dataset| SnapshotKey::new(dataset, quoted.date_naive(), "SPY");
+    let with_aggregates = store();
+    publish(&with_aggregates, quoted, false, true).await;
+    // The same chain and flow, without aggregates.
+    let without = store();
+    let chain = stored_rows(&with_aggregates, CHAIN, ChainRow::from_batch).await;
+    let flow = stored_rows(&with_aggregates, FLOW, FlowSnapshotRow::from_batch).await;
+    for (dataset, batch) in [
+        (CHAIN, ChainRow::to_batch(&chain).unwrap()),
+        (FLOW, FlowSnapshotRow::to_batch(&flow).unwrap()),
+    ] {
+        without
+            .publish(&key(dataset), &batch, &[], quoted)
+            .await
+            .unwrap();
+    }
+    let sums = flow_bodies(&without).await;
+    assert_eq!(
+        flow_bodies(&with_aggregates).await,
+        sums,
+        "the stored aggregates are the rows' sums: the same bytes"
+    );
+
+    // Stored aggregates that are not the rows' sums are what is served: the strike and the
+    // expiration with the least premium are given the most.
+    let mut aggregates = stored_rows(
+        &with_aggregates,
+        FLOW_AGGREGATES,
+        FlowAggregateRow::from_batch,
+    )
+    .await;
+    let mut boost = |strike_rows: bool, dollars: f64| -> FlowAggregateRow {
+        let row = aggregates
+            .iter_mut()
+            .filter(|r| matches!(r.key, FlowAggregateKey::Strike(_)) == strike_rows)
+            .min_by(|a, b| a.totals.premium_usd.total_cmp(&b.totals.premium_usd))
+            .unwrap();
+        row.totals.call_premium_usd += dollars;
+        row.totals.premium_usd += dollars;
+        row.totals.call_volume += 1;
+        row.totals.volume += 1;
+        row.clone()
+    };
+    let strike = boost(true, 1e9);
+    let expiration = boost(false, 2e9);
+    let batch = FlowAggregateRow::to_batch(&aggregates).unwrap();
+    with_aggregates
+        .publish(&key(FLOW_AGGREGATES), &batch, &[], quoted)
+        .await
+        .unwrap();
+    let app = store_backed::app(&with_aggregates, at(20, 15, 31)).await;
+    let data = get(&app, "/api/mcp/data/flow/SPY", &[]).await.data();
+    let top_strike = &data["top_strikes"][0];
+    assert_eq!(top_strike[0], strike.key.strike().unwrap());
+    assert_eq!(top_strike[1]["premium"], strike.totals.premium_usd);
+    assert_eq!(top_strike[1]["calls"], strike.totals.call_volume);
+    assert_eq!(top_strike[1]["puts"], strike.totals.put_volume);
+    assert_eq!(top_strike[1]["volume"], strike.totals.volume);
+    let top_expiration = &data["top_expirations"][0];
+    assert_eq!(
+        top_expiration[0],
+        expiration.key.expiration().unwrap().to_string()
+    );
+    assert_eq!(top_expiration[1]["premium"], expiration.totals.premium_usd);
+    assert_eq!(top_expiration[1]["volume"], expiration.totals.volume);
+    // The rest is the rows'.
+    let rows_data = &serde_json::from_str::<Value>(&sums[0]).unwrap()["data"];
+    assert_ne!(data["top_strikes"], rows_data["top_strikes"]);
+    for field in ["summary", "all_flow", "largest_flows", "unusual_activity"] {
+        assert_eq!(data[field], rows_data[field], "{field}");
+    }
+
+    // Aggregates of another cycle (a minute before the flow's): the rows' sums again.
+    for row in &mut aggregates {
+        row.as_of = quoted - Duration::minutes(1);
+    }
+    let batch = FlowAggregateRow::to_batch(&aggregates).unwrap();
+    with_aggregates
+        .publish(&key(FLOW_AGGREGATES), &batch, &[], quoted)
+        .await
+        .unwrap();
+    assert_eq!(flow_bodies(&with_aggregates).await, sums);
+}
+
 /// The zero-dte scored read over the store-backed reader: the `vol_daily` partitions the
 /// session close publishes (one market-wide file per session) are read back for one symbol,
 /// up to the chain's session.

@@ -85,6 +85,8 @@ pub mod snapshot_datasets {
     pub const EXPOSURE_SUMMARY: &str = "exposure_summary";
     /// Flow (volume, premium, open interest per contract).
     pub const FLOW: &str = "flow";
+    /// Flow aggregates (volume and premium per strike across expirations and per expiration).
+    pub const FLOW_AGGREGATES: &str = "flow_aggregates";
     /// Daily volatility statistics.
     pub const VOL_DAILY: &str = "vol_daily";
     /// The at-the-money term structure of each session close (per expiration).

@@ -658,6 +658,59 @@ pub mod flow {
     ];
 }
 
+/// Flow aggregates: one row per strike (across expirations) and one per expiration of one
+/// underlying's session flow (the `flow_aggregates` dataset compute publishes beside `flow`,
+/// from the same cycle): each figure is a sum over the [`flow`] rows of that strike or
+/// expiration. Rows are ordered by `grouping` (`expiration` rows first), then the key
+/// ascending, one row per key.
+pub mod flow_aggregates {
+    /// Underlying symbol. Utf8, non-empty.
+    pub const UNDERLYING: &str = "underlying";
+    /// The session (ISO date, New York).
+    pub const TRADE_DATE: &str = "trade_date";
+    /// The instant the snapshot describes (the `flow` rows' own): UTC timestamp, microseconds.
+    pub const AS_OF: &str = "as_of";
+    /// What the row aggregates: `strike` (one strike across expirations) or `expiration`.
+    pub const GROUPING: &str = "grouping";
+    /// The strike of a `strike` row, dollars per share; positive. Null on an `expiration` row.
+    pub const STRIKE: &str = "strike";
+    /// The expiration of an `expiration` row (ISO date). Null on a `strike` row.
+    pub const EXPIRATION: &str = "expiration";
+    /// Σ call volume of the session so far, contracts (UInt64).
+    pub const CALL_VOLUME: &str = "call_volume";
+    /// Σ put volume, contracts (UInt64).
+    pub const PUT_VOLUME: &str = "put_volume";
+    /// Σ volume, contracts (UInt64): call + put volume; > 0.
+    pub const VOLUME: &str = "volume";
+    /// Σ call premium, dollars; ≥ 0 (a contract without a price counts 0).
+    pub const CALL_PREMIUM_USD: &str = "call_premium_usd";
+    /// Σ put premium, dollars; ≥ 0.
+    pub const PUT_PREMIUM_USD: &str = "put_premium_usd";
+    /// Σ premium, dollars, added in the `flow` rows' order: call + put premium up to rounding
+    /// (relative 1e-9).
+    pub const PREMIUM_USD: &str = "premium_usd";
+    /// Contracts of the group that traded (its `flow` rows; UInt64): at least 1, at most
+    /// `volume`.
+    pub const CONTRACTS: &str = "contracts";
+
+    /// The names in schema order.
+    pub const ALL: &[&str] = &[
+        UNDERLYING,
+        TRADE_DATE,
+        AS_OF,
+        GROUPING,
+        STRIKE,
+        EXPIRATION,
+        CALL_VOLUME,
+        PUT_VOLUME,
+        VOLUME,
+        CALL_PREMIUM_USD,
+        PUT_PREMIUM_USD,
+        PREMIUM_USD,
+        CONTRACTS,
+    ];
+}
+
 /// Daily volatility statistics: one row per underlying × session (the `vol_daily` dataset that
 /// compute publishes once per session close). Every volatility is **annualised percentage
 /// points** (25.0 = 25 %); every statistic column is nullable (null when the history or the

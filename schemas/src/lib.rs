@@ -67,6 +67,7 @@ pub mod columns;
 pub mod enums;
 mod error;
 pub mod exposure_snapshot;
+pub mod flow_aggregates;
 pub mod flow_snapshot;
 pub mod occ;
 mod option_quotes;
@@ -91,6 +92,10 @@ pub use error::SchemaError;
 pub use exposure_snapshot::{
     DirectionalBiasCode, ExposureMeasures, ExposureRow, ExposureSummaryRow, FlipDegeneracyCode,
     PositioningCode, VolatilityRegimeCode, exposure_summary_schema, exposures_schema,
+};
+pub use flow_aggregates::{
+    FLOW_AGGREGATES_DATASET, FlowAggregateKey, FlowAggregateRow, FlowGroupingCode, FlowTotals,
+    flow_aggregates_schema,
 };
 pub use flow_snapshot::{FlowSnapshotRow, MoneynessCode, flow_schema};
 pub use occ::{OccSymbol, occ_symbol};

@@ -181,11 +181,17 @@ fn an_imported_session_replays_into_end_of_day_snapshots() {
     let stdout = String::from_utf8_lossy(&replay.stdout);
     // The sample holds SPY and SPX.
     assert!(
-        stdout.contains("2024-03-14: 2 underlyings, 12 archived quotes, 8 snapshot files"),
+        stdout.contains("2024-03-14: 2 underlyings, 12 archived quotes, 10 snapshot files"),
         "{stdout}"
     );
     for underlying in ["SPY", "SPX"] {
-        for dataset in ["chain", "exposures", "exposure_summary", "flow"] {
+        for dataset in [
+            "chain",
+            "exposures",
+            "exposure_summary",
+            "flow",
+            "flow_aggregates",
+        ] {
             let partition = dir.0.join(format!(
                 "snapshots/{dataset}/trade_date=2024-03-14/underlying={underlying}"
             ));

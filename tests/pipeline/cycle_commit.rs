@@ -1,6 +1,6 @@
 //! A worker commits what it consumed only once everything built from it is in the store: a bus
 //! that watches the worker checks, at every commit of the quote topic, that the store holds the
-//! four datasets of every underlying delivered so far, each chain with every contract delivered,
+//! datasets of every underlying delivered so far, each chain with every contract delivered,
 //! and, at every `snapshot` event, that the file it names is already visible.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -24,11 +24,12 @@ use crate::support::{
     instant, memory_store, runtime, simulated_quotes, start_price, start_worker, trade_date,
 };
 
-const DATASETS: [&str; 4] = [
+const DATASETS: [&str; 5] = [
     snapshot_datasets::CHAIN,
     snapshot_datasets::EXPOSURES,
     snapshot_datasets::EXPOSURE_SUMMARY,
     snapshot_datasets::FLOW,
+    snapshot_datasets::FLOW_AGGREGATES,
 ];
 
 /// What the watching bus saw.

@@ -235,7 +235,7 @@ fn a_hand_built_book_publishes_the_known_flip_walls_and_flow() {
         bus.publish(topics::OPTION_QUOTES, Message::Data(batch))
             .await
             .unwrap();
-        // One message, so one cycle publishes all four datasets; wait for the flow's event.
+        // One message, so one cycle publishes every dataset; wait for the flow's event.
         let mut datasets = Vec::new();
         while !datasets.contains(&snapshot_datasets::FLOW.to_owned()) {
             for event in next_snapshot_events(&mut announcements, 8).await {

@@ -73,8 +73,8 @@ fn replaying_a_session_twice_writes_identical_snapshots() {
             assert_eq!(seen, ["QQQ", "SPY"]);
             assert_eq!(
                 summary.events.len(),
-                8,
-                "chain, exposures, summary, flow × 2"
+                10,
+                "chain, exposures, summary, flow, flow aggregates × 2"
             );
             let mut bytes = Vec::new();
             for event in &summary.events {

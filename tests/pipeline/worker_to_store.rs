@@ -6,7 +6,11 @@ use optics_compute::store::SnapshotKey;
 use optics_compute::time::years_to_expiry;
 use optics_compute::worker::WorkerConfig;
 use optics_schemas::bus::{snapshot_datasets, topics};
-use optics_schemas::{ChainRow, DataBatch, ExposureRow, Message, OptionQuote, PricingModelCode};
+use optics_schemas::{
+    ChainRow, DataBatch, ExposureRow, FlowAggregateKey, FlowAggregateRow, FlowSnapshotRow, Message,
+    OptionQuote, PricingModelCode,
+};
+use optics_tests::reference::flow_group_totals;
 
 use crate::support::{
     RATE, instant, memory_store, next_snapshot_events, read_rows, rows_of, runtime,
@@ -85,6 +89,7 @@ fn simulated_quotes_become_chain_snapshots_that_match_the_pricing_core() {
         snapshot_datasets::EXPOSURES,
         snapshot_datasets::EXPOSURE_SUMMARY,
         snapshot_datasets::FLOW,
+        snapshot_datasets::FLOW_AGGREGATES,
     ] {
         assert!(
             events.iter().any(|e| e.dataset == dataset),
@@ -104,7 +109,47 @@ fn simulated_quotes_become_chain_snapshots_that_match_the_pricing_core() {
         let key = SnapshotKey::new(snapshot_datasets::EXPOSURES, trade_date(), symbol.as_str());
         let exposures = runtime.block_on(read_rows(&store, &key, ExposureRow::from_batch));
         check_gex_against_chain(symbol, &exposures, &rows);
+        let key = SnapshotKey::new(snapshot_datasets::FLOW, trade_date(), symbol.as_str());
+        let flow = runtime.block_on(read_rows(&store, &key, FlowSnapshotRow::from_batch));
+        let key = SnapshotKey::new(
+            snapshot_datasets::FLOW_AGGREGATES,
+            trade_date(),
+            symbol.as_str(),
+        );
+        let aggregates = runtime.block_on(read_rows(&store, &key, FlowAggregateRow::from_batch));
+        check_aggregates_against_flow(symbol, &aggregates, &flow);
     }
+}
+
+/// The stored strike and expiration aggregates against the stored flow rows: of the flow's
+/// cycle, each the reference sums of its rows (premiums added in the flow's order, as the
+/// worker does: equal to the bit), every row of the flow counted once per grouping.
+fn check_aggregates_against_flow(
+    symbol: &str,
+    aggregates: &[FlowAggregateRow],
+    flow: &[FlowSnapshotRow],
+) {
+    assert!(!flow.is_empty(), "{symbol}: contracts traded");
+    let (mut strike_rows, mut expiration_rows) = (0, 0);
+    for aggregate in aggregates {
+        assert_eq!(
+            (aggregate.trade_date, aggregate.as_of),
+            (flow[0].trade_date, flow[0].as_of),
+            "{symbol}: aggregates of the flow's cycle"
+        );
+        let totals = flow_group_totals(flow, aggregate.key);
+        assert_eq!(aggregate.totals, totals, "{symbol} {:?}", aggregate.key);
+        match aggregate.key {
+            FlowAggregateKey::Strike(_) => strike_rows += totals.contracts,
+            FlowAggregateKey::Expiration(_) => expiration_rows += totals.contracts,
+        }
+    }
+    let rows = flow.len() as u64;
+    assert_eq!(
+        (strike_rows, expiration_rows),
+        (rows, rows),
+        "{symbol}: every flow row in one strike and one expiration"
+    );
 }
 
 /// Listed contracts (sides) of a chain.

@@ -1,6 +1,9 @@
 //! Reference math for tests that must not lean on the library's own: a standard normal CDF
 //! from Numerical Recipes' `erfcc` (a Chebyshev fit, relative error < 1.2e-7), shared by the
-//! strategy tests of `compute` and `api`.
+//! strategy tests of `compute` and `api`; the flow sums of one strike or expiration, shared by
+//! the flow aggregate tests of `compute` and the pipeline.
+
+use optics_schemas::{FlowAggregateKey, FlowSnapshotRow, FlowTotals, OptionType};
 
 /// The fit's coefficients, lowest power of t first, after the constant −1.265_512_23.
 const ERFCC: [f64; 9] = [
@@ -31,6 +34,42 @@ pub fn normal_cdf(x: f64) -> f64 {
         1.0 - 0.5 * erfc
     } else {
         0.5 * erfc
+    }
+}
+
+/// The sums of the `flow` rows of one strike (across expirations) or one expiration, by
+/// filters and iterator sums rather than the library's accumulation: premiums are added in the
+/// rows' order, a row without a price counts 0.
+pub fn flow_group_totals(rows: &[FlowSnapshotRow], key: FlowAggregateKey) -> FlowTotals {
+    let group: Vec<&FlowSnapshotRow> = rows
+        .iter()
+        .filter(|r| match key {
+            FlowAggregateKey::Strike(strike) => r.strike == strike,
+            FlowAggregateKey::Expiration(expiration) => r.expiration == expiration,
+        })
+        .collect();
+    let side = |option_type: OptionType| -> Vec<&FlowSnapshotRow> {
+        group
+            .iter()
+            .copied()
+            .filter(|r| r.option_type == option_type)
+            .collect()
+    };
+    let volume = |rows: &[&FlowSnapshotRow]| rows.iter().map(|r| r.volume).sum::<u64>();
+    let premium = |rows: &[&FlowSnapshotRow]| {
+        rows.iter()
+            .map(|r| r.premium_usd.unwrap_or(0.0))
+            .sum::<f64>()
+    };
+    let (calls, puts) = (side(OptionType::Call), side(OptionType::Put));
+    FlowTotals {
+        call_volume: volume(&calls),
+        put_volume: volume(&puts),
+        volume: volume(&group),
+        call_premium_usd: premium(&calls),
+        put_premium_usd: premium(&puts),
+        premium_usd: premium(&group),
+        contracts: group.len() as u64,
     }
 }
 

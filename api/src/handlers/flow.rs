@@ -1,9 +1,12 @@
 //! The flow family: `/flow/{ticker}`, `/smart-money/{ticker}` and `/volume-profile/{ticker}`.
 //!
-//! The worker publishes one flow row per contract that traded this session ([`FlowView`]);
-//! the aggregates (summary, largest flows, unusual activity, top strikes and expirations, smart
-//! money) are `optics_compute::flow` functions over those rows. The volume profile reads the
-//! chain, which carries every listed contract's volume and open interest.
+//! The worker publishes one flow row per contract that traded this session ([`FlowView`]),
+//! and beside it the same rows summed by strike and by expiration ([`FlowAggregatesView`]).
+//! The summary, largest flows, unusual activity and smart money are `optics_compute::flow`
+//! functions over the rows; `top_strikes` and `top_expirations` rank the stored sums of the
+//! flow's own cycle (`strike_and_expiration_flows`), or the rows' sums when the store holds
+//! none of that cycle, with the same function. The volume profile reads the chain, which
+//! carries every listed contract's volume and open interest.
 //!
 //! Units: premium in dollars (volume × mid × 100), volume and open interest in contracts,
 //! ratios unitless. The flow aggregates cumulative session volume per contract; it does not
@@ -37,8 +40,9 @@ use axum::http::HeaderMap;
 use chrono::{DateTime, NaiveDate, NaiveDateTime, TimeDelta, Utc};
 use optics_compute::exposure::contracts_from_chain;
 use optics_compute::flow::{
-    ExpirationFlow, FlowConfig, FlowRow, Moneyness, SmartMoneyConfig, StrikeFlow, largest_flows,
-    smart_money, summarize_flow, top_expirations, top_strikes, unusual_activity, volume_profile,
+    ExpirationFlow, FlowConfig, FlowRow, Moneyness, SmartMoneyConfig, StrikeFlow, expiration_flows,
+    flow_groups, largest_flows, smart_money, strike_flows, summarize_flow, top_flow_groups,
+    unusual_activity, volume_profile,
 };
 use optics_compute::pricing::OptionType;
 use optics_schemas::{FlowSnapshotRow, MoneynessCode};
@@ -48,7 +52,7 @@ use utoipa::ToSchema;
 use crate::envelope::{Envelope, ok};
 use crate::error::ApiError;
 use crate::freshness::{DataFreshness, Freshness};
-use crate::market::{ChainView, FlowView};
+use crate::market::{ChainView, FlowAggregatesView, FlowView};
 use crate::openapi::{DataSchema, IsoDate, LocalTimestamp, Timestamp};
 use crate::params::{ClampNotice, QueryParams};
 use crate::state::AppState;
@@ -340,6 +344,28 @@ fn chain_and_flow(
     Ok((chain, flow, freshness))
 }
 
+/// The flow of every strike (across expirations) and every expiration of `view`: the stored
+/// `flow_aggregates` when they are of the flow's own cycle (same session and instant), else
+/// the sums of `rows` (the view's rows) — a store written before the worker published
+/// aggregates, or an aggregate snapshot not swapped in yet beside a newer flow.
+fn strike_and_expiration_flows(
+    view: &FlowView,
+    rows: &[FlowRow],
+    stored: Option<&FlowAggregatesView>,
+) -> (Vec<StrikeFlow>, Vec<ExpirationFlow>) {
+    // Every row of a snapshot carries its cycle's trade date and instant.
+    let flow_cycle = view.rows.first().map(|r| (r.trade_date, r.as_of));
+    match stored {
+        Some(stored)
+            if flow_cycle.is_some()
+                && stored.rows.first().map(|r| (r.trade_date, r.as_of)) == flow_cycle =>
+        {
+            flow_groups(&stored.rows)
+        }
+        _ => (strike_flows(rows), expiration_flows(rows)),
+    }
+}
+
 /// The strikes kept by a window of `per_side` listed strikes each side of `spot` over the
 /// strikes of `rows`: `(lowest, highest)`, or `None` to keep every strike.
 fn strike_band(rows: &[FlowRow], spot: f64, per_side: Option<usize>) -> Option<(f64, f64)> {
@@ -405,8 +431,11 @@ pub async fn flow(
     let ticker = state.covered_ticker(ticker.as_str())?;
     let window_request = WindowRequest::from_request(&headers, &params)?;
     let (chain, view, freshness) = chain_and_flow(&state, &ticker)?;
+    let stored_aggregates = state.market_data()?.flow_aggregates(&ticker);
     let config = FlowConfig::default();
     let rows = compute_rows(&view);
+    let (strikes, expirations) =
+        strike_and_expiration_flows(&view, &rows, stored_aggregates.as_deref());
     let as_of = view.rows.first().map_or(chain.as_of, |r| r.as_of);
     let timestamp = as_of.naive_utc();
     let spot = chain.stock_price();
@@ -475,28 +504,28 @@ pub async fn flow(
         largest_flows: shape(&largest_kept),
         unusual_activity: shape(&unusual_kept),
         all_flow: shape(&all_kept),
-        top_strikes: top_strikes(&rows, TOP_CLUSTERS)
+        top_strikes: top_flow_groups(strikes, TOP_CLUSTERS)
             .iter()
             .map(|s: &StrikeFlow| {
                 (
-                    s.strike,
+                    s.key,
                     StrikeFlowPayload {
-                        calls: s.call_volume,
-                        puts: s.put_volume,
-                        premium: s.premium_usd,
-                        volume: s.volume,
+                        calls: s.totals.call_volume,
+                        puts: s.totals.put_volume,
+                        premium: s.totals.premium_usd,
+                        volume: s.totals.volume,
                     },
                 )
             })
             .collect(),
-        top_expirations: top_expirations(&rows, TOP_CLUSTERS)
+        top_expirations: top_flow_groups(expirations, TOP_CLUSTERS)
             .iter()
             .map(|e: &ExpirationFlow| {
                 (
-                    e.expiration,
+                    e.key,
                     ExpirationFlowPayload {
-                        premium: e.premium_usd,
-                        volume: e.volume,
+                        premium: e.totals.premium_usd,
+                        volume: e.totals.volume,
                     },
                 )
             })

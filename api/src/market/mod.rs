@@ -1,6 +1,6 @@
 //! Market data as the handlers read it: the latest snapshot of each (dataset, ticker),
 //! decoded once when it is published and then shared by every request ([`ChainView`],
-//! [`ExposureView`], [`FlowView`]), plus history read through DataFusion
+//! [`ExposureView`], [`FlowView`], [`FlowAggregatesView`]), plus history read through DataFusion
 //! ([`MarketDataReader::chain_at_time`]).
 //!
 //! [`StoreMarketData`] is the implementation over the snapshot store: it loads the newest
@@ -15,7 +15,8 @@ use std::sync::Arc;
 
 use chrono::{DateTime, NaiveDate, Utc};
 use optics_schemas::{
-    ChainRow, Company, ExposureRow, ExposureSummaryRow, FlowSnapshotRow, PricingModelCode,
+    ChainRow, Company, ExposureRow, ExposureSummaryRow, FlowAggregateRow, FlowSnapshotRow,
+    PricingModelCode,
 };
 
 pub use history::ChainHistory;
@@ -112,6 +113,14 @@ pub struct ExposureView {
 pub struct FlowView {
     /// The rows.
     pub rows: Vec<FlowSnapshotRow>,
+}
+
+/// One underlying's latest session flow summed by strike (across expirations) and by
+/// expiration, as the worker publishes it beside the flow.
+#[derive(Debug, Clone)]
+pub struct FlowAggregatesView {
+    /// The rows: expirations, then strikes, each ascending.
+    pub rows: Vec<FlowAggregateRow>,
 }
 
 /// The coverage universe as the reference data describes it.

@@ -9,11 +9,11 @@ use optics_compute::store::{MARKET_WIDE, Snapshot, SnapshotKey, SnapshotStore, S
 use optics_schemas::bus::snapshot_datasets;
 use optics_schemas::{
     ChainRow, Company, DailyBar, Dataset, EarningsEvent, ExposureRow, ExposureSummaryRow,
-    FlowSnapshotRow, Record, SchemaError, SnapshotEvent, VolDailyRow,
+    FlowAggregateRow, FlowSnapshotRow, Record, SchemaError, SnapshotEvent, VolDailyRow,
 };
 
 use super::history::{ChainHistory, HistoryError};
-use super::{ChainView, Coverage, ExposureView, FlowView};
+use super::{ChainView, Coverage, ExposureView, FlowAggregatesView, FlowView};
 use crate::error::ApiError;
 use crate::metrics::Metrics;
 use crate::state::{MarketDataReader, ReadFuture};
@@ -41,6 +41,7 @@ struct Latest {
     exposure_summaries: ByTicker<Vec<ExposureSummaryRow>>,
     exposures: HashMap<String, Arc<ExposureView>>,
     flows: ByTicker<FlowView>,
+    flow_aggregates: ByTicker<FlowAggregatesView>,
     coverage: Arc<Coverage>,
     /// Trade date and version of the `daily_bars` snapshot behind `coverage.share_volumes`.
     share_volumes_stamp: Option<(NaiveDate, u64)>,
@@ -59,11 +60,12 @@ pub struct StoreMarketData {
 }
 
 /// The datasets held in memory.
-const LIVE_DATASETS: [&str; 4] = [
+const LIVE_DATASETS: [&str; 5] = [
     snapshot_datasets::CHAIN,
     snapshot_datasets::EXPOSURES,
     snapshot_datasets::EXPOSURE_SUMMARY,
     snapshot_datasets::FLOW,
+    snapshot_datasets::FLOW_AGGREGATES,
 ];
 
 impl StoreMarketData {
@@ -133,6 +135,10 @@ impl StoreMarketData {
                 .get(&key.underlying)
                 .map(|e| (e.0, e.1)),
             snapshot_datasets::FLOW => latest.flows.get(&key.underlying).map(|e| (e.0, e.1)),
+            snapshot_datasets::FLOW_AGGREGATES => latest
+                .flow_aggregates
+                .get(&key.underlying)
+                .map(|e| (e.0, e.1)),
             _ => None,
         };
         held.is_some_and(|stamp| stamp >= (key.trade_date, version))
@@ -297,6 +303,12 @@ impl StoreMarketData {
                 self.report_published(key, rows.iter().map(|r| r.as_of).max());
                 put(&mut self.write().flows, ticker, stamp, FlowView { rows });
             }
+            snapshot_datasets::FLOW_AGGREGATES => {
+                let rows = decode(snapshot, FlowAggregateRow::from_batch)?;
+                self.report_published(key, rows.iter().map(|r| r.as_of).max());
+                let view = FlowAggregatesView { rows };
+                put(&mut self.write().flow_aggregates, ticker, stamp, view);
+            }
             _ => return Ok(()),
         }
         self.bump();
@@ -388,6 +400,13 @@ impl MarketDataReader for StoreMarketData {
     fn flow(&self, ticker: &Ticker) -> Option<Arc<FlowView>> {
         self.read()
             .flows
+            .get(ticker.as_str())
+            .map(|e| Arc::clone(&e.2))
+    }
+
+    fn flow_aggregates(&self, ticker: &Ticker) -> Option<Arc<FlowAggregatesView>> {
+        self.read()
+            .flow_aggregates
             .get(ticker.as_str())
             .map(|e| Arc::clone(&e.2))
     }

@@ -17,6 +17,7 @@
 //! | `net_premium` | call premium − put premium, dollars (positive: more premium spent on calls) |
 //! | `sentiment` | BULLISH when net premium > [`FlowConfig::sentiment_threshold`] × total premium, BEARISH when < −threshold × total, NEUTRAL otherwise (and with no premium) |
 //! | `total_flow_count` | contracts with volume > 0 (the rows of `all_flow`) |
+//! | strike / expiration flow | the [`FlowTotals`] of the rows of one strike (across expirations) or one expiration: call, put and total volume and premium, contracts; [`strike_flows`], [`expiration_flows`], ranked by [`top_flow_groups`] |
 //!
 //! Smart money ([`smart_money`]): three documented filters on the same rows — size
 //! (premium ≥ [`SmartMoneyConfig::min_premium_usd`]), likely opening (volume >
@@ -29,12 +30,13 @@ mod snapshot;
 #[cfg(test)]
 mod tests;
 
-pub use snapshot::flow_snapshot_rows;
+pub use snapshot::{flow_aggregate_rows, flow_groups, flow_snapshot_rows};
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
 use chrono::NaiveDate;
+use optics_schemas::FlowTotals;
 
 use crate::exposure::{CONTRACT_MULTIPLIER, ContractAnalytics, ExposureError};
 use crate::pricing::OptionType;
@@ -274,24 +276,38 @@ pub struct FlowSummary {
     pub sentiment: Sentiment,
 }
 
-/// The summary of `rows` (see the module table).
-pub fn summarize_flow(rows: &[FlowRow], config: &FlowConfig) -> FlowSummary {
-    let mut call_premium = 0.0;
-    let mut put_premium = 0.0;
-    let mut call_volume = 0u64;
-    let mut put_volume = 0u64;
-    for row in rows {
-        match row.option_type {
-            OptionType::Call => {
-                call_premium += row.premium_or_zero();
-                call_volume += row.volume;
-            }
-            OptionType::Put => {
-                put_premium += row.premium_or_zero();
-                put_volume += row.volume;
-            }
+/// Counts `row` into `totals` (the dataset's sums, [`FlowTotals`]): a premium without a
+/// price counts 0, premiums are added in the order rows come.
+fn add_to_totals(totals: &mut FlowTotals, row: &FlowRow) {
+    let premium = row.premium_or_zero();
+    match row.option_type {
+        OptionType::Call => {
+            totals.call_volume += row.volume;
+            totals.call_premium_usd += premium;
+        }
+        OptionType::Put => {
+            totals.put_volume += row.volume;
+            totals.put_premium_usd += premium;
         }
     }
+    totals.volume += row.volume;
+    totals.premium_usd += premium;
+    totals.contracts += 1;
+}
+
+/// The summary of `rows` (see the module table).
+pub fn summarize_flow(rows: &[FlowRow], config: &FlowConfig) -> FlowSummary {
+    let mut totals = FlowTotals::default();
+    for row in rows {
+        add_to_totals(&mut totals, row);
+    }
+    let FlowTotals {
+        call_volume,
+        put_volume,
+        call_premium_usd: call_premium,
+        put_premium_usd: put_premium,
+        ..
+    } = totals;
     let net_premium = call_premium - put_premium;
     let total_premium = call_premium + put_premium;
     let sentiment =
@@ -344,86 +360,82 @@ pub fn unusual_activity(rows: &[FlowRow], limit: usize) -> Vec<FlowRow> {
     unusual
 }
 
-/// Flow of one expiration (`top_expirations`).
+/// The flow of one strike (across expirations) or of one expiration: its key and the totals
+/// of its rows.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ExpirationFlow {
-    /// Expiration date.
-    pub expiration: NaiveDate,
-    /// Σ premium, dollars.
-    pub premium_usd: f64,
-    /// Σ volume, contracts.
-    pub volume: u64,
-}
-
-/// Expirations by premium (then volume), descending; at most `limit`.
-pub fn top_expirations(rows: &[FlowRow], limit: usize) -> Vec<ExpirationFlow> {
-    let mut by_expiration: BTreeMap<NaiveDate, ExpirationFlow> = BTreeMap::new();
-    for row in rows {
-        let entry = by_expiration
-            .entry(row.expiration)
-            .or_insert(ExpirationFlow {
-                expiration: row.expiration,
-                premium_usd: 0.0,
-                volume: 0,
-            });
-        entry.premium_usd += row.premium_or_zero();
-        entry.volume += row.volume;
-    }
-    let mut top: Vec<ExpirationFlow> = by_expiration.into_values().collect();
-    top.sort_by(|a, b| {
-        b.premium_usd
-            .total_cmp(&a.premium_usd)
-            .then(b.volume.cmp(&a.volume))
-            .then(a.expiration.cmp(&b.expiration))
-    });
-    top.truncate(limit);
-    top
+pub struct FlowGroup<K> {
+    /// The strike (dollars) or the expiration.
+    pub key: K,
+    /// Sums over its rows.
+    pub totals: FlowTotals,
 }
 
 /// Flow at one strike across expirations (`top_strikes`).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct StrikeFlow {
-    /// Strike, dollars.
-    pub strike: f64,
-    /// Σ call volume, contracts (`calls`).
-    pub call_volume: u64,
-    /// Σ put volume, contracts (`puts`).
-    pub put_volume: u64,
-    /// Σ premium, dollars.
-    pub premium_usd: f64,
-    /// Σ volume, contracts.
-    pub volume: u64,
+pub type StrikeFlow = FlowGroup<f64>;
+/// Flow of one expiration (`top_expirations`).
+pub type ExpirationFlow = FlowGroup<NaiveDate>;
+
+/// A group key's ascending order: the last tie-break of [`top_flow_groups`].
+pub trait GroupKey: Copy {
+    /// Ascending order of two keys.
+    fn key_order(&self, other: &Self) -> Ordering;
 }
 
-/// Strikes by premium (then volume), descending; at most `limit`.
-pub fn top_strikes(rows: &[FlowRow], limit: usize) -> Vec<StrikeFlow> {
-    let mut by_strike: BTreeMap<i64, StrikeFlow> = BTreeMap::new();
-    for row in rows {
-        let entry = by_strike
-            .entry(strike_key(row.strike))
-            .or_insert(StrikeFlow {
-                strike: row.strike,
-                call_volume: 0,
-                put_volume: 0,
-                premium_usd: 0.0,
-                volume: 0,
-            });
-        match row.option_type {
-            OptionType::Call => entry.call_volume += row.volume,
-            OptionType::Put => entry.put_volume += row.volume,
-        }
-        entry.premium_usd += row.premium_or_zero();
-        entry.volume += row.volume;
+impl GroupKey for f64 {
+    fn key_order(&self, other: &Self) -> Ordering {
+        self.total_cmp(other)
     }
-    let mut top: Vec<StrikeFlow> = by_strike.into_values().collect();
-    top.sort_by(|a, b| {
-        b.premium_usd
-            .total_cmp(&a.premium_usd)
-            .then(b.volume.cmp(&a.volume))
-            .then(a.strike.total_cmp(&b.strike))
+}
+
+impl GroupKey for NaiveDate {
+    fn key_order(&self, other: &Self) -> Ordering {
+        self.cmp(other)
+    }
+}
+
+/// The groups of `rows` by `group_of`, which gives the order to group by and the key reported
+/// (the group's first row's); ascending by that order.
+fn group_rows<O: Ord, K: Copy>(
+    rows: &[FlowRow],
+    group_of: impl Fn(&FlowRow) -> (O, K),
+) -> Vec<FlowGroup<K>> {
+    let mut groups: BTreeMap<O, FlowGroup<K>> = BTreeMap::new();
+    for row in rows {
+        let (order, key) = group_of(row);
+        let group = groups.entry(order).or_insert(FlowGroup {
+            key,
+            totals: FlowTotals::default(),
+        });
+        add_to_totals(&mut group.totals, row);
+    }
+    groups.into_values().collect()
+}
+
+/// The flow of every strike that traded, across expirations, ascending by strike.
+pub fn strike_flows(rows: &[FlowRow]) -> Vec<StrikeFlow> {
+    group_rows(rows, |r| (strike_key(r.strike), r.strike))
+}
+
+/// The flow of every expiration that traded, ascending.
+pub fn expiration_flows(rows: &[FlowRow]) -> Vec<ExpirationFlow> {
+    group_rows(rows, |r| (r.expiration, r.expiration))
+}
+
+/// Groups by premium, then volume, descending, then key ascending; at most `limit`
+/// (`top_strikes` and `top_expirations` of `/flow`).
+pub fn top_flow_groups<K: GroupKey>(
+    mut groups: Vec<FlowGroup<K>>,
+    limit: usize,
+) -> Vec<FlowGroup<K>> {
+    groups.sort_by(|a, b| {
+        b.totals
+            .premium_usd
+            .total_cmp(&a.totals.premium_usd)
+            .then(b.totals.volume.cmp(&a.totals.volume))
+            .then(a.key.key_order(&b.key))
     });
-    top.truncate(limit);
-    top
+    groups.truncate(limit);
+    groups
 }
 
 /// Strikes are listed in multiples of 0.001.

@@ -1,10 +1,13 @@
-//! Flow rows out as the `flow` snapshot dataset's rows (`optics-schemas`). A pure mapping; the
-//! worker calls it.
+//! Flow rows out as the `flow` and `flow_aggregates` snapshot datasets' rows
+//! (`optics-schemas`), and the stored aggregates back in. Pure mappings; the worker and the API
+//! call them.
 
 use chrono::{DateTime, NaiveDate, Utc};
-use optics_schemas::{FlowSnapshotRow, MoneynessCode};
+use optics_schemas::{FlowAggregateKey, FlowAggregateRow, FlowSnapshotRow, MoneynessCode};
 
-use super::{FlowRow, Moneyness};
+use super::{
+    ExpirationFlow, FlowGroup, FlowRow, Moneyness, StrikeFlow, expiration_flows, strike_flows,
+};
 use crate::pricing::OptionType;
 
 /// The `flow` rows of one underlying's flow, in the order given (sorted by expiration, strike,
@@ -46,4 +49,43 @@ pub fn flow_snapshot_rows(
             }
         })
         .collect()
+}
+
+/// The `flow_aggregates` rows of one underlying's flow rows: every expiration, then every
+/// strike (across expirations), each ascending — the dataset's row order.
+pub fn flow_aggregate_rows(
+    rows: &[FlowRow],
+    underlying: &str,
+    trade_date: NaiveDate,
+    as_of: DateTime<Utc>,
+) -> Vec<FlowAggregateRow> {
+    let row = |key, totals| FlowAggregateRow {
+        underlying: underlying.to_owned(),
+        trade_date,
+        as_of,
+        key,
+        totals,
+    };
+    let expirations = expiration_flows(rows)
+        .into_iter()
+        .map(|g| row(FlowAggregateKey::Expiration(g.key), g.totals));
+    let strikes = strike_flows(rows)
+        .into_iter()
+        .map(|g| row(FlowAggregateKey::Strike(g.key), g.totals));
+    expirations.chain(strikes).collect()
+}
+
+/// The strike and expiration groups `flow_aggregates` rows store (the inverse of
+/// [`flow_aggregate_rows`]), each in the rows' order.
+pub fn flow_groups(rows: &[FlowAggregateRow]) -> (Vec<StrikeFlow>, Vec<ExpirationFlow>) {
+    let mut strikes = Vec::new();
+    let mut expirations = Vec::new();
+    for r in rows {
+        let totals = r.totals;
+        match r.key {
+            FlowAggregateKey::Strike(key) => strikes.push(FlowGroup { key, totals }),
+            FlowAggregateKey::Expiration(key) => expirations.push(FlowGroup { key, totals }),
+        }
+    }
+    (strikes, expirations)
 }

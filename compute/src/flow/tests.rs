@@ -210,52 +210,136 @@ fn rankings() {
         assert!(w[0].volume_oi_ratio.unwrap() >= w[1].volume_oi_ratio.unwrap());
     }
 
-    let expirations = top_expirations(&rows, 10);
+    let expirations = top_flow_groups(expiration_flows(&rows), 10);
     for e in &expirations {
         let premium: f64 = rows
             .iter()
-            .filter(|r| r.expiration == e.expiration)
+            .filter(|r| r.expiration == e.key)
             .map(|r| r.premium_or_zero())
             .sum();
         let volume: u64 = rows
             .iter()
-            .filter(|r| r.expiration == e.expiration)
+            .filter(|r| r.expiration == e.key)
             .map(|r| r.volume)
             .sum();
-        assert!((e.premium_usd - premium).abs() < 1e-6);
-        assert_eq!(e.volume, volume);
+        assert!((e.totals.premium_usd - premium).abs() < 1e-6);
+        assert_eq!(e.totals.volume, volume);
     }
     assert!(
         expirations
             .windows(2)
-            .all(|w| w[0].premium_usd >= w[1].premium_usd)
+            .all(|w| w[0].totals.premium_usd >= w[1].totals.premium_usd)
     );
     assert_eq!(expirations.len(), 3);
 
-    let strikes = top_strikes(&rows, 3);
+    let strikes = top_flow_groups(strike_flows(&rows), 3);
     assert_eq!(strikes.len(), 3);
     assert!(
         strikes
             .windows(2)
-            .all(|w| w[0].premium_usd >= w[1].premium_usd)
+            .all(|w| w[0].totals.premium_usd >= w[1].totals.premium_usd)
     );
-    let at_110 = strikes.iter().find(|s| s.strike == 110.0).unwrap();
-    assert_eq!((at_110.call_volume, at_110.put_volume), (0, 2_000));
+    let at_110 = strikes.iter().find(|s| s.key == 110.0).unwrap();
+    assert_eq!(
+        (at_110.totals.call_volume, at_110.totals.put_volume),
+        (0, 2_000)
+    );
+
+    // Equal premium and volume: the lower key first.
+    let totals = strikes[0].totals;
+    let tied = top_flow_groups(
+        vec![
+            FlowGroup { key: 2.0, totals },
+            FlowGroup { key: 1.0, totals },
+        ],
+        5,
+    );
+    let keys: Vec<f64> = tied.iter().map(|g| g.key).collect();
+    assert_eq!(keys, [1.0, 2.0]);
+}
+
+/// A put at 100 on the 18th, where the chain has only an untraded call.
+fn put_100_of_the_18th() -> ContractAnalytics {
+    contract(18, 100.0, OptionType::Put, 700, 1_000, 2.0, 2.2, -0.5)
+}
+
+#[test]
+fn aggregate_rows_are_the_sums_of_the_flow_rows_by_strike_and_by_expiration() {
+    use optics_schemas::{FlowAggregateKey, FlowAggregateRow};
+    use optics_tests::reference::flow_group_totals;
+    let mut contracts = chain();
+    // Strikes that trade in two expirations: 100 (a call on the 4th, a put on the 18th) and
+    // 110 (a put on the 18th, a call without a price on the 31st).
+    contracts.push(put_100_of_the_18th());
+    let mut unpriced = contract(31, 110.0, OptionType::Call, 40, 10, 0.0, 0.0, 0.3);
+    (unpriced.bid, unpriced.ask, unpriced.mid) = (None, None, None);
+    contracts.push(unpriced);
+    let rows = flow_rows(&contracts, SPOT, &FlowConfig::default()).unwrap();
+    let trade_date = date(1);
+    let as_of = chrono::DateTime::from_timestamp(1_796_000_000, 0).unwrap();
+    let aggregates = flow_aggregate_rows(&rows, "TEST", trade_date, as_of);
+
+    // Each aggregate against the reference sums of the flow rows (premiums added in the rows'
+    // order, as the worker does: equal to the bit).
+    let flow = flow_snapshot_rows(&rows, "TEST", trade_date, as_of);
+    for aggregate in &aggregates {
+        let key = aggregate.key;
+        assert_eq!(aggregate.totals, flow_group_totals(&flow, key), "{key:?}");
+        assert_eq!(
+            (
+                aggregate.underlying.as_str(),
+                aggregate.trade_date,
+                aggregate.as_of
+            ),
+            ("TEST", trade_date, as_of)
+        );
+    }
+    // Every expiration, then every strike that traded, once each, ascending.
+    let mut strikes: Vec<f64> = rows.iter().map(|r| r.strike).collect();
+    strikes.sort_by(f64::total_cmp);
+    strikes.dedup();
+    let mut expirations: Vec<NaiveDate> = rows.iter().map(|r| r.expiration).collect();
+    expirations.dedup();
+    let expected: Vec<FlowAggregateKey> = expirations
+        .into_iter()
+        .map(FlowAggregateKey::Expiration)
+        .chain(strikes.into_iter().map(FlowAggregateKey::Strike))
+        .collect();
+    let keys: Vec<FlowAggregateKey> = aggregates.iter().map(|a| a.key).collect();
+    assert_eq!(keys, expected);
+    let at = |strike: f64| {
+        aggregates
+            .iter()
+            .find(|a| a.key == FlowAggregateKey::Strike(strike))
+            .unwrap()
+            .totals
+    };
+    assert_eq!(
+        (
+            at(100.0).call_volume,
+            at(100.0).put_volume,
+            at(100.0).contracts
+        ),
+        (100, 700, 2)
+    );
+    // The call without a price adds its volume, not premium.
+    assert_eq!((at(110.0).call_volume, at(110.0).contracts), (40, 2));
+    assert_eq!(at(110.0).call_premium_usd, 0.0);
+
+    // The schema takes them as they are, and the stored rows read back to the same groups.
+    let batch = FlowAggregateRow::to_batch(&aggregates).unwrap();
+    let back = FlowAggregateRow::from_batch(&batch).unwrap();
+    assert_eq!(back, aggregates);
+    assert_eq!(
+        flow_groups(&back),
+        (strike_flows(&rows), expiration_flows(&rows))
+    );
 }
 
 #[test]
 fn volume_profile_of_one_expiration() {
     let mut contracts = chain();
-    contracts.push(contract(
-        18,
-        100.0,
-        OptionType::Put,
-        700,
-        1_000,
-        2.0,
-        2.2,
-        -0.5,
-    ));
+    contracts.push(put_100_of_the_18th());
     let p = volume_profile(&contracts, date(18), 2);
     assert_eq!(p.expiration, date(18));
     let strikes: Vec<f64> = p.rows.iter().map(|r| r.strike).collect();

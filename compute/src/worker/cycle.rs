@@ -10,7 +10,10 @@ use optics_schemas::bus::snapshot_datasets;
 use optics_schemas::columns::chain as chain_col;
 use optics_schemas::columns::exposures as exposure_col;
 use optics_schemas::columns::flow as flow_col;
-use optics_schemas::{ChainRow, ExposureRow, ExposureSummaryRow, FlowSnapshotRow};
+use optics_schemas::columns::flow_aggregates as flow_aggregates_col;
+use optics_schemas::{
+    ChainRow, ExposureRow, ExposureSummaryRow, FlowAggregateRow, FlowSnapshotRow,
+};
 use rayon::prelude::*;
 
 use super::{UnderlyingBook, WorkerError};
@@ -19,7 +22,7 @@ use crate::exposure::{
     ExposureConfig, compute_exposures, contracts_from_chain_snapshot, exposure_rows,
     exposure_summary_rows,
 };
-use crate::flow::{FlowConfig, flow_rows, flow_snapshot_rows};
+use crate::flow::{FlowConfig, flow_aggregate_rows, flow_rows, flow_snapshot_rows};
 use crate::pricing::PricingModel;
 
 /// What a cycle prices with.
@@ -63,6 +66,13 @@ pub const FLOW_SORT: &[&str] = &[
     flow_col::EXPIRATION,
     flow_col::STRIKE,
     flow_col::OPTION_TYPE,
+];
+/// The `flow_aggregates` dataset's row order: the expiration rows (strike null) by expiration,
+/// then the strike rows (expiration null) by strike.
+pub const FLOW_AGGREGATES_SORT: &[&str] = &[
+    flow_aggregates_col::GROUPING,
+    flow_aggregates_col::EXPIRATION,
+    flow_aggregates_col::STRIKE,
 ];
 
 /// Builds every underlying's snapshots; the result keeps the input order. An underlying whose
@@ -109,7 +119,8 @@ pub fn chain_of(
 }
 
 /// Every dataset of one underlying: its chain, the dealer exposures and their summary (flip
-/// levels, walls, key levels, max pain) computed from that chain, and the session flow.
+/// levels, walls, key levels, max pain) computed from that chain, and the session flow with
+/// its sums by strike and by expiration (one trade date and `as_of` for all).
 pub fn build_underlying(
     underlying: &str,
     book: &UnderlyingBook,
@@ -147,6 +158,7 @@ pub fn build_underlying(
         .map_err(|e| build_error(e.to_string()))?;
     let flow = flow_rows(&contracts, context.spot, &FlowConfig::default())
         .map_err(|e| build_error(e.to_string()))?;
+    let aggregates = flow_aggregate_rows(&flow, underlying, trade_date, chain.as_of);
     let flow = flow_snapshot_rows(&flow, underlying, trade_date, chain.as_of);
 
     Ok(vec![
@@ -167,6 +179,11 @@ pub fn build_underlying(
             snapshot_datasets::FLOW,
             FlowSnapshotRow::to_batch_trusted(&flow).map_err(schema_error)?,
             FLOW_SORT,
+        ),
+        snapshot(
+            snapshot_datasets::FLOW_AGGREGATES,
+            FlowAggregateRow::to_batch_trusted(&aggregates).map_err(schema_error)?,
+            FLOW_AGGREGATES_SORT,
         ),
     ])
 }

@@ -120,10 +120,11 @@ fn an_underlying_that_fails_to_build_is_skipped_and_the_others_are_published() {
                 ("SPY", snapshot_datasets::EXPOSURES),
                 ("SPY", snapshot_datasets::EXPOSURE_SUMMARY),
                 ("SPY", snapshot_datasets::FLOW),
+                ("SPY", snapshot_datasets::FLOW_AGGREGATES),
             ]
         );
         assert_eq!(worker.stats().build_failures, 1);
-        assert_eq!(worker.stats().snapshots, 4);
+        assert_eq!(worker.stats().snapshots, 5);
         assert_eq!(worker.stats().cycles, 1);
         for event in &events {
             let key = SnapshotKey::new(event.dataset.as_str(), trade_date(), "SPY");
