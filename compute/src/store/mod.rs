@@ -81,6 +81,7 @@ use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::basic::Compression;
 use parquet::file::metadata::SortingColumn;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
+use parquet::schema::types::ColumnPath;
 
 pub use error::StoreError;
 
@@ -667,6 +668,12 @@ fn parse_version_file_name(name: &str) -> Option<u64> {
 
 /// Encodes `batch` as one Parquet file declaring `sort_columns` (which must exist) as its
 /// order, with statistics per page, Snappy, row groups of at most `row_group_rows`.
+///
+/// Dictionary encoding stays on for every column except floating-point columns outside the
+/// sort order: IVs, Greeks, prices and premiums are nearly all distinct within a file, so a
+/// dictionary only adds a hash per value and an index on top of every value (the writer falls
+/// back to plain only past a 1 MB dictionary page, which a snapshot never reaches). Sort
+/// columns such as the strike repeat and keep theirs.
 pub fn encode_parquet(
     batch: &RecordBatch,
     sort_columns: &[&str],
@@ -686,12 +693,18 @@ pub fn encode_parquet(
             })
         })
         .collect::<Result<Vec<_>, StoreError>>()?;
-    let props = WriterProperties::builder()
+    let mut props = WriterProperties::builder()
         .set_compression(Compression::SNAPPY)
         .set_statistics_enabled(EnabledStatistics::Page)
         .set_max_row_group_row_count(Some(row_group_rows.max(1)))
-        .set_sorting_columns((!sorting.is_empty()).then_some(sorting))
-        .build();
+        .set_sorting_columns((!sorting.is_empty()).then_some(sorting));
+    for field in schema.fields() {
+        if field.data_type().is_floating() && !sort_columns.contains(&field.name().as_str()) {
+            props =
+                props.set_column_dictionary_enabled(ColumnPath::from(field.name().as_str()), false);
+        }
+    }
+    let props = props.build();
     let mut out = Vec::with_capacity(batch.get_array_memory_size() / 2 + 4096);
     let mut writer = ArrowWriter::try_new(&mut out, schema, Some(props))?;
     writer.write(batch)?;

@@ -570,3 +570,31 @@ async fn version_numbers(store: &SnapshotStore, key: &SnapshotKey) -> Vec<u64> {
         .map(|f| f.version)
         .collect()
 }
+
+#[test]
+fn float_columns_outside_the_sort_order_are_written_without_a_dictionary() {
+    let has_dictionary = |sort_columns: &[&str]| -> Vec<(String, bool)> {
+        let bytes = encode_parquet(&batch(100.0, 64), sort_columns, 1024).unwrap();
+        let reader = SerializedFileReader::new(bytes::Bytes::from(bytes)).unwrap();
+        let group = reader.metadata().row_group(0);
+        group
+            .columns()
+            .iter()
+            .map(|c| {
+                (
+                    c.column_path().string(),
+                    c.dictionary_page_offset().is_some(),
+                )
+            })
+            .collect()
+    };
+    let expect = |strike: bool| {
+        vec![
+            ("underlying".to_owned(), true),
+            ("expiration".to_owned(), true),
+            ("strike".to_owned(), strike),
+        ]
+    };
+    assert_eq!(has_dictionary(&[]), expect(false));
+    assert_eq!(has_dictionary(&["expiration", "strike"]), expect(true));
+}
