@@ -1,7 +1,9 @@
 //! Compute workers on Kafka (librdkafka's mock cluster): two workers in one consumer group split
 //! the underlyings; a worker crashes mid-session and the other in the group takes over from the
 //! committed offsets; after the takeover no underlying's snapshot is lost or stale beyond one
-//! cycle.
+//! cycle. Reference rows reach both workers' books, but each is merged into the store's
+//! market-wide tables by one of them (one new version per merge), and by the other once the
+//! merging worker has died.
 //!
 //! # Time
 //!
@@ -22,21 +24,26 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use chrono::{DateTime, NaiveDate, TimeDelta, Utc};
-use optics_compute::store::{Snapshot, SnapshotKey, SnapshotStore};
+use optics_compute::store::{MARKET_WIDE, Snapshot, SnapshotKey, SnapshotStore};
 use optics_compute::time::{Clock, ManualClock};
 use optics_compute::worker::{ComputeWorker, WorkerConfig, WorkerStats};
 use optics_ingest::bus::kafka::{KafkaBus, KafkaBusConfig};
 use optics_schemas::bus::{snapshot_datasets, topics};
 use optics_schemas::{
-    Bus, ChainRow, DataBatch, ExposureRow, ExposureSummaryRow, FlowSnapshotRow, Message,
-    OptionQuote,
+    AssetClass, BorrowRate, Bus, ChainRow, Company, DataBatch, Dataset, Dividend, EarningsEvent,
+    EarningsTiming, ExposureRow, ExposureSummaryRow, FlowSnapshotRow, MARKET_WIDE_KEY, Message,
+    OptionQuote, PricingModelCode, Record, Subscription,
 };
 use optics_tests::fixtures::synthetic_chain;
 use rdkafka::mocking::MockCluster;
+use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
-use crate::support::memory_store;
+use crate::support::{
+    borrow_fee, data, earnings_report, memory_store, next_snapshot_events, quarterly_dividend,
+    rows_of, versions_written,
+};
 
 const UNDERLYINGS: [&str; 8] = ["AAA", "BBB", "CCC", "DDD", "EEE", "FFF", "GGG", "HHH"];
 /// The workers' cycle interval, and the market time one cycle stands for.
@@ -97,10 +104,16 @@ impl Deadline {
         quoted: DateTime<Utc>,
         newest: &BTreeMap<&'static str, NewestChain>,
     ) {
+        self.pause(|| format!("every chain to carry the quotes of {quoted}; newest: {newest:?}"))
+            .await;
+    }
+
+    /// Panics once the deadline has passed, saying what was awaited; otherwise pauses one poll.
+    async fn pause(self, awaited: impl FnOnce() -> String) {
         assert!(
             Instant::now() < self.0,
-            "still waiting after {DEADLINE:?}: every chain to carry the quotes of {quoted}; \
-             newest: {newest:?}"
+            "still waiting after {DEADLINE:?}: {}",
+            awaited()
         );
         tokio::time::sleep(POLL).await;
     }
@@ -163,6 +176,11 @@ impl Market {
         }
     }
 
+    /// The worker whose clock reads `reading` (market time on the cycle grid, plus its offset).
+    fn clock_of(&self, reading: DateTime<Utc>) -> &'static str {
+        self.built(session_start(), reading).0
+    }
+
     /// Which worker built a snapshot of quotes stamped `quoted` at `as_of`, and how many
     /// cycles after the quotes.
     fn built(&self, quoted: DateTime<Utc>, as_of: DateTime<Utc>) -> (&'static str, i64) {
@@ -222,6 +240,8 @@ struct NewestChain {
     /// The quote time of every row, `None` when the rows' quote times differ.
     quoted: Option<DateTime<Utc>>,
     as_of: DateTime<Utc>,
+    /// Every row priced on the forward (Black-76): its builder had the [`company_map`].
+    on_forward: bool,
 }
 
 async fn newest_chains(store: &SnapshotStore) -> BTreeMap<&'static str, NewestChain> {
@@ -237,7 +257,15 @@ async fn newest_chains(store: &SnapshotStore) -> BTreeMap<&'static str, NewestCh
         let quoted = if same { first } else { None };
         let as_of = rows[0].as_of;
         assert!(rows.iter().all(|r| r.as_of == as_of), "{symbol}: one as_of");
-        newest.insert(symbol, NewestChain { quoted, as_of });
+        let on_forward = rows.iter().all(|r| r.model == PricingModelCode::Black76);
+        newest.insert(
+            symbol,
+            NewestChain {
+                quoted,
+                as_of,
+                on_forward,
+            },
+        );
     }
     newest
 }
@@ -407,6 +435,144 @@ fn as_of_column(dataset: &str, snapshot: &Snapshot) -> Vec<DateTime<Utc>> {
     as_of
 }
 
+/// Whether both workers built part of a round.
+fn built_by_both(built: &BTreeMap<&'static str, &'static str>) -> bool {
+    ["a", "b"]
+        .iter()
+        .all(|worker| built.values().any(|builder| builder == worker))
+}
+
+/// Every underlying as a cash index priced on the forward: a chain built after its worker
+/// applied this company map says so (Black-76), so that worker has read the reference topic up
+/// to it.
+fn company_map() -> Vec<Company> {
+    UNDERLYINGS
+        .iter()
+        .map(|symbol| Company {
+            symbol: (*symbol).to_owned(),
+            name: format!("{symbol} index"),
+            asset_class: AssetClass::Index,
+            sector: None,
+            sector_etf: None,
+            market_cap: None,
+            beta_spy: 1.0,
+            corr_spy: 0.9,
+            priced_on_forward: true,
+            industry: None,
+        })
+        .collect()
+}
+
+/// Rows for each market-wide table the workers merge: a report, a dividend and a borrow fee of
+/// every underlying, dated `day`.
+#[derive(Debug)]
+struct StoreRows {
+    earnings: Vec<EarningsEvent>,
+    dividends: Vec<Dividend>,
+    borrow: Vec<BorrowRate>,
+}
+
+impl StoreRows {
+    fn of(day: NaiveDate) -> Self {
+        Self {
+            earnings: UNDERLYINGS
+                .iter()
+                .map(|s| earnings_report(s, day, EarningsTiming::AfterClose, None))
+                .collect(),
+            dividends: UNDERLYINGS
+                .iter()
+                .map(|s| quarterly_dividend(s, day, 0.5))
+                .collect(),
+            borrow: UNDERLYINGS
+                .iter()
+                .map(|s| borrow_fee(s, day, 0.004))
+                .collect(),
+        }
+    }
+
+    fn len(&self) -> u64 {
+        (self.earnings.len() + self.dividends.len() + self.borrow.len()) as u64
+    }
+
+    /// Publishes one market-wide message per table.
+    async fn send(&self, ingest: &Arc<dyn Bus>) {
+        for message in [
+            data(MARKET_WIDE_KEY, &self.earnings),
+            data(MARKET_WIDE_KEY, &self.dividends),
+            data(MARKET_WIDE_KEY, &self.borrow),
+        ] {
+            ingest.publish(topics::REFERENCE, message).await.unwrap();
+        }
+        ingest.flush().await.unwrap();
+    }
+}
+
+/// The tables of [`StoreRows`].
+const STORE_TABLES: [Dataset; 3] = [Dataset::Earnings, Dataset::Dividends, Dataset::BorrowRates];
+
+/// Whether the market-wide partition of `R` on the trade date holds every row of `rows`.
+async fn holds<R: Record + PartialEq>(store: &SnapshotStore, rows: &[R]) -> bool {
+    let key = SnapshotKey::new(R::DATASET.name(), trade_date(), MARKET_WIDE);
+    let Some(snapshot) = store.read(&key).await.unwrap() else {
+        return false;
+    };
+    let stored = rows_of(&snapshot, R::from_batch);
+    rows.iter().all(|row| stored.contains(row))
+}
+
+/// Waits until the market-wide tables hold every row of `sent`; returns how many versions of
+/// each of [`STORE_TABLES`] were written.
+async fn wait_for_merge(
+    store: &SnapshotStore,
+    market: &Market,
+    sent: &[&StoreRows],
+    deadline: Deadline,
+) -> [u64; 3] {
+    loop {
+        market.assert_workers_ok();
+        let mut merged = true;
+        for rows in sent {
+            merged &= holds(store, &rows.earnings).await
+                && holds(store, &rows.dividends).await
+                && holds(store, &rows.borrow).await;
+        }
+        if merged {
+            return store_versions(store).await;
+        }
+        deadline
+            .pause(|| format!("the market-wide tables to hold {sent:?}"))
+            .await;
+    }
+}
+
+/// How many versions of each of [`STORE_TABLES`] were written on the trade date.
+async fn store_versions(store: &SnapshotStore) -> [u64; 3] {
+    let mut versions = [0; 3];
+    for (count, table) in versions.iter_mut().zip(STORE_TABLES) {
+        *count = versions_written(store, table.name(), trade_date()).await;
+    }
+    versions
+}
+
+/// Reads `events` until a publication of each of [`STORE_TABLES`] is announced; returns the
+/// worker that published them (the one of the shared reference partition: all by one).
+async fn reference_merger(events: &mut Box<dyn Subscription>, market: &Market) -> &'static str {
+    let mut mergers: BTreeMap<&str, &'static str> = BTreeMap::new();
+    while mergers.len() < STORE_TABLES.len() {
+        for event in next_snapshot_events(events, 256).await {
+            if let Some(table) = STORE_TABLES.iter().find(|t| t.name() == event.dataset) {
+                assert_eq!(event.underlying, MARKET_WIDE, "{event:?}");
+                let merger = market.clock_of(event.published_at);
+                let first = *mergers.entry(table.name()).or_insert(merger);
+                assert_eq!(first, merger, "{} merged by both workers", table.name());
+            }
+        }
+    }
+    let merger = mergers[Dataset::Earnings.name()];
+    assert!(mergers.values().all(|&m| m == merger), "{mergers:?}");
+    merger
+}
+
 type WorkerTask = JoinHandle<Result<WorkerStats, optics_compute::worker::WorkerError>>;
 
 /// Runs a worker on `market`'s clock `name` until `shutdown` resolves.
@@ -438,6 +604,20 @@ fn spawn_worker(
     })
 }
 
+/// [`spawn_worker`] until the returned signal is sent (or dropped).
+fn spawn_stoppable_worker(
+    bootstrap: &str,
+    store: &SnapshotStore,
+    market: &Market,
+    name: &'static str,
+) -> (WorkerTask, oneshot::Sender<()>) {
+    let (stop, stopped) = oneshot::channel::<()>();
+    let task = spawn_worker(bootstrap, store, market, name, async {
+        let _ = stopped.await;
+    });
+    (task, stop)
+}
+
 /// Kills a worker mid-session: its task is aborted, so it runs no last cycle and commits
 /// nothing more. (Dropping its consumers still sends Kafka's LeaveGroup, as a worker process
 /// stopped by a signal would.)
@@ -447,7 +627,7 @@ async fn kill(task: WorkerTask) {
 }
 
 /// Stops a worker through its shutdown signal; returns its counters.
-async fn stop(task: WorkerTask, signal: tokio::sync::oneshot::Sender<()>) -> WorkerStats {
+async fn stop(task: WorkerTask, signal: oneshot::Sender<()>) -> WorkerStats {
     signal.send(()).unwrap();
     tokio::time::timeout(DEADLINE, task)
         .await
@@ -495,10 +675,7 @@ fn a_worker_takes_over_the_underlyings_of_one_that_crashed() {
         // Worker B joins the same group: it resumes from A's committed offsets and serves the
         // newer quotes of every underlying.
         let crashed = Instant::now();
-        let (stop_b, b_stopped) = tokio::sync::oneshot::channel::<()>();
-        let b = spawn_worker(&bootstrap, &store, &market, "b", async {
-            let _ = b_stopped.await;
-        });
+        let (b, stop_b) = spawn_stoppable_worker(&bootstrap, &store, &market, "b");
         let takeover = send_round(&ingest, &mut market).await;
         let built = wait_for_round(&store, &market, takeover, deadline).await;
         assert!(built.values().all(|&w| w == "b"), "{built:?}");
@@ -526,7 +703,7 @@ fn a_worker_takes_over_the_underlyings_of_one_that_crashed() {
 }
 
 #[test]
-fn two_workers_split_the_underlyings_and_one_takes_over_when_the_other_dies() {
+fn two_workers_split_the_underlyings_merge_each_reference_row_once_and_one_takes_over() {
     let cluster = mock_cluster();
     let bootstrap = cluster.bootstrap_servers();
     runtime().block_on(async {
@@ -535,11 +712,15 @@ fn two_workers_split_the_underlyings_and_one_takes_over_when_the_other_dies() {
         let store = memory_store();
         let mut market = Market::new();
         let ingest = bus_on(&bootstrap);
-        let a = spawn_worker(&bootstrap, &store, &market, "a", std::future::pending());
-        let (stop_b, b_stopped) = tokio::sync::oneshot::channel::<()>();
-        let b = spawn_worker(&bootstrap, &store, &market, "b", async {
-            let _ = b_stopped.await;
-        });
+        // The workers' announcements: who merged the reference rows.
+        let mut events = ingest.subscribe(topics::SNAPSHOTS, "test").await.unwrap();
+        let mut workers: BTreeMap<&str, (WorkerTask, oneshot::Sender<()>)> = ["a", "b"]
+            .into_iter()
+            .map(|name| {
+                let worker = spawn_stoppable_worker(&bootstrap, &store, &market, name);
+                (name, worker)
+            })
+            .collect();
 
         // Rounds until the group has settled with both workers serving: each round every
         // underlying is built by exactly one of them.
@@ -560,25 +741,74 @@ fn two_workers_split_the_underlyings_and_one_takes_over_when_the_other_dies() {
         let (served_by_a, served_by_b) = (split["a"].clone(), split["b"].clone());
         assert_eq!(served_by_a.len() + served_by_b.len(), UNDERLYINGS.len());
 
-        // A dies mid-session. The next round reaches every underlying through B, A's included.
-        kill(a).await;
+        // Reference rows for the store, then the company map behind them on the topic's one
+        // partition: a worker whose chains are priced on the forward has read the rows too.
+        let first_rows = StoreRows::of(trade_date());
+        first_rows.send(&ingest).await;
+        ingest
+            .publish(topics::REFERENCE, data(MARKET_WIDE_KEY, &company_map()))
+            .await
+            .unwrap();
+        ingest.flush().await.unwrap();
+        for round in 0.. {
+            assert!(
+                round < 100,
+                "the workers never priced every chain on the forward: {:?}",
+                newest_chains(&store).await
+            );
+            let quoted = send_round(&ingest, &mut market).await;
+            let built = wait_for_round(&store, &market, quoted, deadline).await;
+            let on_forward = newest_chains(&store).await.values().all(|c| c.on_forward);
+            if on_forward && built_by_both(&built) {
+                break;
+            }
+        }
+        let versions = wait_for_merge(&store, &market, &[&first_rows], deadline).await;
+        let merger = reference_merger(&mut events, &market).await;
+        // A round built by both after that: each has finished the cycles in which it had the
+        // rows (and would have merged them, were it merging), and the merger has committed.
+        let quoted = send_round(&ingest, &mut market).await;
+        let built = wait_for_round(&store, &market, quoted, deadline).await;
+        assert!(built_by_both(&built), "{built:?}");
+        assert_eq!(versions, [1, 1, 1], "one version per table, by {merger}");
+        assert_eq!(
+            store_versions(&store).await,
+            [1, 1, 1],
+            "none by the other worker"
+        );
+
+        // The merger dies mid-session. The next round reaches every underlying through the
+        // other, and so do the reference rows sent after the death.
+        let survivor = if merger == "a" { "b" } else { "a" };
+        // (Its stop signal is kept until the end: dropping it would stop it gracefully.)
+        let (task, _merger_signal) = workers.remove(merger).unwrap();
+        kill(task).await;
         let crashed = Instant::now();
+        let later_rows = StoreRows::of(trade_date() + chrono::Days::new(1));
+        later_rows.send(&ingest).await;
         let takeover = send_round(&ingest, &mut market).await;
         let built = wait_for_round(&store, &market, takeover, deadline).await;
-        assert!(built.values().all(|&w| w == "b"), "{built:?}");
+        assert!(built.values().all(|&w| w == survivor), "{built:?}");
         let took_over_after = crashed.elapsed();
 
         // From then on every round reaches every underlying within one cycle, and nothing is
         // missing from the store.
         let (worst, newest) =
-            assert_fresh_within_one_cycle(&store, &ingest, &mut market, "b", deadline).await;
-        let stats = stop(b, stop_b).await;
+            assert_fresh_within_one_cycle(&store, &ingest, &mut market, survivor, deadline).await;
+        let versions = wait_for_merge(&store, &market, &[&first_rows, &later_rows], deadline).await;
+        assert_eq!(reference_merger(&mut events, &market).await, survivor);
+        assert_eq!(versions, [2, 2, 2], "one more version per table");
+        let (task, signal) = workers.remove(survivor).unwrap();
+        let stats = stop(task, signal).await;
         assert!(stats.snapshots > 0, "{stats:?}");
+        // The survivor merged the later rows only: its own group's copy of the first went to
+        // its books, and the merger had committed them in the shared group.
+        assert_eq!(stats.reference_rows, later_rows.len(), "{stats:?}");
         assert_none_lost(&store, newest).await;
         eprintln!(
             "split after {rounds} round(s): a served {served_by_a:?}, b served {served_by_b:?}; \
-             crash → B serving everything: {took_over_after:?}; worst lag after: {worst} \
-             cycle(s); test {:?}",
+             reference rows merged by {merger}, then {survivor}; crash → {survivor} serving \
+             everything: {took_over_after:?}; worst lag after: {worst} cycle(s); test {:?}",
             started.elapsed()
         );
     });

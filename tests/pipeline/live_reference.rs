@@ -13,13 +13,14 @@ use optics_compute::worker::close::read_reference;
 use optics_compute::worker::{SESSION_CLOSE_GRACE, WorkerConfig, close_latest_session};
 use optics_schemas::bus::{snapshot_datasets, topics};
 use optics_schemas::{
-    BorrowRate, ChainRow, DailyBar, DataBatch, Dataset, Dividend, DividendFrequency, EarningsEvent,
-    EarningsTiming, MARKET_WIDE_KEY, Message, Record, VolDailyRow, VolTermRow,
+    BorrowRate, ChainRow, DailyBar, Dataset, Dividend, EarningsEvent, EarningsTiming,
+    MARKET_WIDE_KEY, Message, VolDailyRow, VolTermRow,
 };
 
 use crate::support::{
-    RATE, close, close_enough, memory_store, next_snapshot_events, publish_reference, read_rows,
-    runtime, sessions_before, simulated_quotes, trade_date, worker_on_embedded_bus,
+    RATE, borrow_fee, close, close_enough, data, earnings_report, memory_store,
+    next_snapshot_events, publish_reference, quarterly_dividend, read_rows, runtime,
+    sessions_before, simulated_quotes, trade_date, versions_written, worker_on_embedded_bus,
 };
 
 /// Sessions of seeded bars before the trade date.
@@ -56,45 +57,20 @@ fn history_bars(symbol: &str, dates: &[NaiveDate], level: f64) -> Vec<DailyBar> 
 }
 
 fn report(day: NaiveDate, timing: EarningsTiming, actual: Option<f64>) -> EarningsEvent {
-    EarningsEvent {
-        symbol: "AAPL".into(),
-        report_date: day,
-        timing,
-        fiscal_quarter: format!("Q {day}"),
-        eps_estimate: 1.5,
-        eps_actual: actual,
-        revenue_estimate: None,
-        revenue_actual: None,
-    }
+    earnings_report("AAPL", day, timing, actual)
 }
 
 fn dividend(ex_date: NaiveDate, amount: f64) -> Dividend {
-    Dividend {
-        symbol: "AAPL".into(),
-        ex_date,
-        pay_date: ex_date + chrono::Days::new(14),
-        amount,
-        frequency: DividendFrequency::Quarterly,
-    }
+    quarterly_dividend("AAPL", ex_date, amount)
 }
 
 fn borrow(date: NaiveDate, rate: f64) -> BorrowRate {
-    BorrowRate {
-        symbol: "AAPL".into(),
-        date,
-        borrow_rate: rate,
-        is_hard_to_borrow: false,
-    }
+    borrow_fee("AAPL", date, rate)
 }
 
 /// The simulator's closing quotes of `symbol` at `spot`.
 fn closing_quotes(symbol: &str, spot: f64) -> Message {
-    let quotes = simulated_quotes(symbol, close(), spot, 5);
-    Message::Data(DataBatch::from_rows(symbol, &quotes).unwrap())
-}
-
-fn data<R: Record>(key: &str, rows: &[R]) -> Message {
-    Message::Data(DataBatch::from_rows(key, rows).unwrap())
+    data(symbol, &simulated_quotes(symbol, close(), spot, 5))
 }
 
 /// IV (decimal) at `forward` from one expiration's chain rows, written out independently: each
@@ -256,7 +232,16 @@ fn a_live_session_extends_the_reference_series_its_close_reads() {
             }
         }
         let stats = worker.stop().await;
+        // Each row once, though the lone worker reads the reference topic twice (for its books
+        // and for the store): one merge, one new version per table of one message.
         assert_eq!(stats.reference_rows, 6);
+        for dataset in [Dataset::Earnings, Dataset::Dividends, Dataset::BorrowRates] {
+            assert_eq!(
+                versions_written(&store, dataset.name(), trade_date()).await,
+                1,
+                "{dataset:?}"
+            );
+        }
 
         // The stored tables: the history plus the session, read as the session close reads.
         let bars: Vec<DailyBar> = read_reference(&store, trade_date()).await.unwrap();

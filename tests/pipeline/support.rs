@@ -16,7 +16,10 @@ use optics_ingest::simulator::quotes::{ChainSpec, SimulatedQuote, simulate_chain
 use optics_ingest::simulator::surface::{Surface, SurfaceInputs};
 use optics_ingest::simulator::universe::Universe;
 use optics_schemas::bus::topics;
-use optics_schemas::{Bus, Message, OptionQuote, Record, SchemaError, SnapshotEvent, Subscription};
+use optics_schemas::{
+    BorrowRate, Bus, DataBatch, Dividend, DividendFrequency, EarningsEvent, EarningsTiming,
+    Message, OptionQuote, Record, SchemaError, SnapshotEvent, Subscription,
+};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
@@ -81,6 +84,64 @@ pub async fn publish_reference<R: Record>(store: &SnapshotStore, rows: &[R], dat
         .publish(&key, &R::to_batch(rows).unwrap(), &[], close())
         .await
         .unwrap();
+}
+
+/// How many versions of the market-wide partition of `dataset` on `date` were written: version
+/// numbers count from 1 and each publication takes the next, so the newest number is the count
+/// (older versions are pruned). 0 when none was.
+pub async fn versions_written(store: &SnapshotStore, dataset: &str, date: NaiveDate) -> u64 {
+    let key = SnapshotKey::new(dataset, date, MARKET_WIDE);
+    store
+        .latest(&key)
+        .await
+        .unwrap()
+        .map_or(0, |file| file.version)
+}
+
+/// A bus message of `rows` under `key`.
+pub fn data<R: Record>(key: &str, rows: &[R]) -> Message {
+    Message::Data(DataBatch::from_rows(key, rows).unwrap())
+}
+
+/// An earnings report of `symbol` on `day`, estimated at 1.50 a share, with `actual` once
+/// reported.
+pub fn earnings_report(
+    symbol: &str,
+    day: NaiveDate,
+    timing: EarningsTiming,
+    actual: Option<f64>,
+) -> EarningsEvent {
+    EarningsEvent {
+        symbol: symbol.to_owned(),
+        report_date: day,
+        timing,
+        fiscal_quarter: format!("Q {day}"),
+        eps_estimate: 1.5,
+        eps_actual: actual,
+        revenue_estimate: None,
+        revenue_actual: None,
+    }
+}
+
+/// A quarterly dividend of `symbol` going ex on `ex_date`, paid two weeks later.
+pub fn quarterly_dividend(symbol: &str, ex_date: NaiveDate, amount: f64) -> Dividend {
+    Dividend {
+        symbol: symbol.to_owned(),
+        ex_date,
+        pay_date: ex_date + chrono::Days::new(14),
+        amount,
+        frequency: DividendFrequency::Quarterly,
+    }
+}
+
+/// `symbol`'s borrow fee on `date` (easy to borrow).
+pub fn borrow_fee(symbol: &str, date: NaiveDate, rate: f64) -> BorrowRate {
+    BorrowRate {
+        symbol: symbol.to_owned(),
+        date,
+        borrow_rate: rate,
+        is_hard_to_borrow: false,
+    }
 }
 
 /// The price `symbol` starts the simulated session at.

@@ -6,7 +6,8 @@
 //! 1. Messages are applied as they arrive: option-quote batches update their underlying's
 //!    [`UnderlyingBook`]; reference data (the company map: which symbols are cash indices
 //!    priced on the forward; dividend yields) updates the books' metadata; daily bars,
-//!    earnings reports, dividends and borrow fees are kept for the store (see [`reference`]).
+//!    earnings reports, dividends and borrow fees are kept for the store (see [`reference`];
+//!    which worker keeps which rows: "Scaling out").
 //! 2. Every `interval` (default 1 s), the dirty underlyings are built in parallel (rayon, on a
 //!    blocking thread so the async runtime keeps serving) — see [`cycle`] — and their files
 //!    encoded (rayon too); an underlying that fails to build is skipped and logged. Each
@@ -24,10 +25,26 @@
 //! # Scaling out
 //!
 //! Workers sharing a consumer group split the quote topic's partitions, i.e. the underlyings
-//! (the bus keys by underlying), and the daily-bar topic (keyed by symbol) the same way. Reference
-//! data is small and every worker needs all of it, so each worker reads the reference topic in a
-//! group of its own (`<group>-ref-<worker id>`) — and merges the same earnings, dividend and
-//! borrow rows into the store (an identical new version per worker; the merge is idempotent).
+//! (the bus keys by underlying), and the daily-bar topic (keyed by symbol) the same way: each
+//! merges the bars it receives.
+//!
+//! The reference topic is read twice by every worker. Its books need all of the metadata (the
+//! company map, dividend yields), so each worker reads the topic in a group of its own
+//! (`<group>-ref-<worker id>`, [`WorkerConfig::books_reference_group`]) and applies those
+//! deliveries to its books only. The earnings, dividend and borrow rows for the store's
+//! market-wide tables come through a second subscription, in one group every worker joins
+//! (`<group>-reference-store`, [`WorkerConfig::store_reference_group`]): the bus gives each
+//! partition of a group to one member at a time, so each row is merged by exactly one live
+//! worker — one new version of a table per merge, not one per worker — and when that worker
+//! leaves or dies, its partition and the rows it had not committed go to another member. Those
+//! offsets are committed after the merge, like the quotes' after their snapshots (at least
+//! once: rows merged but not committed before a crash are merged again by the next owner, an
+//! identical new version).
+//!
+//! A lone worker (the embedded bus of `optics run`) is the only member of both groups and
+//! merges every row. An offline worker ([`ComputeWorker::offline`]) has no subscriptions: it
+//! keeps what it is [`apply`](ComputeWorker::apply)-ed for both, and its caller decides about
+//! [`publish_reference`](ComputeWorker::publish_reference).
 
 mod book;
 pub mod close;
@@ -69,7 +86,7 @@ pub const PUBLISH_CONCURRENCY: usize = 16;
 pub struct WorkerConfig {
     /// Consumer group of the quote topic, shared by the workers that split the underlyings.
     pub group: String,
-    /// This worker's id, unique within the group (names its reference-topic group).
+    /// This worker's id, unique within the group (names its own reference-topic group).
     pub worker_id: String,
     /// Time between cycles.
     pub interval: Duration,
@@ -93,6 +110,43 @@ impl Default for WorkerConfig {
             max_batch_messages: 256,
             chain_only: false,
         }
+    }
+}
+
+impl WorkerConfig {
+    /// The worker's own group on the reference topic: every worker receives all of the
+    /// metadata its books need.
+    pub fn books_reference_group(&self) -> String {
+        format!("{}-ref-{}", self.group, self.worker_id)
+    }
+
+    /// The group every worker of `group` joins on the reference topic: each reference row
+    /// reaches one of them, which merges it into the store. (No worker id can make a
+    /// [`books_reference_group`](Self::books_reference_group) equal to it: `-ref-` vs
+    /// `-refe`.)
+    pub fn store_reference_group(&self) -> String {
+        format!("{}-reference-store", self.group)
+    }
+}
+
+/// What a delivery is applied to (see "Scaling out" in the module documentation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ApplyTo {
+    /// The books and the rows kept for the store: quotes, daily bars, offline workers.
+    Everything,
+    /// The books only: the worker's own reference subscription.
+    Books,
+    /// The rows kept for the store only: the shared reference subscription.
+    Store,
+}
+
+impl ApplyTo {
+    fn books(self) -> bool {
+        self != Self::Store
+    }
+
+    fn store(self) -> bool {
+        self != Self::Books
     }
 }
 
@@ -136,7 +190,8 @@ pub enum WorkerError {
 /// Counters of a worker's life, for logs and tests.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct WorkerStats {
-    /// Messages applied.
+    /// Deliveries applied (a reference message may arrive twice: for the books and for the
+    /// store).
     pub messages: u64,
     /// Quotes accepted into books.
     pub quotes_accepted: u64,
@@ -148,7 +203,8 @@ pub struct WorkerStats {
     pub snapshots: u64,
     /// Underlyings skipped in a cycle because their snapshots could not be built.
     pub build_failures: u64,
-    /// Reference rows (daily bars, earnings, dividends, borrow fees) received for the store.
+    /// Reference rows (daily bars, earnings, dividends, borrow fees) received for the store:
+    /// those this worker merges.
     pub reference_rows: u64,
 }
 
@@ -228,20 +284,26 @@ impl ComputeWorker {
     /// Applies one bus message to the state. Daily bars, earnings reports, dividends and borrow
     /// fees are kept for [`publish_reference`](Self::publish_reference) (dividends also set
     /// the books' dividend yields). Messages the worker does not use (ticks, calendars,
-    /// snapshot events) are accepted and ignored.
+    /// snapshot events) are accepted and ignored. (A running worker applies each of its two
+    /// reference subscriptions to one side only: see "Scaling out" in the module documentation.)
     pub fn apply(&mut self, message: &Message) -> Result<(), WorkerError> {
+        self.apply_to(message, ApplyTo::Everything)
+    }
+
+    /// [`apply`](Self::apply), restricted to the books or to the rows kept for the store.
+    fn apply_to(&mut self, message: &Message, to: ApplyTo) -> Result<(), WorkerError> {
         self.stats.messages += 1;
         let Message::Data(data) = message else {
             return Ok(());
         };
         match data.dataset() {
-            Dataset::OptionQuotes => {
+            Dataset::OptionQuotes if to.books() => {
                 let rows = data.rows::<OptionQuote>()?;
                 let applied = self.book_mut(data.key()).apply_quotes(rows);
                 self.stats.quotes_accepted += applied.accepted as u64;
                 self.stats.quotes_ignored += (applied.stale + applied.previous_session) as u64;
             }
-            Dataset::Companies => {
+            Dataset::Companies if to.books() => {
                 for company in Company::from_batch(data.batch())? {
                     let symbol = company.symbol.clone();
                     self.book_mut(&symbol).set_company(company);
@@ -249,31 +311,42 @@ impl ComputeWorker {
             }
             Dataset::Dividends => {
                 let dividends = Dividend::from_batch(data.batch())?;
-                for dividend in &dividends {
-                    if let Some(per_year) = annual_dividend(dividend) {
-                        let symbol = dividend.symbol.clone();
-                        self.book_mut(&symbol).set_annual_dividend(per_year);
+                if to.books() {
+                    for dividend in &dividends {
+                        if let Some(per_year) = annual_dividend(dividend) {
+                            let symbol = dividend.symbol.clone();
+                            self.book_mut(&symbol).set_annual_dividend(per_year);
+                        }
                     }
                 }
-                self.stats.reference_rows += dividends.len() as u64;
-                self.pending_reference.dividends.extend(dividends);
+                if to.store() {
+                    self.stats.reference_rows += dividends.len() as u64;
+                    self.pending_reference.dividends.extend(dividends);
+                }
             }
-            Dataset::DailyBars => {
+            Dataset::DailyBars if to.store() => {
                 let bars = DailyBar::from_batch(data.batch())?;
                 self.stats.reference_rows += bars.len() as u64;
                 self.pending_reference.bars.extend(bars);
             }
-            Dataset::Earnings => {
+            Dataset::Earnings if to.store() => {
                 let reports = EarningsEvent::from_batch(data.batch())?;
                 self.stats.reference_rows += reports.len() as u64;
                 self.pending_reference.earnings.extend(reports);
             }
-            Dataset::BorrowRates => {
+            Dataset::BorrowRates if to.store() => {
                 let fees = BorrowRate::from_batch(data.batch())?;
                 self.stats.reference_rows += fees.len() as u64;
                 self.pending_reference.borrow.extend(fees);
             }
-            Dataset::UnderlyingTicks | Dataset::EconomicCalendar => {}
+            // Not for this subscription, or not used by the worker (ticks, calendars).
+            Dataset::OptionQuotes
+            | Dataset::Companies
+            | Dataset::DailyBars
+            | Dataset::Earnings
+            | Dataset::BorrowRates
+            | Dataset::UnderlyingTicks
+            | Dataset::EconomicCalendar => {}
         }
         Ok(())
     }
@@ -412,71 +485,123 @@ impl ComputeWorker {
 
     /// Consumes the bus until `shutdown` resolves or the bus closes, publishing every
     /// `interval` and committing after each publication. A last cycle runs before returning.
+    ///
+    /// Subscribes to the quotes and daily bars in the worker group, and to the reference topic
+    /// twice: in the worker's own group for its books, and in the group shared by the workers
+    /// for the store (see "Scaling out" in the module documentation).
     pub async fn run(
         mut self,
         shutdown: impl std::future::Future<Output = ()>,
     ) -> Result<WorkerStats, WorkerError> {
         let bus = Arc::clone(self.bus.as_ref().ok_or(WorkerError::Offline)?);
-        let mut quotes = bus
-            .subscribe(topics::OPTION_QUOTES, &self.config.group)
-            .await?;
-        let mut bars = bus
-            .subscribe(topics::DAILY_BARS, &self.config.group)
-            .await?;
-        let reference_group = format!("{}-ref-{}", self.config.group, self.config.worker_id);
-        let mut reference = bus.subscribe(topics::REFERENCE, &reference_group).await?;
+        let mut subscriptions = Subscriptions::join(&*bus, &self.config).await?;
         let max = self.config.max_batch_messages.max(1);
         let mut tick = tokio::time::interval(self.config.interval);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         tokio::pin!(shutdown);
-        let (mut quotes_open, mut reference_open, mut bars_open) = (true, true, true);
+        let (mut quotes_open, mut bars_open) = (true, true);
+        let (mut books_reference_open, mut store_reference_open) = (true, true);
         loop {
+            let Subscriptions {
+                quotes,
+                bars,
+                books_reference,
+                store_reference,
+            } = &mut subscriptions;
             tokio::select! {
                 biased;
                 () = &mut shutdown => break,
-                batch = reference.next_batch(max), if reference_open => {
-                    reference_open = self.apply_deliveries(batch?)?;
+                batch = books_reference.next_batch(max), if books_reference_open => {
+                    books_reference_open = self.apply_deliveries(batch?, ApplyTo::Books)?;
+                }
+                batch = store_reference.next_batch(max), if store_reference_open => {
+                    store_reference_open = self.apply_deliveries(batch?, ApplyTo::Store)?;
                 }
                 batch = bars.next_batch(max), if bars_open => {
-                    bars_open = self.apply_deliveries(batch?)?;
+                    bars_open = self.apply_deliveries(batch?, ApplyTo::Everything)?;
                 }
-                _ = tick.tick() => {
-                    self.cycle([&mut *quotes, &mut *bars, &mut *reference]).await?;
-                }
+                _ = tick.tick() => self.cycle(&mut subscriptions).await?,
                 batch = quotes.next_batch(max), if quotes_open => {
-                    quotes_open = self.apply_deliveries(batch?)?;
+                    quotes_open = self.apply_deliveries(batch?, ApplyTo::Everything)?;
                     if !quotes_open {
                         break;
                     }
                 }
             }
         }
-        self.cycle([&mut *quotes, &mut *bars, &mut *reference])
-            .await?;
+        self.cycle(&mut subscriptions).await?;
         Ok(self.stats)
     }
 
-    /// Applies a read; `false` when the subscription has ended.
-    fn apply_deliveries(&mut self, batch: Option<Vec<Delivery>>) -> Result<bool, WorkerError> {
+    /// Applies a read to `to`; `false` when the subscription has ended.
+    fn apply_deliveries(
+        &mut self,
+        batch: Option<Vec<Delivery>>,
+        to: ApplyTo,
+    ) -> Result<bool, WorkerError> {
         let Some(deliveries) = batch else {
             return Ok(false);
         };
         for delivery in &deliveries {
-            self.apply(&delivery.message)?;
+            self.apply_to(&delivery.message, to)?;
         }
         Ok(true)
     }
 
-    /// One cycle: publish what changed (snapshots, then the reference rows received), then
-    /// commit what was consumed.
-    async fn cycle(
-        &mut self,
-        subscriptions: [&mut dyn Subscription; 3],
-    ) -> Result<(), WorkerError> {
+    /// One cycle: publish what changed (snapshots, then the reference rows received for the
+    /// store), then commit what was consumed.
+    async fn cycle(&mut self, subscriptions: &mut Subscriptions) -> Result<(), WorkerError> {
         let now = self.clock.now();
         self.publish_dirty(now).await?;
         self.publish_reference(now).await?;
-        for subscription in subscriptions {
+        subscriptions.commit().await?;
+        Ok(())
+    }
+}
+
+/// What a running worker consumes (see "Scaling out" in the module documentation).
+struct Subscriptions {
+    /// Option quotes, in the worker group.
+    quotes: Box<dyn Subscription>,
+    /// Daily bars, in the worker group.
+    bars: Box<dyn Subscription>,
+    /// The reference topic in the worker's own group: for its books.
+    books_reference: Box<dyn Subscription>,
+    /// The reference topic in the group shared by the workers: for the store.
+    store_reference: Box<dyn Subscription>,
+}
+
+impl Subscriptions {
+    /// Joins the four groups at once: on Kafka each join waits for the group's rebalance
+    /// (seconds for a new group), so one after the other would add those waits up before the
+    /// worker serves anything.
+    async fn join(bus: &dyn Bus, config: &WorkerConfig) -> Result<Self, BusError> {
+        let (books_group, store_group) = (
+            config.books_reference_group(),
+            config.store_reference_group(),
+        );
+        let (quotes, bars, books_reference, store_reference) = tokio::try_join!(
+            bus.subscribe(topics::OPTION_QUOTES, &config.group),
+            bus.subscribe(topics::DAILY_BARS, &config.group),
+            bus.subscribe(topics::REFERENCE, &books_group),
+            bus.subscribe(topics::REFERENCE, &store_group),
+        )?;
+        Ok(Self {
+            quotes,
+            bars,
+            books_reference,
+            store_reference,
+        })
+    }
+
+    /// Commits everything received so far: call it once all of it is published.
+    async fn commit(&mut self) -> Result<(), BusError> {
+        for subscription in [
+            &mut self.quotes,
+            &mut self.bars,
+            &mut self.books_reference,
+            &mut self.store_reference,
+        ] {
             subscription.commit().await?;
         }
         Ok(())

@@ -2,7 +2,9 @@
 //! borrow fees arrive on the bus (bars at each session's close, the rest at its start and
 //! after-close reports at its end) and are laid over the store's market-wide partitions — the
 //! tables the session close ([`super::close::CloseReference::read`]) and the API read — so a
-//! session run live extends the series the seeding or backfill wrote.
+//! session run live extends the series the seeding or backfill wrote. Of the workers of a group,
+//! the one holding a row's partition of the shared reference subscription keeps it for the
+//! store (see "Scaling out" in [`super`]), so each row is merged once, not once per worker.
 //!
 //! One rule for every writer ([`merge_into_market_wide`]): the newest market-wide partition
 //! of the dataset is read, the new rows laid over it by their key ([`ReferenceRow`]: a row

@@ -1,4 +1,5 @@
-//! The worker's cycle on hand-made books: what one underlying's failure leaves of the others.
+//! The worker's cycle on hand-made books: what one underlying's failure leaves of the others;
+//! what a reference message is applied to on each of the worker's subscriptions.
 
 use std::sync::Arc;
 
@@ -7,8 +8,8 @@ use object_store::memory::InMemory;
 use object_store::path::Path;
 use optics_schemas::bus::snapshot_datasets;
 use optics_schemas::{
-    DataBatch, ExerciseStyle, Message, OptionQuote, OptionType as QuoteType, SettlementStyle,
-    occ_symbol,
+    AssetClass, DataBatch, DividendFrequency, EarningsTiming, ExerciseStyle, MARKET_WIDE_KEY,
+    Message, OptionQuote, OptionType as QuoteType, SettlementStyle, occ_symbol,
 };
 
 use super::*;
@@ -69,10 +70,6 @@ fn quotes(underlying: &str, symbol_root: &str) -> Vec<OptionQuote> {
     quotes
 }
 
-fn quotes_message(key: &str, quotes: &[OptionQuote]) -> Message {
-    Message::Data(DataBatch::from_rows(key, quotes).unwrap())
-}
-
 fn block_on<F: std::future::Future>(f: F) -> F::Output {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -87,9 +84,7 @@ fn an_underlying_that_fails_to_build_is_skipped_and_the_others_are_published() {
         let store = SnapshotStore::new(Arc::new(InMemory::new()), Path::from("snapshots"));
         let clock = Arc::new(ManualClock::new(quoted_at()));
         let mut worker = ComputeWorker::offline(store.clone(), clock, WorkerConfig::default());
-        worker
-            .apply(&quotes_message("SPY", &quotes("SPY", "SPY")))
-            .unwrap();
+        worker.apply(&data("SPY", &quotes("SPY", "SPY"))).unwrap();
         // IWM's quotes in QQQ's book: the chain refuses another underlying's quotes. (The bus
         // refuses such a message, so the book is filled directly; it stands for any failure.)
         worker.book_mut("QQQ").apply_quotes(quotes("IWM", "IWM"));
@@ -149,4 +144,119 @@ fn an_underlying_that_fails_to_build_is_skipped_and_the_others_are_published() {
         assert!(worker.publish_dirty(quoted_at()).await.unwrap().is_empty());
         assert_eq!(worker.stats().build_failures, 1);
     });
+}
+
+fn spy_company() -> Company {
+    Company {
+        symbol: "SPY".into(),
+        name: "SPDR S&P 500 ETF Trust".into(),
+        asset_class: AssetClass::Etf,
+        sector: None,
+        sector_etf: None,
+        market_cap: None,
+        beta_spy: 1.0,
+        corr_spy: 1.0,
+        // Not so for SPY: a flag the books show only once the company map reached them.
+        priced_on_forward: true,
+        industry: None,
+    }
+}
+
+fn data<R: Record>(key: &str, rows: &[R]) -> Message {
+    Message::Data(DataBatch::from_rows(key, rows).unwrap())
+}
+
+/// One message of each reference dataset the worker uses, for SPY.
+fn reference_messages() -> Vec<Message> {
+    let date = trade_date();
+    vec![
+        data(MARKET_WIDE_KEY, &[spy_company()]),
+        data(
+            "SPY",
+            &[Dividend {
+                symbol: "SPY".into(),
+                ex_date: date,
+                pay_date: date + chrono::Days::new(14),
+                amount: 1.5,
+                frequency: DividendFrequency::Quarterly,
+            }],
+        ),
+        data(
+            "SPY",
+            &[EarningsEvent {
+                symbol: "SPY".into(),
+                report_date: date,
+                timing: EarningsTiming::AfterClose,
+                fiscal_quarter: "Q3 2026".into(),
+                eps_estimate: 1.0,
+                eps_actual: None,
+                revenue_estimate: None,
+                revenue_actual: None,
+            }],
+        ),
+        data(
+            "SPY",
+            &[BorrowRate {
+                symbol: "SPY".into(),
+                date,
+                borrow_rate: 0.003,
+                is_hard_to_borrow: false,
+            }],
+        ),
+    ]
+}
+
+/// (SPY priced on the forward, SPY's dividend yield at 100, dividends / earnings / borrow rows
+/// kept for the store, reference rows counted) after every reference message applied to `to`.
+fn applied_to(to: ApplyTo) -> (bool, f64, [usize; 3], u64) {
+    let store = SnapshotStore::new(Arc::new(InMemory::new()), Path::from("snapshots"));
+    let clock = Arc::new(ManualClock::new(quoted_at()));
+    let mut worker = ComputeWorker::offline(store, clock, WorkerConfig::default());
+    for message in reference_messages() {
+        worker.apply_to(&message, to).unwrap();
+    }
+    let book = worker.book("SPY");
+    let pending = &worker.pending_reference;
+    (
+        book.is_some_and(UnderlyingBook::priced_on_forward),
+        book.map_or(0.0, |b| b.dividend_yield(100.0)),
+        [
+            pending.dividends.len(),
+            pending.earnings.len(),
+            pending.borrow.len(),
+        ],
+        worker.stats().reference_rows,
+    )
+}
+
+#[test]
+fn the_books_subscription_sets_metadata_and_the_store_subscription_keeps_the_rows() {
+    // $1.50 a quarter on a $100 spot.
+    let spy_yield = 0.06;
+    assert_eq!(applied_to(ApplyTo::Books), (true, spy_yield, [0, 0, 0], 0));
+    assert_eq!(applied_to(ApplyTo::Store), (false, 0.0, [1, 1, 1], 3));
+    // An offline worker (`apply`): both.
+    assert_eq!(
+        applied_to(ApplyTo::Everything),
+        (true, spy_yield, [1, 1, 1], 3)
+    );
+}
+
+#[test]
+fn no_worker_id_names_the_shared_reference_group() {
+    for id in ["0", "store", "reference-store", "ence-store", ""] {
+        let config = WorkerConfig {
+            worker_id: id.into(),
+            ..WorkerConfig::default()
+        };
+        assert_ne!(
+            config.books_reference_group(),
+            config.store_reference_group(),
+            "{id:?}"
+        );
+    }
+    assert_eq!(
+        WorkerConfig::default().store_reference_group(),
+        "optics-compute-reference-store"
+    );
 }
