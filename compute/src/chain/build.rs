@@ -196,32 +196,41 @@ fn build(
             })?,
     };
 
-    // Expirations are independent: each finds its forward and solves its own batch in
-    // parallel; then every row is made in parallel straight into the one vector of rows
-    // (an indexed collect: no per-expiration vectors copied together).
-    let plans: Vec<ExpirationPlan<'_>> = latest
+    // Expirations are independent: build them in parallel (each solves its own batch), then
+    // concatenate in order.
+    let built: Vec<Builder<'_>> = latest
         .chunk_by(|(a, _), (b, _)| a.expiration == b.expiration && a.settlement == b.settlement)
         .collect::<Vec<_>>()
         .into_par_iter()
-        .map(|contracts| ExpirationPlan::solve(market, spot, contracts))
+        .map(|contracts| {
+            let mut builder = Builder {
+                market,
+                spot,
+                rows: Vec::with_capacity(contracts.len() / 2 + 1),
+                solved: Vec::with_capacity(contracts.len() / 2 + 1),
+                expirations: Vec::with_capacity(1),
+                solve: SolveQueue::with_capacity(contracts.len()),
+                stats: ChainBuildStats::default(),
+            };
+            // `chunk_by` yields no empty slice.
+            if let Some(&(key, _)) = contracts.first() {
+                builder.add_expiration(key.expiration, key.settlement, contracts);
+                builder.solve_all();
+            }
+            builder
+        })
         .collect();
-    let row_index: Vec<(usize, usize)> = plans
-        .iter()
-        .enumerate()
-        .flat_map(|(plan, p)| (0..p.strikes.len()).map(move |strike| (plan, strike)))
-        .collect();
-    let mut rows = Vec::new();
-    let mut solved = Vec::new();
-    row_index
-        .into_par_iter()
-        .map(|(plan, strike)| plans[plan].row(strike))
-        .unzip_into_vecs(&mut rows, &mut solved);
-    let mut expirations = Vec::with_capacity(plans.len());
-    for plan in plans {
-        stats.open_interest_after_trade_date += plan.stats.open_interest_after_trade_date;
-        stats.priced += plan.stats.priced;
-        stats.solved += plan.stats.solved;
-        expirations.push(plan.expiration);
+    let row_count = built.iter().map(|b| b.rows.len()).sum();
+    let mut rows = Vec::with_capacity(row_count);
+    let mut solved = Vec::with_capacity(row_count);
+    let mut expirations = Vec::with_capacity(built.len());
+    for builder in built {
+        stats.open_interest_after_trade_date += builder.stats.open_interest_after_trade_date;
+        stats.priced += builder.stats.priced;
+        stats.solved += builder.stats.solved;
+        rows.extend(builder.rows);
+        solved.extend(builder.solved);
+        expirations.extend(builder.expirations);
     }
     Ok(ChainSnapshot {
         underlying: market.underlying.clone(),
@@ -317,7 +326,8 @@ fn is_two_sided(quote: &OptionQuote) -> bool {
     quote.bid > 0.0 && quote.ask >= quote.bid
 }
 
-/// The contracts whose IV is still to solve, as the batch kernel's columns.
+/// The contracts whose IV is still to solve, as the batch kernel's columns, and where each
+/// result goes.
 #[derive(Debug, Default)]
 struct SolveQueue {
     option_type: Vec<OptionType>,
@@ -327,6 +337,8 @@ struct SolveQueue {
     rate: Vec<f64>,
     dividend_yield: Vec<f64>,
     price: Vec<f64>,
+    /// (row index, true for the put side).
+    target: Vec<(usize, bool)>,
 }
 
 impl SolveQueue {
@@ -339,6 +351,7 @@ impl SolveQueue {
             rate: Vec::with_capacity(n),
             dividend_yield: Vec::with_capacity(n),
             price: Vec::with_capacity(n),
+            target: Vec::with_capacity(n),
         }
     }
 }
@@ -354,38 +367,26 @@ struct ExpirationPricing {
     dividend_yield: f64,
 }
 
-/// One expiration (with settlement) solved: its strikes, forward and the kernel's results,
-/// from which [`ExpirationPlan::row`] makes each row.
-struct ExpirationPlan<'q> {
-    market: &'q ChainMarket,
+struct Builder<'m> {
+    market: &'m ChainMarket,
     spot: f64,
-    expiration: ExpirationForward,
-    pricing: ExpirationPricing,
-    model: PricingModelCode,
-    forward_strike_count: u32,
-    /// (strike, call, put), ascending.
-    strikes: Vec<(f64, Option<&'q OptionQuote>, Option<&'q OptionQuote>)>,
-    /// Per strike, the call's and the put's position in `solve` / `result`, when queued.
-    slots: Vec<[Option<usize>; 2]>,
+    rows: Vec<ChainRow>,
+    /// Per row, the call's and the put's solve.
+    solved: Vec<[Option<SolvedSide>; 2]>,
+    expirations: Vec<ExpirationForward>,
     solve: SolveQueue,
-    result: GreekColumns,
     stats: ChainBuildStats,
 }
 
-impl<'q> ExpirationPlan<'q> {
-    /// Pairs the contracts of one expiration (sorted by strike, then call before put), finds
-    /// the forward, and solves every side with a mid and time left in one batch.
-    fn solve(
-        market: &'q ChainMarket,
-        spot: f64,
-        contracts: &[(ContractKey, &'q OptionQuote)],
-    ) -> Self {
-        // `chunk_by` yields no empty slice.
-        let (expiration, settlement) = contracts
-            .first()
-            .map_or((market.trade_date, SettlementStyle::Pm), |(key, _)| {
-                (key.expiration, key.settlement)
-            });
+impl Builder<'_> {
+    /// Adds the rows of one expiration (`contracts` sorted by strike, then call before put).
+    fn add_expiration(
+        &mut self,
+        expiration: NaiveDate,
+        settlement: SettlementStyle,
+        contracts: &[(ContractKey, &OptionQuote)],
+    ) {
+        let market = self.market;
         let years = years_to_expiry(market.as_of, expiration);
         // Both dates lie in 1900–2199, so the day count fits an i32.
         let dte = i32::try_from(
@@ -412,7 +413,7 @@ impl<'q> ExpirationPlan<'q> {
         let forward = estimate_forward(
             &pairs,
             &ForwardMarket {
-                spot,
+                spot: self.spot,
                 rate: market.rate,
                 years,
                 dividend_yield: market.dividend_yield,
@@ -422,7 +423,7 @@ impl<'q> ExpirationPlan<'q> {
             years,
             forward: forward.forward,
             underlying: match market.model {
-                PricingModel::BlackScholesMerton => spot,
+                PricingModel::BlackScholesMerton => self.spot,
                 PricingModel::Black76 => forward.forward,
             },
             dividend_yield: match market.model {
@@ -437,153 +438,89 @@ impl<'q> ExpirationPlan<'q> {
         // At most MAX_PARITY_STRIKES strikes.
         let forward_strike_count = u32::try_from(forward.strikes_used.len()).unwrap_or(u32::MAX);
 
-        let mut stats = ChainBuildStats::default();
-        let mut solve = SolveQueue::with_capacity(contracts.len());
-        let mut slots = Vec::with_capacity(strikes.len());
-        for &(strike, call, put) in &strikes {
-            let mut queue = |quote: Option<&OptionQuote>| {
-                let quote = quote?;
-                if quote.oi_date > market.trade_date {
-                    stats.open_interest_after_trade_date += 1;
-                }
-                // A side without a two-sided quote or time left is not priced; `row` says why.
-                if !(is_two_sided(quote) && pricing.years > 0.0) {
-                    return None;
-                }
-                solve.option_type.push(option_type_of(quote));
-                solve.underlying.push(pricing.underlying);
-                solve.strike.push(strike);
-                solve.years.push(pricing.years);
-                solve.rate.push(market.rate);
-                solve.dividend_yield.push(pricing.dividend_yield);
-                solve.price.push(quote.mid());
-                Some(solve.price.len() - 1)
-            };
-            slots.push([queue(call), queue(put)]);
-        }
-        let result = implied_vol_and_greeks_batch(
-            &ChainColumns {
-                model: market.model,
-                option_type: &solve.option_type,
-                underlying: &solve.underlying,
-                strike: &solve.strike,
-                years: &solve.years,
-                rate: &solve.rate,
-                dividend_yield: &solve.dividend_yield,
-            },
-            &solve.price,
-        );
-        stats.priced = solve.price.len();
-        stats.solved = (0..stats.priced)
-            .filter(|&i| solved_iv(&result, i).is_some())
-            .count();
-        Self {
-            market,
-            spot,
-            expiration: ExpirationForward {
+        for (strike, call, put) in strikes {
+            let row = self.rows.len();
+            let call =
+                call.map_or_else(ChainSide::default, |q| self.side(q, row, strike, &pricing));
+            let put = put.map_or_else(ChainSide::default, |q| self.side(q, row, strike, &pricing));
+            self.rows.push(ChainRow {
+                underlying: market.underlying.clone(),
+                trade_date: market.trade_date,
+                as_of: market.as_of,
                 expiration,
                 settlement,
                 dte,
                 years_to_expiry: years,
-                forward,
-            },
-            pricing,
-            model,
-            forward_strike_count,
-            strikes,
-            slots,
-            solve,
-            result,
-            stats,
+                strike,
+                spot: self.spot,
+                forward: forward.forward,
+                forward_source: forward.source,
+                forward_strike_count,
+                rate: market.rate,
+                carry_yield: forward.carry_yield,
+                model,
+                call,
+                put,
+            });
+            self.solved.push([None, None]);
         }
+        self.expirations.push(ExpirationForward {
+            expiration,
+            settlement,
+            dte,
+            years_to_expiry: years,
+            forward,
+        });
     }
 
-    /// Row `index` (a strike) with its call and put, and what the kernel solved for each.
-    fn row(&self, index: usize) -> (ChainRow, [Option<SolvedSide>; 2]) {
-        let (strike, call, put) = self.strikes[index];
-        let [call_slot, put_slot] = self.slots[index];
-        let (call, call_solved) =
-            call.map_or_else(Default::default, |q| self.side(q, strike, call_slot));
-        let (put, put_solved) =
-            put.map_or_else(Default::default, |q| self.side(q, strike, put_slot));
-        let market = self.market;
-        let expiration = &self.expiration;
-        let row = ChainRow {
-            underlying: market.underlying.clone(),
-            trade_date: market.trade_date,
-            as_of: market.as_of,
-            expiration: expiration.expiration,
-            settlement: expiration.settlement,
-            dte: expiration.dte,
-            years_to_expiry: expiration.years_to_expiry,
-            strike,
-            spot: self.spot,
-            forward: expiration.forward.forward,
-            forward_source: expiration.forward.source,
-            forward_strike_count: self.forward_strike_count,
-            rate: market.rate,
-            carry_yield: expiration.forward.carry_yield,
-            model: self.model,
-            call,
-            put,
-        };
-        (row, [call_solved, put_solved])
-    }
-
-    /// The side of `quote` at `strike` (the symbol's strike, in dollars); `slot` is its
-    /// solve, when it was queued.
+    /// The side of `quote` in row `row`; queues its IV solve when it has a mid and time left.
+    /// `strike` is the row's (the symbol's strike, in dollars).
     fn side(
-        &self,
+        &mut self,
         quote: &OptionQuote,
+        row: usize,
         strike: f64,
-        slot: Option<usize>,
-    ) -> (ChainSide, Option<SolvedSide>) {
-        let market = self.market;
-        let pricing = &self.pricing;
-        let oi_attached = quote.oi_date <= market.trade_date;
+        pricing: &ExpirationPricing,
+    ) -> ChainSide {
+        let trade_date = self.market.trade_date;
+        let oi_attached = quote.oi_date <= trade_date;
+        if !oi_attached {
+            self.stats.open_interest_after_trade_date += 1;
+        }
+        let option_type = match quote.option_type {
+            optics_schemas::OptionType::Call => OptionType::Call,
+            optics_schemas::OptionType::Put => OptionType::Put,
+        };
         let two_sided = is_two_sided(quote);
         let mid = two_sided.then(|| quote.mid());
-        let mut iv = None;
-        let mut greeks = ChainGreeks::default();
-        let mut solved = None;
-        let iv_status = match slot {
-            None if !two_sided => Some(NoIvReason::NoTwoSidedQuote),
-            None => Some(NoIvReason::Expired),
-            Some(i) => match no_iv_reason(self.result.iv_status[i]) {
-                None => match solved_iv(&self.result, i) {
-                    Some(value) => {
-                        iv = Some(value);
-                        greeks = chain_greeks(&self.result, i);
-                        let queue = &self.solve;
-                        solved = Some(SolvedSide {
-                            inputs: OptionInputs {
-                                option_type: queue.option_type[i],
-                                model: market.model,
-                                underlying: queue.underlying[i],
-                                strike: queue.strike[i],
-                                years: queue.years[i],
-                                rate: queue.rate[i],
-                                dividend_yield: queue.dividend_yield[i],
-                            },
-                            greeks: full_greeks(&self.result, i),
-                        });
-                        None
-                    }
-                    None => Some(NoIvReason::InvalidInput),
-                },
-                reason => reason,
-            },
+        let iv_status = if !two_sided {
+            Some(NoIvReason::NoTwoSidedQuote)
+        } else if !(pricing.years > 0.0) {
+            Some(NoIvReason::Expired)
+        } else {
+            let queue = &mut self.solve;
+            queue.option_type.push(option_type);
+            queue.underlying.push(pricing.underlying);
+            queue.strike.push(strike);
+            queue.years.push(pricing.years);
+            queue.rate.push(self.market.rate);
+            queue.dividend_yield.push(pricing.dividend_yield);
+            queue.price.push(quote.mid());
+            queue
+                .target
+                .push((row, quote.option_type == optics_schemas::OptionType::Put));
+            None
         };
         let extrinsic = mid.and_then(|mid| {
-            let discount = (-market.rate * pricing.years.max(0.0)).exp();
-            let payoff = option_type_of(quote).sign() * (pricing.forward - strike);
+            let discount = (-self.market.rate * pricing.years.max(0.0)).exp();
+            let payoff = option_type.sign() * (pricing.forward - strike);
             extrinsic_value(
                 mid,
                 0.5 * (quote.ask - quote.bid),
                 discount * payoff.max(0.0),
             )
         });
-        let side = ChainSide {
+        ChainSide {
             option_symbol: Some(quote.option_symbol.clone()),
             quote_time: Some(quote.quote_time),
             bid: Some(quote.bid),
@@ -595,26 +532,64 @@ impl<'q> ExpirationPlan<'q> {
             volume: Some(quote.volume),
             open_interest: oi_attached.then_some(quote.open_interest),
             oi_date: oi_attached.then_some(quote.oi_date),
-            iv,
+            iv: None,
             iv_status,
-            greeks,
+            greeks: ChainGreeks::default(),
             extrinsic,
-        };
-        (side, solved)
+        }
     }
-}
 
-fn option_type_of(quote: &OptionQuote) -> OptionType {
-    match quote.option_type {
-        optics_schemas::OptionType::Call => OptionType::Call,
-        optics_schemas::OptionType::Put => OptionType::Put,
+    /// Solves every queued mid in one batch and writes IV, Greeks or the reason into its row.
+    fn solve_all(&mut self) {
+        let queue = &self.solve;
+        self.stats.priced = queue.price.len();
+        let result = implied_vol_and_greeks_batch(
+            &ChainColumns {
+                model: self.market.model,
+                option_type: &queue.option_type,
+                underlying: &queue.underlying,
+                strike: &queue.strike,
+                years: &queue.years,
+                rate: &queue.rate,
+                dividend_yield: &queue.dividend_yield,
+            },
+            &queue.price,
+        );
+        for (i, &(row, is_put)) in queue.target.iter().enumerate() {
+            let Some(chain_row) = self.rows.get_mut(row) else {
+                continue;
+            };
+            let side = if is_put {
+                &mut chain_row.put
+            } else {
+                &mut chain_row.call
+            };
+            let iv = result.iv[i];
+            match no_iv_reason(result.iv_status[i]) {
+                None if iv > 0.0 && iv.is_finite() => {
+                    side.iv = Some(iv);
+                    side.greeks = chain_greeks(&result, i);
+                    if let Some(solved) = self.solved.get_mut(row) {
+                        solved[usize::from(is_put)] = Some(SolvedSide {
+                            inputs: OptionInputs {
+                                option_type: queue.option_type[i],
+                                model: self.market.model,
+                                underlying: queue.underlying[i],
+                                strike: queue.strike[i],
+                                years: queue.years[i],
+                                rate: queue.rate[i],
+                                dividend_yield: queue.dividend_yield[i],
+                            },
+                            greeks: full_greeks(&result, i),
+                        });
+                    }
+                    self.stats.solved += 1;
+                }
+                None => side.iv_status = Some(NoIvReason::InvalidInput),
+                reason => side.iv_status = reason,
+            }
+        }
     }
-}
-
-/// The IV of solve `i` when the kernel solved it to a usable value (> 0, finite).
-fn solved_iv(result: &GreekColumns, i: usize) -> Option<f64> {
-    let iv = result.iv[i];
-    (no_iv_reason(result.iv_status[i]).is_none() && iv > 0.0 && iv.is_finite()).then_some(iv)
 }
 
 /// The strikes of one expiration with their call and put (`contracts` sorted by strike, call
