@@ -21,14 +21,15 @@
 //!    same d1 to about 1e-14 relative.
 //!    **Sampling.** An expiration whose narrowest contract (smallest σ√T) is wide against the
 //!    grid step is sampled at every m-th grid point only, m the largest divisor of the steps
-//!    per side for which m steps span at most [`FlipConfig::coarsest_d1_step`] (default 0.25)
-//!    of that contract's d1: every contract's Gaussian still gets four or more points per unit
+//!    per side for which m steps span at most [`FlipConfig::coarsest_d1_step`] (default 0.5)
+//!    of that contract's d1: every contract's Gaussian still gets two or more points per unit
 //!    of d1. A long-dated contract spans tens of grid steps per unit of d1, so most of its
 //!    points were redundant; same-day and weekly expirations keep every point. The expiration's
 //!    own flips are bracketed on its sampled points (exact values). For the aggregate, each
 //!    expiration's curve is carried back to every grid point by the cubic through the four
-//!    nearest sampled points (at 0.25 of d1 per step, at most about 3e-4 of each contract's
-//!    peak: h⁴·max|He₄·φ|·max|t(t²−1)(t−2)|/24 with h = 0.25).
+//!    nearest sampled points (error at most h⁴·max|He₄·φ|·max|t(t²−1)(t−2)|/24 ≈ 3.1e-3 of a
+//!    contract's amplitude, 0.8 % of its peak, with h = 0.5 of d1 per step); the interpolated
+//!    values only place the aggregate's brackets (step 3).
 //! 3. **Bracketing.** Every pair of consecutive non-zero grid values of opposite sign brackets a
 //!    crossing. Two crossings closer together than one grid step (one sampled step, for an
 //!    expiration) can cancel and go unseen. Where the aggregate's values were partly
@@ -954,17 +955,16 @@ fn flip_from_curve(
     }
 }
 
+/// Two points `(x, f(x))` of a curve whose values differ in sign (or one is zero).
+type Bracket = ((f64, f64), (f64, f64));
+
 /// A bracket of the exact curve `f` near an interpolated one: `points[at]` and
 /// `points[at + 1]` changed sign in interpolated values; returns the first of that interval
 /// and its neighbours in `points` (lower, middle, upper) whose ends, evaluated by `f`, do
 /// (a zero value ends the search as a bracket of its own), or `None` when none does — the
 /// interpolated sign change was an artefact of the curve lying within the interpolation
 /// error of zero without crossing it.
-fn confirmed_bracket(
-    points: &[(f64, f64)],
-    at: usize,
-    f: impl Fn(f64) -> f64,
-) -> Option<((f64, f64), (f64, f64))> {
+fn confirmed_bracket(points: &[(f64, f64)], at: usize, f: impl Fn(f64) -> f64) -> Option<Bracket> {
     let exact: Vec<std::cell::OnceCell<f64>> = vec![std::cell::OnceCell::new(); points.len()];
     // Each point evaluated once, and only when needed: usually the two ends suffice.
     let at_point = |j: usize| (points[j].0, *exact[j].get_or_init(|| f(points[j].0)));
@@ -1039,14 +1039,13 @@ fn refine(
 /// evaluation). A converged step is a root on its own evidence (exact value, slope and
 /// curvature at the last point), whatever the ends' signs were. `Err` with the bracket so
 /// far when a step would leave it or six steps do not converge.
-#[allow(clippy::type_complexity)]
 fn newton(
     value_slope_curvature: &impl Fn(f64) -> (f64, f64, f64),
     (mut a, mut f_a): (f64, f64),
     (mut b, mut f_b): (f64, f64),
     start: f64,
     tolerance: f64,
-) -> Result<f64, ((f64, f64), (f64, f64))> {
+) -> Result<f64, Bracket> {
     const NEWTON_STEPS: usize = 6;
     let mut x = start;
     for _ in 0..NEWTON_STEPS {
