@@ -23,6 +23,7 @@ use arrow_schema::{DataType, Schema, SchemaRef};
 use chrono::{DateTime, NaiveDate, Utc};
 
 use crate::columns::vol_daily as col;
+use crate::columns::vol_term as t;
 use crate::enums::SettlementStyle;
 use crate::error::SchemaError;
 use crate::exposure_snapshot::{SnapshotColumns, conform};
@@ -379,22 +380,16 @@ fn read(batch: &RecordBatch) -> Result<Vec<VolDailyRow>, SchemaError> {
                 (k.set)(&mut out, opt(*array, row, || array.value(row)));
             }
             check_earnings_counts(&c, &out, row)?;
-            match (out.front_expiration, out.front_atm_iv_pct) {
-                (None, Some(_)) => {
+            match out.front_expiration {
+                Some(e) => after_trade_date(&c, col::FRONT_EXPIRATION, row, trade_date, e)?,
+                None if out.front_atm_iv_pct.is_some() => {
                     return Err(c.invalid(
                         col::FRONT_EXPIRATION,
                         Some(row),
                         "null while front_atm_iv_pct is present",
                     ));
                 }
-                (Some(e), _) if e <= trade_date => {
-                    return Err(c.invalid(
-                        col::FRONT_EXPIRATION,
-                        Some(row),
-                        format!("{e} is not after the trade date {trade_date}"),
-                    ));
-                }
-                _ => {}
+                None => {}
             }
             Ok(out)
         })
@@ -439,6 +434,25 @@ fn check_earnings_counts(
             Some(row),
             "the earnings counts must be all present or all null",
         )),
+    }
+}
+
+/// An expiration of a row falls after the row's trade date.
+fn after_trade_date(
+    c: &SnapshotColumns<'_>,
+    column: &'static str,
+    row: usize,
+    trade_date: NaiveDate,
+    expiration: NaiveDate,
+) -> Result<(), SchemaError> {
+    if expiration > trade_date {
+        Ok(())
+    } else {
+        Err(c.invalid(
+            column,
+            Some(row),
+            format!("{expiration} is not after the trade date {trade_date}"),
+        ))
     }
 }
 
@@ -492,16 +506,20 @@ pub struct VolTermRow {
 }
 
 static TERM_SCHEMA: LazyLock<SchemaRef> = LazyLock::new(|| {
-    use crate::columns::vol_term as t;
-    let fields = t::ALL.iter().map(|&name| match name {
-        t::UNDERLYING | t::SETTLEMENT => field(name, DataType::Utf8, false),
-        t::TRADE_DATE | t::EXPIRATION => field(name, DataType::Date32, false),
-        t::AS_OF => field(name, timestamp_type(), false),
-        t::DTE => field(name, DataType::Int32, false),
-        t::YEARS_TO_EXPIRY | t::FORWARD => field(name, DataType::Float64, false),
-        _ => field(name, DataType::Float64, true),
-    });
-    Arc::new(Schema::new(fields.collect::<Vec<_>>()))
+    Arc::new(Schema::new(vec![
+        field(t::UNDERLYING, DataType::Utf8, false),
+        field(t::TRADE_DATE, DataType::Date32, false),
+        field(t::AS_OF, timestamp_type(), false),
+        field(t::EXPIRATION, DataType::Date32, false),
+        field(t::SETTLEMENT, DataType::Utf8, false),
+        field(t::DTE, DataType::Int32, false),
+        field(t::YEARS_TO_EXPIRY, DataType::Float64, false),
+        field(t::FORWARD, DataType::Float64, false),
+        field(t::ATM_IV_PCT, DataType::Float64, true),
+        field(t::CALL25_IV_PCT, DataType::Float64, true),
+        field(t::PUT25_IV_PCT, DataType::Float64, true),
+        field(t::SKEW25_PCT, DataType::Float64, true),
+    ]))
 });
 
 /// The Arrow schema of the `vol_term` dataset (shared, built once).
@@ -512,26 +530,20 @@ pub fn vol_term_schema() -> SchemaRef {
 impl VolTermRow {
     /// Validates the rows and builds a batch in the canonical schema.
     pub fn to_batch(rows: &[VolTermRow]) -> Result<RecordBatch, SchemaError> {
-        use crate::columns::vol_term as t;
-        let columns: Vec<ArrayRef> = t::ALL
-            .iter()
-            .map(|&name| -> ArrayRef {
-                match name {
-                    t::UNDERLYING => utf8(rows.iter().map(|r| r.underlying.as_str())),
-                    t::TRADE_DATE => dates(rows.iter().map(|r| r.trade_date)),
-                    t::AS_OF => timestamps(rows.iter().map(|r| r.as_of)),
-                    t::EXPIRATION => dates(rows.iter().map(|r| r.expiration)),
-                    t::SETTLEMENT => utf8(rows.iter().map(|r| r.settlement.as_str())),
-                    t::DTE => Arc::new(Int32Array::from_iter_values(rows.iter().map(|r| r.dte))),
-                    t::YEARS_TO_EXPIRY => f64s(rows.iter().map(|r| r.years_to_expiry)),
-                    t::FORWARD => f64s(rows.iter().map(|r| r.forward)),
-                    t::ATM_IV_PCT => f64s_opt(rows.iter().map(|r| r.atm_iv_pct)),
-                    t::CALL25_IV_PCT => f64s_opt(rows.iter().map(|r| r.call25_iv_pct)),
-                    t::PUT25_IV_PCT => f64s_opt(rows.iter().map(|r| r.put25_iv_pct)),
-                    _ => f64s_opt(rows.iter().map(|r| r.skew25_pct)),
-                }
-            })
-            .collect();
+        let columns: Vec<ArrayRef> = vec![
+            utf8(rows.iter().map(|r| r.underlying.as_str())),
+            dates(rows.iter().map(|r| r.trade_date)),
+            timestamps(rows.iter().map(|r| r.as_of)),
+            dates(rows.iter().map(|r| r.expiration)),
+            utf8(rows.iter().map(|r| r.settlement.as_str())),
+            Arc::new(Int32Array::from_iter_values(rows.iter().map(|r| r.dte))),
+            f64s(rows.iter().map(|r| r.years_to_expiry)),
+            f64s(rows.iter().map(|r| r.forward)),
+            f64s_opt(rows.iter().map(|r| r.atm_iv_pct)),
+            f64s_opt(rows.iter().map(|r| r.call25_iv_pct)),
+            f64s_opt(rows.iter().map(|r| r.put25_iv_pct)),
+            f64s_opt(rows.iter().map(|r| r.skew25_pct)),
+        ];
         let batch = RecordBatch::try_new(vol_term_schema(), columns)?;
         read_term(&batch)?;
         Ok(batch)
@@ -540,14 +552,12 @@ impl VolTermRow {
     /// Validates a batch (columns by name: a missing nullable column reads as nulls, an extra
     /// one is ignored) and reads its rows.
     pub fn from_batch(batch: &RecordBatch) -> Result<Vec<VolTermRow>, SchemaError> {
-        use crate::columns::vol_term as t;
         let batch = conform(VOL_TERM_DATASET, &vol_term_schema(), t::ALL, batch)?;
         read_term(&batch)
     }
 }
 
 fn read_term(batch: &RecordBatch) -> Result<Vec<VolTermRow>, SchemaError> {
-    use crate::columns::vol_term as t;
     let c = SnapshotColumns::new(VOL_TERM_DATASET, batch);
     let underlying = c.str(t::UNDERLYING)?;
     let trade_date = c.date(t::TRADE_DATE)?;
@@ -568,13 +578,7 @@ fn read_term(batch: &RecordBatch) -> Result<Vec<VolTermRow>, SchemaError> {
         .map(|row| {
             let trade_date = c.date_value(t::TRADE_DATE, trade_date, row)?;
             let expiration = c.date_value(t::EXPIRATION, expiration, row)?;
-            if expiration <= trade_date {
-                return Err(c.invalid(
-                    t::EXPIRATION,
-                    Some(row),
-                    format!("{expiration} is not after the trade date {trade_date}"),
-                ));
-            }
+            after_trade_date(&c, t::EXPIRATION, row, trade_date, expiration)?;
             let dte = dte.value(row);
             c.check_dte(t::DTE, row, trade_date, expiration, dte)?;
             Ok(VolTermRow {
@@ -840,7 +844,6 @@ mod tests {
 
     #[test]
     fn term_rows_round_trip_and_read_older_files() {
-        use crate::columns::vol_term as t;
         let names: Vec<String> = vol_term_schema()
             .fields()
             .iter()
@@ -861,7 +864,6 @@ mod tests {
 
     #[test]
     fn bad_term_rows_are_rejected_with_the_column() {
-        use crate::columns::vol_term as t;
         type Edit = fn(&mut VolTermRow);
         let cases: [(Edit, &str); 5] = [
             (|r| r.expiration = day(20), t::EXPIRATION),

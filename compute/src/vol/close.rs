@@ -115,14 +115,13 @@ pub fn vol_daily_rows(inputs: &SessionCloseInputs<'_>) -> SessionCloseRows {
             let closes: Vec<f64> = bars.values().copied().collect();
             let symbol_reports = reports.get(symbol).map(Vec::as_slice).unwrap_or_default();
             let reaction_sessions = reaction_sessions(&dates, symbol_reports);
-            let opens: Vec<Option<f64>> = {
-                let opens = opens_by_symbol.get(symbol);
-                dates
-                    .iter()
-                    .map(|d| opens.and_then(|o| o.get(d).copied()))
-                    .collect()
-            };
+            // Opens only for a symbol with reports (an ETF's would go unused).
             let moves: Option<Vec<EarningsMove>> = (!symbol_reports.is_empty()).then(|| {
+                let opens_by_date = opens_by_symbol.get(symbol);
+                let opens: Vec<Option<f64>> = dates
+                    .iter()
+                    .map(|d| opens_by_date.and_then(|o| o.get(d).copied()))
+                    .collect();
                 earnings_moves(&dates, &opens, &closes, symbol_reports)
                     .into_iter()
                     .map(|(_, m)| m)

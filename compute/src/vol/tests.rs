@@ -976,31 +976,19 @@ fn earnings_moves_are_the_gaps_of_the_reaction_sessions() {
     );
     let mean = (up + down + later_down) / 3.0;
     let mean_abs = (up.abs() + down.abs() + later_down.abs()) / 3.0;
-    assert!(close_to(r.earnings_avg_move_pct.unwrap(), mean, 1e-12));
-    assert!(close_to(
-        r.earnings_avg_abs_move_pct.unwrap(),
-        mean_abs,
-        1e-12
-    ));
-    assert!(close_to(r.earnings_avg_up_move_pct.unwrap(), up, 1e-12));
     let mean_down = (down + later_down) / 2.0;
-    assert!(close_to(
-        r.earnings_avg_down_move_pct.unwrap(),
-        mean_down,
-        1e-12
-    ));
-    assert!(close_to(r.earnings_avg_beat_move_pct.unwrap(), up, 1e-12));
-    assert!(close_to(
-        r.earnings_avg_miss_move_pct.unwrap(),
-        later_down,
-        1e-12
-    ));
-    assert!(close_to(r.earnings_max_up_pct.unwrap(), up, 1e-12));
-    assert!(close_to(
-        r.earnings_max_down_pct.unwrap(),
-        down.min(later_down),
-        1e-12
-    ));
+    for (what, got, expected) in [
+        ("avg", r.earnings_avg_move_pct, mean),
+        ("avg abs", r.earnings_avg_abs_move_pct, mean_abs),
+        ("avg up", r.earnings_avg_up_move_pct, up),
+        ("avg down", r.earnings_avg_down_move_pct, mean_down),
+        ("avg beat", r.earnings_avg_beat_move_pct, up),
+        ("avg miss", r.earnings_avg_miss_move_pct, later_down),
+        ("max up", r.earnings_max_up_pct, up),
+        ("max down", r.earnings_max_down_pct, down.min(later_down)),
+    ] {
+        assert!(close_to(got.unwrap(), expected, 1e-12), "{what}");
+    }
     optics_schemas::VolDailyRow::to_batch(&[r]).unwrap();
 
     // Reports but none reacted yet: counts of zero, averages null.
