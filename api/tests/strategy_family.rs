@@ -363,6 +363,18 @@ async fn pop_and_analysis(
     (pop, analysis)
 }
 
+/// Asserts `/pop` and `/analyze-strategy` gave the same probability of profit (within 1e-9)
+/// and the same breakevens.
+fn assert_same_pop_and_breakevens(pop: &Value, analysis: &Value, what: &str) {
+    close(
+        num(pop, "probability_of_profit"),
+        num(analysis, "probability_of_profit"),
+        1e-9,
+        what,
+    );
+    assert_eq!(pop["breakevens"], analysis["breakevens"], "{what}");
+}
+
 #[tokio::test]
 async fn pop_and_analyze_strategy_agree_on_the_same_legs() {
     let app = app();
@@ -376,13 +388,7 @@ async fn pop_and_analyze_strategy_agree_on_the_same_legs() {
             &json!({"ticker": "IWM", "stock_price": 600.0, "legs": analyze_legs}),
         )
         .await;
-        close(
-            num(&pop, "probability_of_profit"),
-            num(&analysis, "probability_of_profit"),
-            1e-9,
-            "pop vs analyze",
-        );
-        assert_eq!(pop["breakevens"], analysis["breakevens"]);
+        assert_same_pop_and_breakevens(&pop, &analysis, "pop vs analyze");
     }
 }
 
@@ -401,13 +407,7 @@ async fn pop_with_a_ticker_agrees_with_analyze_strategy_on_its_chain() {
             &json!({"ticker": "SPY", "stock_price": SPY_SPOT, "legs": analyze_legs}),
         )
         .await;
-        close(
-            num(&pop, "probability_of_profit"),
-            num(&analysis, "probability_of_profit"),
-            1e-9,
-            "pop vs analyze on SPY",
-        );
-        assert_eq!(pop["breakevens"], analysis["breakevens"]);
+        assert_same_pop_and_breakevens(&pop, &analysis, "pop vs analyze on SPY");
         // The market used, and where it came from.
         assert_eq!(pop["ticker"], "SPY");
         close(num(&pop, "rate"), SPY_RATE, 0.0, "rate");

@@ -41,8 +41,8 @@ use chrono::{DateTime, NaiveDate, NaiveDateTime, TimeDelta, Utc};
 use optics_compute::exposure::contracts_from_chain;
 use optics_compute::flow::{
     ExpirationFlow, FlowConfig, FlowRow, Moneyness, SmartMoneyConfig, StrikeFlow, expiration_flows,
-    flow_groups, largest_flows, smart_money, strike_flows, summarize_flow, top_flow_groups,
-    unusual_activity, volume_profile,
+    largest_flows, smart_money, strike_flows, summarize_flow, top_flow_groups, unusual_activity,
+    volume_profile,
 };
 use optics_compute::pricing::OptionType;
 use optics_schemas::{FlowSnapshotRow, MoneynessCode};
@@ -356,11 +356,9 @@ fn strike_and_expiration_flows(
     // Every row of a snapshot carries its cycle's trade date and instant.
     let flow_cycle = view.rows.first().map(|r| (r.trade_date, r.as_of));
     match stored {
-        Some(stored)
-            if flow_cycle.is_some()
-                && stored.rows.first().map(|r| (r.trade_date, r.as_of)) == flow_cycle =>
-        {
-            flow_groups(&stored.rows)
+        // Both `None` only when both are empty: no groups either way.
+        Some(stored) if stored.cycle == flow_cycle => {
+            (stored.strikes.clone(), stored.expirations.clone())
         }
         _ => (strike_flows(rows), expiration_flows(rows)),
     }
@@ -391,24 +389,6 @@ fn in_band(list: &[FlowRow], band: Option<(f64, f64)>, limit: Option<usize>) -> 
         kept.truncate(limit);
     }
     kept
-}
-
-/// The window block of one list: `full_rows` in the full payload, `returned` in this one.
-fn list_window(
-    full_rows: usize,
-    returned: usize,
-    per_side: Option<usize>,
-    limit: Option<usize>,
-    detail: Detail,
-) -> Window {
-    Window {
-        detail,
-        rows_total: full_rows,
-        rows_returned: returned,
-        truncated: returned < full_rows,
-        strikes_around: per_side,
-        limit,
-    }
 }
 
 /// `GET /flow/{ticker}`.
@@ -454,21 +434,21 @@ pub async fn flow(
     let all_kept = in_band(&rows, band, all_limit);
     let largest_kept = in_band(&by_premium, band, Some(largest_limit));
     let unusual_kept = in_band(&unusual, band, top_limit);
-    let window = list_window(rows.len(), all_kept.len(), per_side, all_limit, detail)
+    let list_window = |full_rows, returned, limit| Window {
+        detail,
+        rows_total: full_rows,
+        rows_returned: returned,
+        truncated: returned < full_rows,
+        strikes_around: per_side,
+        limit,
+    };
+    let window = list_window(rows.len(), all_kept.len(), all_limit)
         .combine(list_window(
             largest_full_rows,
             largest_kept.len(),
-            per_side,
             top_limit,
-            detail,
         ))
-        .combine(list_window(
-            unusual.len(),
-            unusual_kept.len(),
-            per_side,
-            top_limit,
-            detail,
-        ));
+        .combine(list_window(unusual.len(), unusual_kept.len(), top_limit));
     let shape = |list: &[FlowRow]| -> Vec<FlowRowPayload> {
         list.iter()
             .map(|r| row_payload(r, &ticker, timestamp))

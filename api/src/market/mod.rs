@@ -14,6 +14,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use chrono::{DateTime, NaiveDate, Utc};
+use optics_compute::flow::{ExpirationFlow, StrikeFlow, flow_groups};
 use optics_schemas::{
     ChainRow, Company, ExposureRow, ExposureSummaryRow, FlowAggregateRow, FlowSnapshotRow,
     PricingModelCode,
@@ -116,11 +117,29 @@ pub struct FlowView {
 }
 
 /// One underlying's latest session flow summed by strike (across expirations) and by
-/// expiration, as the worker publishes it beside the flow.
+/// expiration, as the worker publishes it beside the flow, decoded into groups once when the
+/// snapshot is published.
 #[derive(Debug, Clone)]
 pub struct FlowAggregatesView {
-    /// The rows: expirations, then strikes, each ascending.
-    pub rows: Vec<FlowAggregateRow>,
+    /// The trade date and instant of the flow cycle summed (every row carries its cycle's);
+    /// `None` for an empty snapshot.
+    pub cycle: Option<(NaiveDate, DateTime<Utc>)>,
+    /// Every strike that traded, ascending.
+    pub strikes: Vec<StrikeFlow>,
+    /// Every expiration that traded, ascending.
+    pub expirations: Vec<ExpirationFlow>,
+}
+
+impl FlowAggregatesView {
+    /// The view of one snapshot's stored `rows`.
+    pub fn from_rows(rows: &[FlowAggregateRow]) -> Self {
+        let (strikes, expirations) = flow_groups(rows);
+        FlowAggregatesView {
+            cycle: rows.first().map(|r| (r.trade_date, r.as_of)),
+            strikes,
+            expirations,
+        }
+    }
 }
 
 /// The coverage universe as the reference data describes it.

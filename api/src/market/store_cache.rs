@@ -306,7 +306,7 @@ impl StoreMarketData {
             snapshot_datasets::FLOW_AGGREGATES => {
                 let rows = decode(snapshot, FlowAggregateRow::from_batch)?;
                 self.report_published(key, rows.iter().map(|r| r.as_of).max());
-                let view = FlowAggregatesView { rows };
+                let view = FlowAggregatesView::from_rows(&rows);
                 put(&mut self.write().flow_aggregates, ticker, stamp, view);
             }
             _ => return Ok(()),
