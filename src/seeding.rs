@@ -134,17 +134,6 @@ pub(crate) async fn imported_bars(store: &SnapshotStore) -> anyhow::Result<Vec<D
     Ok(bars)
 }
 
-/// What [`merge_bars_into_market_wide`] did.
-#[derive(Debug)]
-pub(crate) struct BarsMerge {
-    /// The market-wide partition written.
-    pub(crate) trade_date: NaiveDate,
-    /// Rows it holds.
-    pub(crate) rows: usize,
-    /// Rows of the previous market-wide bars replaced by `bars` (same symbol and date).
-    pub(crate) replaced: usize,
-}
-
 /// Lays `bars` over the newest market-wide `daily_bars` partition — the one the API's share
 /// volumes and the session close read — and publishes the result as a new version (of that
 /// partition, or of the partition of `bars`' last date when that is later): one atomic file,
@@ -154,18 +143,13 @@ pub(crate) async fn merge_bars_into_market_wide(
     store: &SnapshotStore,
     bars: &[DailyBar],
     published_at: DateTime<Utc>,
-) -> anyhow::Result<BarsMerge> {
+) -> anyhow::Result<reference::ReferenceMerge> {
     let last = bars
         .iter()
         .map(|b| b.date)
         .max()
         .context("no bars to merge")?;
-    let merge = reference::merge_into_market_wide(store, bars, last, published_at).await?;
-    Ok(BarsMerge {
-        trade_date: merge.trade_date,
-        rows: merge.rows,
-        replaced: merge.replaced,
-    })
+    Ok(reference::merge_into_market_wide(store, bars, last, published_at).await?)
 }
 
 /// Simulates the history through `last` and the end-of-day snapshots of `sessions` (oldest

@@ -30,9 +30,9 @@ use optics_compute::worker::{ComputeWorker, WorkerConfig, WorkerStats};
 use optics_ingest::bus::kafka::{KafkaBus, KafkaBusConfig};
 use optics_schemas::bus::{snapshot_datasets, topics};
 use optics_schemas::{
-    AssetClass, BorrowRate, Bus, ChainRow, Company, DataBatch, Dataset, Dividend, EarningsEvent,
-    EarningsTiming, ExposureRow, ExposureSummaryRow, FlowSnapshotRow, MARKET_WIDE_KEY, Message,
-    OptionQuote, PricingModelCode, Record, Subscription,
+    AssetClass, BorrowRate, Bus, ChainRow, Company, Dataset, Dividend, EarningsEvent,
+    EarningsTiming, ExposureRow, ExposureSummaryRow, FlowSnapshotRow, MARKET_WIDE_KEY, OptionQuote,
+    PricingModelCode, Record, Subscription,
 };
 use optics_tests::fixtures::synthetic_chain;
 use rdkafka::mocking::MockCluster;
@@ -41,8 +41,8 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use crate::support::{
-    borrow_fee, data, earnings_report, memory_store, next_snapshot_events, quarterly_dividend,
-    rows_of, versions_written,
+    Decode, borrow_fee, data, earnings_report, memory_store, next_snapshot_events,
+    quarterly_dividend, rows_of, versions_written,
 };
 
 const UNDERLYINGS: [&str; 8] = ["AAA", "BBB", "CCC", "DDD", "EEE", "FFF", "GGG", "HHH"];
@@ -224,9 +224,8 @@ fn quotes_per_round() -> u64 {
 async fn send_round(ingest: &Arc<dyn Bus>, market: &mut Market) -> DateTime<Utc> {
     market.advance();
     for (symbol, rows) in quotes(market.now) {
-        let batch = DataBatch::from_rows(symbol.as_str(), &rows).unwrap();
         ingest
-            .publish(topics::OPTION_QUOTES, Message::Data(batch))
+            .publish(topics::OPTION_QUOTES, data(&symbol, &rows))
             .await
             .unwrap();
     }
@@ -401,38 +400,22 @@ async fn assert_none_lost(store: &SnapshotStore, newest_quotes: DateTime<Utc>) {
 }
 
 fn as_of_column(dataset: &str, snapshot: &Snapshot) -> Vec<DateTime<Utc>> {
-    let mut as_of = Vec::new();
-    for batch in &snapshot.batches {
-        match dataset {
-            snapshot_datasets::CHAIN => {
-                as_of.extend(ChainRow::from_batch(batch).unwrap().iter().map(|r| r.as_of));
-            }
-            snapshot_datasets::EXPOSURES => {
-                as_of.extend(
-                    ExposureRow::from_batch(batch)
-                        .unwrap()
-                        .iter()
-                        .map(|r| r.as_of),
-                );
-            }
-            snapshot_datasets::EXPOSURE_SUMMARY => as_of.extend(
-                ExposureSummaryRow::from_batch(batch)
-                    .unwrap()
-                    .iter()
-                    .map(|r| r.as_of),
-            ),
-            snapshot_datasets::FLOW => {
-                as_of.extend(
-                    FlowSnapshotRow::from_batch(batch)
-                        .unwrap()
-                        .iter()
-                        .map(|r| r.as_of),
-                );
-            }
-            other => panic!("no as_of reader for {other}"),
-        }
+    fn column<R>(
+        snapshot: &Snapshot,
+        decode: Decode<R>,
+        as_of: fn(&R) -> DateTime<Utc>,
+    ) -> Vec<DateTime<Utc>> {
+        rows_of(snapshot, decode).iter().map(as_of).collect()
     }
-    as_of
+    match dataset {
+        snapshot_datasets::CHAIN => column(snapshot, ChainRow::from_batch, |r| r.as_of),
+        snapshot_datasets::EXPOSURES => column(snapshot, ExposureRow::from_batch, |r| r.as_of),
+        snapshot_datasets::EXPOSURE_SUMMARY => {
+            column(snapshot, ExposureSummaryRow::from_batch, |r| r.as_of)
+        }
+        snapshot_datasets::FLOW => column(snapshot, FlowSnapshotRow::from_batch, |r| r.as_of),
+        other => panic!("no as_of reader for {other}"),
+    }
 }
 
 /// Whether both workers built part of a round.

@@ -270,8 +270,7 @@ fn a_live_session_extends_the_reference_series_its_close_reads() {
             .expect("the session close is published");
         assert!(closed.skipped.is_empty(), "{:?}", closed.skipped);
         let key = SnapshotKey::new(snapshot_datasets::VOL_DAILY, trade_date(), MARKET_WIDE);
-        let rows =
-            VolDailyRow::from_batch(&store.read(&key).await.unwrap().unwrap().batches[0]).unwrap();
+        let rows = read_rows(&store, &key, VolDailyRow::from_batch).await;
         let (aapl, spy) = (&rows[0], &rows[1]);
         assert_eq!(
             (aapl.underlying.as_str(), spy.underlying.as_str()),

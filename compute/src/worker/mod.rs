@@ -320,24 +320,20 @@ impl ComputeWorker {
                     }
                 }
                 if to.store() {
-                    self.stats.reference_rows += dividends.len() as u64;
-                    self.pending_reference.dividends.extend(dividends);
+                    self.keep_for_store(dividends, |p| &mut p.dividends);
                 }
             }
             Dataset::DailyBars if to.store() => {
                 let bars = DailyBar::from_batch(data.batch())?;
-                self.stats.reference_rows += bars.len() as u64;
-                self.pending_reference.bars.extend(bars);
+                self.keep_for_store(bars, |p| &mut p.bars);
             }
             Dataset::Earnings if to.store() => {
                 let reports = EarningsEvent::from_batch(data.batch())?;
-                self.stats.reference_rows += reports.len() as u64;
-                self.pending_reference.earnings.extend(reports);
+                self.keep_for_store(reports, |p| &mut p.earnings);
             }
             Dataset::BorrowRates if to.store() => {
                 let fees = BorrowRate::from_batch(data.batch())?;
-                self.stats.reference_rows += fees.len() as u64;
-                self.pending_reference.borrow.extend(fees);
+                self.keep_for_store(fees, |p| &mut p.borrow);
             }
             // Not for this subscription, or not used by the worker (ticks, calendars).
             Dataset::OptionQuotes
@@ -349,6 +345,13 @@ impl ComputeWorker {
             | Dataset::EconomicCalendar => {}
         }
         Ok(())
+    }
+
+    /// Adds `rows` to their table of the pending reference rows (`table`), counted in
+    /// [`WorkerStats::reference_rows`].
+    fn keep_for_store<R>(&mut self, rows: Vec<R>, table: fn(&mut PendingReference) -> &mut Vec<R>) {
+        self.stats.reference_rows += rows.len() as u64;
+        table(&mut self.pending_reference).extend(rows);
     }
 
     /// Builds and publishes every dirty underlying as of `now`; returns the events published

@@ -101,26 +101,10 @@ pub async fn merge_into_market_wide<R: ReferenceRow>(
     published_at: DateTime<Utc>,
 ) -> Result<ReferenceMerge, WorkerError> {
     let dataset = R::DATASET.name();
-    let decode = |batches: &[arrow_array::RecordBatch]| -> Result<Vec<R>, WorkerError> {
-        let mut out = Vec::new();
-        for batch in batches {
-            out.extend(R::from_batch(batch)?);
-        }
-        Ok(out)
-    };
     // (trade date, version, rows) of the partition merged onto.
-    let mut base: Option<(NaiveDate, u64, Vec<R>)> = match store
-        .latest_trade_date(dataset, MARKET_WIDE, None)
-        .await?
-    {
+    let mut base = match store.latest_trade_date(dataset, MARKET_WIDE, None).await? {
+        Some(date) => read_partition::<R>(store, date).await?,
         None => None,
-        Some(date) => {
-            let key = SnapshotKey::new(dataset, date, MARKET_WIDE);
-            match store.read(&key).await? {
-                Some(snapshot) => Some((date, snapshot.file.version, decode(&snapshot.batches)?)),
-                None => None,
-            }
-        }
     };
     for _attempt in 0..MERGE_ATTEMPTS {
         let base_date = base.as_ref().map(|(date, _, _)| *date);
@@ -145,12 +129,11 @@ pub async fn merge_into_market_wide<R: ReferenceRow>(
             .latest_trade_date(dataset, MARKET_WIDE, None)
             .await?
             .filter(|date| *date > target);
-        if let Some(date) = newer_date {
-            let key = SnapshotKey::new(dataset, date, MARKET_WIDE);
-            if let Some(snapshot) = store.read(&key).await? {
-                base = Some((date, snapshot.file.version, decode(&snapshot.batches)?));
-                continue;
-            }
+        if let Some(date) = newer_date
+            && let Some(newer) = read_partition(store, date).await?
+        {
+            base = Some(newer);
+            continue;
         }
         if let Some(file) = interleaved {
             let theirs = decode(&store.read_file(&file).await?)?;
@@ -169,6 +152,31 @@ pub async fn merge_into_market_wide<R: ReferenceRow>(
         dataset,
         attempts: MERGE_ATTEMPTS,
     })
+}
+
+/// The date, version and rows of the newest version of `R`'s market-wide partition of `date`
+/// (none when there is no such partition).
+async fn read_partition<R: ReferenceRow>(
+    store: &SnapshotStore,
+    date: NaiveDate,
+) -> Result<Option<(NaiveDate, u64, Vec<R>)>, WorkerError> {
+    let key = SnapshotKey::new(R::DATASET.name(), date, MARKET_WIDE);
+    let Some(snapshot) = store.read(&key).await? else {
+        return Ok(None);
+    };
+    Ok(Some((
+        date,
+        snapshot.file.version,
+        decode(&snapshot.batches)?,
+    )))
+}
+
+fn decode<R: Record>(batches: &[arrow_array::RecordBatch]) -> Result<Vec<R>, WorkerError> {
+    let mut rows = Vec::new();
+    for batch in batches {
+        rows.extend(R::from_batch(batch)?);
+    }
+    Ok(rows)
 }
 
 /// Reference rows received since the last [`publish`](Self::publish).
@@ -198,53 +206,42 @@ impl PendingReference {
         trade_date: NaiveDate,
         published_at: DateTime<Utc>,
     ) -> (Vec<optics_schemas::SnapshotEvent>, Result<(), WorkerError>) {
-        let mut events = Vec::new();
-        let mut first_error = Ok(());
         let bars_date = self
             .bars
             .iter()
             .map(|b| b.date)
             .max()
             .map_or(trade_date, |last| last.max(trade_date));
-        let mut outcome = |result: Result<Option<ReferenceMerge>, WorkerError>| match result {
-            Ok(Some(merge)) => {
-                events.push(merge.event);
-                true
+        let merges = [
+            merge_pending(store, &mut self.bars, bars_date, published_at).await,
+            merge_pending(store, &mut self.earnings, trade_date, published_at).await,
+            merge_pending(store, &mut self.dividends, trade_date, published_at).await,
+            merge_pending(store, &mut self.borrow, trade_date, published_at).await,
+        ];
+        let mut events = Vec::new();
+        let mut first_error = Ok(());
+        for merge in merges {
+            match merge {
+                Ok(event) => events.extend(event),
+                Err(e) if first_error.is_ok() => first_error = Err(e),
+                Err(_) => {}
             }
-            Ok(None) => true,
-            Err(e) => {
-                if first_error.is_ok() {
-                    first_error = Err(e);
-                }
-                false
-            }
-        };
-        if outcome(merge_pending(store, &self.bars, bars_date, published_at).await) {
-            self.bars.clear();
-        }
-        if outcome(merge_pending(store, &self.earnings, trade_date, published_at).await) {
-            self.earnings.clear();
-        }
-        if outcome(merge_pending(store, &self.dividends, trade_date, published_at).await) {
-            self.dividends.clear();
-        }
-        if outcome(merge_pending(store, &self.borrow, trade_date, published_at).await) {
-            self.borrow.clear();
         }
         (events, first_error)
     }
 }
 
+/// Merges `rows` (when there are any) and empties it; on a failure `rows` stays as it was.
 async fn merge_pending<R: ReferenceRow>(
     store: &SnapshotStore,
-    rows: &[R],
+    rows: &mut Vec<R>,
     trade_date: NaiveDate,
     published_at: DateTime<Utc>,
-) -> Result<Option<ReferenceMerge>, WorkerError> {
+) -> Result<Option<optics_schemas::SnapshotEvent>, WorkerError> {
     if rows.is_empty() {
         return Ok(None);
     }
-    merge_into_market_wide(store, rows, trade_date, published_at)
-        .await
-        .map(Some)
+    let merge = merge_into_market_wide(store, rows, trade_date, published_at).await?;
+    rows.clear();
+    Ok(Some(merge.event))
 }
