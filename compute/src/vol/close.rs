@@ -59,34 +59,12 @@ pub struct SessionCloseRows {
 ///   the chain has no open: a before-open report of the day waits for the day's bar).
 pub fn vol_daily_rows(inputs: &SessionCloseInputs<'_>) -> SessionCloseRows {
     let day = inputs.trade_date;
-    let mut bars_by_symbol: BTreeMap<&str, BTreeMap<NaiveDate, f64>> = BTreeMap::new();
-    let mut opens_by_symbol: BTreeMap<&str, BTreeMap<NaiveDate, f64>> = BTreeMap::new();
-    for bar in inputs.bars.iter().filter(|b| b.date <= day) {
-        bars_by_symbol
-            .entry(bar.symbol.as_str())
-            .or_default()
-            .insert(bar.date, bar.close);
-        opens_by_symbol
-            .entry(bar.symbol.as_str())
-            .or_default()
-            .insert(bar.date, bar.open);
-    }
-    let mut reports: BTreeMap<&str, Vec<&EarningsEvent>> = BTreeMap::new();
-    for event in inputs.earnings {
-        reports
-            .entry(event.symbol.as_str())
-            .or_default()
-            .push(event);
-    }
-    let mut prior: BTreeMap<&str, BTreeMap<NaiveDate, f64>> = BTreeMap::new();
-    for row in inputs.prior.iter().filter(|r| r.trade_date < day) {
-        if let Some(iv) = row.iv30d_pct {
-            prior
-                .entry(row.underlying.as_str())
-                .or_default()
-                .insert(row.trade_date, iv);
-        }
-    }
+    let series = SymbolSeries::new(
+        inputs.bars.iter().filter(|b| b.date <= day),
+        inputs.earnings,
+    );
+    let bars_by_symbol = &series.closes;
+    let prior = iv30_by_underlying(inputs.prior.iter().filter(|r| r.trade_date < day));
     let symbols: BTreeSet<&str> = inputs
         .chains
         .keys()
@@ -113,15 +91,11 @@ pub fn vol_daily_rows(inputs: &SessionCloseInputs<'_>) -> SessionCloseRows {
             close_from_chain(&mut bars, day, Some(chain));
             let dates: Vec<NaiveDate> = bars.keys().copied().collect();
             let closes: Vec<f64> = bars.values().copied().collect();
-            let symbol_reports = reports.get(symbol).map(Vec::as_slice).unwrap_or_default();
+            let symbol_reports = series.reports_of(symbol);
             let reaction_sessions = reaction_sessions(&dates, symbol_reports);
             // Opens only for a symbol with reports (an ETF's would go unused).
             let moves: Option<Vec<EarningsMove>> = (!symbol_reports.is_empty()).then(|| {
-                let opens_by_date = opens_by_symbol.get(symbol);
-                let opens: Vec<Option<f64>> = dates
-                    .iter()
-                    .map(|d| opens_by_date.and_then(|o| o.get(d).copied()))
-                    .collect();
+                let opens = series.opens_on(symbol, &dates);
                 earnings_moves(&dates, &opens, &closes, symbol_reports)
                     .into_iter()
                     .map(|(_, m)| m)
@@ -165,6 +139,80 @@ pub fn vol_daily_rows(inputs: &SessionCloseInputs<'_>) -> SessionCloseRows {
         }
     }
     out
+}
+
+/// Daily bars and earnings reports by symbol (then date): what the session close and the
+/// history's `vol_daily` rows both read.
+pub(crate) struct SymbolSeries<'a> {
+    /// Each symbol's closes by date.
+    pub(crate) closes: BTreeMap<&'a str, BTreeMap<NaiveDate, f64>>,
+    opens: BTreeMap<&'a str, BTreeMap<NaiveDate, f64>>,
+    reports: BTreeMap<&'a str, Vec<&'a EarningsEvent>>,
+}
+
+impl<'a> SymbolSeries<'a> {
+    /// Indexes `bars` (a later bar of a symbol and date replaces an earlier one) and
+    /// `earnings` (in their order).
+    pub(crate) fn new(
+        bars: impl IntoIterator<Item = &'a DailyBar>,
+        earnings: &'a [EarningsEvent],
+    ) -> Self {
+        let mut closes: BTreeMap<&str, BTreeMap<NaiveDate, f64>> = BTreeMap::new();
+        let mut opens: BTreeMap<&str, BTreeMap<NaiveDate, f64>> = BTreeMap::new();
+        for bar in bars {
+            let symbol = bar.symbol.as_str();
+            closes
+                .entry(symbol)
+                .or_default()
+                .insert(bar.date, bar.close);
+            opens.entry(symbol).or_default().insert(bar.date, bar.open);
+        }
+        let mut reports: BTreeMap<&str, Vec<&EarningsEvent>> = BTreeMap::new();
+        for event in earnings {
+            reports
+                .entry(event.symbol.as_str())
+                .or_default()
+                .push(event);
+        }
+        Self {
+            closes,
+            opens,
+            reports,
+        }
+    }
+
+    /// The earnings reports of `symbol` (none: empty).
+    pub(crate) fn reports_of(&self, symbol: &str) -> &[&'a EarningsEvent] {
+        self.reports
+            .get(symbol)
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+    }
+
+    /// The open of `symbol` on each of `dates`, `None` where it has no bar.
+    pub(crate) fn opens_on(&self, symbol: &str, dates: &[NaiveDate]) -> Vec<Option<f64>> {
+        let opens = self.opens.get(symbol);
+        dates
+            .iter()
+            .map(|d| opens.and_then(|o| o.get(d).copied()))
+            .collect()
+    }
+}
+
+/// Each underlying's `iv30d_pct` by date, from the rows that have one.
+pub(crate) fn iv30_by_underlying<'a>(
+    rows: impl IntoIterator<Item = &'a VolDailyRow>,
+) -> BTreeMap<&'a str, BTreeMap<NaiveDate, f64>> {
+    let mut by_underlying: BTreeMap<&str, BTreeMap<NaiveDate, f64>> = BTreeMap::new();
+    for row in rows {
+        if let Some(iv) = row.iv30d_pct {
+            by_underlying
+                .entry(row.underlying.as_str())
+                .or_default()
+                .insert(row.trade_date, iv);
+        }
+    }
+    by_underlying
 }
 
 /// Adds the closing chain's spot as the close of `day` when there is no bar for it.

@@ -21,7 +21,7 @@ use rayon::prelude::*;
 use super::WorkerError;
 use crate::store::{MARKET_WIDE, SnapshotKey, SnapshotStore};
 use crate::time::NyseCalendar;
-use crate::vol::close::reaction_sessions;
+use crate::vol::close::{SymbolSeries, iv30_by_underlying, reaction_sessions};
 use crate::vol::{
     BENCHMARK_SYMBOL, ConstantMaturityIv, DailyVolInputs, EarningsMove, IV_RANK_LOOKBACK_SESSIONS,
     SessionCloseInputs, VolError, earnings_moves, iv_rank_against_prior, vol_daily_row,
@@ -164,25 +164,8 @@ pub fn vol_daily_history_rows(
     prior: &[VolDailyRow],
 ) -> HistoryRows {
     let wanted: BTreeSet<NaiveDate> = trade_dates.iter().copied().collect();
-    let mut closes_by_symbol: BTreeMap<&str, BTreeMap<NaiveDate, f64>> = BTreeMap::new();
-    let mut opens_by_symbol: BTreeMap<&str, BTreeMap<NaiveDate, f64>> = BTreeMap::new();
-    for bar in bars {
-        closes_by_symbol
-            .entry(bar.symbol.as_str())
-            .or_default()
-            .insert(bar.date, bar.close);
-        opens_by_symbol
-            .entry(bar.symbol.as_str())
-            .or_default()
-            .insert(bar.date, bar.open);
-    }
-    let mut reports: BTreeMap<&str, Vec<&EarningsEvent>> = BTreeMap::new();
-    for event in earnings {
-        reports
-            .entry(event.symbol.as_str())
-            .or_default()
-            .push(event);
-    }
+    let series = SymbolSeries::new(bars, earnings);
+    let closes_by_symbol = &series.closes;
     let mut iv_by_symbol: BTreeMap<&str, BTreeMap<NaiveDate, ConstantMaturityIv>> = BTreeMap::new();
     for row in model_iv {
         iv_by_symbol
@@ -190,27 +173,16 @@ pub fn vol_daily_history_rows(
             .or_default()
             .insert(row.trade_date, row.iv);
     }
-    let mut prior_iv30: BTreeMap<&str, BTreeMap<NaiveDate, f64>> = BTreeMap::new();
-    for row in prior.iter().filter(|r| !wanted.contains(&r.trade_date)) {
-        if let Some(iv) = row.iv30d_pct {
-            prior_iv30
-                .entry(row.underlying.as_str())
-                .or_default()
-                .insert(row.trade_date, iv);
-        }
-    }
+    let prior_iv30 = iv30_by_underlying(prior.iter().filter(|r| !wanted.contains(&r.trade_date)));
     let benchmark = closes_by_symbol.get(BENCHMARK_SYMBOL);
     let per_symbol: Vec<Vec<(NaiveDate, Result<VolDailyRow, VolError>)>> = closes_by_symbol
         .par_iter()
         .map(|(&symbol, closes_by_date)| {
             let dates: Vec<NaiveDate> = closes_by_date.keys().copied().collect();
             let closes: Vec<f64> = closes_by_date.values().copied().collect();
-            let symbol_reports = reports.get(symbol).map(Vec::as_slice).unwrap_or_default();
+            let symbol_reports = series.reports_of(symbol);
             let reactions = reaction_sessions(&dates, symbol_reports);
-            let opens: Vec<Option<f64>> = dates
-                .iter()
-                .map(|d| opens_by_symbol.get(symbol).and_then(|o| o.get(d).copied()))
-                .collect();
+            let opens = series.opens_on(symbol, &dates);
             // Every move of the history once; each day takes those reacted by then.
             let (move_sessions, moves): (Vec<usize>, Vec<EarningsMove>) =
                 earnings_moves(&dates, &opens, &closes, symbol_reports)
