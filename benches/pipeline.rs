@@ -11,8 +11,7 @@ use std::time::{Duration, Instant};
 use arrow_array::RecordBatch;
 use chrono::{NaiveDate, TimeDelta};
 use optics_compute::exposure::{
-    ExposureConfig, compute_exposures, contracts_from_chain_snapshot, exposure_rows,
-    exposure_summary_rows,
+    ExposureConfig, compute_exposures, exposure_rows, exposure_summary_rows,
 };
 use optics_compute::flow::{FlowConfig, flow_rows, flow_snapshot_rows};
 use optics_compute::store::{SnapshotKey, SnapshotStore};
@@ -26,8 +25,8 @@ use optics_ingest::archive::QuoteArchive;
 use optics_ingest::replay::replay_session;
 use optics_ingest::simulator::session::{SessionConfig, SessionSimulator};
 use optics_ingest::simulator::universe::Universe;
-use optics_schemas::{ChainRow, ExposureRow, ExposureSummaryRow, FlowSnapshotRow};
 use optics_schemas::{Dataset, Message, OptionQuote};
+use optics_schemas::{ExposureRow, ExposureSummaryRow, FlowSnapshotRow};
 use optics_tests::bench::median;
 use rayon::prelude::*;
 
@@ -79,10 +78,14 @@ fn cycle_wall(books: &[(String, Arc<UnderlyingBook>)], ctx: &CycleContext) -> Du
 }
 
 /// Where one cycle's time goes on one thread: each stage of `build_underlying` summed over the
-/// underlyings, in the order chain (IV + Greeks + rows), chain batch, exposure inputs,
-/// exposures with flip levels, exposure batches, flow (rows and batch).
-fn stage_times(books: &[(String, Arc<UnderlyingBook>)], ctx: &CycleContext) -> [Duration; 6] {
-    let mut times = [Duration::ZERO; 6];
+/// underlyings, in the order chain (IV + Greeks, its batch and the exposure inputs), exposures
+/// with flip levels, exposure batches, flow (rows and batch).
+fn stage_times(
+    books: &[(String, Arc<UnderlyingBook>)],
+    ctx: &CycleContext,
+    trade_date: NaiveDate,
+) -> [Duration; 4] {
+    let mut times = [Duration::ZERO; 4];
     for (underlying, book) in books {
         let mut lap = Instant::now();
         let mut split = |stage: usize| {
@@ -93,29 +96,26 @@ fn stage_times(books: &[(String, Arc<UnderlyingBook>)], ctx: &CycleContext) -> [
             continue;
         };
         split(0);
-        let chain_batch = ChainRow::to_batch_trusted(&chain.rows).expect("chain batch");
-        split(1);
-        let (contracts, context) = contracts_from_chain_snapshot(&chain).expect("contracts");
-        split(2);
+        let (contracts, context) = (&chain.contracts, &chain.context);
         let report =
-            compute_exposures(&contracts, &context, &ExposureConfig::default()).expect("exposures");
-        split(3);
-        let rows = ExposureRow::to_batch_trusted(&exposure_rows(&report, chain.trade_date))
+            compute_exposures(contracts, context, &ExposureConfig::default()).expect("exposures");
+        split(1);
+        let rows = ExposureRow::to_batch_trusted(&exposure_rows(&report, trade_date))
             .expect("exposure batch");
         let summary =
-            ExposureSummaryRow::to_batch_trusted(&exposure_summary_rows(&report, chain.trade_date))
+            ExposureSummaryRow::to_batch_trusted(&exposure_summary_rows(&report, trade_date))
                 .expect("summary batch");
-        split(4);
-        let flow = flow_rows(&contracts, context.spot, &FlowConfig::default()).expect("flow");
+        split(2);
+        let flow = flow_rows(contracts, context.spot, &FlowConfig::default()).expect("flow");
         let flow = FlowSnapshotRow::to_batch_trusted(&flow_snapshot_rows(
             &flow,
             underlying,
-            chain.trade_date,
-            chain.as_of,
+            trade_date,
+            context.as_of,
         ))
         .expect("flow batch");
-        split(5);
-        drop((chain_batch, rows, summary, flow));
+        split(3);
+        drop((chain, rows, summary, flow));
     }
     times
 }
@@ -126,23 +126,21 @@ fn stage_times(books: &[(String, Arc<UnderlyingBook>)], ctx: &CycleContext) -> [
 fn chains_and_exposures(
     books: &[(String, Arc<UnderlyingBook>)],
     ctx: &CycleContext,
+    trade_date: NaiveDate,
 ) -> Vec<(RecordBatch, RecordBatch, RecordBatch)> {
     books
         .par_iter()
         .filter_map(|(underlying, book)| {
             let chain = chain_of(underlying, book, ctx).expect("chain")?;
-            let chain_batch = ChainRow::to_batch_trusted(&chain.rows).expect("chain batch");
-            let (contracts, context) = contracts_from_chain_snapshot(&chain).expect("contracts");
-            let report = compute_exposures(&contracts, &context, &ExposureConfig::default())
-                .expect("exposures");
-            let rows = ExposureRow::to_batch_trusted(&exposure_rows(&report, chain.trade_date))
+            let report =
+                compute_exposures(&chain.contracts, &chain.context, &ExposureConfig::default())
+                    .expect("exposures");
+            let rows = ExposureRow::to_batch_trusted(&exposure_rows(&report, trade_date))
                 .expect("exposure batch");
-            let summary = ExposureSummaryRow::to_batch_trusted(&exposure_summary_rows(
-                &report,
-                chain.trade_date,
-            ))
-            .expect("summary batch");
-            Some((chain_batch, rows, summary))
+            let summary =
+                ExposureSummaryRow::to_batch_trusted(&exposure_summary_rows(&report, trade_date))
+                    .expect("summary batch");
+            Some((chain.batch, rows, summary))
         })
         .collect()
 }
@@ -195,24 +193,22 @@ fn main() {
             wall.as_secs_f64() * 1e3
         );
     }
-    let stages: Vec<[Duration; 6]> = (0..REPEATS)
+    let stages: Vec<[Duration; 4]> = (0..REPEATS)
         .map(|_| {
             rayon::ThreadPoolBuilder::new()
                 .num_threads(1)
                 .build()
                 .expect("pool")
-                .install(|| stage_times(&books, &ctx))
+                .install(|| stage_times(&books, &ctx, trade_date))
         })
         .collect();
     let stage = |i: usize| median(stages.iter().map(|s| s[i]).collect()).as_secs_f64() * 1e3;
     println!(
-        "  by stage, 1 thread (ms): chain with IV + Greeks {:.1}, chain batch {:.1}, exposure inputs {:.1}, exposures with flip levels {:.1}, exposure batches {:.1}, flow {:.1}",
+        "  by stage, 1 thread (ms): chain (IV + Greeks, batch, exposure inputs) {:.1}, exposures with flip levels {:.1}, exposure batches {:.1}, flow {:.1}",
         stage(0),
         stage(1),
         stage(2),
-        stage(3),
-        stage(4),
-        stage(5)
+        stage(3)
     );
     let chain_only = CycleContext {
         chain_only: true,
@@ -351,7 +347,7 @@ fn main() {
         (0..REPEATS)
             .map(|_| {
                 let start = Instant::now();
-                let built = chains_and_exposures(&books, &ctx);
+                let built = chains_and_exposures(&books, &ctx, trade_date);
                 let wall = start.elapsed();
                 drop(built);
                 wall

@@ -152,6 +152,26 @@ macro_rules! chain_greeks {
                 Self { $($greek),* }
             }
         }
+
+        /// The Greek columns of one side of a `chain` batch, built by the caller (Float64,
+        /// nullable), by name; see [`ChainArrays`].
+        #[derive(Debug, Clone)]
+        pub struct ChainGreekArrays {
+            $(#[doc = $doc] pub $greek: ArrayRef,)*
+        }
+
+        impl ChainGreekArrays {
+            /// The columns, in schema order.
+            fn into_columns(self) -> [ArrayRef; ChainGreeks::COUNT] {
+                [$(self.$greek),*]
+            }
+
+            /// From the columns in schema order.
+            fn from_columns(columns: [ArrayRef; ChainGreeks::COUNT]) -> Self {
+                let [$($greek),*] = columns;
+                Self { $($greek),* }
+            }
+        }
     };
 }
 
@@ -349,7 +369,145 @@ fn build_batch(rows: &[ChainRow]) -> Result<RecordBatch, SchemaError> {
     for row in rows {
         builders.append(row);
     }
-    Ok(RecordBatch::try_new(chain_schema(), builders.finish())?)
+    builders.finish().into_batch()
+}
+
+/// Every column of a `chain` batch, already built, by name: for a producer that assembles
+/// columns directly (the compute worker) instead of going through [`ChainRow`]s. Types and
+/// nullability are those of [`chain_schema`]; [`ChainArrays::into_batch_trusted`] puts the
+/// columns in schema order.
+#[derive(Debug, Clone)]
+pub struct ChainArrays {
+    /// Utf8.
+    pub underlying: ArrayRef,
+    /// Date32.
+    pub trade_date: ArrayRef,
+    /// Timestamp (µs, UTC).
+    pub as_of: ArrayRef,
+    /// Date32.
+    pub expiration: ArrayRef,
+    /// Utf8 ([`SettlementStyle`] code).
+    pub settlement: ArrayRef,
+    /// Int32.
+    pub dte: ArrayRef,
+    /// Float64.
+    pub years_to_expiry: ArrayRef,
+    /// Float64.
+    pub strike: ArrayRef,
+    /// Float64.
+    pub spot: ArrayRef,
+    /// Float64.
+    pub forward: ArrayRef,
+    /// Utf8 ([`ForwardSource`] code).
+    pub forward_source: ArrayRef,
+    /// UInt32.
+    pub forward_strike_count: ArrayRef,
+    /// Float64.
+    pub rate: ArrayRef,
+    /// Float64.
+    pub carry_yield: ArrayRef,
+    /// Utf8 ([`PricingModelCode`] code).
+    pub model: ArrayRef,
+    /// The call's columns.
+    pub call: ChainSideArrays,
+    /// The put's columns.
+    pub put: ChainSideArrays,
+}
+
+/// The columns of one side of a `chain` batch (all nullable), by name; see [`ChainArrays`].
+#[derive(Debug, Clone)]
+pub struct ChainSideArrays {
+    /// Utf8.
+    pub option_symbol: ArrayRef,
+    /// Timestamp (µs, UTC).
+    pub quote_time: ArrayRef,
+    /// Float64.
+    pub bid: ArrayRef,
+    /// Float64.
+    pub ask: ArrayRef,
+    /// Float64.
+    pub mid: ArrayRef,
+    /// Float64.
+    pub last: ArrayRef,
+    /// UInt32.
+    pub bid_size: ArrayRef,
+    /// UInt32.
+    pub ask_size: ArrayRef,
+    /// UInt64.
+    pub volume: ArrayRef,
+    /// UInt64.
+    pub open_interest: ArrayRef,
+    /// Date32.
+    pub oi_date: ArrayRef,
+    /// Float64.
+    pub iv: ArrayRef,
+    /// Utf8 ([`NoIvReason`] code).
+    pub iv_status: ArrayRef,
+    /// Float64 each.
+    pub greeks: ChainGreekArrays,
+    /// Float64.
+    pub extrinsic: ArrayRef,
+}
+
+impl ChainSideArrays {
+    fn into_columns(self) -> impl Iterator<Item = ArrayRef> {
+        [
+            self.option_symbol,
+            self.quote_time,
+            self.bid,
+            self.ask,
+            self.mid,
+            self.last,
+            self.bid_size,
+            self.ask_size,
+            self.volume,
+            self.open_interest,
+            self.oi_date,
+            self.iv,
+            self.iv_status,
+        ]
+        .into_iter()
+        .chain(self.greeks.into_columns())
+        .chain([self.extrinsic])
+    }
+}
+
+impl ChainArrays {
+    /// The batch in schema order, unchecked: an array of the wrong type or length is an
+    /// error, values break the dataset's rules only in debug builds (as
+    /// [`ChainRow::to_batch_trusted`]: the producer derived them by those rules).
+    pub fn into_batch_trusted(self) -> Result<RecordBatch, SchemaError> {
+        let batch = self.into_batch()?;
+        if cfg!(debug_assertions) {
+            check(&batch)?;
+        }
+        Ok(batch)
+    }
+
+    fn into_batch(self) -> Result<RecordBatch, SchemaError> {
+        let columns: Vec<ArrayRef> = [
+            self.underlying,
+            self.trade_date,
+            self.as_of,
+            self.expiration,
+            self.settlement,
+            self.dte,
+            self.years_to_expiry,
+            self.strike,
+            self.spot,
+            self.forward,
+            self.forward_source,
+            self.forward_strike_count,
+            self.rate,
+            self.carry_yield,
+            self.model,
+        ]
+        .into_iter()
+        .chain(self.call.into_columns())
+        .chain(self.put.into_columns())
+        .collect();
+        Ok(RecordBatch::try_new(chain_schema(), columns)?)
+    }
 }
 
 /// Column builders of the shared columns, in schema order.
@@ -419,27 +577,26 @@ impl RowBuilders {
         self.put.append(&row.put);
     }
 
-    fn finish(mut self) -> Vec<ArrayRef> {
-        let mut columns: Vec<ArrayRef> = vec![
-            Arc::new(self.underlying.finish()),
-            Arc::new(self.trade_date.finish()),
-            Arc::new(self.as_of.finish().with_timezone("UTC")),
-            Arc::new(self.expiration.finish()),
-            Arc::new(self.settlement.finish()),
-            Arc::new(self.dte.finish()),
-            Arc::new(self.years_to_expiry.finish()),
-            Arc::new(self.strike.finish()),
-            Arc::new(self.spot.finish()),
-            Arc::new(self.forward.finish()),
-            Arc::new(self.forward_source.finish()),
-            Arc::new(self.forward_strike_count.finish()),
-            Arc::new(self.rate.finish()),
-            Arc::new(self.carry_yield.finish()),
-            Arc::new(self.model.finish()),
-        ];
-        columns.extend(self.call.finish());
-        columns.extend(self.put.finish());
-        columns
+    fn finish(mut self) -> ChainArrays {
+        ChainArrays {
+            underlying: Arc::new(self.underlying.finish()),
+            trade_date: Arc::new(self.trade_date.finish()),
+            as_of: Arc::new(self.as_of.finish().with_timezone("UTC")),
+            expiration: Arc::new(self.expiration.finish()),
+            settlement: Arc::new(self.settlement.finish()),
+            dte: Arc::new(self.dte.finish()),
+            years_to_expiry: Arc::new(self.years_to_expiry.finish()),
+            strike: Arc::new(self.strike.finish()),
+            spot: Arc::new(self.spot.finish()),
+            forward: Arc::new(self.forward.finish()),
+            forward_source: Arc::new(self.forward_source.finish()),
+            forward_strike_count: Arc::new(self.forward_strike_count.finish()),
+            rate: Arc::new(self.rate.finish()),
+            carry_yield: Arc::new(self.carry_yield.finish()),
+            model: Arc::new(self.model.finish()),
+            call: self.call.finish(),
+            put: self.put.finish(),
+        }
     }
 }
 
@@ -508,29 +665,26 @@ impl SideBuilders {
         self.extrinsic.append_option(side.extrinsic);
     }
 
-    fn finish(mut self) -> Vec<ArrayRef> {
-        let mut columns: Vec<ArrayRef> = vec![
-            Arc::new(self.option_symbol.finish()),
-            Arc::new(self.quote_time.finish().with_timezone("UTC")),
-            Arc::new(self.bid.finish()),
-            Arc::new(self.ask.finish()),
-            Arc::new(self.mid.finish()),
-            Arc::new(self.last.finish()),
-            Arc::new(self.bid_size.finish()),
-            Arc::new(self.ask_size.finish()),
-            Arc::new(self.volume.finish()),
-            Arc::new(self.open_interest.finish()),
-            Arc::new(self.oi_date.finish()),
-            Arc::new(self.iv.finish()),
-            Arc::new(self.iv_status.finish()),
-        ];
-        columns.extend(
-            self.greeks
-                .iter_mut()
-                .map(|builder| Arc::new(builder.finish()) as ArrayRef),
-        );
-        columns.push(Arc::new(self.extrinsic.finish()));
-        columns
+    fn finish(mut self) -> ChainSideArrays {
+        let greeks: [ArrayRef; ChainGreeks::COUNT] =
+            std::array::from_fn(|i| Arc::new(self.greeks[i].finish()) as ArrayRef);
+        ChainSideArrays {
+            option_symbol: Arc::new(self.option_symbol.finish()),
+            quote_time: Arc::new(self.quote_time.finish().with_timezone("UTC")),
+            bid: Arc::new(self.bid.finish()),
+            ask: Arc::new(self.ask.finish()),
+            mid: Arc::new(self.mid.finish()),
+            last: Arc::new(self.last.finish()),
+            bid_size: Arc::new(self.bid_size.finish()),
+            ask_size: Arc::new(self.ask_size.finish()),
+            volume: Arc::new(self.volume.finish()),
+            open_interest: Arc::new(self.open_interest.finish()),
+            oi_date: Arc::new(self.oi_date.finish()),
+            iv: Arc::new(self.iv.finish()),
+            iv_status: Arc::new(self.iv_status.finish()),
+            greeks: ChainGreekArrays::from_columns(greeks),
+            extrinsic: Arc::new(self.extrinsic.finish()),
+        }
     }
 }
 

@@ -82,7 +82,8 @@ pub use bus::{
 };
 pub use bus_trait::{Bus, BusError, BusFuture, Delivery, Pressure, Subscription};
 pub use chain_snapshot::{
-    ChainGreeks, ChainRow, ChainSide, ForwardSource, NoIvReason, PricingModelCode, chain_schema,
+    ChainArrays, ChainGreekArrays, ChainGreeks, ChainRow, ChainSide, ChainSideArrays,
+    ForwardSource, NoIvReason, PricingModelCode, chain_schema,
 };
 pub use enums::{
     AssetClass, DividendFrequency, EarningsTiming, ExerciseStyle, Importance, OptionType,

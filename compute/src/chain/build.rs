@@ -2,18 +2,27 @@
 //! by strike, then per expiration (in parallel) find the forward and solve every mid's IV and
 //! Greeks in one batch.
 
-use arrow_array::RecordBatch;
+use std::sync::Arc;
+
+use arrow_array::builder::StringBuilder;
+use arrow_array::types::{
+    ArrowPrimitiveType, Date32Type, Float64Type, Int32Type, TimestampMicrosecondType, UInt32Type,
+    UInt64Type,
+};
+use arrow_array::{ArrayRef, PrimitiveArray, RecordBatch, StringArray};
+use arrow_buffer::{BooleanBufferBuilder, NullBuffer};
 use chrono::{Datelike, NaiveDate};
 use optics_schemas::{
-    ChainGreeks, ChainRow, ChainSide, NoIvReason, OccSymbol, OptionQuote, PricingModelCode, Record,
-    SettlementStyle,
+    ChainArrays, ChainGreekArrays, ChainRow, ChainSideArrays, NoIvReason, OccSymbol, OptionQuote,
+    PricingModelCode, Record, SettlementStyle, date_to_days,
 };
 use rayon::prelude::*;
 
-use super::forward::{ForwardMarket, ParityPair, estimate_forward};
+use super::forward::{ForwardEstimate, ForwardMarket, ParityPair, estimate_forward};
 use super::{
     ChainBuildStats, ChainError, ChainMarket, ChainSnapshot, ExpirationForward, SolvedSide,
 };
+use crate::exposure::{ContractAnalytics, UnderlyingContext, forwards_by_date, with_greeks};
 use crate::pricing::{
     ChainColumns, GreekColumns, Greeks, IvStatus, OptionInputs, OptionType, PricingModel,
     implied_vol_and_greeks_batch,
@@ -21,33 +30,38 @@ use crate::pricing::{
 use crate::time::years_to_expiry;
 
 /// A chain as an Arrow batch of the `chain` dataset, with what [`build_chain`] reports beside
-/// the rows.
+/// the rows and the exposure inputs of its contracts.
 #[derive(Debug, Clone)]
 pub struct ChainBatch {
-    /// The rows, in the schema of [`optics_schemas::chain_schema`].
+    /// The rows, in the schema of [`optics_schemas::chain_schema`], sorted by expiration,
+    /// settlement, strike.
     pub batch: RecordBatch,
     /// Underlying price used, dollars.
     pub spot: f64,
-    /// Every expiration with its forward.
+    /// Every expiration (with settlement) of the snapshot in row order, with its forward.
     pub expirations: Vec<ExpirationForward>,
     /// What happened to the quotes.
     pub stats: ChainBuildStats,
+    /// Every listed side as the exposure, flow and expected-move functions take it: exactly
+    /// [`crate::exposure::contracts_from_chain`] of the batch's rows (tested), with the
+    /// kernel's Greeks reused where it solved them on the inputs recomputing them would use.
+    pub contracts: Vec<ContractAnalytics>,
+    /// The underlying's market for those functions, as [`crate::exposure::contracts_from_chain`]
+    /// derives it from the rows.
+    pub context: UnderlyingContext,
 }
 
 /// [`build_chain`] over an `option_quotes` batch (validated on the way in, see
-/// [`OptionQuote::from_batch`]), returning the rows as a `chain` batch.
+/// [`OptionQuote::from_batch`]), returning the rows as a `chain` batch whose every value rule
+/// is checked ([`optics_schemas::chain_snapshot::validate_chain_batch`]).
 pub fn build_chain_batch(
     quotes: &RecordBatch,
     market: &ChainMarket,
 ) -> Result<ChainBatch, ChainError> {
     let quotes = OptionQuote::from_batch(quotes)?;
-    let snapshot = build_chain(&quotes, market)?;
-    Ok(ChainBatch {
-        batch: ChainRow::to_batch(&snapshot.rows)?,
-        spot: snapshot.spot,
-        expirations: snapshot.expirations,
-        stats: snapshot.stats,
-    })
+    let mut built = build(&quotes, None, market)?;
+    built.batch = optics_schemas::chain_snapshot::validate_chain_batch(&built.batch)?;
+    Ok(built)
 }
 
 /// The parts of an OCC option symbol a chain build checks a quote against: parsed once per
@@ -76,7 +90,8 @@ impl ContractSymbol {
 }
 
 /// Builds the chain snapshot of `market.underlying` from its quotes (see the
-/// [module documentation](super) for every rule).
+/// [module documentation](super) for every rule), as rows: the batch of [`build_chain_batch`]
+/// read back ([`ChainRow::from_batch`], every rule checked on the way).
 ///
 /// Errors: an unusable market field, a quote of another underlying, or no spot at all.
 /// Malformed and expired quotes are not errors: they are left out and counted.
@@ -84,18 +99,31 @@ pub fn build_chain(
     quotes: &[OptionQuote],
     market: &ChainMarket,
 ) -> Result<ChainSnapshot, ChainError> {
-    build(quotes, None, market)
+    let built = build(quotes, None, market)?;
+    Ok(ChainSnapshot {
+        underlying: market.underlying.clone(),
+        trade_date: market.trade_date,
+        as_of: market.as_of,
+        spot: built.spot,
+        model: market.model,
+        rows: ChainRow::from_batch(&built.batch)?,
+        expirations: built.expirations,
+        stats: built.stats,
+    })
 }
 
-/// [`build_chain`] with every quote's symbol already parsed: `symbols[i]` is
-/// [`ContractSymbol::parse`] of `quotes[i].option_symbol` (the same snapshot; checked in debug
-/// builds). Quotes already in row order (expiration, settlement, strike, call before put)
-/// are not sorted again. A `symbols` of another length than `quotes` is ignored.
+/// The worker's build: the `chain` batch and exposure inputs of [`build_chain`]'s rows,
+/// columns written straight from the quotes and the kernel's output (no rows in between), with
+/// every quote's symbol already parsed: `symbols[i]` is [`ContractSymbol::parse`] of
+/// `quotes[i].option_symbol` (the same snapshot; checked in debug builds). Quotes already in
+/// row order (expiration, settlement, strike, call before put) are not sorted again. A
+/// `symbols` of another length than `quotes` is ignored. Value rules are checked in debug
+/// builds only ([`ChainArrays::into_batch_trusted`]).
 pub fn build_chain_with_symbols(
     quotes: &[OptionQuote],
     symbols: &[Option<ContractSymbol>],
     market: &ChainMarket,
-) -> Result<ChainSnapshot, ChainError> {
+) -> Result<ChainBatch, ChainError> {
     let symbols = (symbols.len() == quotes.len()).then_some(symbols);
     if cfg!(debug_assertions)
         && let Some(symbols) = symbols
@@ -128,7 +156,7 @@ fn build(
     quotes: &[OptionQuote],
     symbols: Option<&[Option<ContractSymbol>]>,
     market: &ChainMarket,
-) -> Result<ChainSnapshot, ChainError> {
+) -> Result<ChainBatch, ChainError> {
     validate_market(market)?;
     let mut stats = ChainBuildStats {
         quotes: quotes.len(),
@@ -197,51 +225,58 @@ fn build(
     };
 
     // Expirations are independent: build them in parallel (each solves its own batch), then
-    // concatenate in order.
-    let built: Vec<Builder<'_>> = latest
+    // write the columns in order.
+    let built: Vec<ExpirationBuild<'_>> = latest
         .chunk_by(|(a, _), (b, _)| a.expiration == b.expiration && a.settlement == b.settlement)
         .collect::<Vec<_>>()
         .into_par_iter()
-        .map(|contracts| {
-            let mut builder = Builder {
-                market,
-                spot,
-                rows: Vec::with_capacity(contracts.len() / 2 + 1),
-                solved: Vec::with_capacity(contracts.len() / 2 + 1),
-                expirations: Vec::with_capacity(1),
-                solve: SolveQueue::with_capacity(contracts.len()),
-                stats: ChainBuildStats::default(),
-            };
+        .filter_map(|contracts| {
             // `chunk_by` yields no empty slice.
-            if let Some(&(key, _)) = contracts.first() {
-                builder.add_expiration(key.expiration, key.settlement, contracts);
-                builder.solve_all();
-            }
-            builder
+            let &(key, _) = contracts.first()?;
+            let mut expiration =
+                ExpirationBuild::new(market, spot, key.expiration, key.settlement, contracts);
+            expiration.solve_all(market);
+            Some(expiration)
         })
         .collect();
-    let row_count = built.iter().map(|b| b.rows.len()).sum();
-    let mut rows = Vec::with_capacity(row_count);
-    let mut solved = Vec::with_capacity(row_count);
-    let mut expirations = Vec::with_capacity(built.len());
-    for builder in built {
-        stats.open_interest_after_trade_date += builder.stats.open_interest_after_trade_date;
-        stats.priced += builder.stats.priced;
-        stats.solved += builder.stats.solved;
-        rows.extend(builder.rows);
-        solved.extend(builder.solved);
-        expirations.extend(builder.expirations);
+    for expiration in &built {
+        stats.open_interest_after_trade_date += expiration.stats.open_interest_after_trade_date;
+        stats.priced += expiration.stats.priced;
+        stats.solved += expiration.stats.solved;
     }
-    Ok(ChainSnapshot {
+    let context = UnderlyingContext {
         underlying: market.underlying.clone(),
-        trade_date: market.trade_date,
-        as_of: market.as_of,
         spot,
+        rate: market.rate,
+        // The first row's carry, as `contracts_from_chain` reads it (used for no expiration:
+        // every one has a forward).
+        dividend_yield: built.first().map_or(0.0, |e| e.forward.carry_yield),
         model: market.model,
-        expirations,
-        rows,
-        solved,
+        forwards: forwards_by_date(built.iter().map(|e| (e.expiration, e.forward.forward))),
+        as_of: market.as_of,
+    };
+    let contracts = built
+        .par_iter()
+        .map(|expiration| expiration.contracts(&context))
+        .collect::<Vec<_>>()
+        .concat();
+    let batch = chain_arrays(&built, market, spot).into_batch_trusted()?;
+    Ok(ChainBatch {
+        batch,
+        spot,
+        expirations: built
+            .iter()
+            .map(|e| ExpirationForward {
+                expiration: e.expiration,
+                settlement: e.settlement,
+                dte: e.dte,
+                years_to_expiry: e.pricing.years,
+                forward: e.forward.clone(),
+            })
+            .collect(),
         stats,
+        contracts,
+        context,
     })
 }
 
@@ -326,8 +361,8 @@ fn is_two_sided(quote: &OptionQuote) -> bool {
     quote.bid > 0.0 && quote.ask >= quote.bid
 }
 
-/// The contracts whose IV is still to solve, as the batch kernel's columns, and where each
-/// result goes.
+/// The contracts whose IV is still to solve, as the batch kernel's columns (a side keeps its
+/// row, [`BuiltSide::solve`]).
 #[derive(Debug, Default)]
 struct SolveQueue {
     option_type: Vec<OptionType>,
@@ -337,8 +372,6 @@ struct SolveQueue {
     rate: Vec<f64>,
     dividend_yield: Vec<f64>,
     price: Vec<f64>,
-    /// (row index, true for the put side).
-    target: Vec<(usize, bool)>,
 }
 
 impl SolveQueue {
@@ -351,7 +384,6 @@ impl SolveQueue {
             rate: Vec::with_capacity(n),
             dividend_yield: Vec::with_capacity(n),
             price: Vec::with_capacity(n),
-            target: Vec::with_capacity(n),
         }
     }
 }
@@ -367,26 +399,52 @@ struct ExpirationPricing {
     dividend_yield: f64,
 }
 
-struct Builder<'m> {
-    market: &'m ChainMarket,
-    spot: f64,
-    rows: Vec<ChainRow>,
-    /// Per row, the call's and the put's solve.
-    solved: Vec<[Option<SolvedSide>; 2]>,
-    expirations: Vec<ExpirationForward>,
+/// One listed side of a row as the build keeps it until the batch is written: the quote it
+/// came from (borrowed, not copied) and what was derived from it.
+#[derive(Debug, Clone, Copy)]
+struct BuiltSide<'q> {
+    quote: &'q OptionQuote,
+    option_type: OptionType,
+    /// (bid + ask)/2 of a two-sided quote.
+    mid: Option<f64>,
+    extrinsic: Option<f64>,
+    /// Whether the open interest is dated on or before the trade date (else not attached).
+    oi_attached: bool,
+    /// The solved IV.
+    iv: Option<f64>,
+    /// Why there is no IV (`None` when solved).
+    iv_status: Option<NoIvReason>,
+    /// Row of the expiration's solve queue and kernel result: queued, then kept only when
+    /// solved (the Greeks are read from there).
+    solve: Option<usize>,
+}
+
+/// One expiration (with settlement) of a build: its forward, its strikes with both sides, and
+/// the kernel's solve of every side with a mid.
+struct ExpirationBuild<'q> {
+    expiration: NaiveDate,
+    settlement: SettlementStyle,
+    dte: i32,
+    forward: ForwardEstimate,
+    pricing: ExpirationPricing,
+    strikes: Vec<f64>,
+    /// Per strike, the call and the put (in that order) when listed.
+    sides: Vec<[Option<BuiltSide<'q>>; 2]>,
     solve: SolveQueue,
+    solved: GreekColumns,
     stats: ChainBuildStats,
 }
 
-impl Builder<'_> {
-    /// Adds the rows of one expiration (`contracts` sorted by strike, then call before put).
-    fn add_expiration(
-        &mut self,
+impl<'q> ExpirationBuild<'q> {
+    /// The strikes of one expiration (`contracts` sorted by strike, then call before put), with
+    /// its forward; every side with a mid and time left queued for the kernel.
+    fn new(
+        market: &ChainMarket,
+        spot: f64,
         expiration: NaiveDate,
         settlement: SettlementStyle,
-        contracts: &[(ContractKey, &OptionQuote)],
-    ) {
-        let market = self.market;
+        contracts: &[(ContractKey, &'q OptionQuote)],
+    ) -> Self {
         let years = years_to_expiry(market.as_of, expiration);
         // Both dates lie in 1900–2199, so the day count fits an i32.
         let dte = i32::try_from(
@@ -413,7 +471,7 @@ impl Builder<'_> {
         let forward = estimate_forward(
             &pairs,
             &ForwardMarket {
-                spot: self.spot,
+                spot,
                 rate: market.rate,
                 years,
                 dividend_yield: market.dividend_yield,
@@ -423,7 +481,7 @@ impl Builder<'_> {
             years,
             forward: forward.forward,
             underlying: match market.model {
-                PricingModel::BlackScholesMerton => self.spot,
+                PricingModel::BlackScholesMerton => spot,
                 PricingModel::Black76 => forward.forward,
             },
             dividend_yield: match market.model {
@@ -431,59 +489,32 @@ impl Builder<'_> {
                 PricingModel::Black76 => 0.0,
             },
         };
-        let model = match market.model {
-            PricingModel::BlackScholesMerton => PricingModelCode::Bsm,
-            PricingModel::Black76 => PricingModelCode::Black76,
-        };
-        // At most MAX_PARITY_STRIKES strikes.
-        let forward_strike_count = u32::try_from(forward.strikes_used.len()).unwrap_or(u32::MAX);
-
-        for (strike, call, put) in strikes {
-            let row = self.rows.len();
-            let call =
-                call.map_or_else(ChainSide::default, |q| self.side(q, row, strike, &pricing));
-            let put = put.map_or_else(ChainSide::default, |q| self.side(q, row, strike, &pricing));
-            self.rows.push(ChainRow {
-                underlying: market.underlying.clone(),
-                trade_date: market.trade_date,
-                as_of: market.as_of,
-                expiration,
-                settlement,
-                dte,
-                years_to_expiry: years,
-                strike,
-                spot: self.spot,
-                forward: forward.forward,
-                forward_source: forward.source,
-                forward_strike_count,
-                rate: market.rate,
-                carry_yield: forward.carry_yield,
-                model,
-                call,
-                put,
-            });
-            self.solved.push([None, None]);
-        }
-        self.expirations.push(ExpirationForward {
+        let mut build = Self {
             expiration,
             settlement,
             dte,
-            years_to_expiry: years,
             forward,
-        });
+            pricing,
+            strikes: Vec::with_capacity(strikes.len()),
+            sides: Vec::with_capacity(strikes.len()),
+            solve: SolveQueue::with_capacity(contracts.len()),
+            solved: GreekColumns::default(),
+            stats: ChainBuildStats::default(),
+        };
+        for (strike, call, put) in strikes {
+            let call = call.map(|q| build.side(market, q, strike));
+            let put = put.map(|q| build.side(market, q, strike));
+            build.strikes.push(strike);
+            build.sides.push([call, put]);
+        }
+        build
     }
 
-    /// The side of `quote` in row `row`; queues its IV solve when it has a mid and time left.
-    /// `strike` is the row's (the symbol's strike, in dollars).
-    fn side(
-        &mut self,
-        quote: &OptionQuote,
-        row: usize,
-        strike: f64,
-        pricing: &ExpirationPricing,
-    ) -> ChainSide {
-        let trade_date = self.market.trade_date;
-        let oi_attached = quote.oi_date <= trade_date;
+    /// The side of `quote` at `strike` (the symbol's strike, in dollars); queues its IV solve
+    /// when it has a mid and time left.
+    fn side(&mut self, market: &ChainMarket, quote: &'q OptionQuote, strike: f64) -> BuiltSide<'q> {
+        let pricing = self.pricing;
+        let oi_attached = quote.oi_date <= market.trade_date;
         if !oi_attached {
             self.stats.open_interest_after_trade_date += 1;
         }
@@ -493,26 +524,25 @@ impl Builder<'_> {
         };
         let two_sided = is_two_sided(quote);
         let mid = two_sided.then(|| quote.mid());
+        let mut solve = None;
         let iv_status = if !two_sided {
             Some(NoIvReason::NoTwoSidedQuote)
         } else if !(pricing.years > 0.0) {
             Some(NoIvReason::Expired)
         } else {
             let queue = &mut self.solve;
+            solve = Some(queue.price.len());
             queue.option_type.push(option_type);
             queue.underlying.push(pricing.underlying);
             queue.strike.push(strike);
             queue.years.push(pricing.years);
-            queue.rate.push(self.market.rate);
+            queue.rate.push(market.rate);
             queue.dividend_yield.push(pricing.dividend_yield);
             queue.price.push(quote.mid());
-            queue
-                .target
-                .push((row, quote.option_type == optics_schemas::OptionType::Put));
             None
         };
         let extrinsic = mid.and_then(|mid| {
-            let discount = (-self.market.rate * pricing.years.max(0.0)).exp();
+            let discount = (-market.rate * pricing.years.max(0.0)).exp();
             let payoff = option_type.sign() * (pricing.forward - strike);
             extrinsic_value(
                 mid,
@@ -520,32 +550,25 @@ impl Builder<'_> {
                 discount * payoff.max(0.0),
             )
         });
-        ChainSide {
-            option_symbol: Some(quote.option_symbol.clone()),
-            quote_time: Some(quote.quote_time),
-            bid: Some(quote.bid),
-            ask: Some(quote.ask),
+        BuiltSide {
+            quote,
+            option_type,
             mid,
-            last: quote.last,
-            bid_size: Some(quote.bid_size),
-            ask_size: Some(quote.ask_size),
-            volume: Some(quote.volume),
-            open_interest: oi_attached.then_some(quote.open_interest),
-            oi_date: oi_attached.then_some(quote.oi_date),
+            extrinsic,
+            oi_attached,
             iv: None,
             iv_status,
-            greeks: ChainGreeks::default(),
-            extrinsic,
+            solve,
         }
     }
 
-    /// Solves every queued mid in one batch and writes IV, Greeks or the reason into its row.
-    fn solve_all(&mut self) {
+    /// Solves every queued mid in one batch; each queued side gets its IV or the reason.
+    fn solve_all(&mut self, market: &ChainMarket) {
         let queue = &self.solve;
         self.stats.priced = queue.price.len();
-        let result = implied_vol_and_greeks_batch(
+        self.solved = implied_vol_and_greeks_batch(
             &ChainColumns {
-                model: self.market.model,
+                model: market.model,
                 option_type: &queue.option_type,
                 underlying: &queue.underlying,
                 strike: &queue.strike,
@@ -555,40 +578,276 @@ impl Builder<'_> {
             },
             &queue.price,
         );
-        for (i, &(row, is_put)) in queue.target.iter().enumerate() {
-            let Some(chain_row) = self.rows.get_mut(row) else {
+        for side in self.sides.iter_mut().flatten().flatten() {
+            let Some(i) = side.solve else {
                 continue;
             };
-            let side = if is_put {
-                &mut chain_row.put
-            } else {
-                &mut chain_row.call
-            };
-            let iv = result.iv[i];
-            match no_iv_reason(result.iv_status[i]) {
+            let iv = self.solved.iv[i];
+            match no_iv_reason(self.solved.iv_status[i]) {
                 None if iv > 0.0 && iv.is_finite() => {
                     side.iv = Some(iv);
-                    side.greeks = chain_greeks(&result, i);
-                    if let Some(solved) = self.solved.get_mut(row) {
-                        solved[usize::from(is_put)] = Some(SolvedSide {
-                            inputs: OptionInputs {
-                                option_type: queue.option_type[i],
-                                model: self.market.model,
-                                underlying: queue.underlying[i],
-                                strike: queue.strike[i],
-                                years: queue.years[i],
-                                rate: queue.rate[i],
-                                dividend_yield: queue.dividend_yield[i],
-                            },
-                            greeks: full_greeks(&result, i),
-                        });
-                    }
                     self.stats.solved += 1;
                 }
-                None => side.iv_status = Some(NoIvReason::InvalidInput),
-                reason => side.iv_status = reason,
+                None => {
+                    side.iv_status = Some(NoIvReason::InvalidInput);
+                    side.solve = None;
+                }
+                reason => {
+                    side.iv_status = reason;
+                    side.solve = None;
+                }
             }
         }
+    }
+
+    /// The kernel's inputs and Greeks of queue row `i`.
+    fn solved_side(&self, model: PricingModel, i: usize) -> SolvedSide {
+        let queue = &self.solve;
+        SolvedSide {
+            inputs: OptionInputs {
+                option_type: queue.option_type[i],
+                model,
+                underlying: queue.underlying[i],
+                strike: queue.strike[i],
+                years: queue.years[i],
+                rate: queue.rate[i],
+                dividend_yield: queue.dividend_yield[i],
+            },
+            greeks: full_greeks(&self.solved, i),
+        }
+    }
+
+    /// Every listed side as an exposure input (the mapping of
+    /// [`crate::exposure::contracts_from_chain`]: a side's open interest only when attached,
+    /// missing values as 0), with the kernel's Greeks where they fit `context`.
+    fn contracts(&self, context: &UnderlyingContext) -> Vec<ContractAnalytics> {
+        let mut contracts = Vec::with_capacity(2 * self.strikes.len());
+        for (&strike, sides) in self.strikes.iter().zip(&self.sides) {
+            for side in sides.iter().flatten() {
+                let quote = side.quote;
+                let contract = ContractAnalytics {
+                    expiration: self.expiration,
+                    strike,
+                    option_type: side.option_type,
+                    open_interest: if side.oi_attached {
+                        quote.open_interest
+                    } else {
+                        0
+                    },
+                    volume: quote.volume,
+                    bid: Some(quote.bid),
+                    ask: Some(quote.ask),
+                    mid: side.mid,
+                    iv: side.iv,
+                    greeks: None,
+                    years_to_expiry: self.pricing.years,
+                    dte: i64::from(self.dte),
+                };
+                let solved = side.solve.map(|i| self.solved_side(context.model, i));
+                contracts.push(with_greeks(contract, context, solved));
+            }
+        }
+        contracts
+    }
+
+    /// A Greek of a side: the kernel's, when solved and finite.
+    fn greek(
+        &self,
+        side: Option<BuiltSide<'_>>,
+        column: impl Fn(&GreekColumns) -> &[f64],
+    ) -> Option<f64> {
+        let i = side?.solve?;
+        Some(column(&self.solved)[i]).filter(|v| v.is_finite())
+    }
+}
+
+/// A nullable primitive column from `len` values.
+fn nullable<T: ArrowPrimitiveType>(
+    len: usize,
+    values: impl Iterator<Item = Option<T::Native>>,
+) -> PrimitiveArray<T> {
+    let mut data = Vec::with_capacity(len);
+    let mut valid = BooleanBufferBuilder::new(len);
+    for value in values {
+        valid.append(value.is_some());
+        data.push(value.unwrap_or_default());
+    }
+    let nulls = NullBuffer::new(valid.finish());
+    PrimitiveArray::new(data.into(), (nulls.null_count() > 0).then_some(nulls))
+}
+
+/// A text column without nulls (`StringArray::from_iter_values` wants an exact size hint,
+/// which a flattened iterator does not give).
+fn required_text<'a>(len: usize, values: impl Iterator<Item = &'a str>) -> StringArray {
+    let mut builder = StringBuilder::with_capacity(len, len * 8);
+    for value in values {
+        builder.append_value(value);
+    }
+    builder.finish()
+}
+
+/// A primitive column without nulls.
+fn required<T: ArrowPrimitiveType>(values: impl Iterator<Item = T::Native>) -> PrimitiveArray<T> {
+    PrimitiveArray::from_iter_values(values)
+}
+
+/// The `chain` columns of `built` (in row order), one column at a time: every value comes from
+/// a quote, the expiration's forward or the kernel's output.
+fn chain_arrays(built: &[ExpirationBuild<'_>], market: &ChainMarket, spot: f64) -> ChainArrays {
+    let rows: usize = built.iter().map(|e| e.strikes.len()).sum();
+    // Per row: its expiration and its index within it.
+    let each_row = || {
+        built
+            .iter()
+            .flat_map(|e| (0..e.strikes.len()).map(move |i| (e, i)))
+    };
+    let per_expiration = |value: &dyn Fn(&ExpirationBuild<'_>) -> f64| -> ArrayRef {
+        Arc::new(required::<Float64Type>(
+            built
+                .iter()
+                .flat_map(|e| std::iter::repeat_n(value(e), e.strikes.len())),
+        ))
+    };
+    let constant_text = |text: &str| -> ArrayRef {
+        Arc::new(StringArray::from_iter_values(std::iter::repeat_n(
+            text, rows,
+        )))
+    };
+    let model = match market.model {
+        PricingModel::BlackScholesMerton => PricingModelCode::Bsm,
+        PricingModel::Black76 => PricingModelCode::Black76,
+    };
+    let side = |k: usize| side_arrays(built, rows, k);
+    ChainArrays {
+        underlying: constant_text(&market.underlying),
+        trade_date: Arc::new(required::<Date32Type>(std::iter::repeat_n(
+            date_to_days(market.trade_date),
+            rows,
+        ))),
+        as_of: Arc::new(
+            required::<TimestampMicrosecondType>(std::iter::repeat_n(
+                market.as_of.timestamp_micros(),
+                rows,
+            ))
+            .with_timezone("UTC"),
+        ),
+        expiration: Arc::new(required::<Date32Type>(
+            each_row().map(|(e, _)| date_to_days(e.expiration)),
+        )),
+        settlement: Arc::new(required_text(
+            rows,
+            each_row().map(|(e, _)| e.settlement.as_str()),
+        )),
+        dte: Arc::new(required::<Int32Type>(each_row().map(|(e, _)| e.dte))),
+        years_to_expiry: per_expiration(&|e| e.pricing.years),
+        strike: Arc::new(required::<Float64Type>(
+            built.iter().flat_map(|e| e.strikes.iter().copied()),
+        )),
+        spot: Arc::new(required::<Float64Type>(std::iter::repeat_n(spot, rows))),
+        forward: per_expiration(&|e| e.forward.forward),
+        forward_source: Arc::new(required_text(
+            rows,
+            each_row().map(|(e, _)| e.forward.source.as_str()),
+        )),
+        forward_strike_count: Arc::new(required::<UInt32Type>(each_row().map(|(e, _)| {
+            // At most MAX_PARITY_STRIKES strikes.
+            u32::try_from(e.forward.strikes_used.len()).unwrap_or(u32::MAX)
+        }))),
+        rate: Arc::new(required::<Float64Type>(std::iter::repeat_n(
+            market.rate,
+            rows,
+        ))),
+        carry_yield: per_expiration(&|e| e.forward.carry_yield),
+        model: constant_text(model.as_str()),
+        call: side(0),
+        put: side(1),
+    }
+}
+
+/// The columns of side `k` (0 call, 1 put) of every row.
+fn side_arrays(built: &[ExpirationBuild<'_>], rows: usize, k: usize) -> ChainSideArrays {
+    let each_side = || {
+        built
+            .iter()
+            .flat_map(move |e| e.sides.iter().map(move |sides| (e, sides[k])))
+    };
+    let quote_f64 = |value: fn(&OptionQuote) -> Option<f64>| -> ArrayRef {
+        Arc::new(nullable::<Float64Type>(
+            rows,
+            each_side().map(|(_, s)| s.and_then(|s| value(s.quote))),
+        ))
+    };
+    let derived_f64 = |value: fn(&BuiltSide<'_>) -> Option<f64>| -> ArrayRef {
+        Arc::new(nullable::<Float64Type>(
+            rows,
+            each_side().map(|(_, s)| s.as_ref().and_then(value)),
+        ))
+    };
+    let greek = |column: fn(&GreekColumns) -> &[f64]| -> ArrayRef {
+        Arc::new(nullable::<Float64Type>(
+            rows,
+            each_side().map(|(e, s)| e.greek(s, column)),
+        ))
+    };
+    ChainSideArrays {
+        option_symbol: Arc::new(StringArray::from_iter(
+            each_side().map(|(_, s)| s.map(|s| s.quote.option_symbol.as_str())),
+        )),
+        quote_time: Arc::new(
+            nullable::<TimestampMicrosecondType>(
+                rows,
+                each_side().map(|(_, s)| s.map(|s| s.quote.quote_time.timestamp_micros())),
+            )
+            .with_timezone("UTC"),
+        ),
+        bid: quote_f64(|q| Some(q.bid)),
+        ask: quote_f64(|q| Some(q.ask)),
+        mid: derived_f64(|s| s.mid),
+        last: quote_f64(|q| q.last),
+        bid_size: Arc::new(nullable::<UInt32Type>(
+            rows,
+            each_side().map(|(_, s)| s.map(|s| s.quote.bid_size)),
+        )),
+        ask_size: Arc::new(nullable::<UInt32Type>(
+            rows,
+            each_side().map(|(_, s)| s.map(|s| s.quote.ask_size)),
+        )),
+        volume: Arc::new(nullable::<UInt64Type>(
+            rows,
+            each_side().map(|(_, s)| s.map(|s| s.quote.volume)),
+        )),
+        open_interest: Arc::new(nullable::<UInt64Type>(
+            rows,
+            each_side().map(|(_, s)| s.filter(|s| s.oi_attached).map(|s| s.quote.open_interest)),
+        )),
+        oi_date: Arc::new(nullable::<Date32Type>(
+            rows,
+            each_side().map(|(_, s)| {
+                s.filter(|s| s.oi_attached)
+                    .map(|s| date_to_days(s.quote.oi_date))
+            }),
+        )),
+        iv: derived_f64(|s| s.iv),
+        iv_status: Arc::new(StringArray::from_iter(
+            each_side().map(|(_, s)| s.and_then(|s| s.iv_status).map(NoIvReason::as_str)),
+        )),
+        greeks: ChainGreekArrays {
+            delta: greek(|g| &g.delta),
+            gamma: greek(|g| &g.gamma),
+            theta: greek(|g| &g.theta),
+            vega: greek(|g| &g.vega),
+            rho: greek(|g| &g.rho),
+            epsilon: greek(|g| &g.epsilon),
+            vanna: greek(|g| &g.vanna),
+            charm: greek(|g| &g.charm),
+            vomma: greek(|g| &g.vomma),
+            veta: greek(|g| &g.veta),
+            speed: greek(|g| &g.speed),
+            zomma: greek(|g| &g.zomma),
+            color: greek(|g| &g.color),
+            ultima: greek(|g| &g.ultima),
+        },
+        extrinsic: derived_f64(|s| s.extrinsic),
     }
 }
 
@@ -662,27 +921,5 @@ fn full_greeks(result: &GreekColumns, i: usize) -> Greeks {
         color: result.color[i],
         ultima: result.ultima[i],
         dual_delta: result.dual_delta[i],
-    }
-}
-
-/// Row `i` of the kernel's Greek columns; a non-finite value (which the closed forms do not
-/// produce for solved rows) would be absent rather than NaN.
-fn chain_greeks(result: &GreekColumns, i: usize) -> ChainGreeks {
-    let value = |column: &[f64]| Some(column[i]).filter(|v| v.is_finite());
-    ChainGreeks {
-        delta: value(&result.delta),
-        gamma: value(&result.gamma),
-        theta: value(&result.theta),
-        vega: value(&result.vega),
-        rho: value(&result.rho),
-        epsilon: value(&result.epsilon),
-        vanna: value(&result.vanna),
-        charm: value(&result.charm),
-        vomma: value(&result.vomma),
-        veta: value(&result.veta),
-        speed: value(&result.speed),
-        zomma: value(&result.zomma),
-        color: value(&result.color),
-        ultima: value(&result.ultima),
     }
 }

@@ -132,17 +132,13 @@ pub struct ChainSnapshot {
     pub expirations: Vec<ExpirationForward>,
     /// The rows, sorted by expiration, settlement, strike.
     pub rows: Vec<ChainRow>,
-    /// Per row, what the kernel solved for the call and the put (in that order): the inputs it
-    /// priced and every Greek at the IV, including the price and dual delta the rows do not
-    /// hold. Exposures reuse them instead of solving the Greeks again
-    /// ([`crate::exposure::contracts_from_chain_snapshot`]).
-    pub solved: Vec<[Option<SolvedSide>; 2]>,
     /// What happened to the quotes.
     pub stats: ChainBuildStats,
 }
 
 /// One side's solve: the kernel's inputs and its Greeks at the side's IV
-/// ([`crate::pricing::greeks`] of exactly these inputs and that IV).
+/// ([`crate::pricing::greeks`] of exactly these inputs and that IV), which a chain build hands
+/// to its exposure inputs ([`ChainBatch::contracts`]) instead of solving them again.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SolvedSide {
     /// What the kernel priced: spot and implied carry (BSM) or forward (Black-76).

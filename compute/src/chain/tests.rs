@@ -897,10 +897,10 @@ fn a_synthetic_chain_builds_a_valid_batch() {
 // ---------------------------------------------------------------------------------------------
 // What exposures take from a built chain.
 
-/// Chains whose sides take every path of the exposures' reuse of the kernel's Greeks: a parity
+/// Quotes whose sides take every path of the exposures' reuse of the kernel's Greeks: a parity
 /// forward (reused), a carry forward and an expiration with an AM and a PM series (recomputed:
 /// the exposures price those on other inputs), an index on the forward.
-fn chains_for_exposures() -> Vec<ChainSnapshot> {
+fn quotes_for_exposures() -> Vec<(Vec<OptionQuote>, ChainMarket)> {
     let mut stock = Vec::new();
     for expiration in expirations() {
         stock.extend(STOCK.quotes("XYZ", expiration, &strikes(80.0, 120.0, 2.5), 0.02));
@@ -928,42 +928,75 @@ fn chains_for_exposures() -> Vec<ChainSnapshot> {
         1.0,
     ));
     vec![
-        build_chain(&stock, &market("XYZ", &STOCK, 0.0)).unwrap(),
-        build_chain(&carry, &market("XYZ", &STOCK, 0.02)).unwrap(),
-        build_chain(&index, &market("SPX", &INDEX, 0.0)).unwrap(),
+        (stock, market("XYZ", &STOCK, 0.0)),
+        (carry, market("XYZ", &STOCK, 0.02)),
+        (index, market("SPX", &INDEX, 0.0)),
     ]
 }
 
 #[test]
-fn exposures_reuse_the_kernels_greeks_bit_for_bit() {
-    use crate::exposure::{contracts_from_chain, contracts_from_chain_snapshot};
-    let mut reusable = 0;
-    for chain in chains_for_exposures() {
-        assert_eq!(chain.solved.len(), chain.rows.len());
-        let (reused, reused_context) = contracts_from_chain_snapshot(&chain).unwrap();
+fn the_workers_batch_and_exposure_inputs_are_those_of_the_rows() {
+    use crate::exposure::contracts_from_chain;
+    let mut with_greeks = 0;
+    for (quotes, market) in quotes_for_exposures() {
+        let symbols: Vec<Option<ContractSymbol>> = quotes
+            .iter()
+            .map(|q| ContractSymbol::parse(&q.option_symbol))
+            .collect();
+        let built = build_chain_with_symbols(&quotes, &symbols, &market).unwrap();
+        let chain = build_chain(&quotes, &market).unwrap();
+        // The columns written directly are the row writer's columns of the same rows.
+        assert_eq!(built.batch, ChainRow::to_batch(&chain.rows).unwrap());
+        assert_eq!(built.batch.schema(), optics_schemas::chain_schema());
+        assert_eq!(
+            (built.spot, &built.expirations, built.stats),
+            (chain.spot, &chain.expirations, chain.stats)
+        );
+        // Every side carries its quote's own fields.
+        let by_symbol: std::collections::HashMap<&str, &OptionQuote> = quotes
+            .iter()
+            .map(|q| (q.option_symbol.as_str(), q))
+            .collect();
+        for side in chain.rows.iter().flat_map(|r| [&r.call, &r.put]) {
+            let Some(symbol) = side.option_symbol.as_deref() else {
+                continue;
+            };
+            let q = by_symbol[symbol];
+            assert_eq!(
+                (side.quote_time, side.bid, side.ask, side.last),
+                (Some(q.quote_time), Some(q.bid), Some(q.ask), q.last)
+            );
+            assert_eq!(
+                (side.bid_size, side.ask_size, side.volume),
+                (Some(q.bid_size), Some(q.ask_size), Some(q.volume))
+            );
+            assert_eq!(
+                (side.open_interest, side.oi_date),
+                (Some(q.open_interest), Some(q.oi_date))
+            );
+        }
+        // The exposure inputs are those the rows give, bit for bit (Debug prints every float
+        // exactly, with the sign of zero), whether the kernel's Greeks were reused or not.
         let (recomputed, context) = contracts_from_chain(&chain.rows).unwrap();
-        assert_eq!(reused_context, context);
-        assert_eq!(reused.len(), recomputed.len());
-        assert!(recomputed.iter().filter(|c| c.greeks.is_some()).count() >= 5);
-        // Debug prints every float exactly (shortest round trip, the sign of zero): equal
-        // text is equal bits.
-        for (a, b) in reused.iter().zip(&recomputed) {
+        assert_eq!(built.context, context);
+        assert_eq!(built.contracts.len(), recomputed.len());
+        for (a, b) in built.contracts.iter().zip(&recomputed) {
             assert_eq!(format!("{a:?}"), format!("{b:?}"));
         }
-        // A solved side's Greeks are the pricing function's at its inputs and IV.
-        for (row, solved) in chain.rows.iter().zip(&chain.solved) {
-            for (side, solved) in [(&row.call, solved[0]), (&row.put, solved[1])] {
-                assert_eq!(side.iv.is_some(), solved.is_some());
-                if let (Some(iv), Some(solved)) = (side.iv, solved) {
-                    let expected = crate::pricing::greeks(&solved.inputs, iv).unwrap();
-                    assert_eq!(format!("{:?}", solved.greeks), format!("{expected:?}"));
-                    assert_eq!(side.greeks.gamma, Some(expected.gamma));
-                    reusable += 1;
-                }
+        // And a side's Greeks are the pricing function's at the chain's IV.
+        for contract in &built.contracts {
+            if let (Some(iv), Some(greeks)) = (contract.iv, contract.greeks) {
+                let forward = context.forward(contract.expiration, contract.years_to_expiry);
+                let inputs = contract
+                    .pricing_inputs(&context, forward, context.spot)
+                    .unwrap();
+                let expected = crate::pricing::greeks(&inputs, iv).unwrap();
+                assert_eq!(format!("{greeks:?}"), format!("{expected:?}"));
+                with_greeks += 1;
             }
         }
     }
-    assert!(reusable > 100);
+    assert!(with_greeks > 100);
 }
 
 #[test]
@@ -1019,9 +1052,11 @@ fn symbols_parsed_beforehand_and_quotes_in_row_order_give_the_same_chain() {
             .iter()
             .map(|q| ContractSymbol::parse(&q.option_symbol))
             .collect();
+        let built = build_chain_with_symbols(quotes, &symbols, &market).unwrap();
+        assert_eq!(ChainRow::from_batch(&built.batch).unwrap(), expected.rows);
         assert_eq!(
-            build_chain_with_symbols(quotes, &symbols, &market).unwrap(),
-            expected
+            (built.spot, &built.expirations, built.stats),
+            (expected.spot, &expected.expirations, expected.stats)
         );
         assert_eq!(build_chain(quotes, &market).unwrap(), expected);
     }

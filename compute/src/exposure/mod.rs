@@ -76,9 +76,8 @@ pub use report::{
     ContractExposure, ExposureConfig, ExposureReport, ExposureSummary, StrikeExposure,
     compute_exposures, contract_exposure,
 };
-pub use snapshot::{
-    contracts_from_chain, contracts_from_chain_snapshot, exposure_rows, exposure_summary_rows,
-};
+pub use snapshot::{contracts_from_chain, exposure_rows, exposure_summary_rows};
+pub(crate) use snapshot::{forwards_by_date, with_greeks};
 
 /// Shares per standard US equity/index option contract.
 pub const CONTRACT_MULTIPLIER: f64 = 100.0;

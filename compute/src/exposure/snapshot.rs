@@ -1,6 +1,6 @@
 //! Between the chain / exposure snapshot datasets of `optics-schemas` and this module's plain
-//! types: chain rows in ([`contracts_from_chain`], [`contracts_from_chain_snapshot`]), exposure
-//! and summary rows out ([`exposure_rows`], [`exposure_summary_rows`]). Pure mappings; the
+//! types: chain rows in ([`contracts_from_chain`]; a chain just built carries the same inputs,
+//! [`crate::chain::ChainBatch::contracts`]), exposure and summary rows out ([`exposure_rows`], [`exposure_summary_rows`]). Pure mappings; the
 //! worker calls them.
 
 use std::collections::BTreeMap;
@@ -17,7 +17,7 @@ use super::{
     ContractAnalytics, ExposureError, ExposureReport, ExposureSummary, ExposureVector,
     UnderlyingContext,
 };
-use crate::chain::{ChainSnapshot, SolvedSide};
+use crate::chain::SolvedSide;
 use crate::pricing::{OptionInputs, OptionType, PricingModel, greeks};
 
 /// The exposure inputs of one underlying's chain snapshot (every row the same underlying, as
@@ -32,27 +32,11 @@ use crate::pricing::{OptionInputs, OptionType, PricingModel, greeks};
 ///   — the closed forms the chain used, so the values agree to rounding — because the chain
 ///   does not store the price and dual delta of a full [`crate::pricing::Greeks`]; this costs
 ///   about 0.1 µs per contract. A side without an IV has no Greeks.
+///
+/// A chain build yields the same contracts and context directly
+/// ([`crate::chain::ChainBatch::contracts`], tested equal), reusing its kernel's Greeks.
 pub fn contracts_from_chain(
     rows: &[ChainRow],
-) -> Result<(Vec<ContractAnalytics>, UnderlyingContext), ExposureError> {
-    contracts_of_rows(rows, None)
-}
-
-/// [`contracts_from_chain`] of a chain just built: a side whose Greeks the chain's kernel
-/// solved on exactly the inputs recomputing them would use (bit for bit; it does unless an AM
-/// and a PM series share the expiration, or the forward is a carry forward) takes the kernel's
-/// Greeks instead of solving them again. The result is identical to
-/// [`contracts_from_chain`] of the snapshot's rows.
-pub fn contracts_from_chain_snapshot(
-    chain: &ChainSnapshot,
-) -> Result<(Vec<ContractAnalytics>, UnderlyingContext), ExposureError> {
-    let solved = (chain.solved.len() == chain.rows.len()).then_some(chain.solved.as_slice());
-    contracts_of_rows(&chain.rows, solved)
-}
-
-fn contracts_of_rows(
-    rows: &[ChainRow],
-    solved: Option<&[[Option<SolvedSide>; 2]]>,
 ) -> Result<(Vec<ContractAnalytics>, UnderlyingContext), ExposureError> {
     let first = rows.first().ok_or_else(|| ExposureError::Context {
         field: "chain",
@@ -67,8 +51,6 @@ fn contracts_of_rows(
             ),
         });
     }
-    let forwards: BTreeMap<NaiveDate, f64> =
-        rows.iter().map(|r| (r.expiration, r.forward)).collect();
     let context = UnderlyingContext {
         underlying: first.underlying.clone(),
         spot: first.spot,
@@ -78,23 +60,27 @@ fn contracts_of_rows(
             PricingModelCode::Bsm => PricingModel::BlackScholesMerton,
             PricingModelCode::Black76 => PricingModel::Black76,
         },
-        forwards,
+        forwards: forwards_by_date(rows.iter().map(|r| (r.expiration, r.forward))),
         as_of: first.as_of,
     };
     context.validate()?;
     let mut contracts = Vec::with_capacity(2 * rows.len());
-    for (index, row) in rows.iter().enumerate() {
-        let [call_solved, put_solved] = solved.map_or([None, None], |s| s[index]);
-        for (side, option_type, solved) in [
-            (&row.call, OptionType::Call, call_solved),
-            (&row.put, OptionType::Put, put_solved),
-        ] {
+    for row in rows {
+        for (side, option_type) in [(&row.call, OptionType::Call), (&row.put, OptionType::Put)] {
             if side.is_listed() {
-                contracts.push(contract_of(row, side, option_type, &context, solved));
+                contracts.push(contract_of(row, side, option_type, &context));
             }
         }
     }
     Ok((contracts, context))
+}
+
+/// Each expiration date's forward from `(expiration, forward)` in row order: when a date lists
+/// an AM and a PM series, the later one's (they differ by the carry of a few hours).
+pub(crate) fn forwards_by_date(
+    forwards: impl IntoIterator<Item = (NaiveDate, f64)>,
+) -> BTreeMap<NaiveDate, f64> {
+    forwards.into_iter().collect()
 }
 
 fn contract_of(
@@ -102,27 +88,40 @@ fn contract_of(
     side: &ChainSide,
     option_type: OptionType,
     context: &UnderlyingContext,
+) -> ContractAnalytics {
+    with_greeks(
+        ContractAnalytics {
+            expiration: row.expiration,
+            strike: row.strike,
+            option_type,
+            open_interest: side.open_interest.unwrap_or(0),
+            volume: side.volume.unwrap_or(0),
+            bid: side.bid,
+            ask: side.ask,
+            mid: side.mid,
+            iv: side.iv,
+            greeks: None,
+            years_to_expiry: row.years_to_expiry,
+            dte: i64::from(row.dte),
+        },
+        context,
+        None,
+    )
+}
+
+/// `contract` with the Greeks of its IV (none without one): [`crate::pricing::greeks`] on the
+/// expiration's forward in `context`, or `solved`'s Greeks when they were solved on exactly
+/// those inputs (bit for bit: then they are the same value, without the work; a chain build
+/// passes its kernel's, see [`crate::chain::ChainBatch::contracts`]).
+pub(crate) fn with_greeks(
+    mut contract: ContractAnalytics,
+    context: &UnderlyingContext,
     solved: Option<SolvedSide>,
 ) -> ContractAnalytics {
-    let mut contract = ContractAnalytics {
-        expiration: row.expiration,
-        strike: row.strike,
-        option_type,
-        open_interest: side.open_interest.unwrap_or(0),
-        volume: side.volume.unwrap_or(0),
-        bid: side.bid,
-        ask: side.ask,
-        mid: side.mid,
-        iv: side.iv,
-        greeks: None,
-        years_to_expiry: row.years_to_expiry,
-        dte: i64::from(row.dte),
-    };
-    contract.greeks = side.iv.and_then(|iv| {
-        let forward = context.forward(row.expiration, row.years_to_expiry);
+    contract.greeks = contract.iv.and_then(|iv| {
+        let forward = context.forward(contract.expiration, contract.years_to_expiry);
         let inputs = contract.pricing_inputs(context, forward, context.spot)?;
         match solved {
-            // `greeks` of the same inputs and IV: the same value, without the work.
             Some(solved) if same_bits(&solved.inputs, &inputs) && iv.is_finite() && iv > 0.0 => {
                 Some(solved.greeks)
             }

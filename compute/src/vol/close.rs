@@ -233,35 +233,48 @@ fn close_from_chain(
     }
 }
 
-/// Indices into `dates` (ascending sessions) of the sessions whose close first reflects a
-/// report: the report date for a pre-open report, the next session for an after-close one,
-/// both for an unknown timing. Index 0 has no return before it and is never listed.
-pub fn reaction_sessions(dates: &[NaiveDate], reports: &[&EarningsEvent]) -> Vec<usize> {
-    let first_on_or_after = |d: NaiveDate| dates.partition_point(|x| *x < d);
-    let first_after = |d: NaiveDate| dates.partition_point(|x| *x <= d);
-    let mut sessions: BTreeSet<usize> = BTreeSet::new();
-    for report in reports {
-        let candidates = match report.timing {
-            EarningsTiming::BeforeOpen => [Some(first_on_or_after(report.report_date)), None],
-            EarningsTiming::AfterClose => [Some(first_after(report.report_date)), None],
-            EarningsTiming::Unknown => [
-                Some(first_on_or_after(report.report_date)),
-                Some(first_after(report.report_date)),
-            ],
-        };
-        sessions.extend(
-            candidates
-                .into_iter()
-                .flatten()
-                .filter(|&i| i >= 1 && i < dates.len()),
-        );
-    }
-    sessions.into_iter().collect()
-}
-
 /// Most calendar days from a report to its reaction session (a long weekend after an
 /// after-close report on a Thursday before a holiday Friday is 4).
 const MAX_REACTION_DELAY_DAYS: i64 = 5;
+
+/// Index into `dates` (ascending sessions) of the first session on or after `report_date`
+/// (`after_close` false) or after it (true): the session whose close first reflects the
+/// report. `None` for index 0 (no return before it), past the last session, or more than
+/// [`MAX_REACTION_DELAY_DAYS`] after the report (a gap in the bars, not its reaction).
+fn reaction_session(
+    dates: &[NaiveDate],
+    report_date: NaiveDate,
+    after_close: bool,
+) -> Option<usize> {
+    let session = if after_close {
+        dates.partition_point(|d| *d <= report_date)
+    } else {
+        dates.partition_point(|d| *d < report_date)
+    };
+    let date = *dates.get(session)?;
+    (session >= 1 && (date - report_date).num_days() <= MAX_REACTION_DELAY_DAYS).then_some(session)
+}
+
+/// Indices into `dates` (ascending sessions) of the sessions whose close first reflects a
+/// report: the report date for a pre-open report, the next session for an after-close one,
+/// both for an unknown timing ([`reaction_session`]; the same sessions [`earnings_moves`]
+/// measures).
+pub fn reaction_sessions(dates: &[NaiveDate], reports: &[&EarningsEvent]) -> Vec<usize> {
+    let mut sessions: BTreeSet<usize> = BTreeSet::new();
+    for report in reports {
+        let date = report.report_date;
+        let candidates = match report.timing {
+            EarningsTiming::BeforeOpen => [reaction_session(dates, date, false), None],
+            EarningsTiming::AfterClose => [reaction_session(dates, date, true), None],
+            EarningsTiming::Unknown => [
+                reaction_session(dates, date, false),
+                reaction_session(dates, date, true),
+            ],
+        };
+        sessions.extend(candidates.into_iter().flatten());
+    }
+    sessions.into_iter().collect()
+}
 
 /// The gap move of every report of `reports` (one symbol's) whose reaction session is in
 /// `dates` (ascending sessions; `opens` and `closes` aligned with them), with its session
@@ -280,17 +293,10 @@ pub fn earnings_moves(
         .iter()
         .filter_map(|report| {
             let session = match report.timing {
-                EarningsTiming::BeforeOpen => dates.partition_point(|d| *d < report.report_date),
-                EarningsTiming::AfterClose => dates.partition_point(|d| *d <= report.report_date),
+                EarningsTiming::BeforeOpen => reaction_session(dates, report.report_date, false)?,
+                EarningsTiming::AfterClose => reaction_session(dates, report.report_date, true)?,
                 EarningsTiming::Unknown => return None,
             };
-            // A session long after the report is a gap in the bars, not its reaction.
-            if session == 0
-                || session >= dates.len()
-                || (dates[session] - report.report_date).num_days() > MAX_REACTION_DELAY_DAYS
-            {
-                return None;
-            }
             let open = opens.get(session).copied().flatten()?;
             let gap = gap_move_pct(*closes.get(session - 1)?, open).ok()?;
             Some((

@@ -892,6 +892,47 @@ fn reaction_sessions_follow_the_report_timing() {
 }
 
 #[test]
+fn a_gap_in_the_bars_is_no_reaction_session_and_no_earnings_move() {
+    use optics_schemas::{EarningsEvent, EarningsTiming};
+    let d = |month: u32, day: u32| NaiveDate::from_ymd_opt(2026, month, day).unwrap();
+    // Bars stop on Wed 4 Nov and resume on Mon 16 Nov: a report in between has no reaction
+    // in this series, and both the ex-earnings HV and the gap statistics must agree on that.
+    let dates = [d(11, 3), d(11, 4), d(11, 16), d(11, 17)];
+    let closes = [100.0, 101.0, 120.0, 121.0];
+    let opens = [Some(100.0), Some(100.5), Some(119.0), Some(120.5)];
+    let report = |date: NaiveDate, timing| EarningsEvent {
+        symbol: "X".into(),
+        report_date: date,
+        timing,
+        fiscal_quarter: "Q".into(),
+        eps_estimate: 1.0,
+        eps_actual: Some(1.1),
+        revenue_estimate: None,
+        revenue_actual: None,
+    };
+    let gap = [
+        report(d(11, 6), EarningsTiming::AfterClose),
+        report(d(11, 9), EarningsTiming::BeforeOpen),
+        report(d(11, 10), EarningsTiming::Unknown),
+    ];
+    for r in &gap {
+        assert!(close::reaction_sessions(&dates, &[r]).is_empty(), "{r:?}");
+        assert!(
+            earnings_moves(&dates, &opens, &closes, &[r]).is_empty(),
+            "{r:?}"
+        );
+    }
+    // Five calendar days is still a reaction (Wed 11 after the close → Mon 16).
+    let late = report(d(11, 11), EarningsTiming::AfterClose);
+    assert_eq!(close::reaction_sessions(&dates, &[&late]), [2]);
+    let moves = earnings_moves(&dates, &opens, &closes, &[&late]);
+    assert_eq!(moves.iter().map(|(s, _)| *s).collect::<Vec<_>>(), [2]);
+    // Six is not (Tue 10 after the close → Mon 16).
+    let too_late = report(d(11, 10), EarningsTiming::AfterClose);
+    assert!(close::reaction_sessions(&dates, &[&too_late]).is_empty());
+}
+
+#[test]
 fn earnings_moves_are_the_gaps_of_the_reaction_sessions() {
     use optics_schemas::{EarningsEvent, EarningsTiming};
     let d = |day: u32| NaiveDate::from_ymd_opt(2026, 11, day).unwrap();

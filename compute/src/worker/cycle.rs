@@ -11,17 +11,12 @@ use optics_schemas::columns::chain as chain_col;
 use optics_schemas::columns::exposures as exposure_col;
 use optics_schemas::columns::flow as flow_col;
 use optics_schemas::columns::flow_aggregates as flow_aggregates_col;
-use optics_schemas::{
-    ChainRow, ExposureRow, ExposureSummaryRow, FlowAggregateRow, FlowSnapshotRow,
-};
+use optics_schemas::{ExposureRow, ExposureSummaryRow, FlowAggregateRow, FlowSnapshotRow};
 use rayon::prelude::*;
 
 use super::{UnderlyingBook, WorkerError};
-use crate::chain::{ChainMarket, ChainSnapshot, build_chain_with_symbols};
-use crate::exposure::{
-    ExposureConfig, compute_exposures, contracts_from_chain_snapshot, exposure_rows,
-    exposure_summary_rows,
-};
+use crate::chain::{ChainBatch, ChainMarket, build_chain_with_symbols};
+use crate::exposure::{ExposureConfig, compute_exposures, exposure_rows, exposure_summary_rows};
 use crate::flow::{FlowConfig, flow_aggregate_rows, flow_rows, flow_snapshot_rows};
 use crate::pricing::PricingModel;
 
@@ -87,12 +82,13 @@ pub fn build_all(
         .collect()
 }
 
-/// The chain of one underlying as its book stands at `ctx.as_of`.
+/// The chain of one underlying as its book stands at `ctx.as_of`: its batch and the exposure
+/// inputs of its contracts.
 pub fn chain_of(
     underlying: &str,
     book: &UnderlyingBook,
     ctx: &CycleContext,
-) -> Result<Option<ChainSnapshot>, WorkerError> {
+) -> Result<Option<ChainBatch>, WorkerError> {
     let Some(trade_date) = book.trade_date() else {
         return Ok(None);
     };
@@ -126,17 +122,17 @@ pub fn build_underlying(
     book: &UnderlyingBook,
     ctx: &CycleContext,
 ) -> Result<Vec<DatasetSnapshot>, WorkerError> {
-    let Some(chain) = chain_of(underlying, book, ctx)? else {
+    let (Some(chain), Some(trade_date)) = (chain_of(underlying, book, ctx)?, book.trade_date())
+    else {
         return Ok(Vec::new());
     };
-    if chain.rows.is_empty() {
+    if chain.batch.num_rows() == 0 {
         return Ok(Vec::new());
     }
     let build_error = |reason: String| WorkerError::Build {
         underlying: underlying.to_owned(),
         reason,
     };
-    let trade_date = chain.trade_date;
     let schema_error = |e: optics_schemas::SchemaError| build_error(e.to_string());
     let snapshot = |dataset, batch, sort_columns| DatasetSnapshot {
         dataset,
@@ -144,22 +140,22 @@ pub fn build_underlying(
         batch,
         sort_columns,
     };
-    let chain_snapshot = snapshot(
-        snapshot_datasets::CHAIN,
-        ChainRow::to_batch_trusted(&chain.rows).map_err(schema_error)?,
-        CHAIN_SORT,
-    );
+    let ChainBatch {
+        batch,
+        contracts,
+        context,
+        ..
+    } = chain;
+    let chain_snapshot = snapshot(snapshot_datasets::CHAIN, batch, CHAIN_SORT);
     if ctx.chain_only {
         return Ok(vec![chain_snapshot]);
     }
-    let (contracts, context) =
-        contracts_from_chain_snapshot(&chain).map_err(|e| build_error(e.to_string()))?;
     let report = compute_exposures(&contracts, &context, &ExposureConfig::default())
         .map_err(|e| build_error(e.to_string()))?;
     let flow = flow_rows(&contracts, context.spot, &FlowConfig::default())
         .map_err(|e| build_error(e.to_string()))?;
-    let aggregates = flow_aggregate_rows(&flow, underlying, trade_date, chain.as_of);
-    let flow = flow_snapshot_rows(&flow, underlying, trade_date, chain.as_of);
+    let aggregates = flow_aggregate_rows(&flow, underlying, trade_date, context.as_of);
+    let flow = flow_snapshot_rows(&flow, underlying, trade_date, context.as_of);
 
     Ok(vec![
         chain_snapshot,
