@@ -649,205 +649,191 @@ impl<'q> ExpirationBuild<'q> {
         }
         contracts
     }
-
-    /// A Greek of a side: the kernel's, when solved and finite.
-    fn greek(
-        &self,
-        side: Option<BuiltSide<'_>>,
-        column: impl Fn(&GreekColumns) -> &[f64],
-    ) -> Option<f64> {
-        let i = side?.solve?;
-        Some(column(&self.solved)[i]).filter(|v| v.is_finite())
-    }
 }
 
-/// A nullable primitive column from `len` values.
-fn nullable<T: ArrowPrimitiveType>(
-    len: usize,
-    values: impl Iterator<Item = Option<T::Native>>,
+/// A column of one value per row of `built` (`rows` in all): `value(expiration, strike index)`.
+fn row_column<T: ArrowPrimitiveType>(
+    built: &[ExpirationBuild<'_>],
+    rows: usize,
+    value: impl Fn(&ExpirationBuild<'_>, usize) -> T::Native,
+) -> ArrayRef {
+    let mut data = Vec::with_capacity(rows);
+    for e in built {
+        for i in 0..e.strikes.len() {
+            data.push(value(e, i));
+        }
+    }
+    Arc::new(PrimitiveArray::<T>::new(data.into(), None))
+}
+
+/// A nullable column of side `k` (0 call, 1 put) of every row: `value(expiration, side)` of a
+/// listed side, null for an unlisted one or a `None`. Plain nested loops, so `value` inlines.
+fn side_column<T: ArrowPrimitiveType>(
+    built: &[ExpirationBuild<'_>],
+    rows: usize,
+    k: usize,
+    value: impl Fn(&ExpirationBuild<'_>, &BuiltSide<'_>) -> Option<T::Native>,
 ) -> PrimitiveArray<T> {
-    let mut data = Vec::with_capacity(len);
-    let mut valid = BooleanBufferBuilder::new(len);
-    for value in values {
-        valid.append(value.is_some());
-        data.push(value.unwrap_or_default());
+    let mut data = Vec::with_capacity(rows);
+    let mut valid = BooleanBufferBuilder::new(rows);
+    for e in built {
+        for sides in &e.sides {
+            let v = sides[k].as_ref().and_then(|side| value(e, side));
+            valid.append(v.is_some());
+            data.push(v.unwrap_or_default());
+        }
     }
     let nulls = NullBuffer::new(valid.finish());
     PrimitiveArray::new(data.into(), (nulls.null_count() > 0).then_some(nulls))
 }
 
-/// A text column without nulls (`StringArray::from_iter_values` wants an exact size hint,
-/// which a flattened iterator does not give).
-fn required_text<'a>(len: usize, values: impl Iterator<Item = &'a str>) -> StringArray {
-    let mut builder = StringBuilder::with_capacity(len, len * 8);
-    for value in values {
-        builder.append_value(value);
+/// A text column of side `k`, as [`side_column`].
+fn side_text<'q>(
+    built: &[ExpirationBuild<'q>],
+    rows: usize,
+    k: usize,
+    value: impl Fn(&BuiltSide<'q>) -> Option<&'q str>,
+) -> ArrayRef {
+    let mut builder = StringBuilder::with_capacity(rows, rows * 8);
+    for e in built {
+        for sides in &e.sides {
+            builder.append_option(sides[k].as_ref().and_then(&value));
+        }
     }
-    builder.finish()
+    Arc::new(builder.finish())
 }
 
-/// A primitive column without nulls.
-fn required<T: ArrowPrimitiveType>(values: impl Iterator<Item = T::Native>) -> PrimitiveArray<T> {
-    PrimitiveArray::from_iter_values(values)
+/// A text column of one value per row, as [`row_column`].
+fn row_text(
+    built: &[ExpirationBuild<'_>],
+    rows: usize,
+    value: impl Fn(&ExpirationBuild<'_>) -> &'static str,
+) -> ArrayRef {
+    let mut builder = StringBuilder::with_capacity(rows, rows * 8);
+    for e in built {
+        let text = value(e);
+        for _ in 0..e.strikes.len() {
+            builder.append_value(text);
+        }
+    }
+    Arc::new(builder.finish())
 }
 
 /// The `chain` columns of `built` (in row order), one column at a time: every value comes from
 /// a quote, the expiration's forward or the kernel's output.
 fn chain_arrays(built: &[ExpirationBuild<'_>], market: &ChainMarket, spot: f64) -> ChainArrays {
     let rows: usize = built.iter().map(|e| e.strikes.len()).sum();
-    // Per row: its expiration and its index within it.
-    let each_row = || {
-        built
-            .iter()
-            .flat_map(|e| (0..e.strikes.len()).map(move |i| (e, i)))
-    };
-    let per_expiration = |value: &dyn Fn(&ExpirationBuild<'_>) -> f64| -> ArrayRef {
-        Arc::new(required::<Float64Type>(
-            built
-                .iter()
-                .flat_map(|e| std::iter::repeat_n(value(e), e.strikes.len())),
-        ))
-    };
-    let constant_text = |text: &str| -> ArrayRef {
-        Arc::new(StringArray::from_iter_values(std::iter::repeat_n(
-            text, rows,
-        )))
-    };
     let model = match market.model {
         PricingModel::BlackScholesMerton => PricingModelCode::Bsm,
         PricingModel::Black76 => PricingModelCode::Black76,
     };
-    let side = |k: usize| side_arrays(built, rows, k);
+    let as_of = market.as_of.timestamp_micros();
+    let trade_date = date_to_days(market.trade_date);
     ChainArrays {
-        underlying: constant_text(&market.underlying),
-        trade_date: Arc::new(required::<Date32Type>(std::iter::repeat_n(
-            date_to_days(market.trade_date),
+        underlying: Arc::new(StringArray::from_iter_values(std::iter::repeat_n(
+            market.underlying.as_str(),
             rows,
         ))),
+        trade_date: row_column::<Date32Type>(built, rows, |_, _| trade_date),
         as_of: Arc::new(
-            required::<TimestampMicrosecondType>(std::iter::repeat_n(
-                market.as_of.timestamp_micros(),
-                rows,
-            ))
-            .with_timezone("UTC"),
+            PrimitiveArray::<TimestampMicrosecondType>::from_value(as_of, rows)
+                .with_timezone("UTC"),
         ),
-        expiration: Arc::new(required::<Date32Type>(
-            each_row().map(|(e, _)| date_to_days(e.expiration)),
-        )),
-        settlement: Arc::new(required_text(
-            rows,
-            each_row().map(|(e, _)| e.settlement.as_str()),
-        )),
-        dte: Arc::new(required::<Int32Type>(each_row().map(|(e, _)| e.dte))),
-        years_to_expiry: per_expiration(&|e| e.pricing.years),
-        strike: Arc::new(required::<Float64Type>(
-            built.iter().flat_map(|e| e.strikes.iter().copied()),
-        )),
-        spot: Arc::new(required::<Float64Type>(std::iter::repeat_n(spot, rows))),
-        forward: per_expiration(&|e| e.forward.forward),
-        forward_source: Arc::new(required_text(
-            rows,
-            each_row().map(|(e, _)| e.forward.source.as_str()),
-        )),
-        forward_strike_count: Arc::new(required::<UInt32Type>(each_row().map(|(e, _)| {
-            // At most MAX_PARITY_STRIKES strikes.
+        expiration: row_column::<Date32Type>(built, rows, |e, _| date_to_days(e.expiration)),
+        settlement: row_text(built, rows, |e| e.settlement.as_str()),
+        dte: row_column::<Int32Type>(built, rows, |e, _| e.dte),
+        years_to_expiry: row_column::<Float64Type>(built, rows, |e, _| e.pricing.years),
+        strike: row_column::<Float64Type>(built, rows, |e, i| e.strikes[i]),
+        spot: row_column::<Float64Type>(built, rows, |_, _| spot),
+        forward: row_column::<Float64Type>(built, rows, |e, _| e.forward.forward),
+        forward_source: row_text(built, rows, |e| e.forward.source.as_str()),
+        // At most MAX_PARITY_STRIKES strikes.
+        forward_strike_count: row_column::<UInt32Type>(built, rows, |e, _| {
             u32::try_from(e.forward.strikes_used.len()).unwrap_or(u32::MAX)
-        }))),
-        rate: Arc::new(required::<Float64Type>(std::iter::repeat_n(
-            market.rate,
+        }),
+        rate: row_column::<Float64Type>(built, rows, |_, _| market.rate),
+        carry_yield: row_column::<Float64Type>(built, rows, |e, _| e.forward.carry_yield),
+        model: Arc::new(StringArray::from_iter_values(std::iter::repeat_n(
+            model.as_str(),
             rows,
         ))),
-        carry_yield: per_expiration(&|e| e.forward.carry_yield),
-        model: constant_text(model.as_str()),
-        call: side(0),
-        put: side(1),
+        call: side_arrays(built, rows, 0),
+        put: side_arrays(built, rows, 1),
     }
+}
+
+/// A Float64 column of side `k`, as [`side_column`].
+fn side_f64(
+    built: &[ExpirationBuild<'_>],
+    rows: usize,
+    k: usize,
+    value: impl Fn(&BuiltSide<'_>) -> Option<f64>,
+) -> ArrayRef {
+    Arc::new(side_column::<Float64Type>(built, rows, k, |_, s| value(s)))
+}
+
+/// A Greek column of side `k`: the kernel's value of a solved side (finite for every solved
+/// row; a non-finite one would be null rather than NaN).
+fn side_greek(
+    built: &[ExpirationBuild<'_>],
+    rows: usize,
+    k: usize,
+    column: impl Fn(&GreekColumns) -> &[f64],
+) -> ArrayRef {
+    Arc::new(side_column::<Float64Type>(built, rows, k, |e, s| {
+        let i = s.solve?;
+        Some(column(&e.solved)[i]).filter(|v| v.is_finite())
+    }))
 }
 
 /// The columns of side `k` (0 call, 1 put) of every row.
 fn side_arrays(built: &[ExpirationBuild<'_>], rows: usize, k: usize) -> ChainSideArrays {
-    let each_side = || {
-        built
-            .iter()
-            .flat_map(move |e| e.sides.iter().map(move |sides| (e, sides[k])))
-    };
-    let quote_f64 = |value: fn(&OptionQuote) -> Option<f64>| -> ArrayRef {
-        Arc::new(nullable::<Float64Type>(
-            rows,
-            each_side().map(|(_, s)| s.and_then(|s| value(s.quote))),
-        ))
-    };
-    let derived_f64 = |value: fn(&BuiltSide<'_>) -> Option<f64>| -> ArrayRef {
-        Arc::new(nullable::<Float64Type>(
-            rows,
-            each_side().map(|(_, s)| s.as_ref().and_then(value)),
-        ))
-    };
-    let greek = |column: fn(&GreekColumns) -> &[f64]| -> ArrayRef {
-        Arc::new(nullable::<Float64Type>(
-            rows,
-            each_side().map(|(e, s)| e.greek(s, column)),
-        ))
-    };
     ChainSideArrays {
-        option_symbol: Arc::new(StringArray::from_iter(
-            each_side().map(|(_, s)| s.map(|s| s.quote.option_symbol.as_str())),
-        )),
+        option_symbol: side_text(built, rows, k, |s| Some(s.quote.option_symbol.as_str())),
         quote_time: Arc::new(
-            nullable::<TimestampMicrosecondType>(
-                rows,
-                each_side().map(|(_, s)| s.map(|s| s.quote.quote_time.timestamp_micros())),
-            )
+            side_column::<TimestampMicrosecondType>(built, rows, k, |_, s| {
+                Some(s.quote.quote_time.timestamp_micros())
+            })
             .with_timezone("UTC"),
         ),
-        bid: quote_f64(|q| Some(q.bid)),
-        ask: quote_f64(|q| Some(q.ask)),
-        mid: derived_f64(|s| s.mid),
-        last: quote_f64(|q| q.last),
-        bid_size: Arc::new(nullable::<UInt32Type>(
-            rows,
-            each_side().map(|(_, s)| s.map(|s| s.quote.bid_size)),
-        )),
-        ask_size: Arc::new(nullable::<UInt32Type>(
-            rows,
-            each_side().map(|(_, s)| s.map(|s| s.quote.ask_size)),
-        )),
-        volume: Arc::new(nullable::<UInt64Type>(
-            rows,
-            each_side().map(|(_, s)| s.map(|s| s.quote.volume)),
-        )),
-        open_interest: Arc::new(nullable::<UInt64Type>(
-            rows,
-            each_side().map(|(_, s)| s.filter(|s| s.oi_attached).map(|s| s.quote.open_interest)),
-        )),
-        oi_date: Arc::new(nullable::<Date32Type>(
-            rows,
-            each_side().map(|(_, s)| {
-                s.filter(|s| s.oi_attached)
-                    .map(|s| date_to_days(s.quote.oi_date))
-            }),
-        )),
-        iv: derived_f64(|s| s.iv),
-        iv_status: Arc::new(StringArray::from_iter(
-            each_side().map(|(_, s)| s.and_then(|s| s.iv_status).map(NoIvReason::as_str)),
-        )),
+        bid: side_f64(built, rows, k, |s| Some(s.quote.bid)),
+        ask: side_f64(built, rows, k, |s| Some(s.quote.ask)),
+        mid: side_f64(built, rows, k, |s| s.mid),
+        last: side_f64(built, rows, k, |s| s.quote.last),
+        bid_size: Arc::new(side_column::<UInt32Type>(built, rows, k, |_, s| {
+            Some(s.quote.bid_size)
+        })),
+        ask_size: Arc::new(side_column::<UInt32Type>(built, rows, k, |_, s| {
+            Some(s.quote.ask_size)
+        })),
+        volume: Arc::new(side_column::<UInt64Type>(built, rows, k, |_, s| {
+            Some(s.quote.volume)
+        })),
+        open_interest: Arc::new(side_column::<UInt64Type>(built, rows, k, |_, s| {
+            s.oi_attached.then_some(s.quote.open_interest)
+        })),
+        oi_date: Arc::new(side_column::<Date32Type>(built, rows, k, |_, s| {
+            s.oi_attached.then(|| date_to_days(s.quote.oi_date))
+        })),
+        iv: side_f64(built, rows, k, |s| s.iv),
+        iv_status: side_text(built, rows, k, |s| s.iv_status.map(NoIvReason::as_str)),
         greeks: ChainGreekArrays {
-            delta: greek(|g| &g.delta),
-            gamma: greek(|g| &g.gamma),
-            theta: greek(|g| &g.theta),
-            vega: greek(|g| &g.vega),
-            rho: greek(|g| &g.rho),
-            epsilon: greek(|g| &g.epsilon),
-            vanna: greek(|g| &g.vanna),
-            charm: greek(|g| &g.charm),
-            vomma: greek(|g| &g.vomma),
-            veta: greek(|g| &g.veta),
-            speed: greek(|g| &g.speed),
-            zomma: greek(|g| &g.zomma),
-            color: greek(|g| &g.color),
-            ultima: greek(|g| &g.ultima),
+            delta: side_greek(built, rows, k, |g| &g.delta),
+            gamma: side_greek(built, rows, k, |g| &g.gamma),
+            theta: side_greek(built, rows, k, |g| &g.theta),
+            vega: side_greek(built, rows, k, |g| &g.vega),
+            rho: side_greek(built, rows, k, |g| &g.rho),
+            epsilon: side_greek(built, rows, k, |g| &g.epsilon),
+            vanna: side_greek(built, rows, k, |g| &g.vanna),
+            charm: side_greek(built, rows, k, |g| &g.charm),
+            vomma: side_greek(built, rows, k, |g| &g.vomma),
+            veta: side_greek(built, rows, k, |g| &g.veta),
+            speed: side_greek(built, rows, k, |g| &g.speed),
+            zomma: side_greek(built, rows, k, |g| &g.zomma),
+            color: side_greek(built, rows, k, |g| &g.color),
+            ultima: side_greek(built, rows, k, |g| &g.ultima),
         },
-        extrinsic: derived_f64(|s| s.extrinsic),
+        extrinsic: side_f64(built, rows, k, |s| s.extrinsic),
     }
 }
 
