@@ -1,6 +1,7 @@
 //! Building a chain snapshot from quotes: select one quote per contract, pair calls and puts
 //! by strike, then per expiration (in parallel) find the forward and solve every mid's IV and
-//! Greeks in one batch.
+//! Greeks in one batch; finally write the `chain` columns, one at a time, from the quotes and the
+//! kernel's output, and the exposure inputs beside them.
 
 use std::sync::Arc;
 
