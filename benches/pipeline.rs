@@ -96,7 +96,7 @@ fn stage_times(
             continue;
         };
         split(0);
-        let (contracts, context) = (&chain.contracts, &chain.context);
+        let (contracts, context) = chain.exposure_inputs.as_ref().expect("exposure inputs");
         let report =
             compute_exposures(contracts, context, &ExposureConfig::default()).expect("exposures");
         split(1);
@@ -132,9 +132,9 @@ fn chains_and_exposures(
         .par_iter()
         .filter_map(|(underlying, book)| {
             let chain = chain_of(underlying, book, ctx).expect("chain")?;
-            let report =
-                compute_exposures(&chain.contracts, &chain.context, &ExposureConfig::default())
-                    .expect("exposures");
+            let (contracts, context) = chain.exposure_inputs.as_ref().expect("exposure inputs");
+            let report = compute_exposures(contracts, context, &ExposureConfig::default())
+                .expect("exposures");
             let rows = ExposureRow::to_batch_trusted(&exposure_rows(&report, trade_date))
                 .expect("exposure batch");
             let summary =

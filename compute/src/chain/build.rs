@@ -19,7 +19,7 @@ use optics_schemas::{
 };
 use rayon::prelude::*;
 
-use super::forward::{ForwardEstimate, ForwardMarket, ParityPair, estimate_forward};
+use super::forward::{ForwardMarket, ParityPair, estimate_forward};
 use super::{
     ChainBuildStats, ChainError, ChainMarket, ChainSnapshot, ExpirationForward, SolvedSide,
 };
@@ -43,13 +43,12 @@ pub struct ChainBatch {
     pub expirations: Vec<ExpirationForward>,
     /// What happened to the quotes.
     pub stats: ChainBuildStats,
-    /// Every listed side as the exposure, flow and expected-move functions take it: exactly
-    /// [`crate::exposure::contracts_from_chain`] of the batch's rows (tested), with the
-    /// kernel's Greeks reused where it solved them on the inputs recomputing them would use.
-    pub contracts: Vec<ContractAnalytics>,
-    /// The underlying's market for those functions, as [`crate::exposure::contracts_from_chain`]
-    /// derives it from the rows.
-    pub context: UnderlyingContext,
+    /// Every listed side as the exposure, flow and expected-move functions take it, with the
+    /// underlying's market for them: exactly [`crate::exposure::contracts_from_chain`] of the
+    /// batch's rows (tested), with the kernel's Greeks reused where it solved them on the
+    /// inputs recomputing them would use. `None` when the build was not asked for them (a
+    /// chain-only cycle publishes the chain alone).
+    pub exposure_inputs: Option<(Vec<ContractAnalytics>, UnderlyingContext)>,
 }
 
 /// [`build_chain`] over an `option_quotes` batch (validated on the way in, see
@@ -60,7 +59,7 @@ pub fn build_chain_batch(
     market: &ChainMarket,
 ) -> Result<ChainBatch, ChainError> {
     let quotes = OptionQuote::from_batch(quotes)?;
-    let mut built = build(&quotes, None, market)?;
+    let mut built = build(&quotes, None, market, true)?;
     built.batch = optics_schemas::chain_snapshot::validate_chain_batch(&built.batch)?;
     Ok(built)
 }
@@ -100,7 +99,7 @@ pub fn build_chain(
     quotes: &[OptionQuote],
     market: &ChainMarket,
 ) -> Result<ChainSnapshot, ChainError> {
-    let built = build(quotes, None, market)?;
+    let built = build(quotes, None, market, false)?;
     Ok(ChainSnapshot {
         underlying: market.underlying.clone(),
         trade_date: market.trade_date,
@@ -119,11 +118,13 @@ pub fn build_chain(
 /// `quotes[i].option_symbol` (the same snapshot; checked in debug builds). Quotes already in
 /// row order (expiration, settlement, strike, call before put) are not sorted again. A
 /// `symbols` of another length than `quotes` is ignored. Value rules are checked in debug
-/// builds only ([`ChainArrays::into_batch_trusted`]).
+/// builds only ([`ChainArrays::into_batch_trusted`]). The exposure inputs are derived only when
+/// `exposure_inputs` asks for them.
 pub fn build_chain_with_symbols(
     quotes: &[OptionQuote],
     symbols: &[Option<ContractSymbol>],
     market: &ChainMarket,
+    exposure_inputs: bool,
 ) -> Result<ChainBatch, ChainError> {
     let symbols = (symbols.len() == quotes.len()).then_some(symbols);
     if cfg!(debug_assertions)
@@ -138,7 +139,7 @@ pub fn build_chain_with_symbols(
             );
         }
     }
-    build(quotes, symbols, market)
+    build(quotes, symbols, market, exposure_inputs)
 }
 
 /// The order [`build_chain`] selects quotes in: contract (the row order), then quote time,
@@ -157,6 +158,7 @@ fn build(
     quotes: &[OptionQuote],
     symbols: Option<&[Option<ContractSymbol>]>,
     market: &ChainMarket,
+    exposure_inputs: bool,
 ) -> Result<ChainBatch, ChainError> {
     validate_market(market)?;
     let mut stats = ChainBuildStats {
@@ -245,15 +247,37 @@ fn build(
         stats.priced += expiration.stats.priced;
         stats.solved += expiration.stats.solved;
     }
+    let exposure_inputs = exposure_inputs.then(|| exposure_inputs_of(&built, market, spot));
+    let batch = chain_arrays(&built, market, spot).into_batch_trusted()?;
+    Ok(ChainBatch {
+        batch,
+        spot,
+        expirations: built.into_iter().map(|e| e.series).collect(),
+        stats,
+        exposure_inputs,
+    })
+}
+
+/// The exposure inputs of a build: the context [`crate::exposure::contracts_from_chain`] reads
+/// from the rows, and every listed side.
+fn exposure_inputs_of(
+    built: &[ExpirationBuild<'_>],
+    market: &ChainMarket,
+    spot: f64,
+) -> (Vec<ContractAnalytics>, UnderlyingContext) {
     let context = UnderlyingContext {
         underlying: market.underlying.clone(),
         spot,
         rate: market.rate,
         // The first row's carry, as `contracts_from_chain` reads it (used for no expiration:
         // every one has a forward).
-        dividend_yield: built.first().map_or(0.0, |e| e.forward.carry_yield),
+        dividend_yield: built.first().map_or(0.0, |e| e.series.forward.carry_yield),
         model: market.model,
-        forwards: forwards_by_date(built.iter().map(|e| (e.expiration, e.forward.forward))),
+        forwards: forwards_by_date(
+            built
+                .iter()
+                .map(|e| (e.series.expiration, e.series.forward.forward)),
+        ),
         as_of: market.as_of,
     };
     let contracts = built
@@ -261,24 +285,7 @@ fn build(
         .map(|expiration| expiration.contracts(&context))
         .collect::<Vec<_>>()
         .concat();
-    let batch = chain_arrays(&built, market, spot).into_batch_trusted()?;
-    Ok(ChainBatch {
-        batch,
-        spot,
-        expirations: built
-            .iter()
-            .map(|e| ExpirationForward {
-                expiration: e.expiration,
-                settlement: e.settlement,
-                dte: e.dte,
-                years_to_expiry: e.pricing.years,
-                forward: e.forward.clone(),
-            })
-            .collect(),
-        stats,
-        contracts,
-        context,
-    })
+    (contracts, context)
 }
 
 const MIN_YEAR: i32 = 1900;
@@ -423,10 +430,8 @@ struct BuiltSide<'q> {
 /// One expiration (with settlement) of a build: its forward, its strikes with both sides, and
 /// the kernel's solve of every side with a mid.
 struct ExpirationBuild<'q> {
-    expiration: NaiveDate,
-    settlement: SettlementStyle,
-    dte: i32,
-    forward: ForwardEstimate,
+    /// The expiration and its forward, as the chain reports it.
+    series: ExpirationForward,
     pricing: ExpirationPricing,
     strikes: Vec<f64>,
     /// Per strike, the call and the put (in that order) when listed.
@@ -491,10 +496,13 @@ impl<'q> ExpirationBuild<'q> {
             },
         };
         let mut build = Self {
-            expiration,
-            settlement,
-            dte,
-            forward,
+            series: ExpirationForward {
+                expiration,
+                settlement,
+                dte,
+                years_to_expiry: years,
+                forward,
+            },
             pricing,
             strikes: Vec::with_capacity(strikes.len()),
             sides: Vec::with_capacity(strikes.len()),
@@ -627,7 +635,7 @@ impl<'q> ExpirationBuild<'q> {
             for side in sides.iter().flatten() {
                 let quote = side.quote;
                 let contract = ContractAnalytics {
-                    expiration: self.expiration,
+                    expiration: self.series.expiration,
                     strike,
                     option_type: side.option_type,
                     open_interest: if side.oi_attached {
@@ -641,8 +649,8 @@ impl<'q> ExpirationBuild<'q> {
                     mid: side.mid,
                     iv: side.iv,
                     greeks: None,
-                    years_to_expiry: self.pricing.years,
-                    dte: i64::from(self.dte),
+                    years_to_expiry: self.series.years_to_expiry,
+                    dte: i64::from(self.series.dte),
                 };
                 let solved = side.solve.map(|i| self.solved_side(context.model, i));
                 contracts.push(with_greeks(contract, context, solved));
@@ -740,20 +748,20 @@ fn chain_arrays(built: &[ExpirationBuild<'_>], market: &ChainMarket, spot: f64) 
             PrimitiveArray::<TimestampMicrosecondType>::from_value(as_of, rows)
                 .with_timezone("UTC"),
         ),
-        expiration: row_column::<Date32Type>(built, rows, |e, _| date_to_days(e.expiration)),
-        settlement: row_text(built, rows, |e| e.settlement.as_str()),
-        dte: row_column::<Int32Type>(built, rows, |e, _| e.dte),
-        years_to_expiry: row_column::<Float64Type>(built, rows, |e, _| e.pricing.years),
+        expiration: row_column::<Date32Type>(built, rows, |e, _| date_to_days(e.series.expiration)),
+        settlement: row_text(built, rows, |e| e.series.settlement.as_str()),
+        dte: row_column::<Int32Type>(built, rows, |e, _| e.series.dte),
+        years_to_expiry: row_column::<Float64Type>(built, rows, |e, _| e.series.years_to_expiry),
         strike: row_column::<Float64Type>(built, rows, |e, i| e.strikes[i]),
         spot: row_column::<Float64Type>(built, rows, |_, _| spot),
-        forward: row_column::<Float64Type>(built, rows, |e, _| e.forward.forward),
-        forward_source: row_text(built, rows, |e| e.forward.source.as_str()),
+        forward: row_column::<Float64Type>(built, rows, |e, _| e.series.forward.forward),
+        forward_source: row_text(built, rows, |e| e.series.forward.source.as_str()),
         // At most MAX_PARITY_STRIKES strikes.
         forward_strike_count: row_column::<UInt32Type>(built, rows, |e, _| {
-            u32::try_from(e.forward.strikes_used.len()).unwrap_or(u32::MAX)
+            u32::try_from(e.series.forward.strikes_used.len()).unwrap_or(u32::MAX)
         }),
         rate: row_column::<Float64Type>(built, rows, |_, _| market.rate),
-        carry_yield: row_column::<Float64Type>(built, rows, |e, _| e.forward.carry_yield),
+        carry_yield: row_column::<Float64Type>(built, rows, |e, _| e.series.forward.carry_yield),
         model: Arc::new(StringArray::from_iter_values(std::iter::repeat_n(
             model.as_str(),
             rows,

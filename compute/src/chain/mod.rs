@@ -138,13 +138,13 @@ pub struct ChainSnapshot {
 
 /// One side's solve: the kernel's inputs and its Greeks at the side's IV
 /// ([`crate::pricing::greeks`] of exactly these inputs and that IV), which a chain build hands
-/// to its exposure inputs ([`ChainBatch::contracts`]) instead of solving them again.
+/// to its exposure inputs ([`ChainBatch::exposure_inputs`]) instead of solving them again.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct SolvedSide {
+pub(crate) struct SolvedSide {
     /// What the kernel priced: spot and implied carry (BSM) or forward (Black-76).
-    pub inputs: OptionInputs,
+    pub(crate) inputs: OptionInputs,
     /// Price and every Greek at the IV.
-    pub greeks: Greeks,
+    pub(crate) greeks: Greeks,
 }
 
 /// Why a chain could not be built.

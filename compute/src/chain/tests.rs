@@ -943,7 +943,8 @@ fn the_workers_batch_and_exposure_inputs_are_those_of_the_rows() {
             .iter()
             .map(|q| ContractSymbol::parse(&q.option_symbol))
             .collect();
-        let built = build_chain_with_symbols(&quotes, &symbols, &market).unwrap();
+        let built = build_chain_with_symbols(&quotes, &symbols, &market, true).unwrap();
+        let (contracts, built_context) = built.exposure_inputs.clone().unwrap();
         let chain = build_chain(&quotes, &market).unwrap();
         // The columns written directly are the row writer's columns of the same rows.
         assert_eq!(built.batch, ChainRow::to_batch(&chain.rows).unwrap());
@@ -978,13 +979,13 @@ fn the_workers_batch_and_exposure_inputs_are_those_of_the_rows() {
         // The exposure inputs are those the rows give, bit for bit (Debug prints every float
         // exactly, with the sign of zero), whether the kernel's Greeks were reused or not.
         let (recomputed, context) = contracts_from_chain(&chain.rows).unwrap();
-        assert_eq!(built.context, context);
-        assert_eq!(built.contracts.len(), recomputed.len());
-        for (a, b) in built.contracts.iter().zip(&recomputed) {
+        assert_eq!(built_context, context);
+        assert_eq!(contracts.len(), recomputed.len());
+        for (a, b) in contracts.iter().zip(&recomputed) {
             assert_eq!(format!("{a:?}"), format!("{b:?}"));
         }
         // And a side's Greeks are the pricing function's at the chain's IV.
-        for contract in &built.contracts {
+        for contract in &contracts {
             if let (Some(iv), Some(greeks)) = (contract.iv, contract.greeks) {
                 let forward = context.forward(contract.expiration, contract.years_to_expiry);
                 let inputs = contract
@@ -1052,7 +1053,8 @@ fn symbols_parsed_beforehand_and_quotes_in_row_order_give_the_same_chain() {
             .iter()
             .map(|q| ContractSymbol::parse(&q.option_symbol))
             .collect();
-        let built = build_chain_with_symbols(quotes, &symbols, &market).unwrap();
+        let built = build_chain_with_symbols(quotes, &symbols, &market, false).unwrap();
+        assert!(built.exposure_inputs.is_none());
         assert_eq!(ChainRow::from_batch(&built.batch).unwrap(), expected.rows);
         assert_eq!(
             (built.spot, &built.expirations, built.stats),

@@ -1,7 +1,7 @@
 //! Between the chain / exposure snapshot datasets of `optics-schemas` and this module's plain
 //! types: chain rows in ([`contracts_from_chain`]; a chain just built carries the same inputs,
-//! [`crate::chain::ChainBatch::contracts`]), exposure and summary rows out ([`exposure_rows`], [`exposure_summary_rows`]). Pure mappings; the
-//! worker calls them.
+//! [`crate::chain::ChainBatch::exposure_inputs`]), exposure and summary rows out
+//! ([`exposure_rows`], [`exposure_summary_rows`]). Pure mappings; the worker calls them.
 
 use std::collections::BTreeMap;
 
@@ -34,7 +34,7 @@ use crate::pricing::{OptionInputs, OptionType, PricingModel, greeks};
 ///   about 0.1 µs per contract. A side without an IV has no Greeks.
 ///
 /// A chain build yields the same contracts and context directly
-/// ([`crate::chain::ChainBatch::contracts`], tested equal), reusing its kernel's Greeks.
+/// ([`crate::chain::ChainBatch::exposure_inputs`], tested equal), reusing its kernel's Greeks.
 pub fn contracts_from_chain(
     rows: &[ChainRow],
 ) -> Result<(Vec<ContractAnalytics>, UnderlyingContext), ExposureError> {
@@ -112,7 +112,7 @@ fn contract_of(
 /// `contract` with the Greeks of its IV (none without one): [`crate::pricing::greeks`] on the
 /// expiration's forward in `context`, or `solved`'s Greeks when they were solved on exactly
 /// those inputs (bit for bit: then they are the same value, without the work; a chain build
-/// passes its kernel's, see [`crate::chain::ChainBatch::contracts`]).
+/// passes its kernel's, see [`crate::chain::ChainBatch::exposure_inputs`]).
 pub(crate) fn with_greeks(
     mut contract: ContractAnalytics,
     context: &UnderlyingContext,

@@ -82,8 +82,8 @@ pub fn build_all(
         .collect()
 }
 
-/// The chain of one underlying as its book stands at `ctx.as_of`: its batch and the exposure
-/// inputs of its contracts.
+/// The chain of one underlying as its book stands at `ctx.as_of`: its batch and, unless the
+/// cycle is chain-only, the exposure inputs of its contracts.
 pub fn chain_of(
     underlying: &str,
     book: &UnderlyingBook,
@@ -106,7 +106,7 @@ pub fn chain_of(
             PricingModel::BlackScholesMerton
         },
     };
-    build_chain_with_symbols(book.quotes(), book.symbols(), &market)
+    build_chain_with_symbols(book.quotes(), book.symbols(), &market, !ctx.chain_only)
         .map(Some)
         .map_err(|e| WorkerError::Build {
             underlying: underlying.to_owned(),
@@ -142,14 +142,14 @@ pub fn build_underlying(
     };
     let ChainBatch {
         batch,
-        contracts,
-        context,
+        exposure_inputs,
         ..
     } = chain;
     let chain_snapshot = snapshot(snapshot_datasets::CHAIN, batch, CHAIN_SORT);
-    if ctx.chain_only {
+    // Absent exactly when the cycle is chain-only (`chain_of` asks for them otherwise).
+    let Some((contracts, context)) = exposure_inputs else {
         return Ok(vec![chain_snapshot]);
-    }
+    };
     let report = compute_exposures(&contracts, &context, &ExposureConfig::default())
         .map_err(|e| build_error(e.to_string()))?;
     let flow = flow_rows(&contracts, context.spot, &FlowConfig::default())
