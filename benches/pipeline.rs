@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use arrow_array::RecordBatch;
 use chrono::{NaiveDate, TimeDelta};
 use optics_compute::exposure::{
-    ExposureConfig, compute_exposures, exposure_rows, exposure_summary_rows,
+    ExposureConfig, compute_exposures, exposure_batch, exposure_summary_rows,
 };
 use optics_compute::flow::{FlowConfig, flow_rows, flow_snapshot_rows};
 use optics_compute::store::{SnapshotKey, SnapshotStore};
@@ -26,7 +26,7 @@ use optics_ingest::replay::replay_session;
 use optics_ingest::simulator::session::{SessionConfig, SessionSimulator};
 use optics_ingest::simulator::universe::Universe;
 use optics_schemas::{Dataset, Message, OptionQuote};
-use optics_schemas::{ExposureRow, ExposureSummaryRow, FlowSnapshotRow};
+use optics_schemas::{ExposureSummaryRow, FlowSnapshotRow};
 use optics_tests::bench::median;
 use rayon::prelude::*;
 
@@ -100,8 +100,7 @@ fn stage_times(
         let report =
             compute_exposures(contracts, context, &ExposureConfig::default()).expect("exposures");
         split(1);
-        let rows = ExposureRow::to_batch_trusted(&exposure_rows(&report, trade_date))
-            .expect("exposure batch");
+        let rows = exposure_batch(&report, trade_date).expect("exposure batch");
         let summary =
             ExposureSummaryRow::to_batch_trusted(&exposure_summary_rows(&report, trade_date))
                 .expect("summary batch");
@@ -135,8 +134,7 @@ fn chains_and_exposures(
             let (contracts, context) = chain.exposure_inputs.as_ref().expect("exposure inputs");
             let report = compute_exposures(contracts, context, &ExposureConfig::default())
                 .expect("exposures");
-            let rows = ExposureRow::to_batch_trusted(&exposure_rows(&report, trade_date))
-                .expect("exposure batch");
+            let rows = exposure_batch(&report, trade_date).expect("exposure batch");
             let summary =
                 ExposureSummaryRow::to_batch_trusted(&exposure_summary_rows(&report, trade_date))
                     .expect("summary batch");

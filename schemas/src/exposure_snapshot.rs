@@ -408,6 +408,116 @@ impl ExposureRow {
     }
 }
 
+/// One underlying's `exposures` batch written column by column, one strike at a time: for a
+/// producer that has the strike profile at hand (the compute worker), without an
+/// [`ExposureRow`] (and its copy of the symbol) per strike. The columns every row shares
+/// (underlying, trade date, `as_of`, spot) are given once; `dte` and `net` are derived here
+/// (days between the dates; call + put), so they hold by construction.
+#[derive(Debug, Clone)]
+pub struct ExposureBatchBuilder {
+    underlying: String,
+    trade_date: NaiveDate,
+    as_of: DateTime<Utc>,
+    spot: f64,
+    expiration: Vec<i32>,
+    dte: Vec<i32>,
+    strike: Vec<f64>,
+    call_open_interest: Vec<u64>,
+    put_open_interest: Vec<u64>,
+    /// Call, put and net measures, in schema order.
+    measures: [Vec<f64>; 3 * MEASURE_COUNT],
+}
+
+impl ExposureBatchBuilder {
+    /// An empty batch of `underlying` priced at `as_of` with `spot`, room for `strikes` rows.
+    pub fn new(
+        underlying: &str,
+        trade_date: NaiveDate,
+        as_of: DateTime<Utc>,
+        spot: f64,
+        strikes: usize,
+    ) -> Self {
+        Self {
+            underlying: underlying.to_owned(),
+            trade_date,
+            as_of,
+            spot,
+            expiration: Vec::with_capacity(strikes),
+            dte: Vec::with_capacity(strikes),
+            strike: Vec::with_capacity(strikes),
+            call_open_interest: Vec::with_capacity(strikes),
+            put_open_interest: Vec::with_capacity(strikes),
+            measures: std::array::from_fn(|_| Vec::with_capacity(strikes)),
+        }
+    }
+
+    /// Appends one strike of one expiration: both sides' open interest and exposures (values
+    /// in schema order, [`ExposureMeasures::to_array`]'s).
+    pub fn push(
+        &mut self,
+        expiration: NaiveDate,
+        strike: f64,
+        (call_open_interest, put_open_interest): (u64, u64),
+        call: &[f64; MEASURE_COUNT],
+        put: &[f64; MEASURE_COUNT],
+    ) {
+        let days = expiration.signed_duration_since(self.trade_date).num_days();
+        self.expiration.push(date_to_days(expiration));
+        self.dte
+            .push(i32::try_from(days).unwrap_or(if days < 0 { i32::MIN } else { i32::MAX }));
+        self.strike.push(strike);
+        self.call_open_interest.push(call_open_interest);
+        self.put_open_interest.push(put_open_interest);
+        let (calls, rest) = self.measures.split_at_mut(MEASURE_COUNT);
+        let (puts, nets) = rest.split_at_mut(MEASURE_COUNT);
+        for m in 0..MEASURE_COUNT {
+            calls[m].push(call[m]);
+            puts[m].push(put[m]);
+            nets[m].push(call[m] + put[m]);
+        }
+    }
+
+    /// Rows appended so far.
+    pub fn len(&self) -> usize {
+        self.strike.len()
+    }
+
+    /// True before the first [`push`](Self::push).
+    pub fn is_empty(&self) -> bool {
+        self.strike.is_empty()
+    }
+
+    /// The batch in the canonical schema. As [`ExposureRow::to_batch_trusted`], the dataset's
+    /// rules are checked again in debug builds only.
+    pub fn finish(self) -> Result<RecordBatch, SchemaError> {
+        let rows = self.len();
+        let mut columns = vec![
+            utf8(std::iter::repeat_n(self.underlying.as_str(), rows)),
+            Arc::new(Date32Array::from(vec![date_to_days(self.trade_date); rows])) as ArrayRef,
+            Arc::new(
+                TimestampMicrosecondArray::from(vec![self.as_of.timestamp_micros(); rows])
+                    .with_timezone("UTC"),
+            ),
+            Arc::new(Date32Array::from(self.expiration)),
+            Arc::new(Int32Array::from(self.dte)),
+            Arc::new(Float64Array::from(self.strike)),
+            Arc::new(Float64Array::from(vec![self.spot; rows])),
+            Arc::new(UInt64Array::from(self.call_open_interest)),
+            Arc::new(UInt64Array::from(self.put_open_interest)),
+        ];
+        columns.extend(
+            self.measures
+                .into_iter()
+                .map(|values| Arc::new(Float64Array::from(values)) as ArrayRef),
+        );
+        let batch = RecordBatch::try_new(exposures_schema(), columns)?;
+        if cfg!(debug_assertions) {
+            read_exposures(&batch, false)?;
+        }
+        Ok(batch)
+    }
+}
+
 impl ExposureSummaryRow {
     /// Validates the rows and builds a batch in the canonical schema.
     pub fn to_batch(rows: &[ExposureSummaryRow]) -> Result<RecordBatch, SchemaError> {

@@ -91,8 +91,9 @@ pub use enums::{
 };
 pub use error::SchemaError;
 pub use exposure_snapshot::{
-    DirectionalBiasCode, ExposureMeasures, ExposureRow, ExposureSummaryRow, FlipDegeneracyCode,
-    PositioningCode, VolatilityRegimeCode, exposure_summary_schema, exposures_schema,
+    DirectionalBiasCode, ExposureBatchBuilder, ExposureMeasures, ExposureRow, ExposureSummaryRow,
+    FlipDegeneracyCode, PositioningCode, VolatilityRegimeCode, exposure_summary_schema,
+    exposures_schema,
 };
 pub use flow_aggregates::{
     FLOW_AGGREGATES_DATASET, FlowAggregateKey, FlowAggregateRow, FlowGroupingCode, FlowTotals,

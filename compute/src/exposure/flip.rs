@@ -573,6 +573,14 @@ struct GridValues {
 }
 
 impl GammaCurve {
+    /// An empty curve with room for `contracts` contracts.
+    pub(crate) fn with_capacity(contracts: usize) -> Self {
+        Self {
+            contracts: Vec::with_capacity(contracts),
+            group_starts: Vec::new(),
+        }
+    }
+
     /// Starts a new group; later [`push`](Self::push)es belong to it.
     pub(crate) fn start_group(&mut self) {
         self.group_starts.push(self.contracts.len());

@@ -76,7 +76,7 @@ pub use report::{
     ContractExposure, ExposureConfig, ExposureReport, ExposureSummary, StrikeExposure,
     compute_exposures, contract_exposure,
 };
-pub use snapshot::{contracts_from_chain, exposure_rows, exposure_summary_rows};
+pub use snapshot::{contracts_from_chain, exposure_batch, exposure_rows, exposure_summary_rows};
 pub(crate) use snapshot::{forwards_by_date, with_greeks};
 
 /// Shares per standard US equity/index option contract.

@@ -153,8 +153,6 @@ pub struct ExposureReport {
     pub spot: f64,
     /// Snapshot instant.
     pub as_of: DateTime<Utc>,
-    /// Per-contract exposures, sorted by expiration, strike, call before put.
-    pub contracts: Vec<ContractExposure>,
     /// Contracts left out of the exposures: no Greeks and no IV to compute them from, or
     /// expired. Their open interest still counts towards strike OI and max pain.
     pub contracts_without_greeks: usize,
@@ -179,18 +177,7 @@ fn exposure_with_forward(
     context: &UnderlyingContext,
     forward: f64,
 ) -> Option<ContractExposure> {
-    let per_share = match contract.greeks {
-        Some(g) => g,
-        None => {
-            let iv = contract.iv?;
-            let inputs = contract.pricing_inputs(context, forward, context.spot)?;
-            greeks(&inputs, iv).ok()?
-        }
-    };
-    let x = match context.model {
-        PricingModel::BlackScholesMerton => context.spot,
-        PricingModel::Black76 => forward,
-    };
+    let per_share = per_share_greeks(contract, context, forward)?;
     Some(ContractExposure {
         expiration: contract.expiration,
         strike: contract.strike,
@@ -199,14 +186,46 @@ fn exposure_with_forward(
         dte: contract.dte,
         iv: contract.iv,
         greeks: per_share,
-        exposure: exposure_vector(
-            &per_share,
-            contract.option_type,
-            contract.open_interest,
-            x,
-            context.spot,
-        ),
+        exposure: contract_exposure_vector(contract, &per_share, context, forward),
     })
+}
+
+/// The contract's Greeks, or Greeks computed from its IV on `forward`; `None` when neither is
+/// available or it has expired.
+fn per_share_greeks(
+    contract: &ContractAnalytics,
+    context: &UnderlyingContext,
+    forward: f64,
+) -> Option<Greeks> {
+    match contract.greeks {
+        Some(g) => Some(g),
+        None => {
+            let iv = contract.iv?;
+            let inputs = contract.pricing_inputs(context, forward, context.spot)?;
+            greeks(&inputs, iv).ok()
+        }
+    }
+}
+
+/// The dealer-signed exposures of `contract` from its per-share Greeks `per_share`, taken
+/// against the model's price (the spot, or the expiration's `forward` for Black-76).
+fn contract_exposure_vector(
+    contract: &ContractAnalytics,
+    per_share: &Greeks,
+    context: &UnderlyingContext,
+    forward: f64,
+) -> ExposureVector {
+    let x = match context.model {
+        PricingModel::BlackScholesMerton => context.spot,
+        PricingModel::Black76 => forward,
+    };
+    exposure_vector(
+        per_share,
+        contract.option_type,
+        contract.open_interest,
+        x,
+        context.spot,
+    )
 }
 
 /// The dealer-signed exposures of `open_interest` contracts with per-share Greeks `g` taken
@@ -245,12 +264,14 @@ fn strike_key(strike: f64) -> i64 {
     (strike * 1000.0).round() as i64
 }
 
-/// Per-contract, per-strike, per-expiration and aggregate dealer exposures of `contracts`, with
+/// Per-strike, per-expiration and aggregate dealer exposures of `contracts`, with
 /// flip levels, walls, key levels, max pain and implications for each expiration and for all
 /// of them together.
 ///
 /// Contracts may come in any order. Every numeric input is validated first; a bad value is an
 /// [`ExposureError`] naming the contract and field. An empty slice gives an empty report.
+///
+/// The exposures of one contract are [`contract_exposure`]'s; the report keeps only their sums.
 pub fn compute_exposures(
     contracts: &[ContractAnalytics],
     context: &UnderlyingContext,
@@ -283,19 +304,21 @@ pub fn compute_exposures(
         strikes: Vec<StrikeExposure>,
     }
     let mut groups: Vec<Group> = Vec::new();
-    let mut curve = GammaCurve::default();
-    let mut detailed = Vec::with_capacity(contracts.len());
+    let mut curve = GammaCurve::with_capacity(contracts.len());
     let mut contracts_without_greeks = 0;
-    for contract in order {
+    for (position, &contract) in order.iter().enumerate() {
         if groups
             .last()
             .is_none_or(|g| g.expiration != contract.expiration)
         {
+            // Sized for a call and a put per strike (a one-sided strike grows it).
+            let in_group =
+                order[position..].partition_point(|c| c.expiration == contract.expiration);
             groups.push(Group {
                 expiration: contract.expiration,
                 dte: contract.dte,
                 contracts: 0,
-                strikes: Vec::new(),
+                strikes: Vec::with_capacity(in_group.div_ceil(2)),
             });
             curve.start_group();
         }
@@ -317,14 +340,16 @@ pub fn compute_exposures(
             OptionType::Put => row.put_open_interest += contract.open_interest,
         }
         let forward = context.forward(contract.expiration, contract.years_to_expiry);
-        match exposure_with_forward(contract, context, forward) {
-            Some(e) => {
+        // The per-contract records are not kept: the API derives them on demand
+        // (`contract_exposure`), and at scale they would be most of this function's memory.
+        match per_share_greeks(contract, context, forward) {
+            Some(per_share) => {
+                let exposure = contract_exposure_vector(contract, &per_share, context, forward);
                 match contract.option_type {
-                    OptionType::Call => row.call += e.exposure,
-                    OptionType::Put => row.put += e.exposure,
+                    OptionType::Call => row.call += exposure,
+                    OptionType::Put => row.put += exposure,
                 }
                 group.contracts += 1;
-                detailed.push(e);
             }
             None => contracts_without_greeks += 1,
         }
@@ -383,7 +408,6 @@ pub fn compute_exposures(
         underlying: context.underlying.clone(),
         spot,
         as_of: context.as_of,
-        contracts: detailed,
         contracts_without_greeks,
         expirations,
         aggregate,

@@ -1,14 +1,17 @@
 //! Between the chain / exposure snapshot datasets of `optics-schemas` and this module's plain
 //! types: chain rows in ([`contracts_from_chain`]; a chain just built carries the same inputs,
 //! [`crate::chain::ChainBatch::exposure_inputs`]), exposure and summary rows out
-//! ([`exposure_rows`], [`exposure_summary_rows`]). Pure mappings; the worker calls them.
+//! ([`exposure_rows`], [`exposure_summary_rows`]; the worker writes the strike rows as columns,
+//! [`exposure_batch`]). Pure mappings.
 
 use std::collections::BTreeMap;
 
+use arrow_array::RecordBatch;
 use chrono::NaiveDate;
 use optics_schemas::{
-    ChainRow, ChainSide, DirectionalBiasCode, ExposureMeasures, ExposureRow, ExposureSummaryRow,
-    FlipDegeneracyCode, PositioningCode, PricingModelCode, VolatilityRegimeCode,
+    ChainRow, ChainSide, DirectionalBiasCode, ExposureBatchBuilder, ExposureMeasures, ExposureRow,
+    ExposureSummaryRow, FlipDegeneracyCode, PositioningCode, PricingModelCode, SchemaError,
+    VolatilityRegimeCode,
 };
 
 use super::flip::FlipDegeneracy;
@@ -183,6 +186,37 @@ pub fn exposure_rows(report: &ExposureReport, trade_date: NaiveDate) -> Vec<Expo
             }),
     );
     rows
+}
+
+/// The `exposures` batch of a report, the rows of [`exposure_rows`] written column by column
+/// (the worker's path: no row structs).
+pub fn exposure_batch(
+    report: &ExposureReport,
+    trade_date: NaiveDate,
+) -> Result<RecordBatch, SchemaError> {
+    let count = report.expirations.iter().map(|s| s.strikes.len()).sum();
+    let mut batch = ExposureBatchBuilder::new(
+        &report.underlying,
+        trade_date,
+        report.as_of,
+        report.spot,
+        count,
+    );
+    for summary in &report.expirations {
+        let Some(expiration) = summary.expiration else {
+            continue;
+        };
+        for s in &summary.strikes {
+            batch.push(
+                expiration,
+                s.strike,
+                (s.call_open_interest, s.put_open_interest),
+                &s.call.0,
+                &s.put.0,
+            );
+        }
+    }
+    batch.finish()
 }
 
 /// The `exposure_summary` rows of a report: the aggregate (expiration null) first, then one per

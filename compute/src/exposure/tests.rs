@@ -215,7 +215,7 @@ fn gex_by_strike_and_totals_match_the_formula() {
             .sum();
         assert!(close(exp.net_totals()[ExposureKind::Gamma], net, 1e-12));
     }
-    assert_eq!(report.contracts.len(), legs().len());
+    assert_eq!(report.aggregate.contracts, legs().len());
     assert_eq!(report.contracts_without_greeks, 0);
     // Open interest sums.
     let call_oi: u64 = legs()
@@ -706,7 +706,7 @@ fn contracts_without_iv_or_greeks_only_count_open_interest() {
     contracts[0].greeks = None;
     let report = compute_exposures(&contracts, &context(), &ExposureConfig::default()).unwrap();
     assert_eq!(report.contracts_without_greeks, 1);
-    assert_eq!(report.contracts.len(), contracts.len() - 1);
+    assert_eq!(report.aggregate.contracts, contracts.len() - 1);
     let first = &report.aggregate.strikes[0];
     assert_eq!(first.strike, contracts[0].strike);
     assert_eq!(first.call_open_interest, 500 + 300);
@@ -1011,6 +1011,10 @@ mod snapshot_rows {
         assert_eq!(strike_rows.len(), rows.len());
         let batch = ExposureRow::to_batch(&strike_rows).unwrap();
         assert_eq!(ExposureRow::from_batch(&batch).unwrap(), strike_rows);
+        // The worker's column-written batch holds the same rows.
+        let columns = exposure_batch(&report, trade_date()).unwrap();
+        assert_eq!(columns.schema(), batch.schema());
+        assert_eq!(ExposureRow::from_batch(&columns).unwrap(), strike_rows);
         let first = &strike_rows[0];
         let first_strike = &report.expirations[0].strikes[0];
         assert_eq!(first.call.gamma, first_strike.call[ExposureKind::Gamma]);

@@ -11,12 +11,12 @@ use optics_schemas::columns::chain as chain_col;
 use optics_schemas::columns::exposures as exposure_col;
 use optics_schemas::columns::flow as flow_col;
 use optics_schemas::columns::flow_aggregates as flow_aggregates_col;
-use optics_schemas::{ExposureRow, ExposureSummaryRow, FlowAggregateRow, FlowSnapshotRow};
+use optics_schemas::{ExposureSummaryRow, FlowAggregateRow, FlowSnapshotRow};
 use rayon::prelude::*;
 
 use super::{UnderlyingBook, WorkerError};
 use crate::chain::{ChainBatch, ChainMarket, build_chain_with_symbols};
-use crate::exposure::{ExposureConfig, compute_exposures, exposure_rows, exposure_summary_rows};
+use crate::exposure::{ExposureConfig, compute_exposures, exposure_batch, exposure_summary_rows};
 use crate::flow::{FlowConfig, flow_aggregate_rows, flow_rows, flow_snapshot_rows};
 use crate::pricing::PricingModel;
 
@@ -161,8 +161,7 @@ pub fn build_underlying(
         chain_snapshot,
         snapshot(
             snapshot_datasets::EXPOSURES,
-            ExposureRow::to_batch_trusted(&exposure_rows(&report, trade_date))
-                .map_err(schema_error)?,
+            exposure_batch(&report, trade_date).map_err(schema_error)?,
             EXPOSURES_SORT,
         ),
         snapshot(
