@@ -202,6 +202,81 @@ impl GreekLevels {
     }
 }
 
+impl GreekLevels {
+    /// The levels of every kind, in [`ExposureKind::ALL`] order: the values of
+    /// [`GreekLevels::from_profile`] kind by kind (tested equal), from one pass over the
+    /// strikes instead of four per kind (a strike row is ~200 bytes; the worker derives these
+    /// for every expiration of every underlying each cycle).
+    pub fn every_kind_from_profile(
+        strikes: &[StrikeExposure],
+        cumulative_net: &[ExposureVector],
+        call_totals: &ExposureVector,
+        put_totals: &ExposureVector,
+        spot: f64,
+    ) -> Vec<Self> {
+        const KINDS: usize = ExposureKind::COUNT;
+        // (strike index, |value|) of the largest non-zero |value| so far; the first wins ties,
+        // as in `strike_of_max`.
+        fn consider(best: &mut Option<(usize, f64)>, index: usize, value: f64) {
+            if value != 0.0 && best.is_none_or(|(_, b)| value > b) {
+                *best = Some((index, value));
+            }
+        }
+        let mut key = [None; KINDS];
+        let mut max_call = [None; KINDS];
+        let mut max_put = [None; KINDS];
+        // As `cumulative_crossing`: the last non-zero (strike, cumulative) and the crossing
+        // nearest spot so far.
+        let mut last: [Option<(f64, f64)>; KINDS] = [None; KINDS];
+        let mut crossing: [Option<f64>; KINDS] = [None; KINDS];
+        for (index, (row, cumulative)) in strikes.iter().zip(cumulative_net).enumerate() {
+            let net = row.net();
+            for k in 0..KINDS {
+                consider(&mut key[k], index, net.0[k].abs());
+                consider(&mut max_call[k], index, row.call.0[k].abs());
+                consider(&mut max_put[k], index, row.put.0[k].abs());
+                let c = cumulative.0[k];
+                if c == 0.0 {
+                    continue;
+                }
+                if let Some((k0, c0)) = last[k]
+                    && (c0 > 0.0) != (c > 0.0)
+                {
+                    let x = k0 + (row.strike - k0) * c0 / (c0 - c);
+                    if crossing[k].is_none_or(|b| (x - spot).abs() < (b - spot).abs()) {
+                        crossing[k] = Some(x);
+                    }
+                }
+                last[k] = Some((row.strike, c));
+            }
+        }
+        let level = |best: Option<(usize, f64)>, signed: &dyn Fn(&StrikeExposure) -> f64| {
+            best.map(|(index, _)| {
+                let row = &strikes[index];
+                StrikeLevel {
+                    strike: row.strike,
+                    exposure: signed(row),
+                    distance_pct: distance_pct(row.strike, spot),
+                }
+            })
+        };
+        ExposureKind::ALL
+            .into_iter()
+            .map(|kind| {
+                let k = kind.index();
+                Self {
+                    kind,
+                    key_strike: level(key[k], &|r| r.net_of(kind)),
+                    max_call: level(max_call[k], &|r| r.call[kind]),
+                    max_put: level(max_put[k], &|r| r.put[kind]),
+                    ratio: ratio(call_totals[kind], put_totals[kind]),
+                    flip_level: crossing[k].map(|x| PriceLevel::new(x, spot)),
+                }
+            })
+            .collect()
+    }
+}
+
 fn ratio(call_total: f64, put_total: f64) -> Option<f64> {
     (put_total != 0.0).then(|| call_total.abs() / put_total.abs())
 }

@@ -443,19 +443,13 @@ fn summarize(
         .map(|v| v[ExposureKind::Gamma])
         .collect();
     let gamma_levels = GammaLevels::from_profile(&strikes, spot);
-    let greek_levels = ExposureKind::ALL
-        .into_iter()
-        .map(|kind| {
-            GreekLevels::from_profile(
-                kind,
-                &strikes,
-                &cumulative_net,
-                call_totals[kind],
-                put_totals[kind],
-                spot,
-            )
-        })
-        .collect();
+    let greek_levels = GreekLevels::every_kind_from_profile(
+        &strikes,
+        &cumulative_net,
+        &call_totals,
+        &put_totals,
+        spot,
+    );
     let key_levels = KeyLevels::from_profile(&strikes, &gamma_levels, flip.level, spot);
     let open_interest: Vec<OpenInterestAtStrike> = strikes
         .iter()

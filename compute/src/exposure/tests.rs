@@ -558,6 +558,82 @@ fn greek_levels_and_key_levels() {
 }
 
 #[test]
+fn every_kind_in_one_pass_equals_each_kind_on_its_own() {
+    let check = |summary: &ExposureSummary| {
+        let each: Vec<GreekLevels> = ExposureKind::ALL
+            .into_iter()
+            .map(|kind| {
+                GreekLevels::from_profile(
+                    kind,
+                    &summary.strikes,
+                    &summary.cumulative_net,
+                    summary.call_totals[kind],
+                    summary.put_totals[kind],
+                    SPOT,
+                )
+            })
+            .collect();
+        let once = GreekLevels::every_kind_from_profile(
+            &summary.strikes,
+            &summary.cumulative_net,
+            &summary.call_totals,
+            &summary.put_totals,
+            SPOT,
+        );
+        assert_eq!(once, each);
+    };
+    let report = report();
+    for summary in std::iter::once(&report.aggregate).chain(&report.expirations) {
+        check(summary);
+    }
+    // Ties (the first strike wins), zeros (never a level), and a cumulative profile that
+    // crosses twice at the same distance from spot (the lower crossing wins): net 1, −2, 2, 0,
+    // cumulative 1, −1, 1, 1, crossings 97.5 and 102.5 around spot 100.
+    let mut summary = report.aggregate.clone();
+    let strikes = [95.0, 100.0, 105.0, 110.0];
+    let values = [2.0, -4.0, 4.0, 0.0];
+    summary.strikes = strikes
+        .iter()
+        .zip(values)
+        .map(|(&strike, v)| {
+            let mut row = StrikeExposure {
+                strike,
+                call_open_interest: 1,
+                put_open_interest: 1,
+                call: ExposureVector::ZERO,
+                put: ExposureVector::ZERO,
+            };
+            row.call.0 = [v; ExposureKind::COUNT];
+            row.call[ExposureKind::Vega] = 0.0;
+            row.put.0 = [-v / 2.0; ExposureKind::COUNT];
+            row
+        })
+        .collect();
+    let mut running = ExposureVector::ZERO;
+    summary.cumulative_net = summary
+        .strikes
+        .iter()
+        .map(|r| {
+            running += r.net();
+            running
+        })
+        .collect();
+    check(&summary);
+    let levels = GreekLevels::every_kind_from_profile(
+        &summary.strikes,
+        &summary.cumulative_net,
+        &summary.call_totals,
+        &summary.put_totals,
+        SPOT,
+    );
+    let gamma = &levels[ExposureKind::Gamma.index()];
+    assert_eq!(gamma.max_call.map(|l| l.strike), Some(100.0));
+    assert_eq!(gamma.key_strike.map(|l| l.exposure), Some(-2.0));
+    assert_eq!(gamma.flip_level.map(|l| l.price), Some(97.5));
+    assert_eq!(levels[ExposureKind::Vega.index()].max_call, None);
+}
+
+#[test]
 fn implications_follow_the_rules() {
     let config = ImplicationsConfig::default();
     let i = Implications::from_gex(3.0e9, -1.0e9, &config);
