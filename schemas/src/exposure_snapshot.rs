@@ -30,7 +30,7 @@ use crate::columns::exposures::{self as col, CALL, MEASURE_COUNT, MeasureColumns
 use crate::enums::WireEnum;
 use crate::error::SchemaError;
 use crate::table::{
-    bools, check_symbol, date_to_days, dates, days_to_date, f64s, f64s_opt, field,
+    bools, calendar_dte, check_symbol, date_to_days, dates, days_to_date, f64s, f64s_opt, field,
     micros_to_timestamp, opt, read_rows, timestamp_type, timestamps, u64s, utf8, utf8_opt,
 };
 
@@ -461,10 +461,8 @@ impl ExposureBatchBuilder {
         call: &[f64; MEASURE_COUNT],
         put: &[f64; MEASURE_COUNT],
     ) {
-        let days = expiration.signed_duration_since(self.trade_date).num_days();
         self.expiration.push(date_to_days(expiration));
-        self.dte
-            .push(i32::try_from(days).unwrap_or(if days < 0 { i32::MIN } else { i32::MAX }));
+        self.dte.push(calendar_dte(self.trade_date, expiration));
         self.strike.push(strike);
         self.call_open_interest.push(call_open_interest);
         self.put_open_interest.push(put_open_interest);

@@ -663,6 +663,13 @@ pub fn date_to_days(date: NaiveDate) -> i32 {
     date.num_days_from_ce() - UNIX_EPOCH_FROM_CE
 }
 
+/// Calendar days from `trade_date` to `expiration`, as every `dte` column stores them
+/// (saturating at the ends of `i32`, which no real pair of dates reaches).
+pub fn calendar_dte(trade_date: NaiveDate, expiration: NaiveDate) -> i32 {
+    let days = expiration.signed_duration_since(trade_date).num_days();
+    i32::try_from(days).unwrap_or(if days < 0 { i32::MIN } else { i32::MAX })
+}
+
 /// The date `days` after 1970-01-01 (Arrow `Date32`); `None` outside chrono's range.
 ///
 /// Remembers recent conversions on each thread (eight slots by day number): a batch's date

@@ -15,7 +15,7 @@ use arrow_buffer::{BooleanBufferBuilder, NullBuffer};
 use chrono::{Datelike, NaiveDate};
 use optics_schemas::{
     ChainArrays, ChainGreekArrays, ChainRow, ChainSideArrays, NoIvReason, OccSymbol, OptionQuote,
-    PricingModelCode, Record, SettlementStyle, date_to_days,
+    PricingModelCode, Record, SettlementStyle, calendar_dte, date_to_days,
 };
 use rayon::prelude::*;
 
@@ -452,13 +452,7 @@ impl<'q> ExpirationBuild<'q> {
         contracts: &[(ContractKey, &'q OptionQuote)],
     ) -> Self {
         let years = years_to_expiry(market.as_of, expiration);
-        // Both dates lie in 1900–2199, so the day count fits an i32.
-        let dte = i32::try_from(
-            expiration
-                .signed_duration_since(market.trade_date)
-                .num_days(),
-        )
-        .unwrap_or(i32::MAX);
+        let dte = calendar_dte(market.trade_date, expiration);
 
         let strikes = pair_by_strike(contracts);
         let pairs: Vec<ParityPair> = strikes
@@ -732,10 +726,7 @@ fn row_text(
 /// a quote, the expiration's forward or the kernel's output.
 fn chain_arrays(built: &[ExpirationBuild<'_>], market: &ChainMarket, spot: f64) -> ChainArrays {
     let rows: usize = built.iter().map(|e| e.strikes.len()).sum();
-    let model = match market.model {
-        PricingModel::BlackScholesMerton => PricingModelCode::Bsm,
-        PricingModel::Black76 => PricingModelCode::Black76,
-    };
+    let model = PricingModelCode::from(market.model);
     let as_of = market.as_of.timestamp_micros();
     let trade_date = date_to_days(market.trade_date);
     ChainArrays {

@@ -70,17 +70,36 @@ fn strike_of_max(
     value: impl Fn(&StrikeExposure) -> f64,
     signed: impl Fn(&StrikeExposure) -> f64,
 ) -> Option<StrikeLevel> {
-    let mut best: Option<(&StrikeExposure, f64)> = None;
-    for row in strikes {
-        let v = value(row);
-        if v != 0.0 && best.is_none_or(|(_, b)| v > b) {
-            best = Some((row, v));
-        }
+    let mut best = None;
+    for (index, row) in strikes.iter().enumerate() {
+        consider_for_max(&mut best, index, value(row));
     }
-    best.map(|(row, _)| StrikeLevel {
-        strike: row.strike,
-        exposure: signed(row),
-        distance_pct: distance_pct(row.strike, spot),
+    strike_level(strikes, best, spot, signed)
+}
+
+/// One step of [`strike_of_max`]: `best` becomes `(index, value)` when `value` is non-zero and
+/// larger than the best so far (the first of equal values stays).
+#[inline]
+fn consider_for_max(best: &mut Option<(usize, f64)>, index: usize, value: f64) {
+    if value != 0.0 && best.is_none_or(|(_, b)| value > b) {
+        *best = Some((index, value));
+    }
+}
+
+/// The level of the strike at `best`'s index, its exposure `signed`.
+fn strike_level(
+    strikes: &[StrikeExposure],
+    best: Option<(usize, f64)>,
+    spot: f64,
+    signed: impl Fn(&StrikeExposure) -> f64,
+) -> Option<StrikeLevel> {
+    best.map(|(index, _)| {
+        let row = &strikes[index];
+        StrikeLevel {
+            strike: row.strike,
+            exposure: signed(row),
+            distance_pct: distance_pct(row.strike, spot),
+        }
     })
 }
 
@@ -142,23 +161,42 @@ impl GammaLevels {
 /// Where the cumulative profile `cumulative` (aligned with `strikes`) changes sign, linearly
 /// interpolated between strikes; the crossing nearest spot (lower on a tie).
 pub fn cumulative_crossing(strikes: &[f64], cumulative: &[f64], spot: f64) -> Option<f64> {
-    let mut last: Option<(f64, f64)> = None;
-    let mut best: Option<f64> = None;
+    let mut search = CrossingSearch::default();
     for (&k, &c) in strikes.iter().zip(cumulative) {
+        search.add(k, c, spot);
+    }
+    search.nearest
+}
+
+/// [`cumulative_crossing`] one strike at a time.
+#[derive(Debug, Clone, Copy, Default)]
+struct CrossingSearch {
+    /// The last strike with a non-zero cumulative value, and that value.
+    last: Option<(f64, f64)>,
+    /// The crossing nearest spot so far.
+    nearest: Option<f64>,
+}
+
+impl CrossingSearch {
+    /// The next strike `k` (ascending) with cumulative value `c`.
+    #[inline]
+    fn add(&mut self, k: f64, c: f64, spot: f64) {
         if c == 0.0 {
-            continue;
+            return;
         }
-        if let Some((k0, c0)) = last
+        if let Some((k0, c0)) = self.last
             && (c0 > 0.0) != (c > 0.0)
         {
             let x = k0 + (k - k0) * c0 / (c0 - c);
-            if best.is_none_or(|b| (x - spot).abs() < (b - spot).abs()) {
-                best = Some(x);
+            if self
+                .nearest
+                .is_none_or(|b| (x - spot).abs() < (b - spot).abs())
+            {
+                self.nearest = Some(x);
             }
         }
-        last = Some((k, c));
+        self.last = Some((k, c));
     }
-    best
 }
 
 /// The levels of one Greek (`greek_levels.<greek>`).
@@ -200,13 +238,11 @@ impl GreekLevels {
                 .map(|x| PriceLevel::new(x, spot)),
         }
     }
-}
 
-impl GreekLevels {
     /// The levels of every kind, in [`ExposureKind::ALL`] order: the values of
-    /// [`GreekLevels::from_profile`] kind by kind (tested equal), from one pass over the
-    /// strikes instead of four per kind (a strike row is ~200 bytes; the worker derives these
-    /// for every expiration of every underlying each cycle).
+    /// [`GreekLevels::from_profile`] kind by kind (the same rules, tested equal), from one
+    /// pass over the strikes instead of four per kind (a strike row is ~200 bytes; the worker
+    /// derives these for every expiration of every underlying each cycle).
     pub fn every_kind_from_profile(
         strikes: &[StrikeExposure],
         cumulative_net: &[ExposureVector],
@@ -215,62 +251,30 @@ impl GreekLevels {
         spot: f64,
     ) -> Vec<Self> {
         const KINDS: usize = ExposureKind::COUNT;
-        // (strike index, |value|) of the largest non-zero |value| so far; the first wins ties,
-        // as in `strike_of_max`.
-        fn consider(best: &mut Option<(usize, f64)>, index: usize, value: f64) {
-            if value != 0.0 && best.is_none_or(|(_, b)| value > b) {
-                *best = Some((index, value));
-            }
-        }
         let mut key = [None; KINDS];
         let mut max_call = [None; KINDS];
         let mut max_put = [None; KINDS];
-        // As `cumulative_crossing`: the last non-zero (strike, cumulative) and the crossing
-        // nearest spot so far.
-        let mut last: [Option<(f64, f64)>; KINDS] = [None; KINDS];
-        let mut crossing: [Option<f64>; KINDS] = [None; KINDS];
+        let mut crossing = [CrossingSearch::default(); KINDS];
         for (index, (row, cumulative)) in strikes.iter().zip(cumulative_net).enumerate() {
             let net = row.net();
             for k in 0..KINDS {
-                consider(&mut key[k], index, net.0[k].abs());
-                consider(&mut max_call[k], index, row.call.0[k].abs());
-                consider(&mut max_put[k], index, row.put.0[k].abs());
-                let c = cumulative.0[k];
-                if c == 0.0 {
-                    continue;
-                }
-                if let Some((k0, c0)) = last[k]
-                    && (c0 > 0.0) != (c > 0.0)
-                {
-                    let x = k0 + (row.strike - k0) * c0 / (c0 - c);
-                    if crossing[k].is_none_or(|b| (x - spot).abs() < (b - spot).abs()) {
-                        crossing[k] = Some(x);
-                    }
-                }
-                last[k] = Some((row.strike, c));
+                consider_for_max(&mut key[k], index, net.0[k].abs());
+                consider_for_max(&mut max_call[k], index, row.call.0[k].abs());
+                consider_for_max(&mut max_put[k], index, row.put.0[k].abs());
+                crossing[k].add(row.strike, cumulative.0[k], spot);
             }
         }
-        let level = |best: Option<(usize, f64)>, signed: &dyn Fn(&StrikeExposure) -> f64| {
-            best.map(|(index, _)| {
-                let row = &strikes[index];
-                StrikeLevel {
-                    strike: row.strike,
-                    exposure: signed(row),
-                    distance_pct: distance_pct(row.strike, spot),
-                }
-            })
-        };
         ExposureKind::ALL
             .into_iter()
             .map(|kind| {
                 let k = kind.index();
                 Self {
                     kind,
-                    key_strike: level(key[k], &|r| r.net_of(kind)),
-                    max_call: level(max_call[k], &|r| r.call[kind]),
-                    max_put: level(max_put[k], &|r| r.put[kind]),
+                    key_strike: strike_level(strikes, key[k], spot, |r| r.net_of(kind)),
+                    max_call: strike_level(strikes, max_call[k], spot, |r| r.call[kind]),
+                    max_put: strike_level(strikes, max_put[k], spot, |r| r.put[kind]),
                     ratio: ratio(call_totals[kind], put_totals[kind]),
-                    flip_level: crossing[k].map(|x| PriceLevel::new(x, spot)),
+                    flip_level: crossing[k].nearest.map(|x| PriceLevel::new(x, spot)),
                 }
             })
             .collect()

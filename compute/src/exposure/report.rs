@@ -8,7 +8,7 @@ use super::flip::{CurveContract, FlipConfig, FlipLevel, GammaCurve};
 use super::input::{ContractAnalytics, UnderlyingContext};
 use super::levels::{
     GammaLevels, GreekLevels, Implications, ImplicationsConfig, KeyLevels, MaxPain,
-    OpenInterestAtStrike, cumulative_crossing, gex_ratio, max_pain,
+    OpenInterestAtStrike, gex_ratio, max_pain,
 };
 use super::{CONTRACT_MULTIPLIER, ExposureError, ExposureKind, ExposureVector, ONE_PERCENT};
 use crate::pricing::{Greeks, OptionType, PricingModel, greeks};
@@ -169,14 +169,6 @@ pub fn contract_exposure(
     context: &UnderlyingContext,
 ) -> Option<ContractExposure> {
     let forward = context.forward(contract.expiration, contract.years_to_expiry);
-    exposure_with_forward(contract, context, forward)
-}
-
-fn exposure_with_forward(
-    contract: &ContractAnalytics,
-    context: &UnderlyingContext,
-    forward: f64,
-) -> Option<ContractExposure> {
     let per_share = per_share_greeks(contract, context, forward)?;
     Some(ContractExposure {
         expiration: contract.expiration,
@@ -437,11 +429,6 @@ fn summarize(
         running += row.net();
         cumulative_net.push(running);
     }
-    let strike_values: Vec<f64> = strikes.iter().map(|r| r.strike).collect();
-    let cumulative_gex: Vec<f64> = cumulative_net
-        .iter()
-        .map(|v| v[ExposureKind::Gamma])
-        .collect();
     let gamma_levels = GammaLevels::from_profile(&strikes, spot);
     let greek_levels = GreekLevels::every_kind_from_profile(
         &strikes,
@@ -465,7 +452,10 @@ fn summarize(
         expiration,
         dte,
         contracts,
-        gamma_flip: cumulative_crossing(&strike_values, &cumulative_gex, spot),
+        // The cumulative crossing of net GEX, which the gamma levels already found.
+        gamma_flip: greek_levels[ExposureKind::Gamma.index()]
+            .flip_level
+            .map(|l| l.price),
         max_pain: max_pain(&open_interest, spot),
         gex_ratio: gex_ratio(call_gex, put_gex),
         implications: Implications::from_gex(call_gex, put_gex, &config.implications),

@@ -10,18 +10,18 @@ use arrow_array::RecordBatch;
 use chrono::NaiveDate;
 use optics_schemas::{
     ChainRow, ChainSide, DirectionalBiasCode, ExposureBatchBuilder, ExposureMeasures, ExposureRow,
-    ExposureSummaryRow, FlipDegeneracyCode, PositioningCode, PricingModelCode, SchemaError,
-    VolatilityRegimeCode,
+    ExposureSummaryRow, FlipDegeneracyCode, PositioningCode, SchemaError, VolatilityRegimeCode,
+    calendar_dte,
 };
 
 use super::flip::FlipDegeneracy;
 use super::levels::{DirectionalBias, Positioning, VolatilityRegime};
 use super::{
     ContractAnalytics, ExposureError, ExposureReport, ExposureSummary, ExposureVector,
-    UnderlyingContext,
+    StrikeExposure, UnderlyingContext,
 };
 use crate::chain::SolvedSide;
-use crate::pricing::{OptionInputs, OptionType, PricingModel, greeks};
+use crate::pricing::{OptionInputs, OptionType, greeks};
 
 /// The exposure inputs of one underlying's chain snapshot (every row the same underlying, as
 /// the chain dataset is partitioned).
@@ -59,10 +59,7 @@ pub fn contracts_from_chain(
         spot: first.spot,
         rate: first.rate,
         dividend_yield: first.carry_yield,
-        model: match first.model {
-            PricingModelCode::Bsm => PricingModel::BlackScholesMerton,
-            PricingModelCode::Black76 => PricingModel::Black76,
-        },
+        model: first.model.into(),
         forwards: forwards_by_date(rows.iter().map(|r| (r.expiration, r.forward))),
         as_of: first.as_of,
     };
@@ -145,46 +142,44 @@ fn same_bits(a: &OptionInputs, b: &OptionInputs) -> bool {
         && a.dividend_yield.to_bits() == b.dividend_yield.to_bits()
 }
 
-/// Calendar days from `trade_date` to `expiration`, as the schemas store them.
-fn dte(trade_date: NaiveDate, expiration: NaiveDate) -> i32 {
-    let days = expiration.signed_duration_since(trade_date).num_days();
-    i32::try_from(days).unwrap_or(if days < 0 { i32::MIN } else { i32::MAX })
-}
-
 fn measures(v: &ExposureVector) -> ExposureMeasures {
     // ExposureKind::ALL order is the schema's measure order (checked in the tests).
     ExposureMeasures::from_array(v.0)
 }
 
+/// The strike rows of a report in the `exposures` dataset's order (by expiration, then
+/// strike), with their count.
+fn strike_rows(
+    report: &ExposureReport,
+) -> (usize, impl Iterator<Item = (NaiveDate, &StrikeExposure)>) {
+    let count = report.expirations.iter().map(|s| s.strikes.len()).sum();
+    let rows = report
+        .expirations
+        .iter()
+        .filter_map(|summary| summary.expiration.map(|e| (e, summary)))
+        .flat_map(|(expiration, summary)| summary.strikes.iter().map(move |s| (expiration, s)));
+    (count, rows)
+}
+
 /// The `exposures` rows of a report: one per expiration × strike, sorted by expiration then
 /// strike.
 pub fn exposure_rows(report: &ExposureReport, trade_date: NaiveDate) -> Vec<ExposureRow> {
-    // Sized up front: a row is ~350 bytes, and a flattened iterator gives no size hint, so
-    // growing would copy every row several times.
-    let count = report.expirations.iter().map(|s| s.strikes.len()).sum();
+    let (count, strikes) = strike_rows(report);
     let mut rows = Vec::with_capacity(count);
-    rows.extend(
-        report
-            .expirations
-            .iter()
-            .filter_map(|summary| summary.expiration.map(|e| (e, summary)))
-            .flat_map(|(expiration, summary)| {
-                summary.strikes.iter().map(move |s| ExposureRow {
-                    underlying: report.underlying.clone(),
-                    trade_date,
-                    as_of: report.as_of,
-                    expiration,
-                    dte: dte(trade_date, expiration),
-                    strike: s.strike,
-                    spot: report.spot,
-                    call_open_interest: s.call_open_interest,
-                    put_open_interest: s.put_open_interest,
-                    call: measures(&s.call),
-                    put: measures(&s.put),
-                    net: measures(&s.net()),
-                })
-            }),
-    );
+    rows.extend(strikes.map(|(expiration, s)| ExposureRow {
+        underlying: report.underlying.clone(),
+        trade_date,
+        as_of: report.as_of,
+        expiration,
+        dte: calendar_dte(trade_date, expiration),
+        strike: s.strike,
+        spot: report.spot,
+        call_open_interest: s.call_open_interest,
+        put_open_interest: s.put_open_interest,
+        call: measures(&s.call),
+        put: measures(&s.put),
+        net: measures(&s.net()),
+    }));
     rows
 }
 
@@ -194,7 +189,7 @@ pub fn exposure_batch(
     report: &ExposureReport,
     trade_date: NaiveDate,
 ) -> Result<RecordBatch, SchemaError> {
-    let count = report.expirations.iter().map(|s| s.strikes.len()).sum();
+    let (count, strikes) = strike_rows(report);
     let mut batch = ExposureBatchBuilder::new(
         &report.underlying,
         trade_date,
@@ -202,19 +197,14 @@ pub fn exposure_batch(
         report.spot,
         count,
     );
-    for summary in &report.expirations {
-        let Some(expiration) = summary.expiration else {
-            continue;
-        };
-        for s in &summary.strikes {
-            batch.push(
-                expiration,
-                s.strike,
-                (s.call_open_interest, s.put_open_interest),
-                &s.call.0,
-                &s.put.0,
-            );
-        }
+    for (expiration, s) in strikes {
+        batch.push(
+            expiration,
+            s.strike,
+            (s.call_open_interest, s.put_open_interest),
+            &s.call.0,
+            &s.put.0,
+        );
     }
     batch.finish()
 }
@@ -243,7 +233,7 @@ fn summary_row(
         trade_date,
         as_of: report.as_of,
         expiration: s.expiration,
-        dte: s.expiration.map(|e| dte(trade_date, e)),
+        dte: s.expiration.map(|e| calendar_dte(trade_date, e)),
         spot: report.spot,
         contracts: s.contracts as u64,
         call_open_interest: s.call_open_interest,

@@ -3,7 +3,9 @@
 //! call them.
 
 use chrono::{DateTime, NaiveDate, Utc};
-use optics_schemas::{FlowAggregateKey, FlowAggregateRow, FlowSnapshotRow, MoneynessCode};
+use optics_schemas::{
+    FlowAggregateKey, FlowAggregateRow, FlowSnapshotRow, MoneynessCode, calendar_dte,
+};
 
 use super::{
     ExpirationFlow, FlowGroup, FlowRow, Moneyness, StrikeFlow, expiration_flows, strike_flows,
@@ -20,33 +22,30 @@ pub fn flow_snapshot_rows(
     as_of: DateTime<Utc>,
 ) -> Vec<FlowSnapshotRow> {
     rows.iter()
-        .map(|r| {
-            let days = r.expiration.signed_duration_since(trade_date).num_days();
-            FlowSnapshotRow {
-                underlying: underlying.to_owned(),
-                trade_date,
-                as_of,
-                expiration: r.expiration,
-                dte: i32::try_from(days).unwrap_or(if days < 0 { i32::MIN } else { i32::MAX }),
-                strike: r.strike,
-                option_type: match r.option_type {
-                    OptionType::Call => optics_schemas::OptionType::Call,
-                    OptionType::Put => optics_schemas::OptionType::Put,
-                },
-                bid: r.bid,
-                ask: r.ask,
-                mid: r.mid,
-                delta: r.delta,
-                volume: r.volume,
-                open_interest: r.open_interest,
-                premium_usd: r.premium_usd,
-                volume_oi_ratio: r.volume_oi_ratio,
-                is_unusual: r.is_unusual,
-                moneyness: match r.moneyness {
-                    Moneyness::Itm => MoneynessCode::Itm,
-                    Moneyness::Otm => MoneynessCode::Otm,
-                },
-            }
+        .map(|r| FlowSnapshotRow {
+            underlying: underlying.to_owned(),
+            trade_date,
+            as_of,
+            expiration: r.expiration,
+            dte: calendar_dte(trade_date, r.expiration),
+            strike: r.strike,
+            option_type: match r.option_type {
+                OptionType::Call => optics_schemas::OptionType::Call,
+                OptionType::Put => optics_schemas::OptionType::Put,
+            },
+            bid: r.bid,
+            ask: r.ask,
+            mid: r.mid,
+            delta: r.delta,
+            volume: r.volume,
+            open_interest: r.open_interest,
+            premium_usd: r.premium_usd,
+            volume_oi_ratio: r.volume_oi_ratio,
+            is_unusual: r.is_unusual,
+            moneyness: match r.moneyness {
+                Moneyness::Itm => MoneynessCode::Itm,
+                Moneyness::Otm => MoneynessCode::Otm,
+            },
         })
         .collect()
 }

@@ -71,6 +71,26 @@ pub enum PricingModel {
     Black76,
 }
 
+/// The code the `chain` dataset stores for a model.
+impl From<PricingModel> for optics_schemas::PricingModelCode {
+    fn from(model: PricingModel) -> Self {
+        match model {
+            PricingModel::BlackScholesMerton => Self::Bsm,
+            PricingModel::Black76 => Self::Black76,
+        }
+    }
+}
+
+/// The model of a stored `chain` row's code.
+impl From<optics_schemas::PricingModelCode> for PricingModel {
+    fn from(code: optics_schemas::PricingModelCode) -> Self {
+        match code {
+            optics_schemas::PricingModelCode::Bsm => Self::BlackScholesMerton,
+            optics_schemas::PricingModelCode::Black76 => Self::Black76,
+        }
+    }
+}
+
 /// One contract and its market, in the service's units.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct OptionInputs {
