@@ -280,11 +280,17 @@ fn exposure_inputs_of(
         ),
         as_of: market.as_of,
     };
-    let contracts = built
-        .par_iter()
-        .map(|expiration| expiration.contracts(&context))
-        .collect::<Vec<_>>()
-        .concat();
+    // Written once into a vector of the final size: at scale these are hundreds of bytes per
+    // contract, and a concatenation of per-expiration vectors would copy them all again.
+    let listed = built
+        .iter()
+        .flat_map(|e| &e.sides)
+        .map(|sides| sides.iter().flatten().count())
+        .sum();
+    let mut contracts = Vec::with_capacity(listed);
+    for expiration in built {
+        expiration.push_contracts(&context, &mut contracts);
+    }
     (contracts, context)
 }
 
@@ -620,11 +626,10 @@ impl<'q> ExpirationBuild<'q> {
         }
     }
 
-    /// Every listed side as an exposure input (the mapping of
+    /// Appends every listed side as an exposure input (the mapping of
     /// [`crate::exposure::contracts_from_chain`]: a side's open interest only when attached,
     /// missing values as 0), with the kernel's Greeks where they fit `context`.
-    fn contracts(&self, context: &UnderlyingContext) -> Vec<ContractAnalytics> {
-        let mut contracts = Vec::with_capacity(2 * self.strikes.len());
+    fn push_contracts(&self, context: &UnderlyingContext, contracts: &mut Vec<ContractAnalytics>) {
         for (&strike, sides) in self.strikes.iter().zip(&self.sides) {
             for side in sides.iter().flatten() {
                 let quote = side.quote;
@@ -650,7 +655,6 @@ impl<'q> ExpirationBuild<'q> {
                 contracts.push(with_greeks(contract, context, solved));
             }
         }
-        contracts
     }
 }
 

@@ -282,12 +282,16 @@ pub fn compute_exposures(
     }
     let spot = context.spot;
     let mut order: Vec<&ContractAnalytics> = contracts.iter().collect();
-    order.sort_by(|a, b| {
+    let walk_order = |a: &&ContractAnalytics, b: &&ContractAnalytics| {
         a.expiration
             .cmp(&b.expiration)
             .then(a.strike.total_cmp(&b.strike))
             .then((a.option_type == OptionType::Put).cmp(&(b.option_type == OptionType::Put)))
-    });
+    };
+    // A chain build's contracts usually come in this order already (one settlement per date).
+    if !order.is_sorted_by(|a, b| walk_order(a, b).is_le()) {
+        order.sort_by(walk_order);
+    }
 
     struct Group {
         expiration: NaiveDate,

@@ -24,6 +24,10 @@ pub struct UnderlyingBook {
     arrivals: Vec<u64>,
     /// Position in `quotes` by OCC symbol.
     index: HashMap<String, usize>,
+    /// The newest held quote's (quote time, arrival) and underlying price: the maximum over
+    /// the book, kept as quotes are taken (a held quote is only ever replaced by one at least
+    /// as new, so the maximum never moves back).
+    newest: Option<(DateTime<Utc>, u64, f64)>,
     /// The trade date of the quotes held (New York date of their quote time).
     trade_date: Option<NaiveDate>,
     /// The newest quote time seen.
@@ -67,6 +71,7 @@ impl UnderlyingBook {
                     self.symbols.clear();
                     self.arrivals.clear();
                     self.index.clear();
+                    self.newest = None;
                     self.trade_date = Some(session);
                 }
                 None => self.trade_date = Some(session),
@@ -75,18 +80,28 @@ impl UnderlyingBook {
             if self.last_quote_time.is_none_or(|t| quote.quote_time > t) {
                 self.last_quote_time = Some(quote.quote_time);
             }
-            match self.index.get(&quote.option_symbol) {
+            let key = match self.index.get(&quote.option_symbol) {
                 Some(&i) if self.quotes[i].quote_time > quote.quote_time => {
                     stats.stale += 1;
                     continue;
                 }
+                Some(&i) => (quote.quote_time, self.arrivals[i]),
+                None => (quote.quote_time, self.quotes.len() as u64),
+            };
+            if self
+                .newest
+                .is_none_or(|(time, arrival, _)| key >= (time, arrival))
+            {
+                self.newest = Some((key.0, key.1, quote.underlying_price));
+            }
+            match self.index.get(&quote.option_symbol) {
                 Some(&i) => self.quotes[i] = quote,
                 None => {
                     self.index
                         .insert(quote.option_symbol.clone(), self.quotes.len());
                     self.symbols
                         .push(ContractSymbol::parse(&quote.option_symbol));
-                    self.arrivals.push(self.quotes.len() as u64);
+                    self.arrivals.push(key.1);
                     self.quotes.push(quote);
                 }
             }
@@ -178,9 +193,15 @@ impl UnderlyingBook {
     /// The underlying price of the newest quote held (of the contract that entered the book
     /// last, among quotes of the same time).
     pub fn latest_underlying_price(&self) -> Option<f64> {
-        (0..self.quotes.len())
-            .max_by_key(|&i| (self.quotes[i].quote_time, self.arrivals[i]))
-            .map(|i| self.quotes[i].underlying_price)
+        let newest = self.newest.map(|(_, _, price)| price);
+        debug_assert_eq!(
+            newest.map(f64::to_bits),
+            (0..self.quotes.len())
+                .max_by_key(|&i| (self.quotes[i].quote_time, self.arrivals[i]))
+                .map(|i| self.quotes[i].underlying_price.to_bits()),
+            "the newest quote kept on apply is the book's newest"
+        );
+        newest
     }
 
     /// Number of contracts held.
@@ -359,5 +380,39 @@ mod tests {
         assert_eq!(replaced.len(), 1);
         assert_eq!(replaced[0].bid, 2.0);
         assert_eq!(book.latest_underlying_price(), Some(101.0));
+    }
+
+    #[test]
+    fn the_newest_price_kept_on_apply_is_that_of_the_newest_quote_held() {
+        // Contracts of two days, quote times of a few minutes, prices all distinct: after every
+        // batch (stale quotes, replacements at the same time, a session roll) the price kept
+        // equals the scan over what the book holds.
+        let scan = |book: &UnderlyingBook| {
+            (0..book.quotes.len())
+                .max_by_key(|&i| (book.quotes[i].quote_time, book.arrivals[i]))
+                .map(|i| book.quotes[i].underlying_price)
+        };
+        let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = |bound: u64| {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (state >> 33) % bound
+        };
+        let mut book = UnderlyingBook::default();
+        let mut price = 100.0;
+        for _ in 0..200 {
+            let day = if next(10) == 0 { 23 } else { 20 };
+            let mut batch = Vec::new();
+            for _ in 0..=next(4) {
+                let mut quote = quotes_at(15, day)[next(3) as usize].clone();
+                quote.quote_time += chrono::TimeDelta::minutes(next(4) as i64);
+                price += 1.0;
+                quote.underlying_price = price;
+                batch.push(quote);
+            }
+            book.apply_quotes(batch);
+            assert_eq!(book.latest_underlying_price(), scan(&book));
+        }
     }
 }
