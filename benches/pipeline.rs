@@ -13,7 +13,7 @@ use chrono::{NaiveDate, TimeDelta};
 use optics_compute::exposure::{
     ExposureConfig, compute_exposures, exposure_batch, exposure_summary_rows,
 };
-use optics_compute::flow::{FlowConfig, flow_rows, flow_snapshot_rows};
+use optics_compute::flow::{FlowConfig, flow_batch, flow_rows};
 use optics_compute::store::{SnapshotKey, SnapshotStore};
 use optics_compute::time::ManualClock;
 use optics_compute::time::NyseCalendar;
@@ -25,8 +25,8 @@ use optics_ingest::archive::QuoteArchive;
 use optics_ingest::replay::replay_session;
 use optics_ingest::simulator::session::{SessionConfig, SessionSimulator};
 use optics_ingest::simulator::universe::Universe;
+use optics_schemas::ExposureSummaryRow;
 use optics_schemas::{Dataset, Message, OptionQuote};
-use optics_schemas::{ExposureSummaryRow, FlowSnapshotRow};
 use optics_tests::bench::median;
 use rayon::prelude::*;
 
@@ -106,13 +106,7 @@ fn stage_times(
                 .expect("summary batch");
         split(2);
         let flow = flow_rows(contracts, context.spot, &FlowConfig::default()).expect("flow");
-        let flow = FlowSnapshotRow::to_batch_trusted(&flow_snapshot_rows(
-            &flow,
-            underlying,
-            trade_date,
-            context.as_of,
-        ))
-        .expect("flow batch");
+        let flow = flow_batch(&flow, underlying, trade_date, context.as_of).expect("flow batch");
         split(3);
         drop((chain, rows, summary, flow));
     }

@@ -20,7 +20,8 @@ use crate::enums::{OptionType, WireEnum};
 use crate::error::SchemaError;
 use crate::exposure_snapshot::{SnapshotColumns, conform, snapshot_code_enum};
 use crate::table::{
-    bools, dates, f64s, f64s_opt, field, opt, read_rows, timestamp_type, timestamps, u64s, utf8,
+    bools, calendar_dte, dates, f64s, f64s_opt, field, opt, read_rows, timestamp_type, timestamps,
+    u64s, utf8,
 };
 
 /// The dataset's name (storage paths, events, error messages).
@@ -49,6 +50,38 @@ pub struct FlowSnapshotRow {
     pub expiration: NaiveDate,
     /// Calendar days from `trade_date` to `expiration`.
     pub dte: i32,
+    /// Strike, dollars.
+    pub strike: f64,
+    /// Call or put.
+    pub option_type: OptionType,
+    /// Bid, dollars per share.
+    pub bid: Option<f64>,
+    /// Ask, dollars per share.
+    pub ask: Option<f64>,
+    /// Mid, dollars per share.
+    pub mid: Option<f64>,
+    /// Per-share delta.
+    pub delta: Option<f64>,
+    /// Contracts traded this session; > 0.
+    pub volume: u64,
+    /// Open interest, contracts.
+    pub open_interest: u64,
+    /// volume × price × 100, dollars.
+    pub premium_usd: Option<f64>,
+    /// volume / open interest; `None` exactly when open interest is 0.
+    pub volume_oi_ratio: Option<f64>,
+    /// The unusual-activity flag.
+    pub is_unusual: bool,
+    /// Against spot.
+    pub moneyness: MoneynessCode,
+}
+
+/// One contract's values in a `flow` row: all but what an underlying's rows share (underlying,
+/// session, instant) and `dte`, which the dates give. Units: [`crate::columns::flow`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FlowValues {
+    /// Expiration date.
+    pub expiration: NaiveDate,
     /// Strike, dollars.
     pub strike: f64,
     /// Call or put.
@@ -122,27 +155,103 @@ impl FlowSnapshotRow {
         Ok(batch)
     }
 
+    /// The row of `values` for `underlying` in session `trade_date` at `as_of` (`dte` from the
+    /// dates, as [`calendar_dte`]).
+    pub fn new(
+        underlying: &str,
+        trade_date: NaiveDate,
+        as_of: DateTime<Utc>,
+        values: FlowValues,
+    ) -> Self {
+        let FlowValues {
+            expiration,
+            strike,
+            option_type,
+            bid,
+            ask,
+            mid,
+            delta,
+            volume,
+            open_interest,
+            premium_usd,
+            volume_oi_ratio,
+            is_unusual,
+            moneyness,
+        } = values;
+        Self {
+            underlying: underlying.to_owned(),
+            trade_date,
+            as_of,
+            expiration,
+            dte: calendar_dte(trade_date, expiration),
+            strike,
+            option_type,
+            bid,
+            ask,
+            mid,
+            delta,
+            volume,
+            open_interest,
+            premium_usd,
+            volume_oi_ratio,
+            is_unusual,
+            moneyness,
+        }
+    }
+
+    /// The per-contract values of the row.
+    pub fn values(&self) -> FlowValues {
+        FlowValues {
+            expiration: self.expiration,
+            strike: self.strike,
+            option_type: self.option_type,
+            bid: self.bid,
+            ask: self.ask,
+            mid: self.mid,
+            delta: self.delta,
+            volume: self.volume,
+            open_interest: self.open_interest,
+            premium_usd: self.premium_usd,
+            volume_oi_ratio: self.volume_oi_ratio,
+            is_unusual: self.is_unusual,
+            moneyness: self.moneyness,
+        }
+    }
+
+    /// The batch of one underlying's rows, [`FlowSnapshotRow::new`] of each of `values`, written
+    /// column by column without a row (or a copy of the symbol) per contract: the compute
+    /// worker's path. As [`FlowSnapshotRow::to_batch_trusted`], the rules are checked again in
+    /// debug builds only.
+    pub fn batch_of_values(
+        underlying: &str,
+        trade_date: NaiveDate,
+        as_of: DateTime<Utc>,
+        values: &[FlowValues],
+    ) -> Result<RecordBatch, SchemaError> {
+        let batch = write_batch(
+            values,
+            |v| {
+                (
+                    underlying,
+                    trade_date,
+                    as_of,
+                    calendar_dte(trade_date, v.expiration),
+                )
+            },
+            |v| *v,
+        )?;
+        if cfg!(debug_assertions) {
+            read(&batch, false)?;
+        }
+        Ok(batch)
+    }
+
     fn build_batch(rows: &[FlowSnapshotRow]) -> Result<RecordBatch, SchemaError> {
-        let columns: Vec<ArrayRef> = vec![
-            utf8(rows.iter().map(|r| r.underlying.as_str())),
-            dates(rows.iter().map(|r| r.trade_date)),
-            timestamps(rows.iter().map(|r| r.as_of)),
-            dates(rows.iter().map(|r| r.expiration)),
-            Arc::new(Int32Array::from_iter_values(rows.iter().map(|r| r.dte))),
-            f64s(rows.iter().map(|r| r.strike)),
-            utf8(rows.iter().map(|r| r.option_type.as_str())),
-            f64s_opt(rows.iter().map(|r| r.bid)),
-            f64s_opt(rows.iter().map(|r| r.ask)),
-            f64s_opt(rows.iter().map(|r| r.mid)),
-            f64s_opt(rows.iter().map(|r| r.delta)),
-            u64s(rows.iter().map(|r| r.volume)),
-            u64s(rows.iter().map(|r| r.open_interest)),
-            f64s_opt(rows.iter().map(|r| r.premium_usd)),
-            f64s_opt(rows.iter().map(|r| r.volume_oi_ratio)),
-            bools(rows.iter().map(|r| r.is_unusual)),
-            utf8(rows.iter().map(|r| r.moneyness.as_str())),
-        ];
-        Ok(RecordBatch::try_new(flow_schema(), columns)?)
+        write_batch(
+            rows,
+            |r| (r.underlying.as_str(), r.trade_date, r.as_of, r.dte),
+            FlowSnapshotRow::values,
+        )
     }
 
     /// Validates a batch (columns by name, types, nulls, every value rule) and reads its rows.
@@ -150,6 +259,38 @@ impl FlowSnapshotRow {
         let batch = conform(FLOW_DATASET, &flow_schema(), col::ALL, batch)?;
         read(&batch, true)
     }
+}
+
+/// The `flow` columns of `rows`: `shared` gives a row's (underlying, trade date, `as_of`,
+/// `dte`), `values` the rest. Both inline, so each column is one pass over `rows`.
+fn write_batch<'r, R>(
+    rows: &'r [R],
+    shared: impl Fn(&'r R) -> (&'r str, NaiveDate, DateTime<Utc>, i32),
+    values: impl Fn(&'r R) -> FlowValues,
+) -> Result<RecordBatch, SchemaError> {
+    let v = || rows.iter().map(&values);
+    let columns: Vec<ArrayRef> = vec![
+        utf8(rows.iter().map(|r| shared(r).0)),
+        dates(rows.iter().map(|r| shared(r).1)),
+        timestamps(rows.iter().map(|r| shared(r).2)),
+        dates(v().map(|r| r.expiration)),
+        Arc::new(Int32Array::from_iter_values(
+            rows.iter().map(|r| shared(r).3),
+        )),
+        f64s(v().map(|r| r.strike)),
+        utf8(v().map(|r| r.option_type.as_str())),
+        f64s_opt(v().map(|r| r.bid)),
+        f64s_opt(v().map(|r| r.ask)),
+        f64s_opt(v().map(|r| r.mid)),
+        f64s_opt(v().map(|r| r.delta)),
+        u64s(v().map(|r| r.volume)),
+        u64s(v().map(|r| r.open_interest)),
+        f64s_opt(v().map(|r| r.premium_usd)),
+        f64s_opt(v().map(|r| r.volume_oi_ratio)),
+        bools(v().map(|r| r.is_unusual)),
+        utf8(v().map(|r| r.moneyness.as_str())),
+    ];
+    Ok(RecordBatch::try_new(flow_schema(), columns)?)
 }
 
 fn read(batch: &RecordBatch, keep: bool) -> Result<Vec<FlowSnapshotRow>, SchemaError> {
@@ -289,6 +430,22 @@ mod tests {
     fn rows_round_trip_and_evolve() {
         let batch = FlowSnapshotRow::to_batch(&rows()).unwrap();
         assert_eq!(FlowSnapshotRow::from_batch(&batch).unwrap(), rows());
+        // One underlying's values written column by column: the same batch, the same rows.
+        let first = &rows()[0];
+        let values: Vec<FlowValues> = rows().iter().map(FlowSnapshotRow::values).collect();
+        let by_values = FlowSnapshotRow::batch_of_values(
+            &first.underlying,
+            first.trade_date,
+            first.as_of,
+            &values,
+        )
+        .unwrap();
+        assert_eq!(by_values, batch);
+        let rebuilt: Vec<FlowSnapshotRow> = values
+            .iter()
+            .map(|&v| FlowSnapshotRow::new(&first.underlying, first.trade_date, first.as_of, v))
+            .collect();
+        assert_eq!(rebuilt, rows());
         // Written before `delta` existed, read by a newer reader with an extra column.
         let schema = batch.schema();
         let keep: Vec<usize> = (0..batch.num_columns())

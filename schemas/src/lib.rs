@@ -99,7 +99,7 @@ pub use flow_aggregates::{
     FLOW_AGGREGATES_DATASET, FlowAggregateKey, FlowAggregateRow, FlowGroupingCode, FlowTotals,
     flow_aggregates_schema,
 };
-pub use flow_snapshot::{FlowSnapshotRow, MoneynessCode, flow_schema};
+pub use flow_snapshot::{FlowSnapshotRow, FlowValues, MoneynessCode, flow_schema};
 pub use occ::{OccSymbol, occ_symbol};
 pub use option_quotes::{OptionQuote, option_quotes_schema};
 pub use reference::{

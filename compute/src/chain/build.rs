@@ -673,43 +673,6 @@ fn row_column<T: ArrowPrimitiveType>(
     Arc::new(PrimitiveArray::<T>::new(data.into(), None))
 }
 
-/// A nullable column of side `k` (0 call, 1 put) of every row: `value(expiration, side)` of a
-/// listed side, null for an unlisted one or a `None`. Plain nested loops, so `value` inlines.
-fn side_column<T: ArrowPrimitiveType>(
-    built: &[ExpirationBuild<'_>],
-    rows: usize,
-    k: usize,
-    value: impl Fn(&ExpirationBuild<'_>, &BuiltSide<'_>) -> Option<T::Native>,
-) -> PrimitiveArray<T> {
-    let mut data = Vec::with_capacity(rows);
-    let mut valid = BooleanBufferBuilder::new(rows);
-    for e in built {
-        for sides in &e.sides {
-            let v = sides[k].as_ref().and_then(|side| value(e, side));
-            valid.append(v.is_some());
-            data.push(v.unwrap_or_default());
-        }
-    }
-    let nulls = NullBuffer::new(valid.finish());
-    PrimitiveArray::new(data.into(), (nulls.null_count() > 0).then_some(nulls))
-}
-
-/// A text column of side `k`, as [`side_column`].
-fn side_text<'q>(
-    built: &[ExpirationBuild<'q>],
-    rows: usize,
-    k: usize,
-    value: impl Fn(&BuiltSide<'q>) -> Option<&'q str>,
-) -> ArrayRef {
-    let mut builder = StringBuilder::with_capacity(rows, rows * 8);
-    for e in built {
-        for sides in &e.sides {
-            builder.append_option(sides[k].as_ref().and_then(&value));
-        }
-    }
-    Arc::new(builder.finish())
-}
-
 /// A text column of one value per row, as [`row_column`].
 fn row_text(
     built: &[ExpirationBuild<'_>],
@@ -733,6 +696,7 @@ fn chain_arrays(built: &[ExpirationBuild<'_>], market: &ChainMarket, spot: f64) 
     let model = PricingModelCode::from(market.model);
     let as_of = market.as_of.timestamp_micros();
     let trade_date = date_to_days(market.trade_date);
+    let (call, put) = side_arrays(built, rows);
     ChainArrays {
         underlying: Arc::new(StringArray::from_iter_values(std::iter::repeat_n(
             market.underlying.as_str(),
@@ -761,84 +725,196 @@ fn chain_arrays(built: &[ExpirationBuild<'_>], market: &ChainMarket, spot: f64) 
             model.as_str(),
             rows,
         ))),
-        call: side_arrays(built, rows, 0),
-        put: side_arrays(built, rows, 1),
+        call,
+        put,
     }
 }
 
-/// A Float64 column of side `k`, as [`side_column`].
-fn side_f64(
-    built: &[ExpirationBuild<'_>],
-    rows: usize,
-    k: usize,
-    value: impl Fn(&BuiltSide<'_>) -> Option<f64>,
-) -> ArrayRef {
-    Arc::new(side_column::<Float64Type>(built, rows, k, |_, s| value(s)))
+/// A nullable primitive column being written, one value at a time.
+struct NullableColumn<T: ArrowPrimitiveType> {
+    values: Vec<T::Native>,
+    valid: BooleanBufferBuilder,
 }
 
-/// A Greek column of side `k`: the kernel's value of a solved side (finite for every solved
-/// row; a non-finite one would be null rather than NaN).
-fn side_greek(
-    built: &[ExpirationBuild<'_>],
-    rows: usize,
-    k: usize,
-    column: impl Fn(&GreekColumns) -> &[f64],
-) -> ArrayRef {
-    Arc::new(side_column::<Float64Type>(built, rows, k, |e, s| {
-        let i = s.solve?;
-        Some(column(&e.solved)[i]).filter(|v| v.is_finite())
-    }))
-}
-
-/// The columns of side `k` (0 call, 1 put) of every row.
-fn side_arrays(built: &[ExpirationBuild<'_>], rows: usize, k: usize) -> ChainSideArrays {
-    ChainSideArrays {
-        option_symbol: side_text(built, rows, k, |s| Some(s.quote.option_symbol.as_str())),
-        quote_time: Arc::new(
-            side_column::<TimestampMicrosecondType>(built, rows, k, |_, s| {
-                Some(s.quote.quote_time.timestamp_micros())
-            })
-            .with_timezone("UTC"),
-        ),
-        bid: side_f64(built, rows, k, |s| Some(s.quote.bid)),
-        ask: side_f64(built, rows, k, |s| Some(s.quote.ask)),
-        mid: side_f64(built, rows, k, |s| s.mid),
-        last: side_f64(built, rows, k, |s| s.quote.last),
-        bid_size: Arc::new(side_column::<UInt32Type>(built, rows, k, |_, s| {
-            Some(s.quote.bid_size)
-        })),
-        ask_size: Arc::new(side_column::<UInt32Type>(built, rows, k, |_, s| {
-            Some(s.quote.ask_size)
-        })),
-        volume: Arc::new(side_column::<UInt64Type>(built, rows, k, |_, s| {
-            Some(s.quote.volume)
-        })),
-        open_interest: Arc::new(side_column::<UInt64Type>(built, rows, k, |_, s| {
-            s.oi_attached.then_some(s.quote.open_interest)
-        })),
-        oi_date: Arc::new(side_column::<Date32Type>(built, rows, k, |_, s| {
-            s.oi_attached.then(|| date_to_days(s.quote.oi_date))
-        })),
-        iv: side_f64(built, rows, k, |s| s.iv),
-        iv_status: side_text(built, rows, k, |s| s.iv_status.map(NoIvReason::as_str)),
-        greeks: ChainGreekArrays {
-            delta: side_greek(built, rows, k, |g| &g.delta),
-            gamma: side_greek(built, rows, k, |g| &g.gamma),
-            theta: side_greek(built, rows, k, |g| &g.theta),
-            vega: side_greek(built, rows, k, |g| &g.vega),
-            rho: side_greek(built, rows, k, |g| &g.rho),
-            epsilon: side_greek(built, rows, k, |g| &g.epsilon),
-            vanna: side_greek(built, rows, k, |g| &g.vanna),
-            charm: side_greek(built, rows, k, |g| &g.charm),
-            vomma: side_greek(built, rows, k, |g| &g.vomma),
-            veta: side_greek(built, rows, k, |g| &g.veta),
-            speed: side_greek(built, rows, k, |g| &g.speed),
-            zomma: side_greek(built, rows, k, |g| &g.zomma),
-            color: side_greek(built, rows, k, |g| &g.color),
-            ultima: side_greek(built, rows, k, |g| &g.ultima),
-        },
-        extrinsic: side_f64(built, rows, k, |s| s.extrinsic),
+impl<T: ArrowPrimitiveType> NullableColumn<T> {
+    fn with_capacity(rows: usize) -> Self {
+        Self {
+            values: Vec::with_capacity(rows),
+            valid: BooleanBufferBuilder::new(rows),
+        }
     }
+
+    #[inline]
+    fn push(&mut self, value: Option<T::Native>) {
+        self.valid.append(value.is_some());
+        self.values.push(value.unwrap_or_default());
+    }
+
+    fn finish(mut self) -> PrimitiveArray<T> {
+        let nulls = NullBuffer::new(self.valid.finish());
+        PrimitiveArray::new(
+            self.values.into(),
+            (nulls.null_count() > 0).then_some(nulls),
+        )
+    }
+
+    fn finish_ref(self) -> ArrayRef {
+        Arc::new(self.finish())
+    }
+}
+
+/// The kernel's Greek columns in the order of [`ChainGreekArrays`]'s fields.
+const GREEK_COLUMNS: [fn(&GreekColumns) -> &[f64]; 14] = [
+    |g| &g.delta,
+    |g| &g.gamma,
+    |g| &g.theta,
+    |g| &g.vega,
+    |g| &g.rho,
+    |g| &g.epsilon,
+    |g| &g.vanna,
+    |g| &g.charm,
+    |g| &g.vomma,
+    |g| &g.veta,
+    |g| &g.speed,
+    |g| &g.zomma,
+    |g| &g.color,
+    |g| &g.ultima,
+];
+
+/// The columns of one side (call or put) of every row, written in one pass over the rows: each
+/// side's quote is read once for all of its columns, not once per column.
+struct SideColumns {
+    option_symbol: StringBuilder,
+    quote_time: NullableColumn<TimestampMicrosecondType>,
+    bid: NullableColumn<Float64Type>,
+    ask: NullableColumn<Float64Type>,
+    mid: NullableColumn<Float64Type>,
+    last: NullableColumn<Float64Type>,
+    bid_size: NullableColumn<UInt32Type>,
+    ask_size: NullableColumn<UInt32Type>,
+    volume: NullableColumn<UInt64Type>,
+    open_interest: NullableColumn<UInt64Type>,
+    oi_date: NullableColumn<Date32Type>,
+    iv: NullableColumn<Float64Type>,
+    iv_status: StringBuilder,
+    greeks: [NullableColumn<Float64Type>; 14],
+    extrinsic: NullableColumn<Float64Type>,
+}
+
+impl SideColumns {
+    fn with_capacity(rows: usize) -> Self {
+        Self {
+            option_symbol: StringBuilder::with_capacity(rows, rows * 21),
+            quote_time: NullableColumn::with_capacity(rows),
+            bid: NullableColumn::with_capacity(rows),
+            ask: NullableColumn::with_capacity(rows),
+            mid: NullableColumn::with_capacity(rows),
+            last: NullableColumn::with_capacity(rows),
+            bid_size: NullableColumn::with_capacity(rows),
+            ask_size: NullableColumn::with_capacity(rows),
+            volume: NullableColumn::with_capacity(rows),
+            open_interest: NullableColumn::with_capacity(rows),
+            oi_date: NullableColumn::with_capacity(rows),
+            iv: NullableColumn::with_capacity(rows),
+            iv_status: StringBuilder::with_capacity(rows, rows * 8),
+            greeks: std::array::from_fn(|_| NullableColumn::with_capacity(rows)),
+            extrinsic: NullableColumn::with_capacity(rows),
+        }
+    }
+
+    /// Appends one row's side: its values when listed, nulls when not (and nulls where a
+    /// listed side has no value). A Greek is the kernel's value of a solved side (finite for
+    /// every solved row; a non-finite one would be null rather than NaN).
+    #[inline]
+    fn push(&mut self, solved: &GreekColumns, side: Option<&BuiltSide<'_>>) {
+        let quote = side.map(|s| s.quote);
+        self.option_symbol
+            .append_option(quote.map(|q| q.option_symbol.as_str()));
+        self.quote_time
+            .push(quote.map(|q| q.quote_time.timestamp_micros()));
+        self.bid.push(quote.map(|q| q.bid));
+        self.ask.push(quote.map(|q| q.ask));
+        self.mid.push(side.and_then(|s| s.mid));
+        self.last.push(quote.and_then(|q| q.last));
+        self.bid_size.push(quote.map(|q| q.bid_size));
+        self.ask_size.push(quote.map(|q| q.ask_size));
+        self.volume.push(quote.map(|q| q.volume));
+        let attached = side.filter(|s| s.oi_attached).map(|s| s.quote);
+        self.open_interest.push(attached.map(|q| q.open_interest));
+        self.oi_date.push(attached.map(|q| date_to_days(q.oi_date)));
+        self.iv.push(side.and_then(|s| s.iv));
+        self.iv_status
+            .append_option(side.and_then(|s| s.iv_status.map(NoIvReason::as_str)));
+        let solve = side.and_then(|s| s.solve);
+        for (column, greek) in self.greeks.iter_mut().zip(GREEK_COLUMNS) {
+            column.push(solve.map(|i| greek(solved)[i]).filter(|v| v.is_finite()));
+        }
+        self.extrinsic.push(side.and_then(|s| s.extrinsic));
+    }
+
+    fn finish(mut self) -> ChainSideArrays {
+        let [
+            delta,
+            gamma,
+            theta,
+            vega,
+            rho,
+            epsilon,
+            vanna,
+            charm,
+            vomma,
+            veta,
+            speed,
+            zomma,
+            color,
+            ultima,
+        ] = self.greeks.map(NullableColumn::finish_ref);
+        ChainSideArrays {
+            option_symbol: Arc::new(self.option_symbol.finish()),
+            quote_time: Arc::new(self.quote_time.finish().with_timezone("UTC")),
+            bid: self.bid.finish_ref(),
+            ask: self.ask.finish_ref(),
+            mid: self.mid.finish_ref(),
+            last: self.last.finish_ref(),
+            bid_size: self.bid_size.finish_ref(),
+            ask_size: self.ask_size.finish_ref(),
+            volume: self.volume.finish_ref(),
+            open_interest: self.open_interest.finish_ref(),
+            oi_date: self.oi_date.finish_ref(),
+            iv: self.iv.finish_ref(),
+            iv_status: Arc::new(self.iv_status.finish()),
+            greeks: ChainGreekArrays {
+                delta,
+                gamma,
+                theta,
+                vega,
+                rho,
+                epsilon,
+                vanna,
+                charm,
+                vomma,
+                veta,
+                speed,
+                zomma,
+                color,
+                ultima,
+            },
+            extrinsic: self.extrinsic.finish_ref(),
+        }
+    }
+}
+
+/// The call and put columns of every row, in one pass over the rows.
+fn side_arrays(built: &[ExpirationBuild<'_>], rows: usize) -> (ChainSideArrays, ChainSideArrays) {
+    let mut calls = SideColumns::with_capacity(rows);
+    let mut puts = SideColumns::with_capacity(rows);
+    for e in built {
+        for [call, put] in &e.sides {
+            calls.push(&e.solved, call.as_ref());
+            puts.push(&e.solved, put.as_ref());
+        }
+    }
+    (calls.finish(), puts.finish())
 }
 
 /// The strikes of one expiration with their call and put (`contracts` sorted by strike, call

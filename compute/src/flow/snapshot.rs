@@ -2,9 +2,10 @@
 //! (`optics-schemas`), and the stored aggregates back in. Pure mappings; the worker and the API
 //! call them.
 
+use arrow_array::RecordBatch;
 use chrono::{DateTime, NaiveDate, Utc};
 use optics_schemas::{
-    FlowAggregateKey, FlowAggregateRow, FlowSnapshotRow, MoneynessCode, calendar_dte,
+    FlowAggregateKey, FlowAggregateRow, FlowSnapshotRow, FlowValues, MoneynessCode, SchemaError,
 };
 
 use super::{
@@ -22,32 +23,45 @@ pub fn flow_snapshot_rows(
     as_of: DateTime<Utc>,
 ) -> Vec<FlowSnapshotRow> {
     rows.iter()
-        .map(|r| FlowSnapshotRow {
-            underlying: underlying.to_owned(),
-            trade_date,
-            as_of,
-            expiration: r.expiration,
-            dte: calendar_dte(trade_date, r.expiration),
-            strike: r.strike,
-            option_type: match r.option_type {
-                OptionType::Call => optics_schemas::OptionType::Call,
-                OptionType::Put => optics_schemas::OptionType::Put,
-            },
-            bid: r.bid,
-            ask: r.ask,
-            mid: r.mid,
-            delta: r.delta,
-            volume: r.volume,
-            open_interest: r.open_interest,
-            premium_usd: r.premium_usd,
-            volume_oi_ratio: r.volume_oi_ratio,
-            is_unusual: r.is_unusual,
-            moneyness: match r.moneyness {
-                Moneyness::Itm => MoneynessCode::Itm,
-                Moneyness::Otm => MoneynessCode::Otm,
-            },
-        })
+        .map(|r| FlowSnapshotRow::new(underlying, trade_date, as_of, flow_values(r)))
         .collect()
+}
+
+/// The `flow` batch of one underlying's flow: exactly [`flow_snapshot_rows`] as a batch, written
+/// column by column (the worker's path; no row or symbol copy per contract).
+pub fn flow_batch(
+    rows: &[FlowRow],
+    underlying: &str,
+    trade_date: NaiveDate,
+    as_of: DateTime<Utc>,
+) -> Result<RecordBatch, SchemaError> {
+    let values: Vec<FlowValues> = rows.iter().map(flow_values).collect();
+    FlowSnapshotRow::batch_of_values(underlying, trade_date, as_of, &values)
+}
+
+/// A flow row's values as the `flow` dataset stores them.
+fn flow_values(r: &FlowRow) -> FlowValues {
+    FlowValues {
+        expiration: r.expiration,
+        strike: r.strike,
+        option_type: match r.option_type {
+            OptionType::Call => optics_schemas::OptionType::Call,
+            OptionType::Put => optics_schemas::OptionType::Put,
+        },
+        bid: r.bid,
+        ask: r.ask,
+        mid: r.mid,
+        delta: r.delta,
+        volume: r.volume,
+        open_interest: r.open_interest,
+        premium_usd: r.premium_usd,
+        volume_oi_ratio: r.volume_oi_ratio,
+        is_unusual: r.is_unusual,
+        moneyness: match r.moneyness {
+            Moneyness::Itm => MoneynessCode::Itm,
+            Moneyness::Otm => MoneynessCode::Otm,
+        },
+    }
 }
 
 /// The `flow_aggregates` rows of one underlying's flow rows: every expiration, then every

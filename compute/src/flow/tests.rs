@@ -427,6 +427,8 @@ fn snapshot_rows_pass_the_schema_and_round_trip() {
     let batch = FlowSnapshotRow::to_batch(&snapshot).unwrap();
     let back = FlowSnapshotRow::from_batch(&batch).unwrap();
     assert_eq!(back, snapshot);
+    // The worker's column-by-column batch is the same batch.
+    assert_eq!(flow_batch(&rows, "TEST", trade_date, as_of).unwrap(), batch);
     for (s, r) in back.iter().zip(&rows) {
         assert_eq!(
             (s.expiration, s.strike, s.volume),

@@ -11,13 +11,13 @@ use optics_schemas::columns::chain as chain_col;
 use optics_schemas::columns::exposures as exposure_col;
 use optics_schemas::columns::flow as flow_col;
 use optics_schemas::columns::flow_aggregates as flow_aggregates_col;
-use optics_schemas::{ExposureSummaryRow, FlowAggregateRow, FlowSnapshotRow};
+use optics_schemas::{ExposureSummaryRow, FlowAggregateRow};
 use rayon::prelude::*;
 
 use super::{UnderlyingBook, WorkerError};
 use crate::chain::{ChainBatch, ChainMarket, build_chain_with_symbols};
 use crate::exposure::{ExposureConfig, compute_exposures, exposure_batch, exposure_summary_rows};
-use crate::flow::{FlowConfig, flow_aggregate_rows, flow_rows, flow_snapshot_rows};
+use crate::flow::{FlowConfig, flow_aggregate_rows, flow_batch, flow_rows};
 use crate::pricing::PricingModel;
 
 /// What a cycle prices with.
@@ -155,7 +155,7 @@ pub fn build_underlying(
     let flow = flow_rows(&contracts, context.spot, &FlowConfig::default())
         .map_err(|e| build_error(e.to_string()))?;
     let aggregates = flow_aggregate_rows(&flow, underlying, trade_date, context.as_of);
-    let flow = flow_snapshot_rows(&flow, underlying, trade_date, context.as_of);
+    let flow = flow_batch(&flow, underlying, trade_date, context.as_of).map_err(schema_error)?;
 
     Ok(vec![
         chain_snapshot,
@@ -170,11 +170,7 @@ pub fn build_underlying(
                 .map_err(schema_error)?,
             EXPOSURE_SUMMARY_SORT,
         ),
-        snapshot(
-            snapshot_datasets::FLOW,
-            FlowSnapshotRow::to_batch_trusted(&flow).map_err(schema_error)?,
-            FLOW_SORT,
-        ),
+        snapshot(snapshot_datasets::FLOW, flow, FLOW_SORT),
         snapshot(
             snapshot_datasets::FLOW_AGGREGATES,
             FlowAggregateRow::to_batch_trusted(&aggregates).map_err(schema_error)?,
