@@ -1,7 +1,8 @@
 //! Building a chain snapshot from quotes: select one quote per contract, pair calls and puts
 //! by strike, then per expiration (in parallel) find the forward and solve every mid's IV and
-//! Greeks in one batch; finally write the `chain` columns, one at a time, from the quotes and the
-//! kernel's output, and the exposure inputs beside them.
+//! Greeks in one batch; finally write the `chain` columns from the quotes and the kernel's
+//! output (the row-level ones one at a time, both sides' in one pass over the rows), and the
+//! exposure inputs beside them.
 
 use std::sync::Arc;
 
@@ -689,8 +690,9 @@ fn row_text(
     Arc::new(builder.finish())
 }
 
-/// The `chain` columns of `built` (in row order), one column at a time: every value comes from
-/// a quote, the expiration's forward or the kernel's output.
+/// The `chain` columns of `built` (in row order): the row-level ones a column at a time, the
+/// sides' in one pass ([`side_arrays`]); every value comes from a quote, the expiration's
+/// forward or the kernel's output.
 fn chain_arrays(built: &[ExpirationBuild<'_>], market: &ChainMarket, spot: f64) -> ChainArrays {
     let rows: usize = built.iter().map(|e| e.strikes.len()).sum();
     let model = PricingModelCode::from(market.model);
