@@ -166,8 +166,8 @@ macro_rules! chain_greeks {
                 [$(self.$greek),*]
             }
 
-            /// From the columns in schema order.
-            fn from_columns(columns: [ArrayRef; ChainGreeks::COUNT]) -> Self {
+            /// From the columns in schema order (the order of the fields).
+            pub fn from_columns(columns: [ArrayRef; ChainGreeks::COUNT]) -> Self {
                 let [$($greek),*] = columns;
                 Self { $($greek),* }
             }

@@ -218,27 +218,24 @@ impl FlowSnapshotRow {
         }
     }
 
-    /// The batch of one underlying's rows, [`FlowSnapshotRow::new`] of each of `values`, written
-    /// column by column without a row (or a copy of the symbol) per contract: the compute
-    /// worker's path. As [`FlowSnapshotRow::to_batch_trusted`], the rules are checked again in
-    /// debug builds only.
-    pub fn batch_of_values(
+    /// The batch of one underlying's rows, [`FlowSnapshotRow::new`] of the `values` of each of
+    /// `rows`, written column by column without a row (or a copy of the symbol) per contract:
+    /// the compute worker's path. As [`FlowSnapshotRow::to_batch_trusted`], the rules are
+    /// checked again in debug builds only.
+    pub fn batch_of<R>(
         underlying: &str,
         trade_date: NaiveDate,
         as_of: DateTime<Utc>,
-        values: &[FlowValues],
+        rows: &[R],
+        values: impl Fn(&R) -> FlowValues,
     ) -> Result<RecordBatch, SchemaError> {
         let batch = write_batch(
-            values,
-            |v| {
-                (
-                    underlying,
-                    trade_date,
-                    as_of,
-                    calendar_dte(trade_date, v.expiration),
-                )
+            rows,
+            |r| {
+                let dte = calendar_dte(trade_date, values(r).expiration);
+                (underlying, trade_date, as_of, dte)
             },
-            |v| *v,
+            &values,
         )?;
         if cfg!(debug_assertions) {
             read(&batch, false)?;
@@ -431,21 +428,24 @@ mod tests {
         let batch = FlowSnapshotRow::to_batch(&rows()).unwrap();
         assert_eq!(FlowSnapshotRow::from_batch(&batch).unwrap(), rows());
         // One underlying's values written column by column: the same batch, the same rows.
-        let first = &rows()[0];
-        let values: Vec<FlowValues> = rows().iter().map(FlowSnapshotRow::values).collect();
-        let by_values = FlowSnapshotRow::batch_of_values(
+        let all = rows();
+        let first = &all[0];
+        let by_values = FlowSnapshotRow::batch_of(
             &first.underlying,
             first.trade_date,
             first.as_of,
-            &values,
+            &all,
+            FlowSnapshotRow::values,
         )
         .unwrap();
         assert_eq!(by_values, batch);
-        let rebuilt: Vec<FlowSnapshotRow> = values
+        let rebuilt: Vec<FlowSnapshotRow> = all
             .iter()
-            .map(|&v| FlowSnapshotRow::new(&first.underlying, first.trade_date, first.as_of, v))
+            .map(|r| {
+                FlowSnapshotRow::new(&first.underlying, first.trade_date, first.as_of, r.values())
+            })
             .collect();
-        assert_eq!(rebuilt, rows());
+        assert_eq!(rebuilt, all);
         // Written before `delta` existed, read by a newer reader with an extra column.
         let schema = batch.schema();
         let keep: Vec<usize> = (0..batch.num_columns())

@@ -6,17 +6,18 @@
 
 use std::sync::Arc;
 
-use arrow_array::builder::StringBuilder;
+use arrow_array::builder::{
+    Date32Builder, Float64Builder, StringBuilder, TimestampMicrosecondBuilder, UInt32Builder,
+    UInt64Builder,
+};
 use arrow_array::types::{
     ArrowPrimitiveType, Date32Type, Float64Type, Int32Type, TimestampMicrosecondType, UInt32Type,
-    UInt64Type,
 };
 use arrow_array::{ArrayRef, PrimitiveArray, RecordBatch, StringArray};
-use arrow_buffer::{BooleanBufferBuilder, NullBuffer};
 use chrono::{Datelike, NaiveDate};
 use optics_schemas::{
-    ChainArrays, ChainGreekArrays, ChainRow, ChainSideArrays, NoIvReason, OccSymbol, OptionQuote,
-    PricingModelCode, Record, SettlementStyle, calendar_dte, date_to_days,
+    ChainArrays, ChainGreekArrays, ChainGreeks, ChainRow, ChainSideArrays, NoIvReason, OccSymbol,
+    OptionQuote, PricingModelCode, Record, SettlementStyle, calendar_dte, date_to_days,
 };
 use rayon::prelude::*;
 
@@ -732,41 +733,8 @@ fn chain_arrays(built: &[ExpirationBuild<'_>], market: &ChainMarket, spot: f64) 
     }
 }
 
-/// A nullable primitive column being written, one value at a time.
-struct NullableColumn<T: ArrowPrimitiveType> {
-    values: Vec<T::Native>,
-    valid: BooleanBufferBuilder,
-}
-
-impl<T: ArrowPrimitiveType> NullableColumn<T> {
-    fn with_capacity(rows: usize) -> Self {
-        Self {
-            values: Vec::with_capacity(rows),
-            valid: BooleanBufferBuilder::new(rows),
-        }
-    }
-
-    #[inline]
-    fn push(&mut self, value: Option<T::Native>) {
-        self.valid.append(value.is_some());
-        self.values.push(value.unwrap_or_default());
-    }
-
-    fn finish(mut self) -> PrimitiveArray<T> {
-        let nulls = NullBuffer::new(self.valid.finish());
-        PrimitiveArray::new(
-            self.values.into(),
-            (nulls.null_count() > 0).then_some(nulls),
-        )
-    }
-
-    fn finish_ref(self) -> ArrayRef {
-        Arc::new(self.finish())
-    }
-}
-
 /// The kernel's Greek columns in the order of [`ChainGreekArrays`]'s fields.
-const GREEK_COLUMNS: [fn(&GreekColumns) -> &[f64]; 14] = [
+const GREEK_COLUMNS: [fn(&GreekColumns) -> &[f64]; ChainGreeks::COUNT] = [
     |g| &g.delta,
     |g| &g.gamma,
     |g| &g.theta,
@@ -787,40 +755,40 @@ const GREEK_COLUMNS: [fn(&GreekColumns) -> &[f64]; 14] = [
 /// side's quote is read once for all of its columns, not once per column.
 struct SideColumns {
     option_symbol: StringBuilder,
-    quote_time: NullableColumn<TimestampMicrosecondType>,
-    bid: NullableColumn<Float64Type>,
-    ask: NullableColumn<Float64Type>,
-    mid: NullableColumn<Float64Type>,
-    last: NullableColumn<Float64Type>,
-    bid_size: NullableColumn<UInt32Type>,
-    ask_size: NullableColumn<UInt32Type>,
-    volume: NullableColumn<UInt64Type>,
-    open_interest: NullableColumn<UInt64Type>,
-    oi_date: NullableColumn<Date32Type>,
-    iv: NullableColumn<Float64Type>,
+    quote_time: TimestampMicrosecondBuilder,
+    bid: Float64Builder,
+    ask: Float64Builder,
+    mid: Float64Builder,
+    last: Float64Builder,
+    bid_size: UInt32Builder,
+    ask_size: UInt32Builder,
+    volume: UInt64Builder,
+    open_interest: UInt64Builder,
+    oi_date: Date32Builder,
+    iv: Float64Builder,
     iv_status: StringBuilder,
-    greeks: [NullableColumn<Float64Type>; 14],
-    extrinsic: NullableColumn<Float64Type>,
+    greeks: [Float64Builder; ChainGreeks::COUNT],
+    extrinsic: Float64Builder,
 }
 
 impl SideColumns {
     fn with_capacity(rows: usize) -> Self {
         Self {
             option_symbol: StringBuilder::with_capacity(rows, rows * 21),
-            quote_time: NullableColumn::with_capacity(rows),
-            bid: NullableColumn::with_capacity(rows),
-            ask: NullableColumn::with_capacity(rows),
-            mid: NullableColumn::with_capacity(rows),
-            last: NullableColumn::with_capacity(rows),
-            bid_size: NullableColumn::with_capacity(rows),
-            ask_size: NullableColumn::with_capacity(rows),
-            volume: NullableColumn::with_capacity(rows),
-            open_interest: NullableColumn::with_capacity(rows),
-            oi_date: NullableColumn::with_capacity(rows),
-            iv: NullableColumn::with_capacity(rows),
+            quote_time: TimestampMicrosecondBuilder::with_capacity(rows),
+            bid: Float64Builder::with_capacity(rows),
+            ask: Float64Builder::with_capacity(rows),
+            mid: Float64Builder::with_capacity(rows),
+            last: Float64Builder::with_capacity(rows),
+            bid_size: UInt32Builder::with_capacity(rows),
+            ask_size: UInt32Builder::with_capacity(rows),
+            volume: UInt64Builder::with_capacity(rows),
+            open_interest: UInt64Builder::with_capacity(rows),
+            oi_date: Date32Builder::with_capacity(rows),
+            iv: Float64Builder::with_capacity(rows),
             iv_status: StringBuilder::with_capacity(rows, rows * 8),
-            greeks: std::array::from_fn(|_| NullableColumn::with_capacity(rows)),
-            extrinsic: NullableColumn::with_capacity(rows),
+            greeks: std::array::from_fn(|_| Float64Builder::with_capacity(rows)),
+            extrinsic: Float64Builder::with_capacity(rows),
         }
     }
 
@@ -833,75 +801,47 @@ impl SideColumns {
         self.option_symbol
             .append_option(quote.map(|q| q.option_symbol.as_str()));
         self.quote_time
-            .push(quote.map(|q| q.quote_time.timestamp_micros()));
-        self.bid.push(quote.map(|q| q.bid));
-        self.ask.push(quote.map(|q| q.ask));
-        self.mid.push(side.and_then(|s| s.mid));
-        self.last.push(quote.and_then(|q| q.last));
-        self.bid_size.push(quote.map(|q| q.bid_size));
-        self.ask_size.push(quote.map(|q| q.ask_size));
-        self.volume.push(quote.map(|q| q.volume));
+            .append_option(quote.map(|q| q.quote_time.timestamp_micros()));
+        self.bid.append_option(quote.map(|q| q.bid));
+        self.ask.append_option(quote.map(|q| q.ask));
+        self.mid.append_option(side.and_then(|s| s.mid));
+        self.last.append_option(quote.and_then(|q| q.last));
+        self.bid_size.append_option(quote.map(|q| q.bid_size));
+        self.ask_size.append_option(quote.map(|q| q.ask_size));
+        self.volume.append_option(quote.map(|q| q.volume));
         let attached = side.filter(|s| s.oi_attached).map(|s| s.quote);
-        self.open_interest.push(attached.map(|q| q.open_interest));
-        self.oi_date.push(attached.map(|q| date_to_days(q.oi_date)));
-        self.iv.push(side.and_then(|s| s.iv));
+        self.open_interest
+            .append_option(attached.map(|q| q.open_interest));
+        self.oi_date
+            .append_option(attached.map(|q| date_to_days(q.oi_date)));
+        self.iv.append_option(side.and_then(|s| s.iv));
         self.iv_status
             .append_option(side.and_then(|s| s.iv_status.map(NoIvReason::as_str)));
         let solve = side.and_then(|s| s.solve);
         for (column, greek) in self.greeks.iter_mut().zip(GREEK_COLUMNS) {
-            column.push(solve.map(|i| greek(solved)[i]).filter(|v| v.is_finite()));
+            column.append_option(solve.map(|i| greek(solved)[i]).filter(|v| v.is_finite()));
         }
-        self.extrinsic.push(side.and_then(|s| s.extrinsic));
+        self.extrinsic.append_option(side.and_then(|s| s.extrinsic));
     }
 
     fn finish(mut self) -> ChainSideArrays {
-        let [
-            delta,
-            gamma,
-            theta,
-            vega,
-            rho,
-            epsilon,
-            vanna,
-            charm,
-            vomma,
-            veta,
-            speed,
-            zomma,
-            color,
-            ultima,
-        ] = self.greeks.map(NullableColumn::finish_ref);
+        let column = |mut builder: Float64Builder| Arc::new(builder.finish()) as ArrayRef;
         ChainSideArrays {
             option_symbol: Arc::new(self.option_symbol.finish()),
             quote_time: Arc::new(self.quote_time.finish().with_timezone("UTC")),
-            bid: self.bid.finish_ref(),
-            ask: self.ask.finish_ref(),
-            mid: self.mid.finish_ref(),
-            last: self.last.finish_ref(),
-            bid_size: self.bid_size.finish_ref(),
-            ask_size: self.ask_size.finish_ref(),
-            volume: self.volume.finish_ref(),
-            open_interest: self.open_interest.finish_ref(),
-            oi_date: self.oi_date.finish_ref(),
-            iv: self.iv.finish_ref(),
+            bid: Arc::new(self.bid.finish()),
+            ask: Arc::new(self.ask.finish()),
+            mid: Arc::new(self.mid.finish()),
+            last: Arc::new(self.last.finish()),
+            bid_size: Arc::new(self.bid_size.finish()),
+            ask_size: Arc::new(self.ask_size.finish()),
+            volume: Arc::new(self.volume.finish()),
+            open_interest: Arc::new(self.open_interest.finish()),
+            oi_date: Arc::new(self.oi_date.finish()),
+            iv: Arc::new(self.iv.finish()),
             iv_status: Arc::new(self.iv_status.finish()),
-            greeks: ChainGreekArrays {
-                delta,
-                gamma,
-                theta,
-                vega,
-                rho,
-                epsilon,
-                vanna,
-                charm,
-                vomma,
-                veta,
-                speed,
-                zomma,
-                color,
-                ultima,
-            },
-            extrinsic: self.extrinsic.finish_ref(),
+            greeks: ChainGreekArrays::from_columns(self.greeks.map(column)),
+            extrinsic: Arc::new(self.extrinsic.finish()),
         }
     }
 }

@@ -35,8 +35,7 @@ pub fn flow_batch(
     trade_date: NaiveDate,
     as_of: DateTime<Utc>,
 ) -> Result<RecordBatch, SchemaError> {
-    let values: Vec<FlowValues> = rows.iter().map(flow_values).collect();
-    FlowSnapshotRow::batch_of_values(underlying, trade_date, as_of, &values)
+    FlowSnapshotRow::batch_of(underlying, trade_date, as_of, rows, flow_values)
 }
 
 /// A flow row's values as the `flow` dataset stores them.
