@@ -1,8 +1,9 @@
 //! Building a chain snapshot from quotes: select one quote per contract, pair calls and puts
 //! by strike, then per expiration (in parallel) find the forward and solve every mid's IV and
 //! Greeks in one batch; finally write the `chain` columns from the quotes and the kernel's
-//! output (the row-level ones one at a time, both sides' in one pass over the rows), and the
-//! exposure inputs beside them.
+//! output (the row-level ones a column at a time, both sides' quote columns in one pass over
+//! the rows, each Greek column gathered from the kernel's on its own), and the exposure inputs
+//! beside them.
 
 use std::sync::Arc;
 
@@ -13,7 +14,8 @@ use arrow_array::builder::{
 use arrow_array::types::{
     ArrowPrimitiveType, Date32Type, Float64Type, Int32Type, TimestampMicrosecondType, UInt32Type,
 };
-use arrow_array::{ArrayRef, PrimitiveArray, RecordBatch, StringArray};
+use arrow_array::{ArrayRef, Float64Array, PrimitiveArray, RecordBatch, StringArray};
+use arrow_buffer::{BooleanBuffer, NullBuffer};
 use chrono::{Datelike, NaiveDate};
 use optics_schemas::{
     ChainArrays, ChainGreekArrays, ChainGreeks, ChainRow, ChainSideArrays, NoIvReason, OccSymbol,
@@ -660,17 +662,16 @@ impl<'q> ExpirationBuild<'q> {
     }
 }
 
-/// A column of one value per row of `built` (`rows` in all): `value(expiration, strike index)`.
+/// A column of one value per row of `built` (`rows` in all), the same for every row of an
+/// expiration: `value(expiration)`.
 fn row_column<T: ArrowPrimitiveType>(
     built: &[ExpirationBuild<'_>],
     rows: usize,
-    value: impl Fn(&ExpirationBuild<'_>, usize) -> T::Native,
+    value: impl Fn(&ExpirationBuild<'_>) -> T::Native,
 ) -> ArrayRef {
     let mut data = Vec::with_capacity(rows);
     for e in built {
-        for i in 0..e.strikes.len() {
-            data.push(value(e, i));
-        }
+        data.extend(std::iter::repeat_n(value(e), e.strikes.len()));
     }
     Arc::new(PrimitiveArray::<T>::new(data.into(), None))
 }
@@ -691,9 +692,9 @@ fn row_text(
     Arc::new(builder.finish())
 }
 
-/// The `chain` columns of `built` (in row order): the row-level ones a column at a time, the
-/// sides' in one pass ([`side_arrays`]); every value comes from a quote, the expiration's
-/// forward or the kernel's output.
+/// The `chain` columns of `built` (in row order): the row-level ones a column at a time (each
+/// the same for every row of an expiration, but the strike), the sides' in [`side_arrays`];
+/// every value comes from a quote, the expiration's forward or the kernel's output.
 fn chain_arrays(built: &[ExpirationBuild<'_>], market: &ChainMarket, spot: f64) -> ChainArrays {
     let rows: usize = built.iter().map(|e| e.strikes.len()).sum();
     let model = PricingModelCode::from(market.model);
@@ -705,25 +706,34 @@ fn chain_arrays(built: &[ExpirationBuild<'_>], market: &ChainMarket, spot: f64) 
             market.underlying.as_str(),
             rows,
         ))),
-        trade_date: row_column::<Date32Type>(built, rows, |_, _| trade_date),
+        trade_date: row_column::<Date32Type>(built, rows, |_| trade_date),
         as_of: Arc::new(
             PrimitiveArray::<TimestampMicrosecondType>::from_value(as_of, rows)
                 .with_timezone("UTC"),
         ),
-        expiration: row_column::<Date32Type>(built, rows, |e, _| date_to_days(e.series.expiration)),
+        expiration: row_column::<Date32Type>(built, rows, |e| date_to_days(e.series.expiration)),
         settlement: row_text(built, rows, |e| e.series.settlement.as_str()),
-        dte: row_column::<Int32Type>(built, rows, |e, _| e.series.dte),
-        years_to_expiry: row_column::<Float64Type>(built, rows, |e, _| e.series.years_to_expiry),
-        strike: row_column::<Float64Type>(built, rows, |e, i| e.strikes[i]),
-        spot: row_column::<Float64Type>(built, rows, |_, _| spot),
-        forward: row_column::<Float64Type>(built, rows, |e, _| e.series.forward.forward),
+        dte: row_column::<Int32Type>(built, rows, |e| e.series.dte),
+        years_to_expiry: row_column::<Float64Type>(built, rows, |e| e.series.years_to_expiry),
+        strike: Arc::new(Float64Array::new(
+            built
+                .iter()
+                .fold(Vec::with_capacity(rows), |mut strikes, e| {
+                    strikes.extend_from_slice(&e.strikes);
+                    strikes
+                })
+                .into(),
+            None,
+        )),
+        spot: row_column::<Float64Type>(built, rows, |_| spot),
+        forward: row_column::<Float64Type>(built, rows, |e| e.series.forward.forward),
         forward_source: row_text(built, rows, |e| e.series.forward.source.as_str()),
         // At most MAX_PARITY_STRIKES strikes.
-        forward_strike_count: row_column::<UInt32Type>(built, rows, |e, _| {
+        forward_strike_count: row_column::<UInt32Type>(built, rows, |e| {
             u32::try_from(e.series.forward.strikes_used.len()).unwrap_or(u32::MAX)
         }),
-        rate: row_column::<Float64Type>(built, rows, |_, _| market.rate),
-        carry_yield: row_column::<Float64Type>(built, rows, |e, _| e.series.forward.carry_yield),
+        rate: row_column::<Float64Type>(built, rows, |_| market.rate),
+        carry_yield: row_column::<Float64Type>(built, rows, |e| e.series.forward.carry_yield),
         model: Arc::new(StringArray::from_iter_values(std::iter::repeat_n(
             model.as_str(),
             rows,
@@ -751,8 +761,9 @@ const GREEK_COLUMNS: [fn(&GreekColumns) -> &[f64]; ChainGreeks::COUNT] = [
     |g| &g.ultima,
 ];
 
-/// The columns of one side (call or put) of every row, written in one pass over the rows: each
-/// side's quote is read once for all of its columns, not once per column.
+/// The quote-derived columns of one side (call or put) of every row, written in one pass over
+/// the rows: each side's quote is read once for all of its columns, not once per column. The
+/// Greeks are gathered column by column ([`side_greek_arrays`]).
 struct SideColumns {
     option_symbol: StringBuilder,
     quote_time: TimestampMicrosecondBuilder,
@@ -767,7 +778,6 @@ struct SideColumns {
     oi_date: Date32Builder,
     iv: Float64Builder,
     iv_status: StringBuilder,
-    greeks: [Float64Builder; ChainGreeks::COUNT],
     extrinsic: Float64Builder,
 }
 
@@ -787,16 +797,14 @@ impl SideColumns {
             oi_date: Date32Builder::with_capacity(rows),
             iv: Float64Builder::with_capacity(rows),
             iv_status: StringBuilder::with_capacity(rows, rows * 8),
-            greeks: std::array::from_fn(|_| Float64Builder::with_capacity(rows)),
             extrinsic: Float64Builder::with_capacity(rows),
         }
     }
 
     /// Appends one row's side: its values when listed, nulls when not (and nulls where a
-    /// listed side has no value). A Greek is the kernel's value of a solved side (finite for
-    /// every solved row; a non-finite one would be null rather than NaN).
+    /// listed side has no value).
     #[inline]
-    fn push(&mut self, solved: &GreekColumns, side: Option<&BuiltSide<'_>>) {
+    fn push(&mut self, side: Option<&BuiltSide<'_>>) {
         let quote = side.map(|s| s.quote);
         self.option_symbol
             .append_option(quote.map(|q| q.option_symbol.as_str()));
@@ -817,15 +825,10 @@ impl SideColumns {
         self.iv.append_option(side.and_then(|s| s.iv));
         self.iv_status
             .append_option(side.and_then(|s| s.iv_status.map(NoIvReason::as_str)));
-        let solve = side.and_then(|s| s.solve);
-        for (column, greek) in self.greeks.iter_mut().zip(GREEK_COLUMNS) {
-            column.append_option(solve.map(|i| greek(solved)[i]).filter(|v| v.is_finite()));
-        }
         self.extrinsic.append_option(side.and_then(|s| s.extrinsic));
     }
 
-    fn finish(mut self) -> ChainSideArrays {
-        let column = |mut builder: Float64Builder| Arc::new(builder.finish()) as ArrayRef;
+    fn finish(mut self, greeks: ChainGreekArrays) -> ChainSideArrays {
         ChainSideArrays {
             option_symbol: Arc::new(self.option_symbol.finish()),
             quote_time: Arc::new(self.quote_time.finish().with_timezone("UTC")),
@@ -840,23 +843,71 @@ impl SideColumns {
             oi_date: Arc::new(self.oi_date.finish()),
             iv: Arc::new(self.iv.finish()),
             iv_status: Arc::new(self.iv_status.finish()),
-            greeks: ChainGreekArrays::from_columns(self.greeks.map(column)),
+            greeks,
             extrinsic: Arc::new(self.extrinsic.finish()),
         }
     }
 }
 
-/// The call and put columns of every row, in one pass over the rows.
+/// The kernel row of side `side` (0 call, 1 put) of every row of `e` that was solved.
+fn solved_rows<'e>(
+    e: &'e ExpirationBuild<'_>,
+    side: usize,
+) -> impl Iterator<Item = Option<usize>> + 'e {
+    e.sides
+        .iter()
+        .map(move |sides| sides[side].as_ref().and_then(|s| s.solve))
+}
+
+/// The Greek columns of side `side` (0 call, 1 put) of every row, each gathered from the
+/// kernel's output in its own pass. A Greek is present exactly where the side was solved (one
+/// validity for all fourteen); a solved side's Greeks are finite, and a non-finite one would be
+/// null rather than NaN.
+fn side_greek_arrays(built: &[ExpirationBuild<'_>], rows: usize, side: usize) -> ChainGreekArrays {
+    let solved = NullBuffer::new(BooleanBuffer::from_iter(
+        built
+            .iter()
+            .flat_map(|e| solved_rows(e, side).map(|row| row.is_some())),
+    ));
+    let solved = (solved.null_count() > 0).then_some(solved);
+    ChainGreekArrays::from_columns(GREEK_COLUMNS.map(|greek| {
+        let mut values = Vec::with_capacity(rows);
+        for e in built {
+            let column = greek(&e.solved);
+            // Rows without Greeks hold 0 under their null.
+            values.extend(solved_rows(e, side).map(|row| row.map_or(0.0, |i| column[i])));
+        }
+        let nulls = greek_nulls(&values, solved.as_ref());
+        Arc::new(Float64Array::new(values.into(), nulls)) as ArrayRef
+    }))
+}
+
+/// The validity of one gathered Greek column: the side's (`solved`; `None` when every row
+/// was solved), and null too where a value is not finite (unsolved rows hold 0).
+fn greek_nulls(values: &[f64], solved: Option<&NullBuffer>) -> Option<NullBuffer> {
+    if values.iter().all(|v| v.is_finite()) {
+        solved.cloned()
+    } else {
+        let finite = NullBuffer::new(values.iter().map(|v| v.is_finite()).collect());
+        NullBuffer::union(solved, Some(&finite))
+    }
+}
+
+/// The call and put columns of every row: the quote-derived ones in one pass over the rows,
+/// then the Greeks.
 fn side_arrays(built: &[ExpirationBuild<'_>], rows: usize) -> (ChainSideArrays, ChainSideArrays) {
     let mut calls = SideColumns::with_capacity(rows);
     let mut puts = SideColumns::with_capacity(rows);
     for e in built {
         for [call, put] in &e.sides {
-            calls.push(&e.solved, call.as_ref());
-            puts.push(&e.solved, put.as_ref());
+            calls.push(call.as_ref());
+            puts.push(put.as_ref());
         }
     }
-    (calls.finish(), puts.finish())
+    (
+        calls.finish(side_greek_arrays(built, rows, 0)),
+        puts.finish(side_greek_arrays(built, rows, 1)),
+    )
 }
 
 /// The strikes of one expiration with their call and put (`contracts` sorted by strike, call
@@ -929,5 +980,30 @@ fn full_greeks(result: &GreekColumns, i: usize) -> Greeks {
         color: result.color[i],
         ultima: result.ultima[i],
         dual_delta: result.dual_delta[i],
+    }
+}
+
+#[cfg(test)]
+mod greek_null_tests {
+    use super::*;
+
+    #[test]
+    fn a_greek_is_null_where_unsolved_or_not_finite() {
+        let solved = NullBuffer::from(vec![true, false, true, true]);
+        let values = [0.5, 0.0, f64::NAN, f64::INFINITY];
+        let nulls = greek_nulls(&values, Some(&solved)).expect("nulls");
+        assert_eq!(
+            nulls.iter().collect::<Vec<_>>(),
+            [true, false, false, false]
+        );
+        // Every row solved and finite: no validity at all; a NaN alone still makes one.
+        assert_eq!(greek_nulls(&[0.1, 0.2], None), None);
+        let nulls = greek_nulls(&[0.1, f64::NAN], None).expect("nulls");
+        assert_eq!(nulls.iter().collect::<Vec<_>>(), [true, false]);
+        // Finite values keep the side's validity as it is.
+        assert_eq!(
+            greek_nulls(&[0.5, 0.0, 0.1, 0.2], Some(&solved)),
+            Some(solved)
+        );
     }
 }
