@@ -27,7 +27,9 @@ use super::forward::{ForwardMarket, ParityPair, estimate_forward};
 use super::{
     ChainBuildStats, ChainError, ChainMarket, ChainSnapshot, ExpirationForward, SolvedSide,
 };
-use crate::exposure::{ContractAnalytics, UnderlyingContext, forwards_by_date, with_greeks};
+use crate::exposure::{
+    ContractAnalytics, UnderlyingContext, forwards_by_date, priced_as_solved, with_greeks,
+};
 use crate::pricing::{
     ChainColumns, GreekColumns, Greeks, IvStatus, OptionInputs, OptionType, PricingModel,
     implied_vol_and_greeks_batch,
@@ -634,30 +636,59 @@ impl<'q> ExpirationBuild<'q> {
     /// [`crate::exposure::contracts_from_chain`]: a side's open interest only when attached,
     /// missing values as 0), with the kernel's Greeks where they fit `context`.
     fn push_contracts(&self, context: &UnderlyingContext, contracts: &mut Vec<ContractAnalytics>) {
-        for (&strike, sides) in self.strikes.iter().zip(&self.sides) {
-            for side in sides.iter().flatten() {
-                let quote = side.quote;
-                let contract = ContractAnalytics {
-                    expiration: self.series.expiration,
-                    strike,
-                    option_type: side.option_type,
-                    open_interest: if side.oi_attached {
-                        quote.open_interest
-                    } else {
-                        0
-                    },
-                    volume: quote.volume,
-                    bid: Some(quote.bid),
-                    ask: Some(quote.ask),
-                    mid: side.mid,
-                    iv: side.iv,
-                    greeks: None,
-                    years_to_expiry: self.series.years_to_expiry,
-                    dte: i64::from(self.series.dte),
-                };
-                let solved = side.solve.map(|i| self.solved_side(context.model, i));
-                contracts.push(with_greeks(contract, context, solved));
+        let contract_of = |strike: f64, side: &BuiltSide<'_>| {
+            let quote = side.quote;
+            ContractAnalytics {
+                expiration: self.series.expiration,
+                strike,
+                option_type: side.option_type,
+                open_interest: if side.oi_attached {
+                    quote.open_interest
+                } else {
+                    0
+                },
+                volume: quote.volume,
+                bid: Some(quote.bid),
+                ask: Some(quote.ask),
+                mid: side.mid,
+                iv: side.iv,
+                greeks: None,
+                years_to_expiry: self.series.years_to_expiry,
+                dte: i64::from(self.series.dte),
             }
+        };
+        let listed = || {
+            self.strikes
+                .iter()
+                .zip(&self.sides)
+                .flat_map(|(&strike, sides)| sides.iter().flatten().map(move |s| (strike, s)))
+        };
+        // A side has an IV exactly when the kernel solved it, on this expiration's spot or
+        // forward, time and carry and its own type and strike. When `context` prices the first
+        // solved side on the same inputs bit for bit, it prices every side of the expiration on
+        // the kernel's (the rest of the inputs are the side's own), so each solved side takes
+        // the kernel's Greeks as they are; otherwise (two settlements sharing one date, whose
+        // forward the context keeps once) each side is checked on its own.
+        let kernel_inputs_hold = listed()
+            .find_map(|(strike, side)| Some((strike, side, side.solve?)))
+            .is_none_or(|(strike, side, i)| {
+                priced_as_solved(
+                    &contract_of(strike, side),
+                    context,
+                    &self.solved_side(context.model, i),
+                )
+            });
+        for (strike, side) in listed() {
+            let contract = contract_of(strike, side);
+            let solved = side.solve.map(|i| self.solved_side(context.model, i));
+            contracts.push(if kernel_inputs_hold {
+                ContractAnalytics {
+                    greeks: solved.map(|s| s.greeks),
+                    ..contract
+                }
+            } else {
+                with_greeks(contract, context, solved)
+            });
         }
     }
 }

@@ -763,6 +763,10 @@ fn arrow_round_trip() {
     let snapshot = varied_snapshot();
     let rows = &snapshot.rows;
     assert!(rows.iter().any(|r| !r.put.is_listed()));
+    // A side that is not listed is null in every column, quote fields and Greeks alike.
+    for row in rows.iter().filter(|r| !r.put.is_listed()) {
+        assert_eq!(row.put, optics_schemas::ChainSide::default());
+    }
     let batch = ChainRow::to_batch(rows).unwrap();
     assert_eq!(batch.num_rows(), rows.len());
     assert_eq!(batch.schema(), optics_schemas::chain_schema());

@@ -77,7 +77,7 @@ pub use report::{
     compute_exposures, contract_exposure,
 };
 pub use snapshot::{contracts_from_chain, exposure_batch, exposure_rows, exposure_summary_rows};
-pub(crate) use snapshot::{forwards_by_date, with_greeks};
+pub(crate) use snapshot::{forwards_by_date, priced_as_solved, with_greeks};
 
 /// Shares per standard US equity/index option contract.
 pub const CONTRACT_MULTIPLIER: f64 = 100.0;

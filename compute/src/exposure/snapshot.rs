@@ -119,8 +119,7 @@ pub(crate) fn with_greeks(
     solved: Option<SolvedSide>,
 ) -> ContractAnalytics {
     contract.greeks = contract.iv.and_then(|iv| {
-        let forward = context.forward(contract.expiration, contract.years_to_expiry);
-        let inputs = contract.pricing_inputs(context, forward, context.spot)?;
+        let inputs = context_inputs(&contract, context)?;
         match solved {
             Some(solved) if same_bits(&solved.inputs, &inputs) && iv.is_finite() && iv > 0.0 => {
                 Some(solved.greeks)
@@ -129,6 +128,25 @@ pub(crate) fn with_greeks(
         }
     });
     contract
+}
+
+/// The inputs `context` prices `contract` on: its expiration's forward, today's spot.
+fn context_inputs(
+    contract: &ContractAnalytics,
+    context: &UnderlyingContext,
+) -> Option<OptionInputs> {
+    let forward = context.forward(contract.expiration, contract.years_to_expiry);
+    contract.pricing_inputs(context, forward, context.spot)
+}
+
+/// Whether `context` prices `contract` on exactly the inputs the kernel solved it on (bit for
+/// bit), so that [`with_greeks`] would take `solved`'s Greeks for it at a valid IV.
+pub(crate) fn priced_as_solved(
+    contract: &ContractAnalytics,
+    context: &UnderlyingContext,
+    solved: &SolvedSide,
+) -> bool {
+    context_inputs(contract, context).is_some_and(|inputs| same_bits(&solved.inputs, &inputs))
 }
 
 /// The same inputs bit for bit (a sign of zero or a last-bit difference counts as different).
