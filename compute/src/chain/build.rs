@@ -8,13 +8,14 @@
 use std::sync::Arc;
 
 use arrow_array::builder::{
-    Date32Builder, Float64Builder, StringBuilder, TimestampMicrosecondBuilder, UInt32Builder,
-    UInt64Builder,
+    BooleanBufferBuilder, Date32Builder, Float64Builder, StringBuilder, UInt64Builder,
 };
 use arrow_array::types::{
     ArrowPrimitiveType, Date32Type, Float64Type, Int32Type, TimestampMicrosecondType, UInt32Type,
 };
-use arrow_array::{ArrayRef, Float64Array, PrimitiveArray, RecordBatch, StringArray};
+use arrow_array::{
+    ArrayRef, Float64Array, PrimitiveArray, RecordBatch, StringArray, UInt32Array, UInt64Array,
+};
 use arrow_buffer::{BooleanBuffer, NullBuffer};
 use chrono::{Datelike, NaiveDate};
 use optics_schemas::{
@@ -417,6 +418,8 @@ struct ExpirationPricing {
     underlying: f64,
     /// The implied carry (BSM) or 0 (Black-76, whose forward already carries it).
     dividend_yield: f64,
+    /// e^{−r·max(T, 0)}, the discount of a side's intrinsic value.
+    discount: f64,
 }
 
 /// One listed side of a row as the build keeps it until the batch is written: the quote it
@@ -500,6 +503,7 @@ impl<'q> ExpirationBuild<'q> {
                 PricingModel::BlackScholesMerton => forward.carry_yield,
                 PricingModel::Black76 => 0.0,
             },
+            discount: (-market.rate * years.max(0.0)).exp(),
         };
         let mut build = Self {
             series: ExpirationForward {
@@ -557,12 +561,11 @@ impl<'q> ExpirationBuild<'q> {
             None
         };
         let extrinsic = mid.and_then(|mid| {
-            let discount = (-market.rate * pricing.years.max(0.0)).exp();
             let payoff = option_type.sign() * (pricing.forward - strike);
             extrinsic_value(
                 mid,
                 0.5 * (quote.ask - quote.bid),
-                discount * payoff.max(0.0),
+                pricing.discount * payoff.max(0.0),
             )
         });
         BuiltSide {
@@ -794,17 +797,19 @@ const GREEK_COLUMNS: [fn(&GreekColumns) -> &[f64]; ChainGreeks::COUNT] = [
 
 /// The quote-derived columns of one side (call or put) of every row, written in one pass over
 /// the rows: each side's quote is read once for all of its columns, not once per column. The
-/// Greeks are gathered column by column ([`side_greek_arrays`]).
+/// quote's own fields are present exactly where the side is listed, so they are plain values
+/// under one shared validity; the Greeks are gathered column by column ([`side_greek_arrays`]).
 struct SideColumns {
+    listed: BooleanBufferBuilder,
     option_symbol: StringBuilder,
-    quote_time: TimestampMicrosecondBuilder,
-    bid: Float64Builder,
-    ask: Float64Builder,
+    quote_time: Vec<i64>,
+    bid: Vec<f64>,
+    ask: Vec<f64>,
+    bid_size: Vec<u32>,
+    ask_size: Vec<u32>,
+    volume: Vec<u64>,
     mid: Float64Builder,
     last: Float64Builder,
-    bid_size: UInt32Builder,
-    ask_size: UInt32Builder,
-    volume: UInt64Builder,
     open_interest: UInt64Builder,
     oi_date: Date32Builder,
     iv: Float64Builder,
@@ -815,15 +820,16 @@ struct SideColumns {
 impl SideColumns {
     fn with_capacity(rows: usize) -> Self {
         Self {
+            listed: BooleanBufferBuilder::new(rows),
             option_symbol: StringBuilder::with_capacity(rows, rows * 21),
-            quote_time: TimestampMicrosecondBuilder::with_capacity(rows),
-            bid: Float64Builder::with_capacity(rows),
-            ask: Float64Builder::with_capacity(rows),
+            quote_time: Vec::with_capacity(rows),
+            bid: Vec::with_capacity(rows),
+            ask: Vec::with_capacity(rows),
+            bid_size: Vec::with_capacity(rows),
+            ask_size: Vec::with_capacity(rows),
+            volume: Vec::with_capacity(rows),
             mid: Float64Builder::with_capacity(rows),
             last: Float64Builder::with_capacity(rows),
-            bid_size: UInt32Builder::with_capacity(rows),
-            ask_size: UInt32Builder::with_capacity(rows),
-            volume: UInt64Builder::with_capacity(rows),
             open_interest: UInt64Builder::with_capacity(rows),
             oi_date: Date32Builder::with_capacity(rows),
             iv: Float64Builder::with_capacity(rows),
@@ -833,21 +839,22 @@ impl SideColumns {
     }
 
     /// Appends one row's side: its values when listed, nulls when not (and nulls where a
-    /// listed side has no value).
+    /// listed side has no value). An unlisted side's quote fields hold 0 under their null.
     #[inline]
     fn push(&mut self, side: Option<&BuiltSide<'_>>) {
         let quote = side.map(|s| s.quote);
+        self.listed.append(quote.is_some());
         self.option_symbol
             .append_option(quote.map(|q| q.option_symbol.as_str()));
         self.quote_time
-            .append_option(quote.map(|q| q.quote_time.timestamp_micros()));
-        self.bid.append_option(quote.map(|q| q.bid));
-        self.ask.append_option(quote.map(|q| q.ask));
+            .push(quote.map_or(0, |q| q.quote_time.timestamp_micros()));
+        self.bid.push(quote.map_or(0.0, |q| q.bid));
+        self.ask.push(quote.map_or(0.0, |q| q.ask));
+        self.bid_size.push(quote.map_or(0, |q| q.bid_size));
+        self.ask_size.push(quote.map_or(0, |q| q.ask_size));
+        self.volume.push(quote.map_or(0, |q| q.volume));
         self.mid.append_option(side.and_then(|s| s.mid));
         self.last.append_option(quote.and_then(|q| q.last));
-        self.bid_size.append_option(quote.map(|q| q.bid_size));
-        self.ask_size.append_option(quote.map(|q| q.ask_size));
-        self.volume.append_option(quote.map(|q| q.volume));
         let attached = side.filter(|s| s.oi_attached).map(|s| s.quote);
         self.open_interest
             .append_option(attached.map(|q| q.open_interest));
@@ -860,16 +867,23 @@ impl SideColumns {
     }
 
     fn finish(mut self, greeks: ChainGreekArrays) -> ChainSideArrays {
+        let listed = Some(NullBuffer::new(self.listed.finish())).filter(|n| n.null_count() > 0);
         ChainSideArrays {
             option_symbol: Arc::new(self.option_symbol.finish()),
-            quote_time: Arc::new(self.quote_time.finish().with_timezone("UTC")),
-            bid: Arc::new(self.bid.finish()),
-            ask: Arc::new(self.ask.finish()),
+            quote_time: Arc::new(
+                PrimitiveArray::<TimestampMicrosecondType>::new(
+                    self.quote_time.into(),
+                    listed.clone(),
+                )
+                .with_timezone("UTC"),
+            ),
+            bid: Arc::new(Float64Array::new(self.bid.into(), listed.clone())),
+            ask: Arc::new(Float64Array::new(self.ask.into(), listed.clone())),
             mid: Arc::new(self.mid.finish()),
             last: Arc::new(self.last.finish()),
-            bid_size: Arc::new(self.bid_size.finish()),
-            ask_size: Arc::new(self.ask_size.finish()),
-            volume: Arc::new(self.volume.finish()),
+            bid_size: Arc::new(UInt32Array::new(self.bid_size.into(), listed.clone())),
+            ask_size: Arc::new(UInt32Array::new(self.ask_size.into(), listed.clone())),
+            volume: Arc::new(UInt64Array::new(self.volume.into(), listed)),
             open_interest: Arc::new(self.open_interest.finish()),
             oi_date: Arc::new(self.oi_date.finish()),
             iv: Arc::new(self.iv.finish()),

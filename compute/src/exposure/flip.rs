@@ -231,30 +231,55 @@ pub(crate) struct CurveContract {
     theta_sign: f64,
 }
 
+/// What every contract of one expiration shares in [`CurveContract::new`]: computed once per
+/// expiration rather than once per contract (a square root, an exponential and a logarithm).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct CurveTerms {
+    /// √T.
+    sqrt_years: f64,
+    /// e^{−rT}.
+    discount: f64,
+    /// F/S.
+    forward_ratio: f64,
+    /// ln(F/S).
+    ln_forward_ratio: f64,
+}
+
+impl CurveTerms {
+    /// The terms of an expiration `years` away whose forward is `forward`, at spot `spot` and
+    /// rate `rate`.
+    pub(crate) fn new(forward: f64, spot: f64, years: f64, rate: f64) -> Self {
+        let forward_ratio = forward / spot;
+        Self {
+            sqrt_years: years.sqrt(),
+            discount: (-rate * years).exp(),
+            forward_ratio,
+            ln_forward_ratio: forward_ratio.ln(),
+        }
+    }
+}
+
 impl CurveContract {
-    /// Builds the curve entry of one contract; `None` if it cannot enter the curve.
-    #[allow(clippy::too_many_arguments)]
+    /// Builds the curve entry of one contract of the expiration of `terms`; `None` if it
+    /// cannot enter the curve.
     pub(crate) fn new(
         theta_sign: f64,
         open_interest: u64,
         strike: f64,
-        forward: f64,
-        spot: f64,
         iv: f64,
-        years: f64,
-        rate: f64,
+        terms: &CurveTerms,
     ) -> Option<Self> {
-        let total_vol = iv * years.sqrt();
+        let total_vol = iv * terms.sqrt_years;
         if open_interest == 0 || !(total_vol > 0.0 && total_vol.is_finite()) {
             return None;
         }
-        let discount = (-rate * years).exp();
-        let forward_ratio = forward / spot;
+        let discount = terms.discount;
+        let forward_ratio = terms.forward_ratio;
         let weight =
             theta_sign * open_interest as f64 * CONTRACT_MULTIPLIER * ONE_PERCENT * discount;
         Some(Self {
             coefficient: weight * forward_ratio / total_vol * ONE_OVER_SQRT_TWO_PI,
-            log_ratio_minus_log_strike: forward_ratio.ln() - strike.ln(),
+            log_ratio_minus_log_strike: terms.ln_forward_ratio - strike.ln(),
             inv_total_vol: 1.0 / total_vol,
             half_total_vol: 0.5 * total_vol,
             discounted_forward_ratio: discount * forward_ratio,
@@ -1188,9 +1213,8 @@ mod tests {
                 let iv = 0.05 + 1.0 * uniform();
                 let open_interest = (uniform() * 20_000.0) as u64;
                 let forward = spot * (0.03 * years).exp();
-                if let Some(c) =
-                    CurveContract::new(sign, open_interest, strike, forward, spot, iv, years, 0.04)
-                {
+                let terms = CurveTerms::new(forward, spot, years, 0.04);
+                if let Some(c) = CurveContract::new(sign, open_interest, strike, iv, &terms) {
                     curve.push(c);
                 }
             }

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, NaiveDate, Utc};
 
-use super::flip::{CurveContract, FlipConfig, FlipLevel, GammaCurve};
+use super::flip::{CurveContract, CurveTerms, FlipConfig, FlipLevel, GammaCurve};
 use super::input::{ContractAnalytics, UnderlyingContext};
 use super::levels::{
     GammaLevels, GreekLevels, Implications, ImplicationsConfig, KeyLevels, MaxPain,
@@ -302,6 +302,13 @@ pub fn compute_exposures(
     let mut groups: Vec<Group> = Vec::new();
     let mut curve = GammaCurve::with_capacity(contracts.len());
     let mut contracts_without_greeks = 0;
+    struct ExpirationTerms {
+        expiration: NaiveDate,
+        years: f64,
+        forward: f64,
+        curve: CurveTerms,
+    }
+    let mut terms: Option<ExpirationTerms> = None;
     for (position, &contract) in order.iter().enumerate() {
         if groups
             .last()
@@ -335,7 +342,28 @@ pub fn compute_exposures(
             OptionType::Call => row.call_open_interest += contract.open_interest,
             OptionType::Put => row.put_open_interest += contract.open_interest,
         }
-        let forward = context.forward(contract.expiration, contract.years_to_expiry);
+        // Contracts of one expiration (and time to expiry) come together: its forward and
+        // curve terms are computed once for them.
+        if terms.as_ref().is_none_or(|t| {
+            t.expiration != contract.expiration
+                || t.years.to_bits() != contract.years_to_expiry.to_bits()
+        }) {
+            let forward = context.forward(contract.expiration, contract.years_to_expiry);
+            terms = Some(ExpirationTerms {
+                expiration: contract.expiration,
+                years: contract.years_to_expiry,
+                forward,
+                curve: CurveTerms::new(forward, spot, contract.years_to_expiry, context.rate),
+            });
+        }
+        let Some(ExpirationTerms {
+            forward,
+            curve: curve_terms,
+            ..
+        }) = terms
+        else {
+            continue;
+        };
         // The per-contract records are not kept: the API derives them on demand
         // (`contract_exposure`), and at scale they would be most of this function's memory.
         match per_share_greeks(contract, context, forward) {
@@ -354,11 +382,8 @@ pub fn compute_exposures(
                 contract.option_type.sign(),
                 contract.open_interest,
                 contract.strike,
-                forward,
-                spot,
                 iv,
-                contract.years_to_expiry,
-                context.rate,
+                &curve_terms,
             )
         {
             curve.push(entry);
