@@ -16,7 +16,9 @@ use rayon::prelude::*;
 
 use super::{UnderlyingBook, WorkerError};
 use crate::chain::{ChainBatch, ChainMarket, build_chain_with_symbols};
-use crate::exposure::{ExposureConfig, compute_exposures, exposure_batch, exposure_summary_rows};
+use crate::exposure::{
+    ContractAnalytics, ExposureConfig, compute_exposures, exposure_batch, exposure_summary_rows,
+};
 use crate::flow::{FlowConfig, flow_aggregate_rows, flow_batch, flow_rows};
 use crate::pricing::PricingModel;
 
@@ -71,23 +73,29 @@ pub const FLOW_AGGREGATES_SORT: &[&str] = &[
 ];
 
 /// Builds every underlying's snapshots; the result keeps the input order. An underlying whose
-/// build fails carries its error and does not stop the others.
+/// build fails carries its error and does not stop the others. Each rayon task lends the
+/// exposure inputs' memory of one underlying to the next ([`build_underlying`]).
 pub fn build_all(
     books: &[(String, Arc<UnderlyingBook>)],
     ctx: &CycleContext,
 ) -> Vec<(String, Result<Vec<DatasetSnapshot>, WorkerError>)> {
     books
         .par_iter()
-        .map(|(underlying, book)| (underlying.clone(), build_underlying(underlying, book, ctx)))
+        .map_init(Vec::new, |spare, (underlying, book)| {
+            let built = build_underlying(underlying, book, ctx, spare);
+            (underlying.clone(), built)
+        })
         .collect()
 }
 
 /// The chain of one underlying as its book stands at `ctx.as_of`: its batch and, unless the
-/// cycle is chain-only, the exposure inputs of its contracts.
+/// cycle is chain-only, the exposure inputs of its contracts, written into `spare` (cleared
+/// first; an earlier underlying's vector lends its memory, `Vec::new()` when there is none).
 pub fn chain_of(
     underlying: &str,
     book: &UnderlyingBook,
     ctx: &CycleContext,
+    spare: Vec<ContractAnalytics>,
 ) -> Result<Option<ChainBatch>, WorkerError> {
     let Some(trade_date) = book.trade_date() else {
         return Ok(None);
@@ -106,7 +114,8 @@ pub fn chain_of(
             PricingModel::BlackScholesMerton
         },
     };
-    build_chain_with_symbols(book.quotes(), book.symbols(), &market, !ctx.chain_only)
+    let exposure_inputs = (!ctx.chain_only).then_some(spare);
+    build_chain_with_symbols(book.quotes(), book.symbols(), &market, exposure_inputs)
         .map(Some)
         .map_err(|e| WorkerError::Build {
             underlying: underlying.to_owned(),
@@ -116,14 +125,16 @@ pub fn chain_of(
 
 /// Every dataset of one underlying: its chain, the dealer exposures and their summary (flip
 /// levels, walls, key levels, max pain) computed from that chain, and the session flow with
-/// its sums by strike and by expiration (one trade date and `as_of` for all).
+/// its sums by strike and by expiration (one trade date and `as_of` for all). The exposure
+/// inputs are written into `spare`'s memory and left there for the next underlying.
 pub fn build_underlying(
     underlying: &str,
     book: &UnderlyingBook,
     ctx: &CycleContext,
+    spare: &mut Vec<ContractAnalytics>,
 ) -> Result<Vec<DatasetSnapshot>, WorkerError> {
-    let (Some(chain), Some(trade_date)) = (chain_of(underlying, book, ctx)?, book.trade_date())
-    else {
+    let chain = chain_of(underlying, book, ctx, std::mem::take(spare))?;
+    let (Some(chain), Some(trade_date)) = (chain, book.trade_date()) else {
         return Ok(Vec::new());
     };
     if chain.batch.num_rows() == 0 {
@@ -156,6 +167,7 @@ pub fn build_underlying(
         .map_err(|e| build_error(e.to_string()))?;
     let aggregates = flow_aggregate_rows(&flow, underlying, trade_date, context.as_of);
     let flow = flow_batch(&flow, underlying, trade_date, context.as_of).map_err(schema_error)?;
+    *spare = contracts;
 
     Ok(vec![
         chain_snapshot,

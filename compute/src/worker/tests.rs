@@ -96,7 +96,8 @@ fn an_underlying_that_fails_to_build_is_skipped_and_the_others_are_published() {
                     as_of: quoted_at(),
                     rate: 0.04,
                     chain_only: false,
-                }
+                },
+                &mut Vec::new(),
             )
             .is_err(),
             "the QQQ book must fail to build for this test to mean anything"
