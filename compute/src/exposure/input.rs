@@ -97,8 +97,34 @@ impl UnderlyingContext {
 }
 
 impl ContractAnalytics {
+    /// Every numeric field that is present finite and in its domain, in one test without a
+    /// branch per field ([`validate`](Self::validate)'s rules; it names the field when not).
+    #[inline]
+    fn in_domain(&self) -> bool {
+        let price = |p: Option<f64>| p.is_none_or(|v| v.is_finite() & (v >= 0.0));
+        let greeks = self.greeks.as_ref().is_none_or(|g| {
+            [
+                g.delta, g.gamma, g.vanna, g.charm, g.vega, g.theta, g.speed, g.color, g.zomma,
+                g.vomma, g.ultima,
+            ]
+            .iter()
+            .fold(true, |finite, v| finite & v.is_finite())
+        });
+        self.strike.is_finite()
+            & (self.strike > 0.0)
+            & self.years_to_expiry.is_finite()
+            & price(self.bid)
+            & price(self.ask)
+            & price(self.mid)
+            & self.iv.is_none_or(|iv| iv.is_finite() & (iv > 0.0))
+            & greeks
+    }
+
     /// Checks every numeric field that is present: finite, and in its domain.
     pub(crate) fn validate(&self, index: usize) -> Result<(), ExposureError> {
+        if self.in_domain() {
+            return Ok(());
+        }
         let bad = |field: &'static str, reason: String| ExposureError::Contract {
             index,
             strike: self.strike,

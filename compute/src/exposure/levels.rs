@@ -86,6 +86,41 @@ fn consider_for_max(best: &mut Option<(usize, f64)>, index: usize, value: f64) {
     }
 }
 
+/// [`consider_for_max`] of |value| for every kind at once, without a branch per kind (the
+/// searches of [`GreekLevels::every_kind_from_profile`] run for every strike of every
+/// expiration each cycle). The same choice: the first strike of the largest non-zero |value|,
+/// and a NaN only when it is the first non-zero value (nothing is larger than it after).
+#[derive(Debug, Clone, Copy)]
+struct LargestAbsolute {
+    value: [f64; ExposureKind::COUNT],
+    index: [usize; ExposureKind::COUNT],
+}
+
+impl Default for LargestAbsolute {
+    fn default() -> Self {
+        Self {
+            value: [0.0; ExposureKind::COUNT],
+            index: [usize::MAX; ExposureKind::COUNT],
+        }
+    }
+}
+
+impl LargestAbsolute {
+    #[inline]
+    fn consider(&mut self, index: usize, values: &ExposureVector) {
+        for k in 0..ExposureKind::COUNT {
+            let v = values.0[k].abs();
+            let take = (v > self.value[k]) | (v.is_nan() & (self.index[k] == usize::MAX));
+            self.value[k] = if take { v } else { self.value[k] };
+            self.index[k] = if take { index } else { self.index[k] };
+        }
+    }
+
+    fn best(&self, k: usize) -> Option<(usize, f64)> {
+        (self.index[k] != usize::MAX).then(|| (self.index[k], self.value[k]))
+    }
+}
+
 /// The level of the strike at `best`'s index, its exposure `signed`.
 fn strike_level(
     strikes: &[StrikeExposure],
@@ -251,17 +286,16 @@ impl GreekLevels {
         spot: f64,
     ) -> Vec<Self> {
         const KINDS: usize = ExposureKind::COUNT;
-        let mut key = [None; KINDS];
-        let mut max_call = [None; KINDS];
-        let mut max_put = [None; KINDS];
+        let mut key = LargestAbsolute::default();
+        let mut max_call = LargestAbsolute::default();
+        let mut max_put = LargestAbsolute::default();
         let mut crossing = [CrossingSearch::default(); KINDS];
         for (index, (row, cumulative)) in strikes.iter().zip(cumulative_net).enumerate() {
-            let net = row.net();
-            for k in 0..KINDS {
-                consider_for_max(&mut key[k], index, net.0[k].abs());
-                consider_for_max(&mut max_call[k], index, row.call.0[k].abs());
-                consider_for_max(&mut max_put[k], index, row.put.0[k].abs());
-                crossing[k].add(row.strike, cumulative.0[k], spot);
+            key.consider(index, &row.net());
+            max_call.consider(index, &row.call);
+            max_put.consider(index, &row.put);
+            for (search, &c) in crossing.iter_mut().zip(&cumulative.0) {
+                search.add(row.strike, c, spot);
             }
         }
         ExposureKind::ALL
@@ -270,9 +304,9 @@ impl GreekLevels {
                 let k = kind.index();
                 Self {
                     kind,
-                    key_strike: strike_level(strikes, key[k], spot, |r| r.net_of(kind)),
-                    max_call: strike_level(strikes, max_call[k], spot, |r| r.call[kind]),
-                    max_put: strike_level(strikes, max_put[k], spot, |r| r.put[kind]),
+                    key_strike: strike_level(strikes, key.best(k), spot, |r| r.net_of(kind)),
+                    max_call: strike_level(strikes, max_call.best(k), spot, |r| r.call[kind]),
+                    max_put: strike_level(strikes, max_put.best(k), spot, |r| r.put[kind]),
                     ratio: ratio(call_totals[kind], put_totals[kind]),
                     flip_level: crossing[k].nearest.map(|x| PriceLevel::new(x, spot)),
                 }

@@ -560,6 +560,8 @@ fn greek_levels_and_key_levels() {
 #[test]
 fn every_kind_in_one_pass_equals_each_kind_on_its_own() {
     let check = |summary: &ExposureSummary| {
+        // Debug prints NaN, which `==` would never call equal.
+        let printed = |levels: &[GreekLevels]| format!("{levels:?}");
         let each: Vec<GreekLevels> = ExposureKind::ALL
             .into_iter()
             .map(|kind| {
@@ -580,7 +582,7 @@ fn every_kind_in_one_pass_equals_each_kind_on_its_own() {
             &summary.put_totals,
             SPOT,
         );
-        assert_eq!(once, each);
+        assert_eq!(printed(&once), printed(&each));
     };
     let report = report();
     for summary in std::iter::once(&report.aggregate).chain(&report.expirations) {
@@ -631,6 +633,31 @@ fn every_kind_in_one_pass_equals_each_kind_on_its_own() {
     assert_eq!(gamma.key_strike.map(|l| l.exposure), Some(-2.0));
     assert_eq!(gamma.flip_level.map(|l| l.price), Some(97.5));
     assert_eq!(levels[ExposureKind::Vega.index()].max_call, None);
+    // A NaN is the level only when it is the first non-zero value of its search (nothing
+    // compares larger after it), and otherwise never.
+    let mut with_nan = summary.clone();
+    with_nan.strikes[0].call[ExposureKind::Theta] = f64::NAN;
+    with_nan.strikes[1].call[ExposureKind::Delta] = f64::NAN;
+    check(&with_nan);
+    let levels = GreekLevels::every_kind_from_profile(
+        &with_nan.strikes,
+        &with_nan.cumulative_net,
+        &with_nan.call_totals,
+        &with_nan.put_totals,
+        SPOT,
+    );
+    assert_eq!(
+        levels[ExposureKind::Theta.index()]
+            .max_call
+            .map(|l| l.strike),
+        Some(95.0)
+    );
+    assert_eq!(
+        levels[ExposureKind::Delta.index()]
+            .max_call
+            .map(|l| l.strike),
+        Some(105.0)
+    );
 }
 
 #[test]
@@ -823,6 +850,94 @@ fn bad_input_is_a_typed_error() {
         compute_exposures(&chain(), &context(), &config),
         Err(ExposureError::Config { .. })
     ));
+}
+
+#[test]
+fn every_field_out_of_its_domain_is_named_and_every_edge_in_it_passes() {
+    let valid = chain()
+        .into_iter()
+        .find(|c| c.greeks.is_some() && c.mid.is_some())
+        .expect("a contract with Greeks");
+    assert_eq!(valid.validate(0), Ok(()));
+    type Mutation = fn(&mut ContractAnalytics);
+    let bad: [(&str, Mutation); 24] = [
+        ("strike", |c| c.strike = 0.0),
+        ("strike", |c| c.strike = -5.0),
+        ("strike", |c| c.strike = f64::NAN),
+        ("years_to_expiry", |c| c.years_to_expiry = f64::INFINITY),
+        ("bid", |c| c.bid = Some(-0.01)),
+        ("bid", |c| c.bid = Some(f64::NAN)),
+        ("ask", |c| c.ask = Some(f64::INFINITY)),
+        ("mid", |c| c.mid = Some(-1.0)),
+        ("iv", |c| c.iv = Some(0.0)),
+        ("iv", |c| c.iv = Some(f64::NAN)),
+        ("iv", |c| c.iv = Some(f64::INFINITY)),
+        ("greeks.delta", |c| {
+            c.greeks.as_mut().unwrap().delta = f64::NAN
+        }),
+        ("greeks.gamma", |c| {
+            c.greeks.as_mut().unwrap().gamma = f64::INFINITY
+        }),
+        ("greeks.vanna", |c| {
+            c.greeks.as_mut().unwrap().vanna = f64::NAN
+        }),
+        ("greeks.charm", |c| {
+            c.greeks.as_mut().unwrap().charm = f64::NAN
+        }),
+        ("greeks.vega", |c| {
+            c.greeks.as_mut().unwrap().vega = f64::NAN
+        }),
+        ("greeks.theta", |c| {
+            c.greeks.as_mut().unwrap().theta = f64::NEG_INFINITY
+        }),
+        ("greeks.speed", |c| {
+            c.greeks.as_mut().unwrap().speed = f64::NAN
+        }),
+        ("greeks.color", |c| {
+            c.greeks.as_mut().unwrap().color = f64::NAN
+        }),
+        ("greeks.zomma", |c| {
+            c.greeks.as_mut().unwrap().zomma = f64::NAN
+        }),
+        ("greeks.vomma", |c| {
+            c.greeks.as_mut().unwrap().vomma = f64::NAN
+        }),
+        ("greeks.ultima", |c| {
+            c.greeks.as_mut().unwrap().ultima = f64::NAN
+        }),
+        ("strike", |c| {
+            c.strike = f64::NAN;
+            c.iv = Some(-1.0);
+        }),
+        ("bid", |c| {
+            c.bid = Some(-1.0);
+            c.greeks.as_mut().unwrap().delta = f64::NAN;
+        }),
+    ];
+    for (field, mutate) in bad {
+        let mut contract = valid;
+        mutate(&mut contract);
+        match contract.validate(7) {
+            Err(ExposureError::Contract {
+                index: 7, field: f, ..
+            }) => assert_eq!(f, field),
+            other => panic!("{field}: {other:?}"),
+        }
+    }
+    // The edges of each domain, and the Greeks the exposures do not read, pass.
+    let good: [Mutation; 6] = [
+        |c| c.bid = Some(0.0),
+        |c| c.mid = None,
+        |c| c.iv = None,
+        |c| c.greeks = None,
+        |c| c.years_to_expiry = -0.5,
+        |c| c.greeks.as_mut().unwrap().rho = f64::NAN,
+    ];
+    for mutate in good {
+        let mut contract = valid;
+        mutate(&mut contract);
+        assert_eq!(contract.validate(0), Ok(()), "{contract:?}");
+    }
 }
 
 #[test]
