@@ -7,16 +7,14 @@
 
 use std::sync::Arc;
 
-use arrow_array::builder::{
-    BooleanBufferBuilder, Date32Builder, Float64Builder, StringBuilder, UInt64Builder,
-};
+use arrow_array::builder::{Date32Builder, Float64Builder, StringBuilder, UInt64Builder};
 use arrow_array::types::{
     ArrowPrimitiveType, Date32Type, Float64Type, Int32Type, TimestampMicrosecondType, UInt32Type,
 };
 use arrow_array::{
     ArrayRef, Float64Array, PrimitiveArray, RecordBatch, StringArray, UInt32Array, UInt64Array,
 };
-use arrow_buffer::{BooleanBuffer, NullBuffer};
+use arrow_buffer::{NullBuffer, NullBufferBuilder};
 use chrono::{Datelike, NaiveDate};
 use optics_schemas::{
     ChainArrays, ChainGreekArrays, ChainGreeks, ChainRow, ChainSideArrays, NoIvReason, OccSymbol,
@@ -754,15 +752,8 @@ fn chain_arrays(built: &[ExpirationBuild<'_>], market: &ChainMarket, spot: f64) 
         settlement: row_text(built, rows, |e| e.series.settlement.as_str()),
         dte: row_column::<Int32Type>(built, rows, |e| e.series.dte),
         years_to_expiry: row_column::<Float64Type>(built, rows, |e| e.series.years_to_expiry),
-        strike: Arc::new(Float64Array::new(
-            built
-                .iter()
-                .fold(Vec::with_capacity(rows), |mut strikes, e| {
-                    strikes.extend_from_slice(&e.strikes);
-                    strikes
-                })
-                .into(),
-            None,
+        strike: Arc::new(Float64Array::from_iter_values(
+            built.iter().flat_map(|e| e.strikes.iter().copied()),
         )),
         spot: row_column::<Float64Type>(built, rows, |_| spot),
         forward: row_column::<Float64Type>(built, rows, |e| e.series.forward.forward),
@@ -805,7 +796,7 @@ const GREEK_COLUMNS: [fn(&GreekColumns) -> &[f64]; ChainGreeks::COUNT] = [
 /// quote's own fields are present exactly where the side is listed, so they are plain values
 /// under one shared validity; the Greeks are gathered column by column ([`side_greek_arrays`]).
 struct SideColumns {
-    listed: BooleanBufferBuilder,
+    listed: NullBufferBuilder,
     option_symbol: StringBuilder,
     quote_time: Vec<i64>,
     bid: Vec<f64>,
@@ -825,7 +816,7 @@ struct SideColumns {
 impl SideColumns {
     fn with_capacity(rows: usize) -> Self {
         Self {
-            listed: BooleanBufferBuilder::new(rows),
+            listed: NullBufferBuilder::new(rows),
             option_symbol: StringBuilder::with_capacity(rows, rows * 21),
             quote_time: Vec::with_capacity(rows),
             bid: Vec::with_capacity(rows),
@@ -872,7 +863,7 @@ impl SideColumns {
     }
 
     fn finish(mut self, greeks: ChainGreekArrays) -> ChainSideArrays {
-        let listed = Some(NullBuffer::new(self.listed.finish())).filter(|n| n.null_count() > 0);
+        let listed = self.listed.finish();
         ChainSideArrays {
             option_symbol: Arc::new(self.option_symbol.finish()),
             quote_time: Arc::new(
@@ -914,12 +905,13 @@ fn solved_rows<'e>(
 /// validity for all fourteen); a solved side's Greeks are finite, and a non-finite one would be
 /// null rather than NaN.
 fn side_greek_arrays(built: &[ExpirationBuild<'_>], rows: usize, side: usize) -> ChainGreekArrays {
-    let solved = NullBuffer::new(BooleanBuffer::from_iter(
-        built
-            .iter()
-            .flat_map(|e| solved_rows(e, side).map(|row| row.is_some())),
-    ));
-    let solved = (solved.null_count() > 0).then_some(solved);
+    let mut solved = NullBufferBuilder::new(rows);
+    for e in built {
+        for row in solved_rows(e, side) {
+            solved.append(row.is_some());
+        }
+    }
+    let solved = solved.finish();
     ChainGreekArrays::from_columns(GREEK_COLUMNS.map(|greek| {
         let mut values = Vec::with_capacity(rows);
         for e in built {

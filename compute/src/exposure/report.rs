@@ -302,6 +302,8 @@ pub fn compute_exposures(
     let mut groups: Vec<Group> = Vec::new();
     let mut curve = GammaCurve::with_capacity(contracts.len());
     let mut contracts_without_greeks = 0;
+    /// What a run of contracts of one expiration and time to expiry shares.
+    #[derive(Clone, Copy)]
     struct ExpirationTerms {
         expiration: NaiveDate,
         years: f64,
@@ -344,25 +346,27 @@ pub fn compute_exposures(
         }
         // Contracts of one expiration (and time to expiry) come together: its forward and
         // curve terms are computed once for them.
-        if terms.as_ref().is_none_or(|t| {
-            t.expiration != contract.expiration
-                || t.years.to_bits() != contract.years_to_expiry.to_bits()
-        }) {
-            let forward = context.forward(contract.expiration, contract.years_to_expiry);
-            terms = Some(ExpirationTerms {
-                expiration: contract.expiration,
-                years: contract.years_to_expiry,
-                forward,
-                curve: CurveTerms::new(forward, spot, contract.years_to_expiry, context.rate),
-            });
-        }
-        let Some(ExpirationTerms {
+        let ExpirationTerms {
             forward,
             curve: curve_terms,
             ..
-        }) = terms
-        else {
-            continue;
+        } = match terms {
+            Some(t)
+                if t.expiration == contract.expiration
+                    && t.years.to_bits() == contract.years_to_expiry.to_bits() =>
+            {
+                t
+            }
+            _ => {
+                let (expiration, years) = (contract.expiration, contract.years_to_expiry);
+                let forward = context.forward(expiration, years);
+                *terms.insert(ExpirationTerms {
+                    expiration,
+                    years,
+                    forward,
+                    curve: CurveTerms::new(forward, spot, years, context.rate),
+                })
+            }
         };
         // The per-contract records are not kept: the API derives them on demand
         // (`contract_exposure`), and at scale they would be most of this function's memory.

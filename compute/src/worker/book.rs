@@ -80,28 +80,25 @@ impl UnderlyingBook {
             if self.last_quote_time.is_none_or(|t| quote.quote_time > t) {
                 self.last_quote_time = Some(quote.quote_time);
             }
-            let key = match self.index.get(&quote.option_symbol) {
-                Some(&i) if self.quotes[i].quote_time > quote.quote_time => {
-                    stats.stale += 1;
-                    continue;
-                }
-                Some(&i) => (quote.quote_time, self.arrivals[i]),
-                None => (quote.quote_time, self.quotes.len() as u64),
-            };
-            if self
-                .newest
-                .is_none_or(|(time, arrival, _)| key >= (time, arrival))
-            {
-                self.newest = Some((key.0, key.1, quote.underlying_price));
+            let held = self.index.get(&quote.option_symbol).copied();
+            if held.is_some_and(|i| self.quotes[i].quote_time > quote.quote_time) {
+                stats.stale += 1;
+                continue;
             }
-            match self.index.get(&quote.option_symbol) {
-                Some(&i) => self.quotes[i] = quote,
+            let arrival = held.map_or(self.quotes.len() as u64, |i| self.arrivals[i]);
+            if self.newest.is_none_or(|(time, newest_arrival, _)| {
+                (quote.quote_time, arrival) >= (time, newest_arrival)
+            }) {
+                self.newest = Some((quote.quote_time, arrival, quote.underlying_price));
+            }
+            match held {
+                Some(i) => self.quotes[i] = quote,
                 None => {
                     self.index
                         .insert(quote.option_symbol.clone(), self.quotes.len());
                     self.symbols
                         .push(ContractSymbol::parse(&quote.option_symbol));
-                    self.arrivals.push(key.1);
+                    self.arrivals.push(arrival);
                     self.quotes.push(quote);
                 }
             }
@@ -196,12 +193,18 @@ impl UnderlyingBook {
         let newest = self.newest.map(|(_, _, price)| price);
         debug_assert_eq!(
             newest.map(f64::to_bits),
-            (0..self.quotes.len())
-                .max_by_key(|&i| (self.quotes[i].quote_time, self.arrivals[i]))
-                .map(|i| self.quotes[i].underlying_price.to_bits()),
+            self.newest_price_by_scan().map(f64::to_bits),
             "the newest quote kept on apply is the book's newest"
         );
         newest
+    }
+
+    /// What [`latest_underlying_price`](Self::latest_underlying_price) keeps, found by scanning
+    /// the book (its definition, checked against in debug builds).
+    fn newest_price_by_scan(&self) -> Option<f64> {
+        (0..self.quotes.len())
+            .max_by_key(|&i| (self.quotes[i].quote_time, self.arrivals[i]))
+            .map(|i| self.quotes[i].underlying_price)
     }
 
     /// Number of contracts held.
@@ -387,11 +390,6 @@ mod tests {
         // Contracts of two days, quote times of a few minutes, prices all distinct: after every
         // batch (stale quotes, replacements at the same time, a session roll) the price kept
         // equals the scan over what the book holds.
-        let scan = |book: &UnderlyingBook| {
-            (0..book.quotes.len())
-                .max_by_key(|&i| (book.quotes[i].quote_time, book.arrivals[i]))
-                .map(|i| book.quotes[i].underlying_price)
-        };
         let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
         let mut next = |bound: u64| {
             state = state
@@ -412,7 +410,7 @@ mod tests {
                 batch.push(quote);
             }
             book.apply_quotes(batch);
-            assert_eq!(book.latest_underlying_price(), scan(&book));
+            assert_eq!(book.latest_underlying_price(), book.newest_price_by_scan());
         }
     }
 }
