@@ -426,6 +426,9 @@ pub struct ExposureBatchBuilder {
     put_open_interest: Vec<u64>,
     /// Call, put and net measures, in schema order.
     measures: [Vec<f64>; 3 * MEASURE_COUNT],
+    /// The last row's expiration with its day number and dte: rows come in runs of one
+    /// expiration, so each run converts its date once.
+    last_expiration: Option<(NaiveDate, i32, i32)>,
 }
 
 impl ExposureBatchBuilder {
@@ -448,6 +451,7 @@ impl ExposureBatchBuilder {
             call_open_interest: Vec::with_capacity(strikes),
             put_open_interest: Vec::with_capacity(strikes),
             measures: std::array::from_fn(|_| Vec::with_capacity(strikes)),
+            last_expiration: None,
         }
     }
 
@@ -461,8 +465,19 @@ impl ExposureBatchBuilder {
         call: &[f64; MEASURE_COUNT],
         put: &[f64; MEASURE_COUNT],
     ) {
-        self.expiration.push(date_to_days(expiration));
-        self.dte.push(calendar_dte(self.trade_date, expiration));
+        let (days, dte) = match self.last_expiration {
+            Some((date, days, dte)) if date == expiration => (days, dte),
+            _ => {
+                let converted = (
+                    date_to_days(expiration),
+                    calendar_dte(self.trade_date, expiration),
+                );
+                self.last_expiration = Some((expiration, converted.0, converted.1));
+                converted
+            }
+        };
+        self.expiration.push(days);
+        self.dte.push(dte);
         self.strike.push(strike);
         self.call_open_interest.push(call_open_interest);
         self.put_open_interest.push(put_open_interest);

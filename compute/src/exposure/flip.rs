@@ -59,14 +59,15 @@
 //! [`FlipLevel::degeneracy`] says why ([`FlipDegeneracy`]); the API's `flip_degenerate` is
 //! `level.is_none()`.
 
+use std::cell::RefCell;
+
 use rayon::prelude::*;
 
 use super::{CONTRACT_MULTIPLIER, ExposureError, ONE_PERCENT};
 use std::f64::consts::FRAC_1_SQRT_2;
 
-use crate::pricing::special::{
-    CODY_THRESHOLD, ONE_OVER_SQRT_PI, cody_ab, cody_cd, cody_pq, erfc, erfcx_above_threshold,
-};
+use crate::pricing::elementary::exp_straight;
+use crate::pricing::special::{CODY_THRESHOLD, ONE_OVER_SQRT_PI, cody_ab, cody_cd, cody_pq};
 
 /// How the flip level is searched for.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -296,21 +297,28 @@ impl CurveContract {
         if d1.abs() > NEGLIGIBLE_D1 {
             return (0.0, 0.0);
         }
-        self.values(spot, d1, (-0.5 * d1 * d1).exp())
+        self.values(spot, d1, exp_straight(-0.5 * d1 * d1))
     }
 
     /// One curve's value at `spot` with its first and second derivatives with respect to spot:
-    /// GEX (`adjusted` false) or delta-adjusted GEX. With e = e^{−d1²/2} and
+    /// GEX (`ADJUSTED` false) or delta-adjusted GEX. With e = e^{−d1²/2} and
     /// d1′ = 1/(S·σ√T): (S·e)′ = e·(1 − d1/(σ√T)), (S·e)″ = e·d1′·(d1²/(σ√T) − d1 − 1/(σ√T)),
     /// N(θ·d1)′ = θ·φ(d1)·d1′ and N(θ·d1)″ = −θ·φ(d1)·d1′/S·(d1/(σ√T) + 1).
-    #[inline]
-    fn value_slope_curvature(&self, spot: f64, ln_spot: f64, adjusted: bool) -> (f64, f64, f64) {
-        let d1 =
+    ///
+    /// Straight-line code (every case computed, the answer selected) so that
+    /// [`ActiveContracts`] evaluates several contracts in SIMD lanes.
+    #[inline(always)]
+    fn value_slope_curvature<const ADJUSTED: bool>(
+        &self,
+        spot: f64,
+        ln_spot: f64,
+    ) -> (f64, f64, f64) {
+        let unclamped =
             (ln_spot + self.log_ratio_minus_log_strike) * self.inv_total_vol + self.half_total_vol;
-        if d1.abs() > NEGLIGIBLE_D1 {
-            return (0.0, 0.0, 0.0);
-        }
-        let density = (-0.5 * d1 * d1).exp();
+        let negligible = unclamped.abs() > NEGLIGIBLE_D1;
+        // Clamped so that the exponential stays in its domain; the value is dropped anyway.
+        let d1 = unclamped.clamp(-NEGLIGIBLE_D1, NEGLIGIBLE_D1);
+        let density = exp_straight(-0.5 * d1 * d1);
         let d1_slope = self.inv_total_vol / spot;
         let c_density = self.coefficient * density;
         // The same product as the grid's, bit for bit.
@@ -318,18 +326,24 @@ impl CurveContract {
         let gex_slope = c_density * (1.0 - d1 * self.inv_total_vol);
         let gex_curvature =
             c_density * d1_slope * (d1 * d1 * self.inv_total_vol - d1 - self.inv_total_vol);
-        if !adjusted {
-            return (gex, gex_slope, gex_curvature);
+        let (value, slope, curvature) = if ADJUSTED {
+            let cdf = self.cdf(d1, density);
+            let cdf_slope = self.theta_sign * density * ONE_OVER_SQRT_TWO_PI * d1_slope;
+            let cdf_curvature = -cdf_slope / spot * (d1 * self.inv_total_vol + 1.0);
+            let w = self.discounted_forward_ratio;
+            (
+                w * gex * cdf,
+                w * (gex_slope * cdf + gex * cdf_slope),
+                w * (gex_curvature * cdf + 2.0 * gex_slope * cdf_slope + gex * cdf_curvature),
+            )
+        } else {
+            (gex, gex_slope, gex_curvature)
+        };
+        if negligible {
+            (0.0, 0.0, 0.0)
+        } else {
+            (value, slope, curvature)
         }
-        let cdf = self.cdf(d1, density);
-        let cdf_slope = self.theta_sign * density * ONE_OVER_SQRT_TWO_PI * d1_slope;
-        let cdf_curvature = -cdf_slope / spot * (d1 * self.inv_total_vol + 1.0);
-        let w = self.discounted_forward_ratio;
-        (
-            w * gex * cdf,
-            w * (gex_slope * cdf + gex * cdf_slope),
-            w * (gex_curvature * cdf + 2.0 * gex_slope * cdf_slope + gex * cdf_curvature),
-        )
     }
 
     /// (GEX, delta-adjusted GEX) at `spot`, where this contract's d1 is `d1` and
@@ -343,18 +357,24 @@ impl CurveContract {
         )
     }
 
-    /// N(θ·d1), from `density` = e^{−d1²/2}: N(−|d1|) = erfc(y)/2 with y = |d1|/√2 and
-    /// erfc(y) = e^{−y²}·erfcx(y); erfcx needs no exponential above Cody's 0.46875 (below it
-    /// erfc itself is a plain rational function).
+    /// N(θ·d1), from `density` = e^{−d1²/2}: N(−|d1|) = erfc(y)/2 with y = |d1|/√2 by the
+    /// branch of Cody's erfc that y falls in (the grid's [`Regions`] use the same three), each
+    /// computed and the right one selected.
     #[inline(always)]
     fn cdf(&self, d1: f64, density: f64) -> f64 {
         let y = d1.abs() * FRAC_1_SQRT_2;
-        let lower_tail = 0.5
-            * if y <= 0.468_75 {
-                erfc(y)
-            } else {
-                density * erfcx_above_threshold(y)
-            };
+        let (small, middle, large) = (
+            lower_tail_small(y, density),
+            lower_tail_middle(y, density),
+            lower_tail_large(y, density),
+        );
+        let lower_tail = if y <= CODY_THRESHOLD {
+            small
+        } else if y <= CODY_LARGE {
+            middle
+        } else {
+            large
+        };
         if self.theta_sign * d1 <= 0.0 {
             lower_tail
         } else {
@@ -484,7 +504,8 @@ impl CurveContract {
 fn gaussian_recurrence(out: &mut [f64], d1: f64, delta: f64) {
     let decay = (-delta * delta).exp();
     let first_ratio = (-d1 * delta - 0.5 * delta * delta).exp();
-    let mut even = (-0.5 * d1 * d1).exp();
+    // The exponential the direct evaluation uses, so that a side's first value is its own.
+    let mut even = exp_straight(-0.5 * d1 * d1);
     let mut odd = even * first_ratio;
     let mut even_ratio = first_ratio * first_ratio * decay;
     let mut odd_ratio = even_ratio * decay * decay;
@@ -565,6 +586,108 @@ fn lower_tail_middle(y: f64, density: f64) -> f64 {
 #[inline(always)]
 fn lower_tail_large(y: f64, density: f64) -> f64 {
     0.5 * density * ((ONE_OVER_SQRT_PI - cody_pq(1.0 / (y * y))) / y)
+}
+
+/// The contracts of one refinement field by field, so that the direct sum's loop over them
+/// runs in SIMD lanes (the refinement's cost is this sum, once per Newton step, over every
+/// contract that matters in the bracket).
+#[derive(Debug, Default)]
+struct ActiveContracts {
+    coefficient: Vec<f64>,
+    log_ratio_minus_log_strike: Vec<f64>,
+    inv_total_vol: Vec<f64>,
+    half_total_vol: Vec<f64>,
+    discounted_forward_ratio: Vec<f64>,
+    theta_sign: Vec<f64>,
+    /// Each contract's value, slope and curvature at the spot last summed: written by a loop
+    /// without branches (vectorised), then added. A cell, since the root finders take the
+    /// sum as a plain function.
+    values: RefCell<[Vec<f64>; 3]>,
+}
+
+/// Running sums of [`ActiveContracts::sum`]: contract i goes to sum i mod 4 (four doubles
+/// fill an AVX register).
+const SUM_LANES: usize = 4;
+
+impl ActiveContracts {
+    /// The contracts of `contracts` that are not negligible somewhere in ln S′ ∈ [`low`,
+    /// `high`] (the others add exactly zero there).
+    fn within(contracts: &[CurveContract], low: f64, high: f64) -> Self {
+        let is_active = |c: &&CurveContract| c.active_within(low, high);
+        let count = contracts.iter().filter(is_active).count();
+        let mut active = Self {
+            coefficient: Vec::with_capacity(count),
+            log_ratio_minus_log_strike: Vec::with_capacity(count),
+            inv_total_vol: Vec::with_capacity(count),
+            half_total_vol: Vec::with_capacity(count),
+            discounted_forward_ratio: Vec::with_capacity(count),
+            theta_sign: Vec::with_capacity(count),
+            values: RefCell::new(std::array::from_fn(|_| vec![0.0; count])),
+        };
+        for c in contracts.iter().filter(is_active) {
+            active.coefficient.push(c.coefficient);
+            active
+                .log_ratio_minus_log_strike
+                .push(c.log_ratio_minus_log_strike);
+            active.inv_total_vol.push(c.inv_total_vol);
+            active.half_total_vol.push(c.half_total_vol);
+            active
+                .discounted_forward_ratio
+                .push(c.discounted_forward_ratio);
+            active.theta_sign.push(c.theta_sign);
+        }
+        active
+    }
+
+    /// The curve (delta-adjusted when `adjusted`) with its first and second derivatives at
+    /// `spot`.
+    fn value_slope_curvature(&self, spot: f64, adjusted: bool) -> (f64, f64, f64) {
+        if adjusted {
+            self.sum::<true>(spot)
+        } else {
+            self.sum::<false>(spot)
+        }
+    }
+
+    /// Contract i is added to running sum i mod [`SUM_LANES`]; the sums are added last, in
+    /// order. The order depends only on the contracts, never on threads.
+    fn sum<const ADJUSTED: bool>(&self, spot: f64) -> (f64, f64, f64) {
+        let ln_spot = spot.ln();
+        let mut values = self.values.borrow_mut();
+        let [value, slope, curvature] = &mut *values;
+        let n = self.coefficient.len();
+        let (value, slope, curvature) = (&mut value[..n], &mut slope[..n], &mut curvature[..n]);
+        let (coefficient, log_ratio_minus_log_strike, inv_total_vol) = (
+            &self.coefficient[..n],
+            &self.log_ratio_minus_log_strike[..n],
+            &self.inv_total_vol[..n],
+        );
+        let (half_total_vol, discounted_forward_ratio, theta_sign) = (
+            &self.half_total_vol[..n],
+            &self.discounted_forward_ratio[..n],
+            &self.theta_sign[..n],
+        );
+        for i in 0..n {
+            let contract = CurveContract {
+                coefficient: coefficient[i],
+                log_ratio_minus_log_strike: log_ratio_minus_log_strike[i],
+                inv_total_vol: inv_total_vol[i],
+                half_total_vol: half_total_vol[i],
+                discounted_forward_ratio: discounted_forward_ratio[i],
+                theta_sign: theta_sign[i],
+            };
+            (value[i], slope[i], curvature[i]) =
+                contract.value_slope_curvature::<ADJUSTED>(spot, ln_spot);
+        }
+        let total = |of: &[f64]| {
+            let mut lanes = [0.0; SUM_LANES];
+            for (i, v) in of.iter().enumerate() {
+                lanes[i % SUM_LANES] += v;
+            }
+            lanes.iter().fold(0.0, |a, b| a + b)
+        };
+        (total(value), total(slope), total(curvature))
+    }
 }
 
 /// Per-side buffers of [`CurveContract::accumulate_side`], reused across contracts.
@@ -888,18 +1011,8 @@ fn flip_from_curve(
         let (first, last) = reach_of(i);
         // Only the contracts that are not negligible somewhere in the bracket count there.
         let (ln_low, ln_high) = (nonzero[first].0.ln(), nonzero[last].0.ln());
-        let active: Vec<CurveContract> = contracts
-            .iter()
-            .filter(|c| c.active_within(ln_low, ln_high))
-            .copied()
-            .collect();
-        let value_slope_curvature = |s: f64| {
-            let ln_s = s.ln();
-            active.iter().fold((0.0, 0.0, 0.0), |(v, dv, d2v), c| {
-                let (cv, cdv, cd2v) = c.value_slope_curvature(s, ln_s, adjusted);
-                (v + cv, dv + cdv, d2v + cd2v)
-            })
-        };
+        let active = ActiveContracts::within(contracts, ln_low, ln_high);
+        let value_slope_curvature = |s: f64| active.value_slope_curvature(s, adjusted);
         // Newton starts from the cubic through the grid values around the bracket.
         let around = &nonzero[i.saturating_sub(1)..(i + 3).min(nonzero.len())];
         let start_in = |low: f64, high: f64| cubic_root_estimate(around, (low, high));
@@ -1429,6 +1542,15 @@ mod tests {
         }
     }
 
+    /// One contract's [`CurveContract::value_slope_curvature`].
+    fn one(c: &CurveContract, s: f64, adjusted: bool) -> (f64, f64, f64) {
+        if adjusted {
+            c.value_slope_curvature::<true>(s, s.ln())
+        } else {
+            c.value_slope_curvature::<false>(s, s.ln())
+        }
+    }
+
     #[test]
     fn slopes_match_finite_differences() {
         let spot = 250.0;
@@ -1436,10 +1558,10 @@ mod tests {
         for c in curve.contracts.iter().step_by(37) {
             for s in [0.85 * spot, 0.97 * spot, spot, 1.04 * spot, 1.15 * spot] {
                 for adjusted in [false, true] {
-                    let (value, slope, curvature) = c.value_slope_curvature(s, s.ln(), adjusted);
+                    let (value, slope, curvature) = one(c, s, adjusted);
                     // Steps of 0.001 and 0.0005 in d1, Richardson-extrapolated.
                     let h = 1e-3 * s * 2.0 * c.half_total_vol;
-                    let f = |x: f64| c.value_slope_curvature(x, x.ln(), adjusted);
+                    let f = |x: f64| one(c, x, adjusted);
                     let central = |h: f64| (f(s + h).0 - f(s - h).0) / (2.0 * h);
                     let numeric = (4.0 * central(0.5 * h) - central(h)) / 3.0;
                     let scale = value.abs() / s + numeric.abs() + 1e-300;
@@ -1457,6 +1579,41 @@ mod tests {
                     );
                     let (g, a) = c.at(s, s.ln());
                     assert_eq!(value, if adjusted { a } else { g });
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_lane_sum_over_active_contracts_is_the_sum_of_every_contract() {
+        // The refinement's vectorised sum over the contracts active in a window against each
+        // contract evaluated on its own, in order: every spot of the window, both curves, a
+        // count that is not a multiple of the lanes.
+        let spot = 250.0;
+        let curve = curve(spot);
+        let contracts = &curve.contracts[..curve.contracts.len() - 3];
+        assert_ne!(contracts.len() % SUM_LANES, 0);
+        let (low, high) = ((0.93 * spot).ln(), (1.05 * spot).ln());
+        let active = ActiveContracts::within(contracts, low, high);
+        assert!(active.coefficient.len() < contracts.len());
+        for s in [0.93 * spot, 0.97 * spot, spot, 1.013 * spot, 1.05 * spot] {
+            for adjusted in [false, true] {
+                let (mut expected, mut gross) = ((0.0, 0.0, 0.0), (0.0, 0.0, 0.0));
+                for c in contracts {
+                    let (v, dv, d2v) = one(c, s, adjusted);
+                    expected = (expected.0 + v, expected.1 + dv, expected.2 + d2v);
+                    gross = (gross.0 + v.abs(), gross.1 + dv.abs(), gross.2 + d2v.abs());
+                }
+                let found = active.value_slope_curvature(s, adjusted);
+                for (f, e, g) in [
+                    (found.0, expected.0, gross.0),
+                    (found.1, expected.1, gross.1),
+                    (found.2, expected.2, gross.2),
+                ] {
+                    assert!(
+                        (f - e).abs() <= 1e-13 * g,
+                        "adjusted {adjusted} at {s}: {f} vs {e}"
+                    );
                 }
             }
         }

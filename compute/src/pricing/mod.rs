@@ -15,7 +15,7 @@
 
 mod batch;
 mod black;
-mod elementary;
+pub(crate) mod elementary;
 mod greeks;
 mod guess_table;
 mod implied_vol;
