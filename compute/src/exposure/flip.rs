@@ -66,7 +66,7 @@ use rayon::prelude::*;
 use super::{CONTRACT_MULTIPLIER, ExposureError, ONE_PERCENT};
 use std::f64::consts::FRAC_1_SQRT_2;
 
-use crate::pricing::elementary::exp_straight;
+use crate::pricing::elementary::{EXP_DOMAIN, exp_straight};
 use crate::pricing::special::{CODY_THRESHOLD, ONE_OVER_SQRT_PI, cody_ab, cody_cd, cody_pq};
 
 /// How the flip level is searched for.
@@ -502,8 +502,11 @@ impl CurveContract {
 /// within e^{±81}.
 #[inline]
 fn gaussian_recurrence(out: &mut [f64], d1: f64, delta: f64) {
-    let decay = (-delta * delta).exp();
-    let first_ratio = (-d1 * delta - 0.5 * delta * delta).exp();
+    // Within the exponential's domain whenever a second point is used (then |δ| ≤ 18 since
+    // |d1| ≤ 9 at both); clamped for a lone point, whose ratios are never used.
+    let exp = |x: f64| exp_straight(x.clamp(EXP_DOMAIN.0, EXP_DOMAIN.1));
+    let decay = exp(-delta * delta);
+    let first_ratio = exp(-d1 * delta - 0.5 * delta * delta);
     // The exponential the direct evaluation uses, so that a side's first value is its own.
     let mut even = exp_straight(-0.5 * d1 * d1);
     let mut odd = even * first_ratio;
