@@ -67,7 +67,9 @@ use super::{CONTRACT_MULTIPLIER, ExposureError, ONE_PERCENT};
 use std::f64::consts::FRAC_1_SQRT_2;
 
 use crate::pricing::elementary::{EXP_DOMAIN, exp_straight};
-use crate::pricing::special::{CODY_THRESHOLD, ONE_OVER_SQRT_PI, cody_ab, cody_cd, cody_pq};
+use crate::pricing::special::{
+    CODY_THRESHOLD, ONE_OVER_SQRT_PI, ONE_OVER_SQRT_TWO_PI, cody_ab, cody_cd, cody_pq,
+};
 
 /// How the flip level is searched for.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -211,9 +213,6 @@ impl FlipLevel {
 /// that spot is dropped without evaluating the exponentials. Far-from-the-money contracts of
 /// short expirations are most of a chain at most grid spots, so this saves most of the work.
 const NEGLIGIBLE_D1: f64 = 9.0;
-
-/// 1/√(2π).
-const ONE_OVER_SQRT_TWO_PI: f64 = 0.398_942_280_401_432_7;
 
 /// One contract of the re-priced curve.
 #[derive(Debug, Clone, Copy)]
@@ -594,7 +593,7 @@ fn lower_tail_large(y: f64, density: f64) -> f64 {
 /// The contracts of one refinement field by field, so that the direct sum's loop over them
 /// runs in SIMD lanes (the refinement's cost is this sum, once per Newton step, over every
 /// contract that matters in the bracket).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct ActiveContracts {
     coefficient: Vec<f64>,
     log_ratio_minus_log_strike: Vec<f64>,
@@ -658,6 +657,8 @@ impl ActiveContracts {
         let ln_spot = spot.ln();
         let mut values = self.values.borrow_mut();
         let [value, slope, curvature] = &mut *values;
+        // Every column cut to one length, so that the loop below has no bounds check (which
+        // would keep it from being vectorised).
         let n = self.coefficient.len();
         let (value, slope, curvature) = (&mut value[..n], &mut slope[..n], &mut curvature[..n]);
         let (coefficient, log_ratio_minus_log_strike, inv_total_vol) = (
