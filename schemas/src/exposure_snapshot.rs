@@ -468,12 +468,10 @@ impl ExposureBatchBuilder {
         let (days, dte) = match self.last_expiration {
             Some((date, days, dte)) if date == expiration => (days, dte),
             _ => {
-                let converted = (
-                    date_to_days(expiration),
-                    calendar_dte(self.trade_date, expiration),
-                );
-                self.last_expiration = Some((expiration, converted.0, converted.1));
-                converted
+                let days = date_to_days(expiration);
+                let dte = calendar_dte(self.trade_date, expiration);
+                self.last_expiration = Some((expiration, days, dte));
+                (days, dte)
             }
         };
         self.expiration.push(days);

@@ -68,7 +68,7 @@ use std::f64::consts::FRAC_1_SQRT_2;
 
 use crate::pricing::elementary::{EXP_DOMAIN, exp_straight};
 use crate::pricing::special::{
-    CODY_THRESHOLD, ONE_OVER_SQRT_PI, ONE_OVER_SQRT_TWO_PI, cody_ab, cody_cd, cody_pq,
+    CODY_LARGE, CODY_THRESHOLD, ONE_OVER_SQRT_PI, ONE_OVER_SQRT_TWO_PI, cody_ab, cody_cd, cody_pq,
 };
 
 /// How the flip level is searched for.
@@ -569,8 +569,6 @@ impl Regions {
 
 /// √2.
 const SQRT_2: f64 = std::f64::consts::SQRT_2;
-/// Where Cody's erfc switches to its asymptotic form.
-const CODY_LARGE: f64 = 4.0;
 
 /// N(−|d1|) for y = |d1|/√2 ≤ 0.46875: erfc(y)/2, a plain rational function.
 #[inline(always)]

@@ -23,6 +23,8 @@ pub(crate) const LN_TWO_PI: f64 = 1.837_877_066_409_345_5;
 pub(crate) const ONE_OVER_SQRT_PI: f64 = 0.564_189_583_547_756_3;
 
 pub(crate) const CODY_THRESHOLD: f64 = 0.46875;
+/// Where Cody's erfcx switches from its rational function to the asymptotic form.
+pub(crate) const CODY_LARGE: f64 = 4.0;
 /// Below this `erfcx` overflows: the root of exp(x²)·erfc(x) = f64::MAX.
 const ERFCX_XNEG: f64 = -26.628_735_713_751_4;
 /// At and above this `erfc` underflows to zero.
@@ -134,7 +136,7 @@ fn exp_of_positive_square(x: f64) -> f64 {
 /// erfcx(y) = exp(y²)·erfc(y) for y > 0.46875.
 #[inline(always)]
 pub(crate) fn erfcx_above_threshold(y: f64) -> f64 {
-    if y <= 4.0 {
+    if y <= CODY_LARGE {
         cody_cd(y)
     } else {
         (ONE_OVER_SQRT_PI - cody_pq(1.0 / (y * y))) / y
