@@ -173,6 +173,31 @@ fn main() {
         "optics pipeline benchmark: {} underlyings, {contracts} contracts, median of {REPEATS}",
         books.len()
     );
+    // For a profiler: only the one-thread cycle, this many times, then stop.
+    if let Some(cycles) = std::env::var("OPTICS_BENCH_CYCLES_ONLY")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+    {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .expect("pool");
+        let walls: Vec<Duration> = (0..cycles.max(1))
+            .map(|_| {
+                let start = Instant::now();
+                drop(every_built(pool.install(|| build_all(&books, &ctx))));
+                start.elapsed()
+            })
+            .collect();
+        let fastest = walls.iter().min().copied().unwrap_or_default();
+        println!(
+            "{} one-thread cycles, median {:.1} ms, fastest {:.1} ms",
+            walls.len(),
+            median(walls).as_secs_f64() * 1e3,
+            fastest.as_secs_f64() * 1e3
+        );
+        return;
+    }
     let mut built = Vec::new();
     for threads in [1, 2] {
         let pool = rayon::ThreadPoolBuilder::new()

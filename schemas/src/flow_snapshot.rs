@@ -11,7 +11,7 @@
 use std::fmt;
 use std::sync::{Arc, LazyLock};
 
-use arrow_array::{ArrayRef, Float64Array, Int32Array, RecordBatch};
+use arrow_array::{ArrayRef, Date32Array, Float64Array, Int32Array, RecordBatch};
 use arrow_schema::{DataType, Schema, SchemaRef};
 use chrono::{DateTime, NaiveDate, Utc};
 
@@ -20,8 +20,8 @@ use crate::enums::{OptionType, WireEnum};
 use crate::error::SchemaError;
 use crate::exposure_snapshot::{SnapshotColumns, conform, snapshot_code_enum};
 use crate::table::{
-    bools, calendar_dte, dates, f64s, f64s_opt, field, opt, read_rows, timestamp_type, timestamps,
-    u64s, utf8,
+    bools, calendar_dte, date_to_days, dates, f64s, f64s_opt, field, opt, read_rows,
+    timestamp_type, timestamps, u64s, utf8,
 };
 
 /// The dataset's name (storage paths, events, error messages).
@@ -229,14 +229,26 @@ impl FlowSnapshotRow {
         rows: &[R],
         values: impl Fn(&R) -> FlowValues,
     ) -> Result<RecordBatch, SchemaError> {
-        let batch = write_batch(
-            rows,
-            |r| {
-                let dte = calendar_dte(trade_date, values(r).expiration);
-                (underlying, trade_date, as_of, dte)
-            },
-            &values,
-        )?;
+        let n = rows.len();
+        // The expirations come in runs: each run's dte is worked out once.
+        let mut run: Option<(NaiveDate, i32)> = None;
+        let dte = rows.iter().map(|r| {
+            let expiration = values(r).expiration;
+            match run {
+                Some((date, dte)) if date == expiration => dte,
+                _ => {
+                    run.insert((expiration, calendar_dte(trade_date, expiration)))
+                        .1
+                }
+            }
+        });
+        let leading = [
+            utf8(std::iter::repeat_n(underlying, n)),
+            Arc::new(Date32Array::from_value(date_to_days(trade_date), n)) as ArrayRef,
+            timestamps(std::iter::repeat_n(as_of, n)),
+            Arc::new(Int32Array::from_iter_values(dte)),
+        ];
+        let batch = write_batch(rows, leading, &values)?;
         if cfg!(debug_assertions) {
             read(&batch, false)?;
         }
@@ -244,11 +256,13 @@ impl FlowSnapshotRow {
     }
 
     fn build_batch(rows: &[FlowSnapshotRow]) -> Result<RecordBatch, SchemaError> {
-        write_batch(
-            rows,
-            |r| (r.underlying.as_str(), r.trade_date, r.as_of, r.dte),
-            FlowSnapshotRow::values,
-        )
+        let leading = [
+            utf8(rows.iter().map(|r| r.underlying.as_str())),
+            dates(rows.iter().map(|r| r.trade_date)),
+            timestamps(rows.iter().map(|r| r.as_of)),
+            Arc::new(Int32Array::from_iter_values(rows.iter().map(|r| r.dte))),
+        ];
+        write_batch(rows, leading, FlowSnapshotRow::values)
     }
 
     /// Validates a batch (columns by name, types, nulls, every value rule) and reads its rows.
@@ -258,22 +272,22 @@ impl FlowSnapshotRow {
     }
 }
 
-/// The `flow` columns of `rows`: `shared` gives a row's (underlying, trade date, `as_of`,
-/// `dte`), `values` the rest. Both inline, so each column is one pass over `rows`.
+/// The `flow` columns of `rows`: `leading` holds the underlying, trade date, `as_of` and `dte`
+/// columns (in that order), `values` gives the rest of a row; each column is one pass over
+/// `rows`.
 fn write_batch<'r, R>(
     rows: &'r [R],
-    shared: impl Fn(&'r R) -> (&'r str, NaiveDate, DateTime<Utc>, i32),
+    leading: [ArrayRef; 4],
     values: impl Fn(&'r R) -> FlowValues,
 ) -> Result<RecordBatch, SchemaError> {
     let v = || rows.iter().map(&values);
+    let [underlying, trade_date, as_of, dte] = leading;
     let columns: Vec<ArrayRef> = vec![
-        utf8(rows.iter().map(|r| shared(r).0)),
-        dates(rows.iter().map(|r| shared(r).1)),
-        timestamps(rows.iter().map(|r| shared(r).2)),
+        underlying,
+        trade_date,
+        as_of,
         dates(v().map(|r| r.expiration)),
-        Arc::new(Int32Array::from_iter_values(
-            rows.iter().map(|r| shared(r).3),
-        )),
+        dte,
         f64s(v().map(|r| r.strike)),
         utf8(v().map(|r| r.option_type.as_str())),
         f64s_opt(v().map(|r| r.bid)),

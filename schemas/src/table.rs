@@ -663,11 +663,11 @@ pub fn date_to_days(date: NaiveDate) -> i32 {
     date.num_days_from_ce() - UNIX_EPOCH_FROM_CE
 }
 
-/// Calendar days from `trade_date` to `expiration`, as every `dte` column stores them
-/// (saturating at the ends of `i32`, which no real pair of dates reaches).
+/// Calendar days from `trade_date` to `expiration`, as every `dte` column stores them.
 pub fn calendar_dte(trade_date: NaiveDate, expiration: NaiveDate) -> i32 {
-    let days = expiration.signed_duration_since(trade_date).num_days();
-    i32::try_from(days).unwrap_or(if days < 0 { i32::MIN } else { i32::MAX })
+    // Day numbers of chrono's dates lie within ±2^27, so the difference cannot overflow; it is
+    // `signed_duration_since` in days without its duration arithmetic (tested equal).
+    expiration.num_days_from_ce() - trade_date.num_days_from_ce()
 }
 
 /// The date `days` after 1970-01-01 (Arrow `Date32`); `None` outside chrono's range.
@@ -802,6 +802,25 @@ pub(crate) fn opt<T>(column: &impl Array, row: usize, value: impl FnOnce() -> T)
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn calendar_dte_is_the_signed_duration_in_days() {
+        let dates = [
+            NaiveDate::MIN,
+            NaiveDate::from_ymd_opt(-1, 12, 31).unwrap(),
+            NaiveDate::from_ymd_opt(1900, 2, 28).unwrap(),
+            NaiveDate::from_ymd_opt(2024, 2, 29).unwrap(),
+            NaiveDate::from_ymd_opt(2026, 11, 27).unwrap(),
+            NaiveDate::from_ymd_opt(2099, 1, 1).unwrap(),
+            NaiveDate::MAX,
+        ];
+        for a in dates {
+            for b in dates {
+                let days = b.signed_duration_since(a).num_days();
+                assert_eq!(i64::from(calendar_dte(a, b)), days, "{a} to {b}");
+            }
+        }
+    }
 
     #[test]
     fn dates_match_arrow_day_numbers() {

@@ -1,7 +1,5 @@
 //! Per-contract exposures and their aggregation by strike, by expiration and over everything.
 
-use std::collections::BTreeMap;
-
 use chrono::{DateTime, NaiveDate, Utc};
 
 use super::flip::{CurveContract, CurveTerms, FlipConfig, FlipLevel, GammaCurve};
@@ -395,21 +393,12 @@ pub fn compute_exposures(
     }
 
     let flips = curve.flips(spot, &config.flip);
-    let mut all_strikes: BTreeMap<i64, StrikeExposure> = BTreeMap::new();
-    for group in &groups {
-        for row in &group.strikes {
-            all_strikes
-                .entry(strike_key(row.strike))
-                .or_insert_with(|| StrikeExposure::empty(row.strike))
-                .merge(row);
-        }
-    }
     let total_contracts = groups.iter().map(|g| g.contracts).sum();
     let aggregate = summarize(
         None,
         None,
         total_contracts,
-        all_strikes.into_values().collect(),
+        strikes_across(groups.iter().map(|g| g.strikes.as_slice())),
         flips.aggregate,
         spot,
         config,
@@ -437,6 +426,35 @@ pub fn compute_exposures(
         expirations,
         aggregate,
     })
+}
+
+/// Every strike of `groups` (each ascending, one row per strike) with the rows of that strike
+/// summed across groups in group order, ascending. The groups' strikes come in runs that a
+/// stable sort merges; a strike's rows stay in group order, so each sum is taken in the same
+/// order whatever the layout.
+fn strikes_across<'g>(
+    groups: impl Iterator<Item = &'g [StrikeExposure]> + Clone,
+) -> Vec<StrikeExposure> {
+    let rows = groups.clone().map(<[StrikeExposure]>::len).sum();
+    let mut order: Vec<(i64, &StrikeExposure)> = Vec::with_capacity(rows);
+    for group in groups {
+        order.extend(group.iter().map(|row| (strike_key(row.strike), row)));
+    }
+    if !order.is_sorted_by(|a, b| a.0 <= b.0) {
+        order.sort_by_key(|(key, _)| *key);
+    }
+    let mut merged: Vec<StrikeExposure> = Vec::with_capacity(order.len());
+    let mut last_key = None;
+    for (key, row) in order {
+        if last_key != Some(key) {
+            last_key = Some(key);
+            merged.push(StrikeExposure::empty(row.strike));
+        }
+        if let Some(strike) = merged.last_mut() {
+            strike.merge(row);
+        }
+    }
+    merged
 }
 
 fn summarize(

@@ -200,6 +200,30 @@ pub fn flow_rows(
     for (index, contract) in contracts.iter().enumerate() {
         contract.validate(index)?;
     }
+    Ok(rows_of(contracts, spot, config))
+}
+
+/// [`flow_rows`] of contracts that [`crate::exposure::compute_exposures`] has just accepted
+/// (the worker's cycle): the same rows, without validating every contract a second time.
+pub(crate) fn flow_rows_of_accepted(
+    contracts: &[ContractAnalytics],
+    spot: f64,
+    config: &FlowConfig,
+) -> Result<Vec<FlowRow>, FlowError> {
+    if !(spot.is_finite() && spot > 0.0) {
+        return Err(FlowError::Spot(spot));
+    }
+    config.validate()?;
+    debug_assert!(
+        contracts
+            .iter()
+            .enumerate()
+            .all(|(i, c)| c.validate(i).is_ok())
+    );
+    Ok(rows_of(contracts, spot, config))
+}
+
+fn rows_of(contracts: &[ContractAnalytics], spot: f64, config: &FlowConfig) -> Vec<FlowRow> {
     let mut rows: Vec<FlowRow> = contracts
         .iter()
         .filter(|c| c.volume > 0)
@@ -231,7 +255,7 @@ pub fn flow_rows(
     if !rows.is_sorted_by(|a, b| a.key_order(b).is_le()) {
         rows.sort_by(FlowRow::key_order);
     }
-    Ok(rows)
+    rows
 }
 
 /// BULLISH, BEARISH or NEUTRAL, from the premium balance.
@@ -398,20 +422,37 @@ impl GroupKey for NaiveDate {
 
 /// The groups of `rows` by `group_of`, which gives the order to group by and the key reported
 /// (the group's first row's); ascending by that order.
-fn group_rows<O: Ord, K: Copy>(
+fn group_rows<O: Ord + Copy, K: Copy>(
     rows: &[FlowRow],
     group_of: impl Fn(&FlowRow) -> (O, K),
 ) -> Vec<FlowGroup<K>> {
-    let mut groups: BTreeMap<O, FlowGroup<K>> = BTreeMap::new();
-    for row in rows {
-        let (order, key) = group_of(row);
-        let group = groups.entry(order).or_insert(FlowGroup {
-            key,
-            totals: FlowTotals::default(),
-        });
-        add_to_totals(&mut group.totals, row);
+    // Each row's group, then the rows in group order: a stable sort keeps each group's rows in
+    // their given order, so every total is summed in row order. Rows already in group order
+    // (expirations, from `flow_rows`) are not sorted.
+    let mut order: Vec<(O, usize)> = rows
+        .iter()
+        .enumerate()
+        .map(|(i, row)| (group_of(row).0, i))
+        .collect();
+    if !order.is_sorted_by(|a, b| a.0 <= b.0) {
+        order.sort_by(|a, b| a.0.cmp(&b.0));
     }
-    groups.into_values().collect()
+    let mut groups: Vec<FlowGroup<K>> = Vec::new();
+    let mut current: Option<O> = None;
+    for (key_order, i) in order {
+        let row = &rows[i];
+        if current != Some(key_order) {
+            current = Some(key_order);
+            groups.push(FlowGroup {
+                key: group_of(row).1,
+                totals: FlowTotals::default(),
+            });
+        }
+        if let Some(group) = groups.last_mut() {
+            add_to_totals(&mut group.totals, row);
+        }
+    }
+    groups
 }
 
 /// The flow of every strike that traded, across expirations, ascending by strike.

@@ -19,7 +19,7 @@ use crate::chain::{ChainBatch, ChainMarket, build_chain_with_symbols};
 use crate::exposure::{
     ContractAnalytics, ExposureConfig, compute_exposures, exposure_batch, exposure_summary_rows,
 };
-use crate::flow::{FlowConfig, flow_aggregate_rows, flow_batch, flow_rows};
+use crate::flow::{FlowConfig, flow_aggregate_rows, flow_batch, flow_rows_of_accepted};
 use crate::pricing::PricingModel;
 
 /// What a cycle prices with.
@@ -163,7 +163,7 @@ pub fn build_underlying(
     };
     let report = compute_exposures(&contracts, &context, &ExposureConfig::default())
         .map_err(|e| build_error(e.to_string()))?;
-    let flow = flow_rows(&contracts, context.spot, &FlowConfig::default())
+    let flow = flow_rows_of_accepted(&contracts, context.spot, &FlowConfig::default())
         .map_err(|e| build_error(e.to_string()))?;
     let aggregates = flow_aggregate_rows(&flow, underlying, trade_date, context.as_of);
     let flow = flow_batch(&flow, underlying, trade_date, context.as_of).map_err(schema_error)?;
