@@ -408,7 +408,7 @@ impl ExposureRow {
     }
 }
 
-/// One underlying's `exposures` batch written column by column, one strike at a time: for a
+/// One underlying's `exposures` batch written column by column, one expiration at a time: for a
 /// producer that has the strike profile at hand (the compute worker), without an
 /// [`ExposureRow`] (and its copy of the symbol) per strike. The columns every row shares
 /// (underlying, trade date, `as_of`, spot) are given once; `dte` and `net` are derived here
@@ -426,9 +426,6 @@ pub struct ExposureBatchBuilder {
     put_open_interest: Vec<u64>,
     /// Call, put and net measures, in schema order.
     measures: [Vec<f64>; 3 * MEASURE_COUNT],
-    /// The last row's expiration with its day number and dte: rows come in runs of one
-    /// expiration, so each run converts its date once.
-    last_expiration: Option<(NaiveDate, i32, i32)>,
 }
 
 impl ExposureBatchBuilder {
@@ -451,40 +448,37 @@ impl ExposureBatchBuilder {
             call_open_interest: Vec::with_capacity(strikes),
             put_open_interest: Vec::with_capacity(strikes),
             measures: std::array::from_fn(|_| Vec::with_capacity(strikes)),
-            last_expiration: None,
         }
     }
 
-    /// Appends one strike of one expiration: both sides' open interest and exposures (values
-    /// in schema order, [`ExposureMeasures::to_array`]'s).
-    pub fn push(
+    /// Appends the `rows` strikes of one expiration, column by column (each column in one pass,
+    /// without a length check per value): row `i` has strike `strike(i)`, the (call, put) open
+    /// interest `open_interest(i)`, and the call and put measures `call(i)` and `put(i)` in
+    /// schema order ([`ExposureMeasures::to_array`]'s); its net measures are their sums.
+    pub fn push_expiration<'a>(
         &mut self,
         expiration: NaiveDate,
-        strike: f64,
-        (call_open_interest, put_open_interest): (u64, u64),
-        call: &[f64; MEASURE_COUNT],
-        put: &[f64; MEASURE_COUNT],
+        rows: usize,
+        strike: impl Fn(usize) -> f64,
+        open_interest: impl Fn(usize) -> (u64, u64),
+        call: impl Fn(usize) -> &'a [f64; MEASURE_COUNT],
+        put: impl Fn(usize) -> &'a [f64; MEASURE_COUNT],
     ) {
-        let (days, dte) = match self.last_expiration {
-            Some((date, days, dte)) if date == expiration => (days, dte),
-            _ => {
-                let days = date_to_days(expiration);
-                let dte = calendar_dte(self.trade_date, expiration);
-                self.last_expiration = Some((expiration, days, dte));
-                (days, dte)
-            }
-        };
-        self.expiration.push(days);
-        self.dte.push(dte);
-        self.strike.push(strike);
-        self.call_open_interest.push(call_open_interest);
-        self.put_open_interest.push(put_open_interest);
+        let days = date_to_days(expiration);
+        let dte = calendar_dte(self.trade_date, expiration);
+        self.expiration.extend(std::iter::repeat_n(days, rows));
+        self.dte.extend(std::iter::repeat_n(dte, rows));
+        self.strike.extend((0..rows).map(&strike));
+        self.call_open_interest
+            .extend((0..rows).map(|i| open_interest(i).0));
+        self.put_open_interest
+            .extend((0..rows).map(|i| open_interest(i).1));
         let (calls, rest) = self.measures.split_at_mut(MEASURE_COUNT);
         let (puts, nets) = rest.split_at_mut(MEASURE_COUNT);
         for m in 0..MEASURE_COUNT {
-            calls[m].push(call[m]);
-            puts[m].push(put[m]);
-            nets[m].push(call[m] + put[m]);
+            calls[m].extend((0..rows).map(|i| call(i)[m]));
+            puts[m].extend((0..rows).map(|i| put(i)[m]));
+            nets[m].extend((0..rows).map(|i| call(i)[m] + put(i)[m]));
         }
     }
 

@@ -86,41 +86,6 @@ fn consider_for_max(best: &mut Option<(usize, f64)>, index: usize, value: f64) {
     }
 }
 
-/// [`consider_for_max`] of |value| for every kind at once, without a branch per kind (the
-/// searches of [`GreekLevels::every_kind_from_profile`] run for every strike of every
-/// expiration each cycle). The same choice: the first strike of the largest non-zero |value|,
-/// and a NaN only when it is the first non-zero value (nothing is larger than it after).
-#[derive(Debug, Clone, Copy)]
-struct LargestAbsolute {
-    value: [f64; ExposureKind::COUNT],
-    index: [usize; ExposureKind::COUNT],
-}
-
-impl Default for LargestAbsolute {
-    fn default() -> Self {
-        Self {
-            value: [0.0; ExposureKind::COUNT],
-            index: [usize::MAX; ExposureKind::COUNT],
-        }
-    }
-}
-
-impl LargestAbsolute {
-    #[inline]
-    fn consider(&mut self, index: usize, values: &ExposureVector) {
-        for k in 0..ExposureKind::COUNT {
-            let v = values.0[k].abs();
-            let take = (v > self.value[k]) | (v.is_nan() & (self.index[k] == usize::MAX));
-            self.value[k] = if take { v } else { self.value[k] };
-            self.index[k] = if take { index } else { self.index[k] };
-        }
-    }
-
-    fn best(&self, k: usize) -> Option<(usize, f64)> {
-        (self.index[k] != usize::MAX).then(|| (self.index[k], self.value[k]))
-    }
-}
-
 /// The level of the strike at `best`'s index, its exposure `signed`.
 fn strike_level(
     strikes: &[StrikeExposure],
@@ -203,6 +168,22 @@ pub fn cumulative_crossing(strikes: &[f64], cumulative: &[f64], spot: f64) -> Op
     search.nearest
 }
 
+/// [`cumulative_crossing`] of the running sum of `value` over `strikes` (ascending), without
+/// writing the cumulative profile down.
+pub fn running_sum_crossing(
+    strikes: &[StrikeExposure],
+    value: impl Fn(&StrikeExposure) -> f64,
+    spot: f64,
+) -> Option<f64> {
+    let mut search = CrossingSearch::default();
+    let mut running = 0.0;
+    for row in strikes {
+        running += value(row);
+        search.add(row.strike, running, spot);
+    }
+    search.nearest
+}
+
 /// [`cumulative_crossing`] one strike at a time.
 #[derive(Debug, Clone, Copy, Default)]
 struct CrossingSearch {
@@ -272,46 +253,6 @@ impl GreekLevels {
             flip_level: cumulative_crossing(&strike_values, &cumulative, spot)
                 .map(|x| PriceLevel::new(x, spot)),
         }
-    }
-
-    /// The levels of every kind, in [`ExposureKind::ALL`] order: the values of
-    /// [`GreekLevels::from_profile`] kind by kind (the same rules, tested equal), from one
-    /// pass over the strikes instead of four per kind (a strike row is ~200 bytes; the worker
-    /// derives these for every expiration of every underlying each cycle).
-    pub fn every_kind_from_profile(
-        strikes: &[StrikeExposure],
-        cumulative_net: &[ExposureVector],
-        call_totals: &ExposureVector,
-        put_totals: &ExposureVector,
-        spot: f64,
-    ) -> Vec<Self> {
-        const KINDS: usize = ExposureKind::COUNT;
-        let mut key = LargestAbsolute::default();
-        let mut max_call = LargestAbsolute::default();
-        let mut max_put = LargestAbsolute::default();
-        let mut crossing = [CrossingSearch::default(); KINDS];
-        for (index, (row, cumulative)) in strikes.iter().zip(cumulative_net).enumerate() {
-            key.consider(index, &row.net());
-            max_call.consider(index, &row.call);
-            max_put.consider(index, &row.put);
-            for (search, &c) in crossing.iter_mut().zip(&cumulative.0) {
-                search.add(row.strike, c, spot);
-            }
-        }
-        ExposureKind::ALL
-            .into_iter()
-            .map(|kind| {
-                let k = kind.index();
-                Self {
-                    kind,
-                    key_strike: strike_level(strikes, key.best(k), spot, |r| r.net_of(kind)),
-                    max_call: strike_level(strikes, max_call.best(k), spot, |r| r.call[kind]),
-                    max_put: strike_level(strikes, max_put.best(k), spot, |r| r.put[kind]),
-                    ratio: ratio(call_totals[kind], put_totals[kind]),
-                    flip_level: crossing[k].nearest.map(|x| PriceLevel::new(x, spot)),
-                }
-            })
-            .collect()
     }
 }
 

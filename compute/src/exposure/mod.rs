@@ -70,7 +70,7 @@ pub use input::{ContractAnalytics, UnderlyingContext};
 pub use levels::{
     DirectionalBias, GammaLevels, GreekLevels, Implications, ImplicationsConfig, KeyLevels,
     MaxPain, OpenInterestAtStrike, Positioning, PriceLevel, StrikeLevel, StrikePain,
-    VolatilityRegime, cumulative_crossing, distance_pct, gex_ratio, max_pain,
+    VolatilityRegime, cumulative_crossing, distance_pct, gex_ratio, max_pain, running_sum_crossing,
 };
 pub use report::{
     ContractExposure, ExposureConfig, ExposureReport, ExposureSummary, StrikeExposure,

@@ -6,7 +6,7 @@ use super::flip::{CurveContract, CurveTerms, FlipConfig, FlipLevel, GammaCurve};
 use super::input::{ContractAnalytics, UnderlyingContext};
 use super::levels::{
     GammaLevels, GreekLevels, Implications, ImplicationsConfig, KeyLevels, MaxPain,
-    OpenInterestAtStrike, gex_ratio, max_pain,
+    OpenInterestAtStrike, gex_ratio, max_pain, running_sum_crossing,
 };
 use super::{CONTRACT_MULTIPLIER, ExposureError, ExposureKind, ExposureVector, ONE_PERCENT};
 use crate::pricing::{Greeks, OptionType, PricingModel, greeks};
@@ -100,8 +100,6 @@ pub struct ExposureSummary {
     pub contracts: usize,
     /// The strike profile, ascending strikes.
     pub strikes: Vec<StrikeExposure>,
-    /// Running sum of the net exposures from the lowest strike up (aligned with `strikes`).
-    pub cumulative_net: Vec<ExposureVector>,
     /// Σ call exposures.
     pub call_totals: ExposureVector,
     /// Σ put exposures (dealer-signed).
@@ -118,8 +116,6 @@ pub struct ExposureSummary {
     pub gamma_flip: Option<f64>,
     /// Walls and gamma strikes.
     pub gamma_levels: GammaLevels,
-    /// Levels of every kind, in [`ExposureKind::ALL`] order.
-    pub greek_levels: Vec<GreekLevels>,
     /// The named key levels.
     pub key_levels: KeyLevels,
     /// Call GEX / |put GEX|.
@@ -136,9 +132,29 @@ impl ExposureSummary {
         self.call_totals + self.put_totals
     }
 
-    /// The levels of `kind`.
-    pub fn greek_levels(&self, kind: ExposureKind) -> &GreekLevels {
-        &self.greek_levels[kind.index()]
+    /// Running sum of the net exposures from the lowest strike up (aligned with `strikes`).
+    pub fn cumulative_net(&self) -> Vec<ExposureVector> {
+        let mut running = ExposureVector::ZERO;
+        self.strikes
+            .iter()
+            .map(|row| {
+                running += row.net();
+                running
+            })
+            .collect()
+    }
+
+    /// The levels of `kind` at `spot`, derived on demand: the worker stores the strike profile
+    /// they come from, not the levels (the API derives them per request).
+    pub fn greek_levels(&self, kind: ExposureKind, spot: f64) -> GreekLevels {
+        GreekLevels::from_profile(
+            kind,
+            &self.strikes,
+            &self.cumulative_net(),
+            self.call_totals[kind],
+            self.put_totals[kind],
+            spot,
+        )
     }
 }
 
@@ -470,24 +486,13 @@ fn summarize(
     let mut put_totals = ExposureVector::ZERO;
     let mut call_open_interest = 0;
     let mut put_open_interest = 0;
-    let mut running = ExposureVector::ZERO;
-    let mut cumulative_net = Vec::with_capacity(strikes.len());
     for row in &strikes {
         call_totals += row.call;
         put_totals += row.put;
         call_open_interest += row.call_open_interest;
         put_open_interest += row.put_open_interest;
-        running += row.net();
-        cumulative_net.push(running);
     }
     let gamma_levels = GammaLevels::from_profile(&strikes, spot);
-    let greek_levels = GreekLevels::every_kind_from_profile(
-        &strikes,
-        &cumulative_net,
-        &call_totals,
-        &put_totals,
-        spot,
-    );
     let key_levels = KeyLevels::from_profile(&strikes, &gamma_levels, flip.level, spot);
     let open_interest: Vec<OpenInterestAtStrike> = strikes
         .iter()
@@ -503,15 +508,12 @@ fn summarize(
         expiration,
         dte,
         contracts,
-        // The cumulative crossing of net GEX, which the gamma levels already found.
-        gamma_flip: greek_levels[ExposureKind::Gamma.index()]
-            .flip_level
-            .map(|l| l.price),
+        // Where cumulative net GEX by strike changes sign (`greek_levels`' gamma flip level).
+        gamma_flip: running_sum_crossing(&strikes, |r| r.net_of(ExposureKind::Gamma), spot),
         max_pain: max_pain(&open_interest, spot),
         gex_ratio: gex_ratio(call_gex, put_gex),
         implications: Implications::from_gex(call_gex, put_gex, &config.implications),
         strikes,
-        cumulative_net,
         call_totals,
         put_totals,
         call_open_interest,
@@ -519,7 +521,6 @@ fn summarize(
         flip,
         delta_adjusted_flip,
         gamma_levels,
-        greek_levels,
         key_levels,
     }
 }

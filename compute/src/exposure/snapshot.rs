@@ -207,7 +207,7 @@ pub fn exposure_batch(
     report: &ExposureReport,
     trade_date: NaiveDate,
 ) -> Result<RecordBatch, SchemaError> {
-    let (count, strikes) = strike_rows(report);
+    let count = report.expirations.iter().map(|s| s.strikes.len()).sum();
     let mut batch = ExposureBatchBuilder::new(
         &report.underlying,
         trade_date,
@@ -215,13 +215,19 @@ pub fn exposure_batch(
         report.spot,
         count,
     );
-    for (expiration, s) in strikes {
-        batch.push(
+    // The rows of `strike_rows`, an expiration at a time.
+    for summary in &report.expirations {
+        let Some(expiration) = summary.expiration else {
+            continue;
+        };
+        let strikes = &summary.strikes;
+        batch.push_expiration(
             expiration,
-            s.strike,
-            (s.call_open_interest, s.put_open_interest),
-            &s.call.0,
-            &s.put.0,
+            strikes.len(),
+            |i| strikes[i].strike,
+            |i| (strikes[i].call_open_interest, strikes[i].put_open_interest),
+            |i| &strikes[i].call.0,
+            |i| &strikes[i].put.0,
         );
     }
     batch.finish()

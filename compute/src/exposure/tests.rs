@@ -507,7 +507,7 @@ fn gamma_flip_is_the_crossing_of_cumulative_gex_by_strike() {
     let ((k0, c0), (k1, c1)) = (cumulative[i], cumulative[i + 1]);
     let expected = k0 + (k1 - k0) * (-c0) / (c1 - c0);
     assert!(close(report.aggregate.gamma_flip.unwrap(), expected, 1e-12));
-    let last = report.aggregate.cumulative_net.last().unwrap()[ExposureKind::Gamma];
+    let last = report.aggregate.cumulative_net().last().unwrap()[ExposureKind::Gamma];
     assert!(close(last, running, 1e-12));
 }
 
@@ -515,7 +515,7 @@ fn gamma_flip_is_the_crossing_of_cumulative_gex_by_strike() {
 fn greek_levels_and_key_levels() {
     let report = report();
     let summary = &report.aggregate;
-    let vanna = summary.greek_levels(ExposureKind::Vanna);
+    let vanna = summary.greek_levels(ExposureKind::Vanna, SPOT);
     let rows = &summary.strikes;
     let best = |pick: &dyn Fn(&StrikeExposure) -> f64, rows: &[StrikeExposure]| {
         rows.iter()
@@ -551,43 +551,24 @@ fn greek_levels_and_key_levels() {
         summary.key_levels.charm_pressure.map(|l| l.strike),
         best(&net_charm, rows)
     );
-    assert_eq!(summary.greek_levels.len(), ExposureKind::COUNT);
-    for (levels, kind) in summary.greek_levels.iter().zip(ExposureKind::ALL) {
-        assert_eq!(levels.kind, kind);
+    for kind in ExposureKind::ALL {
+        assert_eq!(summary.greek_levels(kind, SPOT).kind, kind);
+    }
+    // The stored gamma flip is the gamma levels' cumulative crossing.
+    for summary in std::iter::once(&report.aggregate).chain(&report.expirations) {
+        assert_eq!(
+            summary.gamma_flip,
+            summary
+                .greek_levels(ExposureKind::Gamma, SPOT)
+                .flip_level
+                .map(|l| l.price)
+        );
     }
 }
 
 #[test]
-fn every_kind_in_one_pass_equals_each_kind_on_its_own() {
-    let check = |summary: &ExposureSummary| {
-        // Debug prints NaN, which `==` would never call equal.
-        let printed = |levels: &[GreekLevels]| format!("{levels:?}");
-        let each: Vec<GreekLevels> = ExposureKind::ALL
-            .into_iter()
-            .map(|kind| {
-                GreekLevels::from_profile(
-                    kind,
-                    &summary.strikes,
-                    &summary.cumulative_net,
-                    summary.call_totals[kind],
-                    summary.put_totals[kind],
-                    SPOT,
-                )
-            })
-            .collect();
-        let once = GreekLevels::every_kind_from_profile(
-            &summary.strikes,
-            &summary.cumulative_net,
-            &summary.call_totals,
-            &summary.put_totals,
-            SPOT,
-        );
-        assert_eq!(printed(&once), printed(&each));
-    };
+fn greek_levels_on_ties_zeros_and_nans() {
     let report = report();
-    for summary in std::iter::once(&report.aggregate).chain(&report.expirations) {
-        check(summary);
-    }
     // Ties (the first strike wins), zeros (never a level), and a cumulative profile that
     // crosses twice at the same distance from spot (the lower crossing wins): net 1, −2, 2, 0,
     // cumulative 1, −1, 1, 1, crossings 97.5 and 102.5 around spot 100.
@@ -611,49 +592,33 @@ fn every_kind_in_one_pass_equals_each_kind_on_its_own() {
             row
         })
         .collect();
-    let mut running = ExposureVector::ZERO;
-    summary.cumulative_net = summary
-        .strikes
-        .iter()
-        .map(|r| {
-            running += r.net();
-            running
-        })
-        .collect();
-    check(&summary);
-    let levels = GreekLevels::every_kind_from_profile(
-        &summary.strikes,
-        &summary.cumulative_net,
-        &summary.call_totals,
-        &summary.put_totals,
-        SPOT,
-    );
-    let gamma = &levels[ExposureKind::Gamma.index()];
+    let gamma = summary.greek_levels(ExposureKind::Gamma, SPOT);
     assert_eq!(gamma.max_call.map(|l| l.strike), Some(100.0));
     assert_eq!(gamma.key_strike.map(|l| l.exposure), Some(-2.0));
     assert_eq!(gamma.flip_level.map(|l| l.price), Some(97.5));
-    assert_eq!(levels[ExposureKind::Vega.index()].max_call, None);
+    assert_eq!(
+        running_sum_crossing(&summary.strikes, |r| r.net_of(ExposureKind::Gamma), SPOT),
+        Some(97.5)
+    );
+    assert_eq!(
+        summary.greek_levels(ExposureKind::Vega, SPOT).max_call,
+        None
+    );
     // A NaN is the level only when it is the first non-zero value of its search (nothing
     // compares larger after it), and otherwise never.
     let mut with_nan = summary.clone();
     with_nan.strikes[0].call[ExposureKind::Theta] = f64::NAN;
     with_nan.strikes[1].call[ExposureKind::Delta] = f64::NAN;
-    check(&with_nan);
-    let levels = GreekLevels::every_kind_from_profile(
-        &with_nan.strikes,
-        &with_nan.cumulative_net,
-        &with_nan.call_totals,
-        &with_nan.put_totals,
-        SPOT,
-    );
     assert_eq!(
-        levels[ExposureKind::Theta.index()]
+        with_nan
+            .greek_levels(ExposureKind::Theta, SPOT)
             .max_call
             .map(|l| l.strike),
         Some(95.0)
     );
     assert_eq!(
-        levels[ExposureKind::Delta.index()]
+        with_nan
+            .greek_levels(ExposureKind::Delta, SPOT)
             .max_call
             .map(|l| l.strike),
         Some(105.0)

@@ -435,7 +435,7 @@ fn group_rows<O: Ord + Copy, K: Copy>(
         .map(|(i, row)| (group_of(row).0, i))
         .collect();
     if !order.is_sorted_by(|a, b| a.0 <= b.0) {
-        order.sort_by(|a, b| a.0.cmp(&b.0));
+        order.sort_by_key(|(key, _)| *key);
     }
     let mut groups: Vec<FlowGroup<K>> = Vec::new();
     let mut current: Option<O> = None;
