@@ -168,27 +168,36 @@ impl FlowAggregateRow {
         Ok(batch)
     }
 
+    /// The batch of one underlying's groups, each a [`FlowAggregateRow`] of `underlying`,
+    /// `trade_date` and `as_of` with that key and totals, written column by column without a
+    /// row (or a copy of the symbol) per group: the compute worker's path. As
+    /// [`FlowAggregateRow::to_batch_trusted`], the rules are checked again in debug builds only.
+    pub fn batch_of(
+        underlying: &str,
+        trade_date: NaiveDate,
+        as_of: DateTime<Utc>,
+        groups: &[(FlowAggregateKey, FlowTotals)],
+    ) -> Result<RecordBatch, SchemaError> {
+        let n = groups.len();
+        let leading = [
+            utf8(std::iter::repeat_n(underlying, n)),
+            Arc::new(Date32Array::from_value(date_to_days(trade_date), n)) as ArrayRef,
+            timestamps(std::iter::repeat_n(as_of, n)),
+        ];
+        let batch = write_batch(groups, leading, |g| (g.0, &g.1))?;
+        if cfg!(debug_assertions) {
+            read(&batch, false)?;
+        }
+        Ok(batch)
+    }
+
     fn build_batch(rows: &[FlowAggregateRow]) -> Result<RecordBatch, SchemaError> {
-        let columns: Vec<ArrayRef> = vec![
+        let leading = [
             utf8(rows.iter().map(|r| r.underlying.as_str())),
             dates(rows.iter().map(|r| r.trade_date)),
             timestamps(rows.iter().map(|r| r.as_of)),
-            utf8(rows.iter().map(|r| r.key.grouping().as_str())),
-            f64s_opt(rows.iter().map(|r| r.key.strike())),
-            Arc::new(
-                rows.iter()
-                    .map(|r| r.key.expiration().map(date_to_days))
-                    .collect::<Date32Array>(),
-            ),
-            u64s(rows.iter().map(|r| r.totals.call_volume)),
-            u64s(rows.iter().map(|r| r.totals.put_volume)),
-            u64s(rows.iter().map(|r| r.totals.volume)),
-            f64s(rows.iter().map(|r| r.totals.call_premium_usd)),
-            f64s(rows.iter().map(|r| r.totals.put_premium_usd)),
-            f64s(rows.iter().map(|r| r.totals.premium_usd)),
-            u64s(rows.iter().map(|r| r.totals.contracts)),
         ];
-        Ok(RecordBatch::try_new(flow_aggregates_schema(), columns)?)
+        write_batch(rows, leading, |r| (r.key, &r.totals))
     }
 
     /// Validates a batch (columns by name, types, nulls, every value rule, the row order) and
@@ -202,6 +211,38 @@ impl FlowAggregateRow {
         )?;
         read(&batch, true)
     }
+}
+
+/// The `flow_aggregates` columns of `rows`: `leading` holds the underlying, trade date and
+/// `as_of` columns (in that order), `group` gives a row's key and totals.
+fn write_batch<'r, R>(
+    rows: &'r [R],
+    leading: [ArrayRef; 3],
+    group: impl Fn(&'r R) -> (FlowAggregateKey, &'r FlowTotals),
+) -> Result<RecordBatch, SchemaError> {
+    let key = || rows.iter().map(|r| group(r).0);
+    let totals = || rows.iter().map(|r| group(r).1);
+    let [underlying, trade_date, as_of] = leading;
+    let columns: Vec<ArrayRef> = vec![
+        underlying,
+        trade_date,
+        as_of,
+        utf8(key().map(|k| k.grouping().as_str())),
+        f64s_opt(key().map(FlowAggregateKey::strike)),
+        Arc::new(
+            key()
+                .map(|k| k.expiration().map(date_to_days))
+                .collect::<Date32Array>(),
+        ),
+        u64s(totals().map(|t| t.call_volume)),
+        u64s(totals().map(|t| t.put_volume)),
+        u64s(totals().map(|t| t.volume)),
+        f64s(totals().map(|t| t.call_premium_usd)),
+        f64s(totals().map(|t| t.put_premium_usd)),
+        f64s(totals().map(|t| t.premium_usd)),
+        u64s(totals().map(|t| t.contracts)),
+    ];
+    Ok(RecordBatch::try_new(flow_aggregates_schema(), columns)?)
 }
 
 fn read(batch: &RecordBatch, keep: bool) -> Result<Vec<FlowAggregateRow>, SchemaError> {

@@ -905,19 +905,36 @@ fn solved_rows<'e>(
 /// validity for all fourteen); a solved side's Greeks are finite, and a non-finite one would be
 /// null rather than NaN.
 fn side_greek_arrays(built: &[ExpirationBuild<'_>], rows: usize, side: usize) -> ChainGreekArrays {
+    // Each row's kernel row, looked up once for the fourteen gathers (`UNSOLVED` where the
+    // side has none): a pass over a small index instead of fourteen over the built sides.
+    const UNSOLVED: u32 = u32::MAX;
+    let index: Vec<Vec<u32>> = built
+        .iter()
+        .map(|e| {
+            solved_rows(e, side)
+                .map(|row| row.and_then(|i| u32::try_from(i).ok()).unwrap_or(UNSOLVED))
+                .collect()
+        })
+        .collect();
     let mut solved = NullBufferBuilder::new(rows);
-    for e in built {
-        for row in solved_rows(e, side) {
-            solved.append(row.is_some());
+    for rows_of_expiration in &index {
+        for &row in rows_of_expiration {
+            solved.append(row != UNSOLVED);
         }
     }
     let solved = solved.finish();
     ChainGreekArrays::from_columns(GREEK_COLUMNS.map(|greek| {
         let mut values = Vec::with_capacity(rows);
-        for e in built {
+        for (e, rows_of_expiration) in built.iter().zip(&index) {
             let column = greek(&e.solved);
             // Rows without Greeks hold 0 under their null.
-            values.extend(solved_rows(e, side).map(|row| row.map_or(0.0, |i| column[i])));
+            values.extend(rows_of_expiration.iter().map(|&row| {
+                if row == UNSOLVED {
+                    0.0
+                } else {
+                    column[row as usize]
+                }
+            }));
         }
         let nulls = greek_nulls(&values, solved.as_ref());
         Arc::new(Float64Array::new(values.into(), nulls)) as ArrayRef

@@ -14,11 +14,11 @@
 //! 2. **Grid.** [`FlipConfig::points`] hypothetical spots from S·(1 − [`FlipConfig::half_width`])
 //!    to S·(1 + half_width), spot itself the middle point, evenly spaced in ln S on each side
 //!    of spot — by default 161 points over ±20 %: 80 steps of 0.279 % below spot and 80 of
-//!    0.228 % above. Even steps in ln S make d1 linear in the step number, so along one side a
-//!    contract's Gaussian factor follows a two-multiplication recurrence (e^{−d1²/2} has a
-//!    constant second ratio e^{−δ²}) started from one exact exponential where the contract
-//!    becomes non-negligible; the grid values so obtained agree with direct evaluation at the
-//!    same d1 to about 1e-14 relative.
+//!    0.228 % above. Even steps in ln S make d1 linear in the step number on each side. Each
+//!    contract is evaluated directly at the points where it is not negligible (a few dozen
+//!    at most, usually about ten per side): its exponential and Cody's erfc as straight-line
+//!    arithmetic in one loop over those points that runs in SIMD lanes — the same formulas
+//!    as the refinement's direct sum (step 4), so the value at spot is that sum's bit for bit.
 //!    **Sampling.** An expiration whose narrowest contract (smallest σ√T) is wide against the
 //!    grid step is sampled at every m-th grid point only, m the largest divisor of the steps
 //!    per side for which m steps span at most [`FlipConfig::coarsest_d1_step`] (default 0.5)
@@ -39,7 +39,7 @@
 //!    and a bracket none of them confirms is dropped (the curve came within the interpolation
 //!    error of zero without crossing it).
 //! 4. **Refinement.** From the zero of the cubic through the grid values around the bracket,
-//!    Newton steps on the direct sum (no recurrence) with its exact slope, each evaluation
+//!    Newton steps on the direct sum with its exact slope, each evaluation
 //!    also shrinking the bracket, until a step is below [`FlipConfig::relative_tolerance`] ×
 //!    spot (default 1e-9 × spot; convergence is quadratic, so the error left is far smaller)
 //!    or the error the step leaves, |f″/(2f′)|·step² from the exact curvature, is below a
@@ -66,9 +66,10 @@ use rayon::prelude::*;
 use super::{CONTRACT_MULTIPLIER, ExposureError, ONE_PERCENT};
 use std::f64::consts::FRAC_1_SQRT_2;
 
-use crate::pricing::elementary::{EXP_DOMAIN, exp_straight};
+use crate::pricing::elementary::exp_straight;
 use crate::pricing::special::{
-    CODY_LARGE, CODY_THRESHOLD, ONE_OVER_SQRT_PI, ONE_OVER_SQRT_TWO_PI, cody_ab, cody_cd, cody_pq,
+    CODY_LARGE, CODY_THRESHOLD, ONE_OVER_SQRT_PI, ONE_OVER_SQRT_TWO_PI, cody_ab_parts,
+    cody_cd_parts, cody_pq_reversed_parts,
 };
 
 /// How the flip level is searched for.
@@ -288,7 +289,7 @@ impl CurveContract {
     }
 
     /// (GEX, delta-adjusted GEX) at spot `spot` (`ln_spot` = ln `spot`), dollars per 1 % move:
-    /// the direct evaluation the grid's recurrence is checked against.
+    /// the evaluation at one spot the grid is checked against.
     #[cfg(test)]
     fn at(&self, spot: f64, ln_spot: f64) -> (f64, f64) {
         let d1 =
@@ -356,28 +357,14 @@ impl CurveContract {
         )
     }
 
-    /// N(θ·d1), from `density` = e^{−d1²/2}: N(−|d1|) = erfc(y)/2 with y = |d1|/√2 by the
-    /// branch of Cody's erfc that y falls in (the grid's [`Regions`] use the same three), each
-    /// computed and the right one selected.
+    /// N(θ·d1), from `density` = e^{−d1²/2}: N(−|d1|) is [`lower_tail`] of y = |d1|/√2.
     #[inline(always)]
     fn cdf(&self, d1: f64, density: f64) -> f64 {
-        let y = d1.abs() * FRAC_1_SQRT_2;
-        let (small, middle, large) = (
-            lower_tail_small(y, density),
-            lower_tail_middle(y, density),
-            lower_tail_large(y, density),
-        );
-        let lower_tail = if y <= CODY_THRESHOLD {
-            small
-        } else if y <= CODY_LARGE {
-            middle
-        } else {
-            large
-        };
+        let lower = lower_tail(d1.abs() * FRAC_1_SQRT_2, density);
         if self.theta_sign * d1 <= 0.0 {
-            lower_tail
+            lower
         } else {
-            1.0 - lower_tail
+            1.0 - lower
         }
     }
 
@@ -400,192 +387,91 @@ impl CurveContract {
         from <= high && to >= low
     }
 
-    /// Adds the contract's values at the grid points `side` (one side of spot, ascending) where
-    /// ln S′ = ln `spot` + (j − `middle`)·`step`, `step` > 0. Along a side d1 is linear in j
-    /// (slope δ), so e^{−d1²/2} follows `density ← density·ratio, ratio ← ratio·e^{−δ²}` from
-    /// one exact exponential at the non-negligible point nearest spot (`from_spot_down` for
-    /// the side below spot); both factors stay within e^{±40.5}. The delta-adjusted values are then added region by region of d1 (the
-    /// branches of Cody's erfc and the side of the strike), each a loop without branches
-    /// that the compiler can vectorise.
-    #[allow(clippy::too_many_arguments)]
+    /// The first and last points of `points` at which the contract is not negligible (its
+    /// active interval of ln S′ is contiguous, so they bound every such point); `None` when
+    /// there is none.
     #[inline]
-    fn accumulate_side(
-        &self,
-        grid: &[f64],
-        side: std::ops::RangeInclusive<usize>,
-        middle: usize,
-        ln_spot: f64,
-        step: f64,
-        from_spot_down: bool,
-        scratch: &mut Scratch,
-        gamma: &mut [f64],
-        adjusted: &mut [f64],
-    ) {
+    fn active_points(&self, points: &GridPoints) -> Option<(usize, usize)> {
         let (from, to) = self.active_log_spots();
-        let middle_f = middle as f64;
-        let j_start = (middle_f + (from - ln_spot) / step)
-            .ceil()
-            .max(*side.start() as f64);
-        let j_end = (middle_f + (to - ln_spot) / step)
-            .floor()
-            .min(*side.end() as f64);
-        if !(j_start <= j_end) {
-            return;
-        }
-        // Both are whole numbers within `side` here.
-        let (j_start, j_end) = (j_start as usize, j_end as usize);
-        let n = j_end - j_start + 1;
-        let delta = step * self.inv_total_vol;
-        let d1_at_spot =
-            (ln_spot + self.log_ratio_minus_log_strike) * self.inv_total_vol + self.half_total_vol;
-        let d1_start = d1_at_spot + (j_start as f64 - middle_f) * delta;
-        let density = &mut scratch.density[..n];
-        let gex = &mut scratch.gex[..n];
-        if from_spot_down {
-            // Below spot the recurrence starts at the point nearest spot, so the value at spot
-            // itself is the direct one.
-            let d1_end = d1_at_spot + (j_end as f64 - middle_f) * delta;
-            gaussian_recurrence(density, d1_end, -delta);
-            density.reverse();
-        } else {
-            gaussian_recurrence(density, d1_start, delta);
-        }
-        let gamma = &mut gamma[j_start..=j_end];
-        let spots = &grid[j_start..=j_end];
-        for (((g, out), &s), &d) in gex
-            .iter_mut()
-            .zip(gamma.iter_mut())
-            .zip(spots)
-            .zip(&*density)
-        {
-            *g = self.coefficient * s * d;
-            *out += *g;
-        }
-        // Regions of d1 = d1_start + i·δ by Cody's branches of erfc(|d1|/√2) (0.46875 and 4)
-        // and by the sign of d1; `region_start(t)` is the first i with d1 > t.
-        let region_start =
-            |t: f64| (((t - d1_start) / delta).floor() + 1.0).clamp(0.0, n as f64) as usize;
-        let large = CODY_LARGE * SQRT_2;
-        let small = CODY_THRESHOLD * SQRT_2;
-        let bounds = [
-            0,
-            region_start(-large),
-            region_start(-small),
-            region_start(0.0),
-            region_start(small),
-            region_start(large),
-            n,
-        ];
-        let adjusted = &mut adjusted[j_start..=j_end];
-        let regions = Regions {
-            bounds,
-            call: self.theta_sign > 0.0,
-            d1_at_spot,
-            offset: j_start as f64 - middle_f,
-            delta,
-            weight: self.discounted_forward_ratio,
+        let middle = points.middle as f64;
+        let (from, to) = (from - points.ln_spot, to - points.ln_spot);
+        // Points j ≤ middle sit at (middle − j)·down, points j ≥ middle at (j − middle)·up.
+        let index_of = |offset: f64| {
+            if offset <= 0.0 {
+                middle - offset / points.down
+            } else {
+                middle + offset / points.up
+            }
         };
-        regions.add(0, lower_tail_large, density, gex, adjusted);
-        regions.add(1, lower_tail_middle, density, gex, adjusted);
-        regions.add(2, lower_tail_small, density, gex, adjusted);
-        regions.add(3, lower_tail_small, density, gex, adjusted);
-        regions.add(4, lower_tail_middle, density, gex, adjusted);
-        regions.add(5, lower_tail_large, density, gex, adjusted);
+        let first = index_of(from).ceil().max(0.0);
+        let last = index_of(to).floor().min((points.spots.len() - 1) as f64);
+        // Both are whole numbers within the grid here.
+        (first <= last).then_some((first as usize, last as usize))
     }
-}
 
-/// `out[i]` = e^{−(d1 + i·δ)²/2}: one exact exponential, then the ratio of consecutive
-/// values, r_i = e^{−d1_i·δ − δ²/2}, shrinks by e^{−δ²} per point. Even and odd points run as
-/// two chains (ratios over two points, shrinking by e^{−4δ²}) so that consecutive
-/// multiplications do not wait on each other. With |d1| ≤ 9 along the way every factor stays
-/// within e^{±81}.
-#[inline]
-fn gaussian_recurrence(out: &mut [f64], d1: f64, delta: f64) {
-    // Within the exponential's domain whenever a second point is used (then |δ| ≤ 18 since
-    // |d1| ≤ 9 at both); clamped for a lone point, whose ratios are never used.
-    let exp = |x: f64| exp_straight(x.clamp(EXP_DOMAIN.0, EXP_DOMAIN.1));
-    let decay = exp(-delta * delta);
-    let first_ratio = exp(-d1 * delta - 0.5 * delta * delta);
-    // The exponential the direct evaluation uses, so that a side's first value is its own.
-    let mut even = exp_straight(-0.5 * d1 * d1);
-    let mut odd = even * first_ratio;
-    let mut even_ratio = first_ratio * first_ratio * decay;
-    let mut odd_ratio = even_ratio * decay * decay;
-    let decay_over_two = (decay * decay) * (decay * decay);
-    for pair in out.chunks_mut(2) {
-        pair[0] = even;
-        if let Some(second) = pair.get_mut(1) {
-            *second = odd;
-        }
-        even *= even_ratio;
-        odd *= odd_ratio;
-        even_ratio *= decay_over_two;
-        odd_ratio *= decay_over_two;
-    }
-}
-
-/// The six regions of d1 along one side (see [`CurveContract::accumulate_side`]).
-struct Regions {
-    /// Region r is `bounds[r]..bounds[r + 1]`.
-    bounds: [usize; 7],
-    /// Calls (θ = +1) take the lower tail where d1 ≤ 0 (regions 0–2), puts where d1 > 0.
-    call: bool,
-    d1_at_spot: f64,
-    /// d1 of point i is `d1_at_spot + (offset + i)·delta`.
-    offset: f64,
-    delta: f64,
-    /// e^{−rT}·F/S.
-    weight: f64,
-}
-
-impl Regions {
-    /// Adds gex·weight·N(θ·d1) over region `region`, N(−|d1|) by `tail`: one loop without
-    /// branches per region (generic, so `tail` inlines).
-    #[inline(always)]
-    fn add<F: Fn(f64, f64) -> f64>(
-        &self,
-        region: usize,
-        tail: F,
-        density: &[f64],
-        gex: &[f64],
-        adjusted: &mut [f64],
-    ) {
-        let range = self.bounds[region]..self.bounds[region + 1];
-        let upper = (region < 3) != self.call;
-        let (density, gex, adjusted) = (
-            &density[range.clone()],
-            &gex[range.clone()],
-            &mut adjusted[range.clone()],
+    /// Adds the contract's GEX and delta-adjusted GEX at every point of `points` where it is
+    /// not negligible to `gamma` and `adjusted`: each value evaluated directly (the
+    /// exponential and Cody's erfc as straight-line arithmetic, every branch computed and the
+    /// right one selected), in one loop without branches over the contract's active points that
+    /// the compiler evaluates in SIMD lanes. At spot (the middle point) d1 is the direct
+    /// evaluation's own, so that value is [`Self::value_slope_curvature`]'s bit for bit.
+    #[inline]
+    fn accumulate(&self, points: &GridPoints, gamma: &mut [f64], adjusted: &mut [f64]) {
+        let Some((first, last)) = self.active_points(points) else {
+            return;
+        };
+        let d1_at_spot = (points.ln_spot + self.log_ratio_minus_log_strike) * self.inv_total_vol
+            + self.half_total_vol;
+        let range = first..last + 1;
+        let (spots, steps, step) = (
+            &points.spots[range.clone()],
+            &points.steps[range.clone()],
+            &points.step[range.clone()],
         );
-        let first = self.offset + range.start as f64;
-        for (i, ((out, &g), &d)) in adjusted.iter_mut().zip(gex).zip(density).enumerate() {
-            let y = (self.d1_at_spot + (first + i as f64) * self.delta).abs() * FRAC_1_SQRT_2;
-            let lower = tail(y, d);
-            let cdf = if upper { 1.0 - lower } else { lower };
-            *out += g * self.weight * cdf;
+        let (gamma, adjusted) = (&mut gamma[range.clone()], &mut adjusted[range]);
+        let n = spots.len();
+        let (steps, step, gamma, adjusted) =
+            (&steps[..n], &step[..n], &mut gamma[..n], &mut adjusted[..n]);
+        for i in 0..n {
+            // d1 is linear in the point's number on each side of spot.
+            let unclamped = d1_at_spot + steps[i] * (step[i] * self.inv_total_vol);
+            let negligible = unclamped.abs() > NEGLIGIBLE_D1;
+            // Clamped so that the exponential stays in its domain; the value is dropped anyway.
+            let d1 = unclamped.clamp(-NEGLIGIBLE_D1, NEGLIGIBLE_D1);
+            let density = exp_straight(-0.5 * d1 * d1);
+            let gex = self.coefficient * spots[i] * density;
+            let delta_adjusted = self.discounted_forward_ratio * gex * self.cdf(d1, density);
+            gamma[i] += if negligible { 0.0 } else { gex };
+            adjusted[i] += if negligible { 0.0 } else { delta_adjusted };
         }
     }
 }
 
-/// √2.
-const SQRT_2: f64 = std::f64::consts::SQRT_2;
-
-/// N(−|d1|) for y = |d1|/√2 ≤ 0.46875: erfc(y)/2, a plain rational function.
+/// N(−|d1|) = erfc(y)/2 for y = |d1|/√2 ≤ 6.4 (|d1| ≤ [`NEGLIGIBLE_D1`]), `density` =
+/// e^{−y²}, by the branch of Cody's erfc that y falls in: y ≤ 0.46875 the rational function
+/// (1 − y·A/B)/2, up to 4 e^{−y²}·C/D/2, above it the asymptotic e^{−y²}·(1/√π − P/Q)/(2y).
+/// Straight-line: every branch's numerator and denominator are computed, the right pair is
+/// selected and divided once (one division instead of one per branch), so that the grid and
+/// the direct sums evaluate it in SIMD lanes.
 #[inline(always)]
-fn lower_tail_small(y: f64, _density: f64) -> f64 {
-    0.5 * (1.0 - y * cody_ab(y * y))
-}
-
-/// N(−|d1|) for 0.46875 < y ≤ 4: e^{−y²}·erfcx(y)/2 with e^{−y²} = `density`.
-#[inline(always)]
-fn lower_tail_middle(y: f64, density: f64) -> f64 {
-    0.5 * density * cody_cd(y)
-}
-
-/// N(−|d1|) for y > 4: Cody's asymptotic erfcx.
-#[inline(always)]
-fn lower_tail_large(y: f64, density: f64) -> f64 {
-    0.5 * density * ((ONE_OVER_SQRT_PI - cody_pq(1.0 / (y * y))) / y)
+fn lower_tail(y: f64, density: f64) -> f64 {
+    let w = y * y;
+    let (a, b) = cody_ab_parts(w);
+    let small = (0.5 * (b - y * a), b);
+    let (c, d) = cody_cd_parts(y);
+    let middle = (0.5 * density * c, d);
+    // cody_pq(1/w) = p/(w·q).
+    let (p, q) = cody_pq_reversed_parts(w);
+    let wq = w * q;
+    let large = (0.5 * density * (wq * ONE_OVER_SQRT_PI - p), wq * y);
+    let (numerator, denominator) = if y <= CODY_THRESHOLD {
+        small
+    } else if y <= CODY_LARGE {
+        middle
+    } else {
+        large
+    };
+    numerator / denominator
 }
 
 /// The contracts of one refinement field by field, so that the direct sum's loop over them
@@ -692,10 +578,44 @@ impl ActiveContracts {
     }
 }
 
-/// Per-side buffers of [`CurveContract::accumulate_side`], reused across contracts.
-struct Scratch {
-    density: Vec<f64>,
-    gex: Vec<f64>,
+/// A grid of hypothetical spots as [`CurveContract::accumulate`] walks it: odd length, spot
+/// the middle point, even steps in ln S of `down` < 0 below spot and `up` > 0 above it.
+struct GridPoints {
+    spots: Vec<f64>,
+    /// j − middle, as a number.
+    steps: Vec<f64>,
+    /// The ln-step of point j's side: −`down` below spot, `up` above (d1 at point j is d1 at
+    /// spot + `steps[j]`·`step[j]`/(σ√T)).
+    step: Vec<f64>,
+    middle: usize,
+    ln_spot: f64,
+    down: f64,
+    up: f64,
+}
+
+impl GridPoints {
+    fn new(grid: &[f64], spot: f64, (down, up): (f64, f64)) -> Self {
+        let middle = grid.len() / 2;
+        Self {
+            spots: grid.to_vec(),
+            steps: (0..grid.len())
+                .map(|j| {
+                    if j < middle {
+                        -((middle - j) as f64)
+                    } else {
+                        (j - middle) as f64
+                    }
+                })
+                .collect(),
+            step: (0..grid.len())
+                .map(|j| if j < middle { -down } else { up })
+                .collect(),
+            middle,
+            ln_spot: spot.ln(),
+            down,
+            up,
+        }
+    }
 }
 
 /// The contracts of the re-priced curve, grouped (one group per expiration).
@@ -766,39 +686,13 @@ impl GammaCurve {
         contracts: &[CurveContract],
         grid: &[f64],
         spot: f64,
-        (down, up): (f64, f64),
+        steps: (f64, f64),
     ) -> GridValues {
-        let middle = grid.len() / 2;
-        let ln_spot = spot.ln();
+        let points = GridPoints::new(grid, spot, steps);
         let mut gamma = vec![0.0; grid.len()];
         let mut adjusted = vec![0.0; grid.len()];
-        let mut scratch = Scratch {
-            density: vec![0.0; middle + 1],
-            gex: vec![0.0; middle + 1],
-        };
         for contract in contracts {
-            contract.accumulate_side(
-                grid,
-                0..=middle,
-                middle,
-                ln_spot,
-                -down,
-                true,
-                &mut scratch,
-                &mut gamma,
-                &mut adjusted,
-            );
-            contract.accumulate_side(
-                grid,
-                middle + 1..=grid.len() - 1,
-                middle,
-                ln_spot,
-                up,
-                false,
-                &mut scratch,
-                &mut gamma,
-                &mut adjusted,
-            );
+            contract.accumulate(&points, &mut gamma, &mut adjusted);
         }
         GridValues { gamma, adjusted }
     }
@@ -1338,7 +1232,7 @@ mod tests {
     }
 
     #[test]
-    fn recurrence_grid_values_match_direct_evaluation() {
+    fn grid_values_are_the_sums_of_each_contract_at_each_point() {
         let spot = 4_321.5;
         let curve = curve(spot);
         let config = FlipConfig::default();
@@ -1349,8 +1243,8 @@ mod tests {
             let middle = grid.len() / 2;
             let (down, up) = config.log_steps();
             for (j, &s) in grid.iter().enumerate() {
-                // The recurrence's own abscissa: a grid point's ln differs from it by an ulp,
-                // which a one-hour contract's d1 amplifies by 1/(σ√T).
+                // The grid's own abscissa (spot's ln plus whole steps): a grid point's ln differs
+                // from it by an ulp, which a one-hour contract's d1 amplifies by 1/(σ√T).
                 let ln_s = if j < middle {
                     spot.ln() + (middle - j) as f64 * down
                 } else {
@@ -1375,8 +1269,30 @@ mod tests {
                     values.adjusted[j]
                 );
             }
-            // The value at spot starts a recurrence: it is the direct sum, bit for bit.
+            // At spot d1 is the direct evaluation's own: the value is the direct sum, bit for bit.
             assert_eq!(values.gamma[middle], GammaCurve::sum(contracts, spot).0);
+        }
+    }
+
+    #[test]
+    fn the_lower_tail_is_the_normal_distribution() {
+        use std::f64::consts::SQRT_2;
+        // Every branch and both switch points, against the library's Φ (Cody's erfc, each
+        // branch divided on its own, e^{−y²} from the exact square): within a few units in the
+        // last place, plus what the density's rounded square carries (about y² of them).
+        let mut d1 = 0.0;
+        while d1 <= NEGLIGIBLE_D1 {
+            for x in [d1, CODY_THRESHOLD * SQRT_2, CODY_LARGE * SQRT_2] {
+                let y = x * FRAC_1_SQRT_2;
+                let ours = lower_tail(y, exp_straight(-y * y));
+                let reference = crate::pricing::special::norm_cdf(-x);
+                let ulps = 4.0 + 2.0 * y * y;
+                assert!(
+                    (ours - reference).abs() <= ulps * f64::EPSILON * reference,
+                    "d1 {x}: {ours} vs {reference}"
+                );
+            }
+            d1 += 0.003_1;
         }
     }
 

@@ -30,7 +30,9 @@ mod snapshot;
 #[cfg(test)]
 mod tests;
 
-pub use snapshot::{flow_aggregate_rows, flow_batch, flow_groups, flow_snapshot_rows};
+pub use snapshot::{
+    flow_aggregate_rows, flow_aggregates_batch, flow_batch, flow_groups, flow_snapshot_rows,
+};
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;

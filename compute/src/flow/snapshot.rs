@@ -5,7 +5,8 @@
 use arrow_array::RecordBatch;
 use chrono::{DateTime, NaiveDate, Utc};
 use optics_schemas::{
-    FlowAggregateKey, FlowAggregateRow, FlowSnapshotRow, FlowValues, MoneynessCode, SchemaError,
+    FlowAggregateKey, FlowAggregateRow, FlowSnapshotRow, FlowTotals, FlowValues, MoneynessCode,
+    SchemaError,
 };
 
 use super::{
@@ -85,6 +86,25 @@ pub fn flow_aggregate_rows(
         .into_iter()
         .map(|g| row(FlowAggregateKey::Strike(g.key), g.totals));
     expirations.chain(strikes).collect()
+}
+
+/// The `flow_aggregates` batch of one underlying's flow rows: exactly
+/// [`FlowAggregateRow::to_batch_trusted`] of [`flow_aggregate_rows`], written column by column
+/// from the groups (the worker's path; no row or symbol copy per group).
+pub fn flow_aggregates_batch(
+    rows: &[FlowRow],
+    underlying: &str,
+    trade_date: NaiveDate,
+    as_of: DateTime<Utc>,
+) -> Result<RecordBatch, SchemaError> {
+    let expirations = expiration_flows(rows)
+        .into_iter()
+        .map(|g| (FlowAggregateKey::Expiration(g.key), g.totals));
+    let strikes = strike_flows(rows)
+        .into_iter()
+        .map(|g| (FlowAggregateKey::Strike(g.key), g.totals));
+    let groups: Vec<(FlowAggregateKey, FlowTotals)> = expirations.chain(strikes).collect();
+    FlowAggregateRow::batch_of(underlying, trade_date, as_of, &groups)
 }
 
 /// The strike and expiration groups `flow_aggregates` rows store (the inverse of

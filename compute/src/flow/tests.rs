@@ -328,6 +328,11 @@ fn aggregate_rows_are_the_sums_of_the_flow_rows_by_strike_and_by_expiration() {
 
     // The schema takes them as they are, and the stored rows read back to the same groups.
     let batch = FlowAggregateRow::to_batch(&aggregates).unwrap();
+    // The worker's column-by-column batch is the same batch.
+    assert_eq!(
+        flow_aggregates_batch(&rows, "TEST", trade_date, as_of).unwrap(),
+        batch
+    );
     let back = FlowAggregateRow::from_batch(&batch).unwrap();
     assert_eq!(back, aggregates);
     assert_eq!(

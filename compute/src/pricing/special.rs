@@ -103,6 +103,40 @@ pub(crate) fn cody_pq(z: f64) -> f64 {
         / (((((z + Q[0]) * z + Q[1]) * z + Q[2]) * z + Q[3]) * z + Q[4])
 }
 
+/// [`cody_ab`]'s numerator and denominator, undivided.
+#[inline(always)]
+pub(crate) fn cody_ab_parts(z: f64) -> (f64, f64) {
+    (
+        (((A[4] * z + A[0]) * z + A[1]) * z + A[2]) * z + A[3],
+        (((z + B[0]) * z + B[1]) * z + B[2]) * z + B[3],
+    )
+}
+
+/// [`cody_cd`]'s numerator and denominator, undivided.
+#[inline(always)]
+pub(crate) fn cody_cd_parts(y: f64) -> (f64, f64) {
+    (
+        (((((((C[8] * y + C[0]) * y + C[1]) * y + C[2]) * y + C[3]) * y + C[4]) * y + C[5]) * y
+            + C[6])
+            * y
+            + C[7],
+        (((((((y + D[0]) * y + D[1]) * y + D[2]) * y + D[3]) * y + D[4]) * y + D[5]) * y + D[6])
+            * y
+            + D[7],
+    )
+}
+
+/// [`cody_pq`] at z = 1/`w` as (n, d) with `cody_pq(1/w)` = n/(w·d): both of its polynomials
+/// multiplied by w⁵, so that no division is needed for 1/w. Every coefficient is positive, so
+/// Horner in w adds no cancellation.
+#[inline(always)]
+pub(crate) fn cody_pq_reversed_parts(w: f64) -> (f64, f64) {
+    (
+        ((((P[4] * w + P[3]) * w + P[2]) * w + P[1]) * w + P[0]) * w + P[5],
+        ((((Q[4] * w + Q[3]) * w + Q[2]) * w + Q[1]) * w + Q[0]) * w + 1.0,
+    )
+}
+
 /// y² as the exact sum hi + lo (Dekker's product with a Veltkamp split; no FMA needed).
 #[inline(always)]
 fn exact_square(y: f64) -> (f64, f64) {

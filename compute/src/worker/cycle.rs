@@ -6,12 +6,12 @@ use std::sync::Arc;
 
 use arrow_array::RecordBatch;
 use chrono::{DateTime, NaiveDate, Utc};
+use optics_schemas::ExposureSummaryRow;
 use optics_schemas::bus::snapshot_datasets;
 use optics_schemas::columns::chain as chain_col;
 use optics_schemas::columns::exposures as exposure_col;
 use optics_schemas::columns::flow as flow_col;
 use optics_schemas::columns::flow_aggregates as flow_aggregates_col;
-use optics_schemas::{ExposureSummaryRow, FlowAggregateRow};
 use rayon::prelude::*;
 
 use super::{UnderlyingBook, WorkerError};
@@ -19,7 +19,7 @@ use crate::chain::{ChainBatch, ChainMarket, build_chain_with_symbols};
 use crate::exposure::{
     ContractAnalytics, ExposureConfig, compute_exposures, exposure_batch, exposure_summary_rows,
 };
-use crate::flow::{FlowConfig, flow_aggregate_rows, flow_batch, flow_rows_of_accepted};
+use crate::flow::{FlowConfig, flow_aggregates_batch, flow_batch, flow_rows_of_accepted};
 use crate::pricing::PricingModel;
 
 /// What a cycle prices with.
@@ -165,7 +165,8 @@ pub fn build_underlying(
         .map_err(|e| build_error(e.to_string()))?;
     let flow = flow_rows_of_accepted(&contracts, context.spot, &FlowConfig::default())
         .map_err(|e| build_error(e.to_string()))?;
-    let aggregates = flow_aggregate_rows(&flow, underlying, trade_date, context.as_of);
+    let aggregates = flow_aggregates_batch(&flow, underlying, trade_date, context.as_of)
+        .map_err(schema_error)?;
     let flow = flow_batch(&flow, underlying, trade_date, context.as_of).map_err(schema_error)?;
     *spare = contracts;
 
@@ -185,7 +186,7 @@ pub fn build_underlying(
         snapshot(snapshot_datasets::FLOW, flow, FLOW_SORT),
         snapshot(
             snapshot_datasets::FLOW_AGGREGATES,
-            FlowAggregateRow::to_batch_trusted(&aggregates).map_err(schema_error)?,
+            aggregates,
             FLOW_AGGREGATES_SORT,
         ),
     ])
