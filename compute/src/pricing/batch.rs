@@ -8,10 +8,10 @@
 use arrow_array::{Array, BooleanArray, Float64Array, StringArray};
 use rayon::prelude::*;
 
-use super::greeks::greeks_unchecked;
-use super::implied_vol::{ImpliedVolError, Normalised, normalise};
+use super::greeks::greeks_with;
+use super::implied_vol::{ImpliedVolError, Normalised, normalise_with};
 use super::lbr::lanes::{LANES, solve_block};
-use super::{OptionInputs, OptionType, PricingModel};
+use super::{MarketTerms, MarketTermsMemo, OptionInputs, OptionType, PricingModel};
 
 /// Rows per parallel task: large enough to amortise scheduling, small enough to balance.
 const CHUNK_ROWS: usize = 4096;
@@ -211,14 +211,16 @@ pub fn implied_vols_batch(
         .enumerate()
         .for_each(|(chunk_index, (out, status))| {
             let offset = chunk_index * CHUNK_ROWS;
-            solve_rows(chain, prices, offset, out, status);
+            let mut terms = Vec::with_capacity(out.len());
+            solve_rows(chain, prices, offset, out, status, &mut terms);
         });
 }
 
 /// Solves rows `offset..offset + out.len()` in blocks of [`LANES`]: each row is normalised on
 /// its own (a validation failure or a price above the maximum ends it there), the block goes
 /// through the common path together (SIMD lanes), and each row is completed on its own. These
-/// are exactly the steps `implied_vol` applies to one contract, so the bits agree.
+/// are exactly the steps `implied_vol` applies to one contract, so the bits agree. Each row's
+/// market terms are left in `terms` (cleared first) for the Greeks.
 #[inline]
 fn solve_rows(
     chain: &ChainColumns<'_>,
@@ -226,8 +228,12 @@ fn solve_rows(
     offset: usize,
     out: &mut [f64],
     status: &mut [IvStatus],
+    terms: &mut Vec<MarketTerms>,
 ) {
     debug_assert_eq!(out.len(), status.len());
+    let mut memo = MarketTermsMemo::default();
+    terms.clear();
+    terms.extend((0..out.len()).map(|j| memo.terms(&chain.row(offset + j))));
     for block_start in (0..out.len()).step_by(LANES) {
         let block_len = LANES.min(out.len() - block_start);
         let mut normalised: [Option<(OptionInputs, Normalised)>; LANES] = [None; LANES];
@@ -238,7 +244,7 @@ fn solve_rows(
         for lane in 0..block_len {
             let j = block_start + lane;
             let row = chain.row(offset + j);
-            match normalise_row(&row, prices[offset + j]) {
+            match normalise_row(&row, &terms[j], prices[offset + j]) {
                 Ok(n) => {
                     beta[lane] = n.beta;
                     theta_x[lane] = n.theta_x;
@@ -269,14 +275,18 @@ fn solve_rows(
 }
 
 #[inline(always)]
-fn normalise_row(inputs: &OptionInputs, price: f64) -> Result<Normalised, ImpliedVolError> {
+fn normalise_row(
+    inputs: &OptionInputs,
+    terms: &MarketTerms,
+    price: f64,
+) -> Result<Normalised, ImpliedVolError> {
     match inputs.validate() {
         Err(e) => Err(ImpliedVolError::from(e)),
         Ok(()) if !price.is_finite() => Err(ImpliedVolError::InvalidInput(super::InvalidInput {
             field: "price",
             reason: "must be a finite number",
         })),
-        Ok(()) => normalise(inputs, price),
+        Ok(()) => normalise_with(inputs, terms, price),
     }
 }
 
@@ -294,11 +304,19 @@ pub fn implied_vol_and_greeks_batch(chain: &ChainColumns<'_>, prices: &[f64]) ->
         .for_each(|(chunk_index, mut chunk)| {
             let offset = chunk_index * CHUNK_ROWS;
             let rows = chunk.iv.len();
-            solve_rows(chain, prices, offset, &mut *chunk.iv, &mut *chunk.iv_status);
+            let mut terms = Vec::with_capacity(rows);
+            solve_rows(
+                chain,
+                prices,
+                offset,
+                &mut *chunk.iv,
+                &mut *chunk.iv_status,
+                &mut terms,
+            );
             for j in 0..rows {
                 if chunk.iv_status[j] == IvStatus::Solved {
                     let vol = chunk.iv[j];
-                    chunk.write(j, vol, &greeks_unchecked(&chain.row(offset + j), vol));
+                    chunk.write(j, vol, &greeks_with(&chain.row(offset + j), &terms[j], vol));
                 }
             }
         });

@@ -7,7 +7,7 @@
 //! numerical differentiation of the price, independently of these formulas.
 
 use super::special::norm_cdf;
-use super::{InvalidInput, OptionInputs, PricingModel, black};
+use super::{InvalidInput, MarketTerms, OptionInputs, PricingModel, black};
 use crate::time::DAYS_PER_YEAR;
 
 /// Price and the full Greek set of one contract, per share.
@@ -81,6 +81,13 @@ pub fn greeks(inputs: &OptionInputs, vol: f64) -> Result<Greeks, InvalidInput> {
 /// [`greeks`] without validation, for batch kernels that validated up front.
 #[inline]
 pub fn greeks_unchecked(inputs: &OptionInputs, vol: f64) -> Greeks {
+    greeks_with(inputs, &inputs.market_terms(), vol)
+}
+
+/// [`greeks_unchecked`] with the contract's market terms already computed (a batch computes
+/// them once for the solve and the Greeks, and the exponentials once per expiration).
+#[inline]
+pub(crate) fn greeks_with(inputs: &OptionInputs, terms: &MarketTerms, vol: f64) -> Greeks {
     let theta_sign = inputs.option_type.sign();
     let t = inputs.years;
     let r = inputs.rate;
@@ -88,18 +95,18 @@ pub fn greeks_unchecked(inputs: &OptionInputs, vol: f64) -> Greeks {
     let k = inputs.strike;
     let sqrt_t = t.sqrt();
     let total_vol = vol * sqrt_t;
-    let discount = (-r * t).exp();
-    // Cost of carry and the forward.
-    let (carry, forward) = match inputs.model {
-        PricingModel::BlackScholesMerton => {
-            let b = r - inputs.dividend_yield;
-            (b, s_price * (b * t).exp())
-        }
-        PricingModel::Black76 => (0.0, s_price),
+    let MarketTerms {
+        discount,
+        forward,
+        log_moneyness: x,
+    } = *terms;
+    // The cost of carry: r − q for BSM on a spot, 0 for Black-76 on a forward.
+    let carry = match inputs.model {
+        PricingModel::BlackScholesMerton => r - inputs.dividend_yield,
+        PricingModel::Black76 => 0.0,
     };
     // e^{(b−r)T}: e^{−qT} for BSM, e^{−rT} for Black-76; equals F·D/S.
     let carry_discount = forward * discount / s_price;
-    let x = inputs.log_moneyness();
     let inv_total_vol = 1.0 / total_vol;
     let inv_vol = 1.0 / vol;
     let half_inv_t = 0.5 / t;

@@ -2,7 +2,7 @@
 
 use super::lbr::lanes::{LaneOutcome, solve_block};
 use super::lbr::{NormalisedFailure, householder_step, initial_guess};
-use super::{InvalidInput, OptionInputs};
+use super::{InvalidInput, MarketTerms, OptionInputs};
 
 /// Why a price has no implied volatility. Never a NaN or a made-up number.
 #[derive(Debug, Clone, Copy, PartialEq, thiserror::Error)]
@@ -92,11 +92,23 @@ pub(crate) struct Normalised {
 /// Normalises `price` for `inputs`; a price at or above the no-arbitrage maximum fails here.
 #[inline]
 pub(crate) fn normalise(inputs: &OptionInputs, price: f64) -> Result<Normalised, ImpliedVolError> {
-    let discount = inputs.discount();
-    let forward = inputs.forward();
+    normalise_with(inputs, &inputs.market_terms(), price)
+}
+
+/// [`normalise`] with the contract's market terms already computed.
+#[inline]
+pub(crate) fn normalise_with(
+    inputs: &OptionInputs,
+    terms: &MarketTerms,
+    price: f64,
+) -> Result<Normalised, ImpliedVolError> {
+    let MarketTerms {
+        discount,
+        forward,
+        log_moneyness: x,
+    } = *terms;
     let strike = inputs.strike;
     let theta = inputs.option_type.sign();
-    let x = inputs.log_moneyness();
     let undiscounted = price / discount;
     let sqrt_fk = forward.sqrt() * strike.sqrt();
     let maximum = if theta < 0.0 { strike } else { forward };

@@ -200,6 +200,17 @@ impl OptionInputs {
         (-self.rate * self.years).exp()
     }
 
+    /// The discount, forward and log-moneyness, as [`discount`](Self::discount),
+    /// [`forward`](Self::forward) and [`log_moneyness`](Self::log_moneyness) give them.
+    #[inline]
+    pub(crate) fn market_terms(&self) -> MarketTerms {
+        MarketTerms {
+            discount: self.discount(),
+            forward: self.forward(),
+            log_moneyness: self.log_moneyness(),
+        }
+    }
+
     /// Discounted intrinsic value on the forward: D·max(θ(F − K), 0).
     #[inline]
     pub fn intrinsic_value(&self) -> f64 {
@@ -237,4 +248,54 @@ pub fn price_unchecked(inputs: &OptionInputs, vol: f64) -> f64 {
             vol * inputs.years.sqrt(),
             inputs.option_type.sign(),
         )
+}
+
+/// What pricing a contract derives from its market before any volatility: e^{−rT}, the forward
+/// and ln(F/K), as [`OptionInputs::market_terms`] computes them. The implied-volatility solve
+/// and the Greeks of one contract share them, and a batch shares the first two between the
+/// contracts of one expiration ([`MarketTermsMemo`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct MarketTerms {
+    /// e^{−rT}.
+    pub(crate) discount: f64,
+    /// The forward F.
+    pub(crate) forward: f64,
+    /// ln(F/K).
+    pub(crate) log_moneyness: f64,
+}
+
+/// [`OptionInputs::market_terms`] over a run of contracts: the discount and forward (two
+/// exponentials) are kept from the previous contract when its underlying, time, rate, yield and
+/// model are the same bits (the contracts of one expiration), so each result is the one a
+/// fresh computation gives.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct MarketTermsMemo {
+    last: Option<([u64; 4], PricingModel, f64, f64)>,
+}
+
+impl MarketTermsMemo {
+    #[inline]
+    pub(crate) fn terms(&mut self, inputs: &OptionInputs) -> MarketTerms {
+        let key = [
+            inputs.underlying.to_bits(),
+            inputs.years.to_bits(),
+            inputs.rate.to_bits(),
+            inputs.dividend_yield.to_bits(),
+        ];
+        let (discount, forward) = match self.last {
+            Some((k, model, discount, forward)) if k == key && model == inputs.model => {
+                (discount, forward)
+            }
+            _ => {
+                let (discount, forward) = (inputs.discount(), inputs.forward());
+                self.last = Some((key, inputs.model, discount, forward));
+                (discount, forward)
+            }
+        };
+        MarketTerms {
+            discount,
+            forward,
+            log_moneyness: inputs.log_moneyness(),
+        }
+    }
 }
