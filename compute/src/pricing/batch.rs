@@ -313,10 +313,10 @@ pub fn implied_vol_and_greeks_batch(chain: &ChainColumns<'_>, prices: &[f64]) ->
                 &mut *chunk.iv_status,
                 &mut terms,
             );
-            for j in 0..rows {
+            for (j, row_terms) in terms.iter().enumerate() {
                 if chunk.iv_status[j] == IvStatus::Solved {
                     let vol = chunk.iv[j];
-                    chunk.write(j, vol, &greeks_with(&chain.row(offset + j), &terms[j], vol));
+                    chunk.write(j, vol, &greeks_with(&chain.row(offset + j), row_terms, vol));
                 }
             }
         });
