@@ -811,6 +811,20 @@ fn upsample(sampled: &[f64], stride: usize) -> Vec<f64> {
         return sampled.to_vec();
     }
     let per_side = sampled.len() / 2;
+    let fraction = |r: usize| r as f64 / stride as f64;
+    // The cubic's weights depend only on the point's place among its four nodes (the first
+    // node 0, 1 or 2 steps below it) and its fraction of a step: worked out once per call.
+    let weights: Vec<[f64; 4]> = (0..3 * stride)
+        .map(|slot| {
+            let x = (slot / stride) as f64 + fraction(slot % stride);
+            [
+                -(x - 1.0) * (x - 2.0) * (x - 3.0) / 6.0,
+                x * (x - 2.0) * (x - 3.0) / 2.0,
+                -x * (x - 1.0) * (x - 3.0) / 2.0,
+                x * (x - 1.0) * (x - 2.0) / 6.0,
+            ]
+        })
+        .collect();
     let side = |outward: &[f64]| -> Vec<f64> {
         (0..=per_side * stride)
             .map(|i| {
@@ -818,7 +832,7 @@ fn upsample(sampled: &[f64], stride: usize) -> Vec<f64> {
                 if r == 0 {
                     return outward[k];
                 }
-                let t = r as f64 / stride as f64;
+                let t = fraction(r);
                 let chord = outward[k] + t * (outward[k + 1] - outward[k]);
                 if per_side < 3 {
                     return chord;
@@ -828,13 +842,7 @@ fn upsample(sampled: &[f64], stride: usize) -> Vec<f64> {
                 if nodes.contains(&0.0) {
                     return chord;
                 }
-                let x = (k - first) as f64 + t;
-                let weights = [
-                    -(x - 1.0) * (x - 2.0) * (x - 3.0) / 6.0,
-                    x * (x - 2.0) * (x - 3.0) / 2.0,
-                    -x * (x - 1.0) * (x - 3.0) / 2.0,
-                    x * (x - 1.0) * (x - 2.0) / 6.0,
-                ];
+                let weights = weights[(k - first) * stride + r];
                 nodes.iter().zip(weights).map(|(v, w)| v * w).sum()
             })
             .collect()
@@ -873,13 +881,15 @@ fn flip_from_curve(
     adjusted: bool,
 ) -> FlipLevel {
     let value_at_spot = curve.at_spot();
-    let nonzero: Vec<(f64, f64)> = curve
-        .grid
-        .iter()
-        .zip(curve.values)
-        .filter(|(_, v)| **v != 0.0)
-        .map(|(&s, &v)| (s, v))
-        .collect();
+    let mut nonzero: Vec<(f64, f64)> = Vec::with_capacity(curve.grid.len());
+    nonzero.extend(
+        curve
+            .grid
+            .iter()
+            .zip(curve.values)
+            .filter(|(_, v)| **v != 0.0)
+            .map(|(&s, &v)| (s, v)),
+    );
     if nonzero.is_empty() {
         return FlipLevel {
             degeneracy: Some(FlipDegeneracy::NoExposure),

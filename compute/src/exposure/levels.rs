@@ -384,11 +384,13 @@ pub struct MaxPain {
 /// zero end (`pain(K_{j+1}) = pain(K_j) + OI_{≤j}·(K_{j+1} − K_j)` for calls), adding only
 /// non-negative terms, so there is no cancellation.
 pub fn max_pain(open_interest: &[OpenInterestAtStrike], spot: f64) -> Option<MaxPain> {
-    let mut rows: Vec<OpenInterestAtStrike> = open_interest
-        .iter()
-        .copied()
-        .filter(|r| r.strike.is_finite())
-        .collect();
+    let mut rows: Vec<OpenInterestAtStrike> = Vec::with_capacity(open_interest.len());
+    rows.extend(
+        open_interest
+            .iter()
+            .copied()
+            .filter(|r| r.strike.is_finite()),
+    );
     rows.sort_by(|a, b| a.strike.total_cmp(&b.strike));
     if rows.is_empty() || rows.iter().all(|r| r.call == 0 && r.put == 0) {
         return None;

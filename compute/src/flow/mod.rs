@@ -226,33 +226,31 @@ pub(crate) fn flow_rows_of_accepted(
 }
 
 fn rows_of(contracts: &[ContractAnalytics], spot: f64, config: &FlowConfig) -> Vec<FlowRow> {
-    let mut rows: Vec<FlowRow> = contracts
-        .iter()
-        .filter(|c| c.volume > 0)
-        .map(|c| {
-            let volume = c.volume as f64;
-            let open_interest = c.open_interest as f64;
-            let is_unusual = c.volume >= config.unusual_min_volume
-                && (c.open_interest == 0
-                    || volume >= config.unusual_volume_multiple * open_interest);
-            FlowRow {
-                expiration: c.expiration,
-                strike: c.strike,
-                option_type: c.option_type,
-                dte: c.dte,
-                bid: c.bid,
-                ask: c.ask,
-                mid: c.mid,
-                delta: c.greeks.map(|g| g.delta),
-                volume: c.volume,
-                open_interest: c.open_interest,
-                premium_usd: premium_price(c).map(|p| volume * p * CONTRACT_MULTIPLIER),
-                volume_oi_ratio: (c.open_interest > 0).then(|| volume / open_interest),
-                is_unusual,
-                moneyness: Moneyness::of(c.option_type, c.strike, spot),
-            }
-        })
-        .collect();
+    // Sized first: growing a vector of rows by doubling copied them over and over.
+    let mut rows: Vec<FlowRow> =
+        Vec::with_capacity(contracts.iter().filter(|c| c.volume > 0).count());
+    rows.extend(contracts.iter().filter(|c| c.volume > 0).map(|c| {
+        let volume = c.volume as f64;
+        let open_interest = c.open_interest as f64;
+        let is_unusual = c.volume >= config.unusual_min_volume
+            && (c.open_interest == 0 || volume >= config.unusual_volume_multiple * open_interest);
+        FlowRow {
+            expiration: c.expiration,
+            strike: c.strike,
+            option_type: c.option_type,
+            dte: c.dte,
+            bid: c.bid,
+            ask: c.ask,
+            mid: c.mid,
+            delta: c.greeks.map(|g| g.delta),
+            volume: c.volume,
+            open_interest: c.open_interest,
+            premium_usd: premium_price(c).map(|p| volume * p * CONTRACT_MULTIPLIER),
+            volume_oi_ratio: (c.open_interest > 0).then(|| volume / open_interest),
+            is_unusual,
+            moneyness: Moneyness::of(c.option_type, c.strike, spot),
+        }
+    }));
     // A chain build's contracts come in this order already (one settlement per date).
     if !rows.is_sorted_by(|a, b| a.key_order(b).is_le()) {
         rows.sort_by(FlowRow::key_order);
