@@ -7,9 +7,10 @@
 
 use std::sync::Arc;
 
-use arrow_array::builder::{Date32Builder, Float64Builder, StringBuilder, UInt64Builder};
+use arrow_array::builder::StringBuilder;
 use arrow_array::types::{
     ArrowPrimitiveType, Date32Type, Float64Type, Int32Type, TimestampMicrosecondType, UInt32Type,
+    UInt64Type,
 };
 use arrow_array::{
     ArrayRef, Float64Array, PrimitiveArray, RecordBatch, StringArray, UInt32Array, UInt64Array,
@@ -796,7 +797,7 @@ const GREEK_COLUMNS: [fn(&GreekColumns) -> &[f64]; ChainGreeks::COUNT] = [
 /// quote's own fields are present exactly where the side is listed, so they are plain values
 /// under one shared validity; the Greeks are gathered column by column ([`side_greek_arrays`]).
 struct SideColumns {
-    listed: NullBufferBuilder,
+    listed: Vec<bool>,
     option_symbol: StringBuilder,
     quote_time: Vec<i64>,
     bid: Vec<f64>,
@@ -804,19 +805,54 @@ struct SideColumns {
     bid_size: Vec<u32>,
     ask_size: Vec<u32>,
     volume: Vec<u64>,
-    mid: Float64Builder,
-    last: Float64Builder,
-    open_interest: UInt64Builder,
-    oi_date: Date32Builder,
-    iv: Float64Builder,
+    mid: Optional<f64>,
+    last: Optional<f64>,
+    open_interest: Optional<u64>,
+    oi_date: Optional<i32>,
+    iv: Optional<f64>,
     iv_status: StringBuilder,
-    extrinsic: Float64Builder,
+    extrinsic: Optional<f64>,
+}
+
+/// A nullable column as a plain vector and its validity (a value's place holds the default
+/// under a null): what [`SideColumns`] appends to without a builder's bookkeeping per value.
+struct Optional<T> {
+    values: Vec<T>,
+    valid: Vec<bool>,
+}
+
+impl<T: Copy + Default> Optional<T> {
+    fn with_capacity(rows: usize) -> Self {
+        Self {
+            values: Vec::with_capacity(rows),
+            valid: Vec::with_capacity(rows),
+        }
+    }
+
+    #[inline(always)]
+    fn push(&mut self, value: Option<T>) {
+        self.values.push(value.unwrap_or_default());
+        self.valid.push(value.is_some());
+    }
+}
+
+/// The validity of `valid`: `None` when every value is present (as a builder leaves it).
+fn validity(valid: Vec<bool>) -> Option<NullBuffer> {
+    let nulls = NullBuffer::from(valid);
+    (nulls.null_count() > 0).then_some(nulls)
+}
+
+impl<N: arrow_buffer::ArrowNativeType> Optional<N> {
+    /// The column as an array of type `T` (whose values are `N`).
+    fn finish<T: ArrowPrimitiveType<Native = N>>(self) -> PrimitiveArray<T> {
+        PrimitiveArray::<T>::new(self.values.into(), validity(self.valid))
+    }
 }
 
 impl SideColumns {
     fn with_capacity(rows: usize) -> Self {
         Self {
-            listed: NullBufferBuilder::new(rows),
+            listed: Vec::with_capacity(rows),
             option_symbol: StringBuilder::with_capacity(rows, rows * 21),
             quote_time: Vec::with_capacity(rows),
             bid: Vec::with_capacity(rows),
@@ -824,13 +860,13 @@ impl SideColumns {
             bid_size: Vec::with_capacity(rows),
             ask_size: Vec::with_capacity(rows),
             volume: Vec::with_capacity(rows),
-            mid: Float64Builder::with_capacity(rows),
-            last: Float64Builder::with_capacity(rows),
-            open_interest: UInt64Builder::with_capacity(rows),
-            oi_date: Date32Builder::with_capacity(rows),
-            iv: Float64Builder::with_capacity(rows),
+            mid: Optional::with_capacity(rows),
+            last: Optional::with_capacity(rows),
+            open_interest: Optional::with_capacity(rows),
+            oi_date: Optional::with_capacity(rows),
+            iv: Optional::with_capacity(rows),
             iv_status: StringBuilder::with_capacity(rows, rows * 8),
-            extrinsic: Float64Builder::with_capacity(rows),
+            extrinsic: Optional::with_capacity(rows),
         }
     }
 
@@ -839,7 +875,7 @@ impl SideColumns {
     #[inline]
     fn push(&mut self, side: Option<&BuiltSide<'_>>) {
         let quote = side.map(|s| s.quote);
-        self.listed.append(quote.is_some());
+        self.listed.push(quote.is_some());
         self.option_symbol
             .append_option(quote.map(|q| q.option_symbol.as_str()));
         self.quote_time
@@ -849,21 +885,19 @@ impl SideColumns {
         self.bid_size.push(quote.map_or(0, |q| q.bid_size));
         self.ask_size.push(quote.map_or(0, |q| q.ask_size));
         self.volume.push(quote.map_or(0, |q| q.volume));
-        self.mid.append_option(side.and_then(|s| s.mid));
-        self.last.append_option(quote.and_then(|q| q.last));
+        self.mid.push(side.and_then(|s| s.mid));
+        self.last.push(quote.and_then(|q| q.last));
         let attached = side.filter(|s| s.oi_attached).map(|s| s.quote);
-        self.open_interest
-            .append_option(attached.map(|q| q.open_interest));
-        self.oi_date
-            .append_option(attached.map(|q| date_to_days(q.oi_date)));
-        self.iv.append_option(side.and_then(|s| s.iv));
+        self.open_interest.push(attached.map(|q| q.open_interest));
+        self.oi_date.push(attached.map(|q| date_to_days(q.oi_date)));
+        self.iv.push(side.and_then(|s| s.iv));
         self.iv_status
             .append_option(side.and_then(|s| s.iv_status.map(NoIvReason::as_str)));
-        self.extrinsic.append_option(side.and_then(|s| s.extrinsic));
+        self.extrinsic.push(side.and_then(|s| s.extrinsic));
     }
 
     fn finish(mut self, greeks: ChainGreekArrays) -> ChainSideArrays {
-        let listed = self.listed.finish();
+        let listed = validity(self.listed);
         ChainSideArrays {
             option_symbol: Arc::new(self.option_symbol.finish()),
             quote_time: Arc::new(
@@ -875,17 +909,17 @@ impl SideColumns {
             ),
             bid: Arc::new(Float64Array::new(self.bid.into(), listed.clone())),
             ask: Arc::new(Float64Array::new(self.ask.into(), listed.clone())),
-            mid: Arc::new(self.mid.finish()),
-            last: Arc::new(self.last.finish()),
+            mid: Arc::new(self.mid.finish::<Float64Type>()),
+            last: Arc::new(self.last.finish::<Float64Type>()),
             bid_size: Arc::new(UInt32Array::new(self.bid_size.into(), listed.clone())),
             ask_size: Arc::new(UInt32Array::new(self.ask_size.into(), listed.clone())),
             volume: Arc::new(UInt64Array::new(self.volume.into(), listed)),
-            open_interest: Arc::new(self.open_interest.finish()),
-            oi_date: Arc::new(self.oi_date.finish()),
-            iv: Arc::new(self.iv.finish()),
+            open_interest: Arc::new(self.open_interest.finish::<UInt64Type>()),
+            oi_date: Arc::new(self.oi_date.finish::<Date32Type>()),
+            iv: Arc::new(self.iv.finish::<Float64Type>()),
             iv_status: Arc::new(self.iv_status.finish()),
             greeks,
-            extrinsic: Arc::new(self.extrinsic.finish()),
+            extrinsic: Arc::new(self.extrinsic.finish::<Float64Type>()),
         }
     }
 }

@@ -813,8 +813,10 @@ fn upsample(sampled: &[f64], stride: usize) -> Vec<f64> {
     let per_side = sampled.len() / 2;
     let fraction = |r: usize| r as f64 / stride as f64;
     // The cubic's weights depend only on the point's place among its four nodes (the first
-    // node 0, 1 or 2 steps below it) and its fraction of a step: worked out once per call.
-    let weights: Vec<[f64; 4]> = (0..3 * stride)
+    // node 0, 1 or 2 steps below it) and its fraction of a step: worked out once per call
+    // (none when a side has fewer than four points: the chord is used).
+    let slots = if per_side < 3 { 0 } else { 3 * stride };
+    let weights: Vec<[f64; 4]> = (0..slots)
         .map(|slot| {
             let x = (slot / stride) as f64 + fraction(slot % stride);
             [
