@@ -4,6 +4,9 @@
 //! over a scaled universe of synthetic underlyings (`OPTICS_BENCH_SCALE_UNDERLYINGS`, default
 //! 960: about 1.5 M contracts) — IV + Greeks alone and with exposures, flips and flow. Prints
 //! medians; asserts nothing about time. `cargo bench --bench pipeline` (or `make bench`).
+//! `OPTICS_BENCH_CYCLES_ONLY=N` runs only N default-universe cycles (on
+//! `OPTICS_BENCH_CYCLE_THREADS` threads, default 1) and prints their median and fastest: for a
+//! profiler, or to interleave two builds on a noisy machine.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -173,13 +176,18 @@ fn main() {
         "optics pipeline benchmark: {} underlyings, {contracts} contracts, median of {REPEATS}",
         books.len()
     );
-    // For a profiler: only the one-thread cycle, this many times, then stop.
+    // For a profiler or an A/B of two builds: only the cycle, this many times on
+    // OPTICS_BENCH_CYCLE_THREADS threads (default 1), then stop.
     if let Some(cycles) = std::env::var("OPTICS_BENCH_CYCLES_ONLY")
         .ok()
         .and_then(|v| v.parse::<usize>().ok())
     {
+        let threads = std::env::var("OPTICS_BENCH_CYCLE_THREADS")
+            .ok()
+            .and_then(|v| v.parse::<usize>().ok())
+            .unwrap_or(1);
         let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(1)
+            .num_threads(threads)
             .build()
             .expect("pool");
         let walls: Vec<Duration> = (0..cycles.max(1))
@@ -191,7 +199,7 @@ fn main() {
             .collect();
         let fastest = walls.iter().min().copied().unwrap_or_default();
         println!(
-            "{} one-thread cycles, median {:.1} ms, fastest {:.1} ms",
+            "{} cycles on {threads} thread(s), median {:.1} ms, fastest {:.1} ms",
             walls.len(),
             median(walls).as_secs_f64() * 1e3,
             fastest.as_secs_f64() * 1e3
