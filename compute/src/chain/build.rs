@@ -805,23 +805,23 @@ struct SideColumns {
     bid_size: Vec<u32>,
     ask_size: Vec<u32>,
     volume: Vec<u64>,
-    mid: Optional<f64>,
-    last: Optional<f64>,
-    open_interest: Optional<u64>,
-    oi_date: Optional<i32>,
-    iv: Optional<f64>,
+    mid: NullableColumn<f64>,
+    last: NullableColumn<f64>,
+    open_interest: NullableColumn<u64>,
+    oi_date: NullableColumn<i32>,
+    iv: NullableColumn<f64>,
     iv_status: StringBuilder,
-    extrinsic: Optional<f64>,
+    extrinsic: NullableColumn<f64>,
 }
 
 /// A nullable column as a plain vector and its validity (a value's place holds the default
 /// under a null): what [`SideColumns`] appends to without a builder's bookkeeping per value.
-struct Optional<T> {
+struct NullableColumn<T> {
     values: Vec<T>,
     valid: Vec<bool>,
 }
 
-impl<T: Copy + Default> Optional<T> {
+impl<T: Copy + Default> NullableColumn<T> {
     fn with_capacity(rows: usize) -> Self {
         Self {
             values: Vec::with_capacity(rows),
@@ -842,7 +842,7 @@ fn validity(valid: Vec<bool>) -> Option<NullBuffer> {
     (nulls.null_count() > 0).then_some(nulls)
 }
 
-impl<N: arrow_buffer::ArrowNativeType> Optional<N> {
+impl<N: arrow_buffer::ArrowNativeType> NullableColumn<N> {
     /// The column as an array of type `T` (whose values are `N`).
     fn finish<T: ArrowPrimitiveType<Native = N>>(self) -> PrimitiveArray<T> {
         PrimitiveArray::<T>::new(self.values.into(), validity(self.valid))
@@ -860,13 +860,13 @@ impl SideColumns {
             bid_size: Vec::with_capacity(rows),
             ask_size: Vec::with_capacity(rows),
             volume: Vec::with_capacity(rows),
-            mid: Optional::with_capacity(rows),
-            last: Optional::with_capacity(rows),
-            open_interest: Optional::with_capacity(rows),
-            oi_date: Optional::with_capacity(rows),
-            iv: Optional::with_capacity(rows),
+            mid: NullableColumn::with_capacity(rows),
+            last: NullableColumn::with_capacity(rows),
+            open_interest: NullableColumn::with_capacity(rows),
+            oi_date: NullableColumn::with_capacity(rows),
+            iv: NullableColumn::with_capacity(rows),
             iv_status: StringBuilder::with_capacity(rows, rows * 8),
-            extrinsic: Optional::with_capacity(rows),
+            extrinsic: NullableColumn::with_capacity(rows),
         }
     }
 
