@@ -31,7 +31,8 @@ use crate::enums::WireEnum;
 use crate::error::SchemaError;
 use crate::table::{
     bools, calendar_dte, check_symbol, date_to_days, dates, days_to_date, f64s, f64s_opt, field,
-    micros_to_timestamp, opt, read_rows, timestamp_type, timestamps, u64s, utf8, utf8_opt,
+    micros_to_timestamp, opt, read_rows, snapshot_identity_columns, timestamp_type, timestamps,
+    u64s, utf8, utf8_opt,
 };
 
 /// The strike-grain dataset's name (storage paths, events, error messages).
@@ -496,20 +497,16 @@ impl ExposureBatchBuilder {
     /// rules are checked again in debug builds only.
     pub fn finish(self) -> Result<RecordBatch, SchemaError> {
         let rows = self.len();
-        let mut columns = vec![
-            utf8(std::iter::repeat_n(self.underlying.as_str(), rows)),
-            Arc::new(Date32Array::from(vec![date_to_days(self.trade_date); rows])) as ArrayRef,
-            Arc::new(
-                TimestampMicrosecondArray::from(vec![self.as_of.timestamp_micros(); rows])
-                    .with_timezone("UTC"),
-            ),
-            Arc::new(Date32Array::from(self.expiration)),
+        let mut columns: Vec<ArrayRef> =
+            snapshot_identity_columns(&self.underlying, self.trade_date, self.as_of, rows).into();
+        columns.extend([
+            Arc::new(Date32Array::from(self.expiration)) as ArrayRef,
             Arc::new(Int32Array::from(self.dte)),
             Arc::new(Float64Array::from(self.strike)),
             Arc::new(Float64Array::from(vec![self.spot; rows])),
             Arc::new(UInt64Array::from(self.call_open_interest)),
             Arc::new(UInt64Array::from(self.put_open_interest)),
-        ];
+        ]);
         columns.extend(
             self.measures
                 .into_iter()

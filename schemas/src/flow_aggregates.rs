@@ -23,8 +23,8 @@ use crate::enums::WireEnum;
 use crate::error::SchemaError;
 use crate::exposure_snapshot::{SnapshotColumns, conform, snapshot_code_enum};
 use crate::table::{
-    date_to_days, dates, f64s, f64s_opt, field, opt, read_rows, timestamp_type, timestamps, u64s,
-    utf8,
+    date_to_days, dates, f64s, f64s_opt, field, opt, read_rows, snapshot_identity_columns,
+    timestamp_type, timestamps, u64s, utf8,
 };
 
 /// The dataset's name (storage paths, events, error messages).
@@ -178,12 +178,7 @@ impl FlowAggregateRow {
         as_of: DateTime<Utc>,
         groups: &[(FlowAggregateKey, FlowTotals)],
     ) -> Result<RecordBatch, SchemaError> {
-        let n = groups.len();
-        let leading = [
-            utf8(std::iter::repeat_n(underlying, n)),
-            Arc::new(Date32Array::from_value(date_to_days(trade_date), n)) as ArrayRef,
-            timestamps(std::iter::repeat_n(as_of, n)),
-        ];
+        let leading = snapshot_identity_columns(underlying, trade_date, as_of, groups.len());
         let batch = write_batch(groups, leading, |g| (g.0, &g.1))?;
         if cfg!(debug_assertions) {
             read(&batch, false)?;

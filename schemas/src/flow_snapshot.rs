@@ -11,7 +11,7 @@
 use std::fmt;
 use std::sync::{Arc, LazyLock};
 
-use arrow_array::{ArrayRef, Date32Array, Float64Array, Int32Array, RecordBatch};
+use arrow_array::{ArrayRef, Float64Array, Int32Array, RecordBatch};
 use arrow_schema::{DataType, Schema, SchemaRef};
 use chrono::{DateTime, NaiveDate, Utc};
 
@@ -20,7 +20,7 @@ use crate::enums::{OptionType, WireEnum};
 use crate::error::SchemaError;
 use crate::exposure_snapshot::{SnapshotColumns, conform, snapshot_code_enum};
 use crate::table::{
-    bools, calendar_dte, date_to_days, dates, f64s, f64s_opt, field, opt, read_rows,
+    bools, calendar_dte, dates, f64s, f64s_opt, field, opt, read_rows, snapshot_identity_columns,
     timestamp_type, timestamps, u64s, utf8,
 };
 
@@ -242,10 +242,12 @@ impl FlowSnapshotRow {
                 }
             }
         });
+        let [underlying, trade_date, as_of] =
+            snapshot_identity_columns(underlying, trade_date, as_of, n);
         let leading = [
-            utf8(std::iter::repeat_n(underlying, n)),
-            Arc::new(Date32Array::from_value(date_to_days(trade_date), n)) as ArrayRef,
-            timestamps(std::iter::repeat_n(as_of, n)),
+            underlying,
+            trade_date,
+            as_of,
             Arc::new(Int32Array::from_iter_values(dte)),
         ];
         let batch = write_batch(rows, leading, &values)?;

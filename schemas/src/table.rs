@@ -772,6 +772,21 @@ pub(crate) fn dates<I: IntoIterator<Item = NaiveDate>>(values: I) -> ArrayRef {
     ))
 }
 
+/// The underlying, trade-date and `as_of` columns of `rows` rows of one underlying's snapshot,
+/// every row the same (the leading columns of the per-underlying snapshot datasets).
+pub(crate) fn snapshot_identity_columns(
+    underlying: &str,
+    trade_date: NaiveDate,
+    as_of: DateTime<Utc>,
+    rows: usize,
+) -> [ArrayRef; 3] {
+    [
+        utf8(std::iter::repeat_n(underlying, rows)),
+        Arc::new(Date32Array::from_value(date_to_days(trade_date), rows)),
+        timestamps(std::iter::repeat_n(as_of, rows)),
+    ]
+}
+
 pub(crate) fn timestamps<I: IntoIterator<Item = DateTime<Utc>>>(values: I) -> ArrayRef {
     Arc::new(
         TimestampMicrosecondArray::from_iter_values(

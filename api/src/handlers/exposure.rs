@@ -19,7 +19,7 @@ use chrono::{DateTime, NaiveDate, Utc};
 use optics_compute::exposure::{
     ContractExposure, ExposureKind, ExposureVector, GammaLevels, GreekLevels, KeyLevels,
     OpenInterestAtStrike, PriceLevel, StrikeExposure, StrikeLevel, contract_exposure,
-    contracts_from_chain, max_pain,
+    contracts_from_chain, cumulative_net, max_pain,
 };
 use optics_compute::pricing::OptionType;
 use optics_schemas::{
@@ -1561,14 +1561,7 @@ pub async fn greeks_exposure(
         .collect();
     let spot = summary.spot;
     let strikes = strike_exposures(&rows);
-    let mut running = ExposureVector::ZERO;
-    let cumulative: Vec<ExposureVector> = strikes
-        .iter()
-        .map(|s| {
-            running += s.net();
-            running
-        })
-        .collect();
+    let cumulative = cumulative_net(&strikes);
     let call_totals = ExposureVector(summary.call.to_array());
     let put_totals = ExposureVector(summary.put.to_array());
     let mut greek_levels = BTreeMap::new();

@@ -168,6 +168,19 @@ pub fn cumulative_crossing(strikes: &[f64], cumulative: &[f64], spot: f64) -> Op
     search.nearest
 }
 
+/// Running sum of the net exposures of `strikes` from the lowest strike up (aligned with
+/// `strikes`): the profile [`GreekLevels::from_profile`] reads its crossings from.
+pub fn cumulative_net(strikes: &[StrikeExposure]) -> Vec<ExposureVector> {
+    let mut running = ExposureVector::ZERO;
+    strikes
+        .iter()
+        .map(|row| {
+            running += row.net();
+            running
+        })
+        .collect()
+}
+
 /// [`cumulative_crossing`] of the running sum of `value` over `strikes` (ascending), without
 /// writing the cumulative profile down.
 pub fn running_sum_crossing(

@@ -70,7 +70,8 @@ pub use input::{ContractAnalytics, UnderlyingContext};
 pub use levels::{
     DirectionalBias, GammaLevels, GreekLevels, Implications, ImplicationsConfig, KeyLevels,
     MaxPain, OpenInterestAtStrike, Positioning, PriceLevel, StrikeLevel, StrikePain,
-    VolatilityRegime, cumulative_crossing, distance_pct, gex_ratio, max_pain, running_sum_crossing,
+    VolatilityRegime, cumulative_crossing, cumulative_net, distance_pct, gex_ratio, max_pain,
+    running_sum_crossing,
 };
 pub use report::{
     ContractExposure, ExposureConfig, ExposureReport, ExposureSummary, StrikeExposure,

@@ -6,7 +6,7 @@ use super::flip::{CurveContract, CurveTerms, FlipConfig, FlipLevel, GammaCurve};
 use super::input::{ContractAnalytics, UnderlyingContext};
 use super::levels::{
     GammaLevels, GreekLevels, Implications, ImplicationsConfig, KeyLevels, MaxPain,
-    OpenInterestAtStrike, gex_ratio, max_pain, running_sum_crossing,
+    OpenInterestAtStrike, cumulative_net, gex_ratio, max_pain, running_sum_crossing,
 };
 use super::{CONTRACT_MULTIPLIER, ExposureError, ExposureKind, ExposureVector, ONE_PERCENT};
 use crate::pricing::{Greeks, OptionType, PricingModel, greeks};
@@ -132,25 +132,13 @@ impl ExposureSummary {
         self.call_totals + self.put_totals
     }
 
-    /// Running sum of the net exposures from the lowest strike up (aligned with `strikes`).
-    pub fn cumulative_net(&self) -> Vec<ExposureVector> {
-        let mut running = ExposureVector::ZERO;
-        self.strikes
-            .iter()
-            .map(|row| {
-                running += row.net();
-                running
-            })
-            .collect()
-    }
-
     /// The levels of `kind` at `spot`, derived on demand: the worker stores the strike profile
     /// they come from, not the levels (the API derives them per request).
     pub fn greek_levels(&self, kind: ExposureKind, spot: f64) -> GreekLevels {
         GreekLevels::from_profile(
             kind,
             &self.strikes,
-            &self.cumulative_net(),
+            &cumulative_net(&self.strikes),
             self.call_totals[kind],
             self.put_totals[kind],
             spot,

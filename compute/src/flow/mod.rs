@@ -195,14 +195,19 @@ pub fn flow_rows(
     spot: f64,
     config: &FlowConfig,
 ) -> Result<Vec<FlowRow>, FlowError> {
-    if !(spot.is_finite() && spot > 0.0) {
-        return Err(FlowError::Spot(spot));
-    }
-    config.validate()?;
+    check_market(spot, config)?;
     for (index, contract) in contracts.iter().enumerate() {
         contract.validate(index)?;
     }
     Ok(rows_of(contracts, spot, config))
+}
+
+/// The spot and configuration every flow derivation needs.
+fn check_market(spot: f64, config: &FlowConfig) -> Result<(), FlowError> {
+    if !(spot.is_finite() && spot > 0.0) {
+        return Err(FlowError::Spot(spot));
+    }
+    config.validate()
 }
 
 /// [`flow_rows`] of contracts that [`crate::exposure::compute_exposures`] has just accepted
@@ -212,10 +217,7 @@ pub(crate) fn flow_rows_of_accepted(
     spot: f64,
     config: &FlowConfig,
 ) -> Result<Vec<FlowRow>, FlowError> {
-    if !(spot.is_finite() && spot > 0.0) {
-        return Err(FlowError::Spot(spot));
-    }
-    config.validate()?;
+    check_market(spot, config)?;
     debug_assert!(
         contracts
             .iter()

@@ -72,19 +72,27 @@ pub fn flow_aggregate_rows(
     trade_date: NaiveDate,
     as_of: DateTime<Utc>,
 ) -> Vec<FlowAggregateRow> {
-    let row = |key, totals| FlowAggregateRow {
-        underlying: underlying.to_owned(),
-        trade_date,
-        as_of,
-        key,
-        totals,
-    };
+    aggregate_groups(rows)
+        .into_iter()
+        .map(|(key, totals)| FlowAggregateRow {
+            underlying: underlying.to_owned(),
+            trade_date,
+            as_of,
+            key,
+            totals,
+        })
+        .collect()
+}
+
+/// Every expiration's group, then every strike's (across expirations), each ascending: the
+/// keys and totals of the `flow_aggregates` rows, in the dataset's row order.
+fn aggregate_groups(rows: &[FlowRow]) -> Vec<(FlowAggregateKey, FlowTotals)> {
     let expirations = expiration_flows(rows)
         .into_iter()
-        .map(|g| row(FlowAggregateKey::Expiration(g.key), g.totals));
+        .map(|g| (FlowAggregateKey::Expiration(g.key), g.totals));
     let strikes = strike_flows(rows)
         .into_iter()
-        .map(|g| row(FlowAggregateKey::Strike(g.key), g.totals));
+        .map(|g| (FlowAggregateKey::Strike(g.key), g.totals));
     expirations.chain(strikes).collect()
 }
 
@@ -97,14 +105,7 @@ pub fn flow_aggregates_batch(
     trade_date: NaiveDate,
     as_of: DateTime<Utc>,
 ) -> Result<RecordBatch, SchemaError> {
-    let expirations = expiration_flows(rows)
-        .into_iter()
-        .map(|g| (FlowAggregateKey::Expiration(g.key), g.totals));
-    let strikes = strike_flows(rows)
-        .into_iter()
-        .map(|g| (FlowAggregateKey::Strike(g.key), g.totals));
-    let groups: Vec<(FlowAggregateKey, FlowTotals)> = expirations.chain(strikes).collect();
-    FlowAggregateRow::batch_of(underlying, trade_date, as_of, &groups)
+    FlowAggregateRow::batch_of(underlying, trade_date, as_of, &aggregate_groups(rows))
 }
 
 /// The strike and expiration groups `flow_aggregates` rows store (the inverse of

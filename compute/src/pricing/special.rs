@@ -82,19 +82,14 @@ const Q: [f64; 5] = [
 
 #[inline(always)]
 pub(crate) fn cody_ab(z: f64) -> f64 {
-    ((((A[4] * z + A[0]) * z + A[1]) * z + A[2]) * z + A[3])
-        / ((((z + B[0]) * z + B[1]) * z + B[2]) * z + B[3])
+    let (numerator, denominator) = cody_ab_parts(z);
+    numerator / denominator
 }
 
 #[inline(always)]
 pub(crate) fn cody_cd(y: f64) -> f64 {
-    ((((((((C[8] * y + C[0]) * y + C[1]) * y + C[2]) * y + C[3]) * y + C[4]) * y + C[5]) * y
-        + C[6])
-        * y
-        + C[7])
-        / ((((((((y + D[0]) * y + D[1]) * y + D[2]) * y + D[3]) * y + D[4]) * y + D[5]) * y + D[6])
-            * y
-            + D[7])
+    let (numerator, denominator) = cody_cd_parts(y);
+    numerator / denominator
 }
 
 #[inline(always)]
@@ -103,7 +98,7 @@ pub(crate) fn cody_pq(z: f64) -> f64 {
         / (((((z + Q[0]) * z + Q[1]) * z + Q[2]) * z + Q[3]) * z + Q[4])
 }
 
-/// [`cody_ab`]'s numerator and denominator, undivided.
+/// The numerator and denominator of [`cody_ab`], undivided.
 #[inline(always)]
 pub(crate) fn cody_ab_parts(z: f64) -> (f64, f64) {
     (
@@ -112,7 +107,7 @@ pub(crate) fn cody_ab_parts(z: f64) -> (f64, f64) {
     )
 }
 
-/// [`cody_cd`]'s numerator and denominator, undivided.
+/// The numerator and denominator of [`cody_cd`], undivided.
 #[inline(always)]
 pub(crate) fn cody_cd_parts(y: f64) -> (f64, f64) {
     (
