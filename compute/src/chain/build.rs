@@ -961,14 +961,12 @@ fn side_greek_arrays(built: &[ExpirationBuild<'_>], rows: usize, side: usize) ->
         let mut values = Vec::with_capacity(rows);
         for (e, rows_of_expiration) in built.iter().zip(&index) {
             let column = greek(&e.solved);
-            // Rows without Greeks hold 0 under their null.
-            values.extend(rows_of_expiration.iter().map(|&row| {
-                if row == UNSOLVED {
-                    0.0
-                } else {
-                    column[row as usize]
-                }
-            }));
+            // Rows without Greeks (`UNSOLVED`, beyond any column) hold 0 under their null.
+            values.extend(
+                rows_of_expiration
+                    .iter()
+                    .map(|&row| column.get(row as usize).copied().unwrap_or(0.0)),
+            );
         }
         let nulls = greek_nulls(&values, solved.as_ref());
         Arc::new(Float64Array::new(values.into(), nulls)) as ArrayRef

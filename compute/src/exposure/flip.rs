@@ -499,30 +499,23 @@ impl ActiveContracts {
     /// The contracts of `contracts` that are not negligible somewhere in ln S′ ∈ [`low`,
     /// `high`] (the others add exactly zero there).
     fn within(contracts: &[CurveContract], low: f64, high: f64) -> Self {
-        let is_active = |c: &&CurveContract| c.active_within(low, high);
-        let count = contracts.iter().filter(is_active).count();
-        let mut active = Self {
-            coefficient: Vec::with_capacity(count),
-            log_ratio_minus_log_strike: Vec::with_capacity(count),
-            inv_total_vol: Vec::with_capacity(count),
-            half_total_vol: Vec::with_capacity(count),
-            discounted_forward_ratio: Vec::with_capacity(count),
-            theta_sign: Vec::with_capacity(count),
-            values: RefCell::new(std::array::from_fn(|_| vec![0.0; count])),
+        // One pass to pick them, then each field gathered in a loop of known length.
+        let active: Vec<&CurveContract> = contracts
+            .iter()
+            .filter(|c| c.active_within(low, high))
+            .collect();
+        let column = |field: fn(&CurveContract) -> f64| -> Vec<f64> {
+            active.iter().map(|c| field(c)).collect()
         };
-        for c in contracts.iter().filter(is_active) {
-            active.coefficient.push(c.coefficient);
-            active
-                .log_ratio_minus_log_strike
-                .push(c.log_ratio_minus_log_strike);
-            active.inv_total_vol.push(c.inv_total_vol);
-            active.half_total_vol.push(c.half_total_vol);
-            active
-                .discounted_forward_ratio
-                .push(c.discounted_forward_ratio);
-            active.theta_sign.push(c.theta_sign);
+        Self {
+            coefficient: column(|c| c.coefficient),
+            log_ratio_minus_log_strike: column(|c| c.log_ratio_minus_log_strike),
+            inv_total_vol: column(|c| c.inv_total_vol),
+            half_total_vol: column(|c| c.half_total_vol),
+            discounted_forward_ratio: column(|c| c.discounted_forward_ratio),
+            theta_sign: column(|c| c.theta_sign),
+            values: RefCell::new(std::array::from_fn(|_| vec![0.0; active.len()])),
         }
-        active
     }
 
     /// The curve (delta-adjusted when `adjusted`) with its first and second derivatives at
@@ -827,32 +820,35 @@ fn upsample(sampled: &[f64], stride: usize) -> Vec<f64> {
             ]
         })
         .collect();
-    let side = |outward: &[f64]| -> Vec<f64> {
-        (0..=per_side * stride)
-            .map(|i| {
-                let (k, r) = (i / stride, i % stride);
-                if r == 0 {
-                    return outward[k];
-                }
-                let t = fraction(r);
-                let chord = outward[k] + t * (outward[k + 1] - outward[k]);
-                if per_side < 3 {
-                    return chord;
-                }
-                let first = k.saturating_sub(1).min(per_side - 3);
-                let nodes = &outward[first..first + 4];
-                if nodes.contains(&0.0) {
-                    return chord;
-                }
-                let weights = weights[(k - first) * stride + r];
-                nodes.iter().zip(weights).map(|(v, w)| v * w).sum()
-            })
-            .collect()
+    // Point i of a side (counted outward from spot) goes to `values[middle ∓ i]`. One sampled
+    // interval at a time, so that its stencil (and whether it touches a zero) is chosen once
+    // for the points inside it.
+    let middle = per_side * stride;
+    let mut values = vec![0.0; 2 * middle + 1];
+    let mut side = |outward: &[f64], below: bool| {
+        let place = |i: usize| if below { middle - i } else { middle + i };
+        for k in 0..per_side {
+            let (low, high) = (outward[k], outward[k + 1]);
+            values[place(k * stride)] = low;
+            let first = k.saturating_sub(1).min(per_side.saturating_sub(3));
+            let cubic = (per_side >= 3)
+                .then(|| &outward[first..first + 4])
+                .filter(|nodes| !nodes.contains(&0.0));
+            for r in 1..stride {
+                values[place(k * stride + r)] = match cubic {
+                    Some(nodes) => {
+                        let w = weights[(k - first) * stride + r];
+                        nodes[0] * w[0] + nodes[1] * w[1] + nodes[2] * w[2] + nodes[3] * w[3]
+                    }
+                    None => low + fraction(r) * (high - low),
+                };
+            }
+        }
+        values[place(middle)] = outward[per_side];
     };
     let below: Vec<f64> = sampled[..=per_side].iter().rev().copied().collect();
-    let mut values = side(&below);
-    values.reverse();
-    values.extend(side(&sampled[per_side..]).into_iter().skip(1));
+    side(&below, true);
+    side(&sampled[per_side..], false);
     values
 }
 
