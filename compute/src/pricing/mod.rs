@@ -123,6 +123,18 @@ pub struct InvalidInput {
 impl OptionInputs {
     /// Checks every field is finite and in its domain.
     pub fn validate(&self) -> Result<(), InvalidInput> {
+        // Every rule below in one test without a branch per field (a batch validates every
+        // row); the checks that name the field run only when it fails.
+        let positive = |value: f64| value.is_finite() & (value > 0.0);
+        let in_domain = positive(self.underlying)
+            & positive(self.strike)
+            & positive(self.years)
+            & self.rate.is_finite()
+            & self.dividend_yield.is_finite()
+            & ((self.model != PricingModel::Black76) | (self.dividend_yield == 0.0));
+        if in_domain {
+            return Ok(());
+        }
         let positive = |value: f64, field: &'static str| {
             if !value.is_finite() {
                 Err(InvalidInput {
@@ -297,5 +309,69 @@ impl MarketTermsMemo {
             forward,
             log_moneyness: inputs.log_moneyness(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn valid(model: PricingModel) -> OptionInputs {
+        OptionInputs {
+            option_type: OptionType::Call,
+            model,
+            underlying: 100.0,
+            strike: 95.0,
+            years: 0.25,
+            rate: 0.04,
+            dividend_yield: 0.0,
+        }
+    }
+
+    #[test]
+    fn validation_names_the_first_field_out_of_its_domain() {
+        let bsm = valid(PricingModel::BlackScholesMerton);
+        assert_eq!(bsm.validate(), Ok(()));
+        assert_eq!(valid(PricingModel::Black76).validate(), Ok(()));
+        // Negative rates and yields are markets, not errors.
+        let negative = OptionInputs {
+            rate: -0.005,
+            dividend_yield: -0.01,
+            ..bsm
+        };
+        assert_eq!(negative.validate(), Ok(()));
+        let field_of = |inputs: OptionInputs| inputs.validate().map_err(|e| e.field);
+        for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            assert_eq!(
+                field_of(OptionInputs {
+                    underlying: bad,
+                    ..bsm
+                }),
+                Err("underlying")
+            );
+            assert_eq!(field_of(OptionInputs { strike: bad, ..bsm }), Err("strike"));
+            assert_eq!(field_of(OptionInputs { years: bad, ..bsm }), Err("years"));
+        }
+        for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+            assert_eq!(field_of(OptionInputs { rate: bad, ..bsm }), Err("rate"));
+            assert_eq!(
+                field_of(OptionInputs {
+                    dividend_yield: bad,
+                    ..bsm
+                }),
+                Err("dividend_yield")
+            );
+        }
+        let black_with_yield = OptionInputs {
+            dividend_yield: 0.01,
+            ..valid(PricingModel::Black76)
+        };
+        assert_eq!(field_of(black_with_yield), Err("dividend_yield"));
+        assert_eq!(
+            OptionInputs { years: 0.0, ..bsm }
+                .validate()
+                .map_err(|e| e.reason),
+            Err("the option has expired")
+        );
     }
 }
