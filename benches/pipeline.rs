@@ -178,14 +178,8 @@ fn main() {
     );
     // For a profiler or an A/B of two builds: only the cycle, this many times on
     // OPTICS_BENCH_CYCLE_THREADS threads (default 1), then stop.
-    if let Some(cycles) = std::env::var("OPTICS_BENCH_CYCLES_ONLY")
-        .ok()
-        .and_then(|v| v.parse::<usize>().ok())
-    {
-        let threads = std::env::var("OPTICS_BENCH_CYCLE_THREADS")
-            .ok()
-            .and_then(|v| v.parse::<usize>().ok())
-            .unwrap_or(1);
+    if let Some(cycles) = env_count("OPTICS_BENCH_CYCLES_ONLY") {
+        let threads = env_count("OPTICS_BENCH_CYCLE_THREADS").unwrap_or(1);
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .build()
@@ -346,10 +340,7 @@ fn main() {
     let _ = std::fs::remove_dir_all(&dir);
 
     // The scale universe: synthetic underlyings jumped to the close.
-    let underlyings = std::env::var("OPTICS_BENCH_SCALE_UNDERLYINGS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(960);
+    let underlyings = env_count("OPTICS_BENCH_SCALE_UNDERLYINGS").unwrap_or(960);
     let scaled = Arc::new(Universe::scaled(underlyings, 7));
     let mut simulator = SessionSimulator::new(
         Arc::clone(&scaled),
@@ -398,4 +389,9 @@ fn main() {
         full_wall.as_secs_f64() * 1e3,
         full_wall.as_secs_f64() * 1e9 / contracts as f64
     );
+}
+
+/// A count from the environment variable `name`, when it is set to one.
+fn env_count(name: &str) -> Option<usize> {
+    std::env::var(name).ok().and_then(|v| v.parse().ok())
 }

@@ -178,8 +178,8 @@ impl FlowAggregateRow {
         as_of: DateTime<Utc>,
         groups: &[(FlowAggregateKey, FlowTotals)],
     ) -> Result<RecordBatch, SchemaError> {
-        let leading = snapshot_identity_columns(underlying, trade_date, as_of, groups.len());
-        let batch = write_batch(groups, leading, |g| (g.0, &g.1))?;
+        let identity = snapshot_identity_columns(underlying, trade_date, as_of, groups.len());
+        let batch = write_batch(groups, identity, |g| (g.0, &g.1))?;
         if cfg!(debug_assertions) {
             read(&batch, false)?;
         }
@@ -187,12 +187,12 @@ impl FlowAggregateRow {
     }
 
     fn build_batch(rows: &[FlowAggregateRow]) -> Result<RecordBatch, SchemaError> {
-        let leading = [
+        let identity = [
             utf8(rows.iter().map(|r| r.underlying.as_str())),
             dates(rows.iter().map(|r| r.trade_date)),
             timestamps(rows.iter().map(|r| r.as_of)),
         ];
-        write_batch(rows, leading, |r| (r.key, &r.totals))
+        write_batch(rows, identity, |r| (r.key, &r.totals))
     }
 
     /// Validates a batch (columns by name, types, nulls, every value rule, the row order) and
@@ -208,20 +208,17 @@ impl FlowAggregateRow {
     }
 }
 
-/// The `flow_aggregates` columns of `rows`: `leading` holds the underlying, trade date and
+/// The `flow_aggregates` columns of `rows`: `identity` holds the underlying, trade date and
 /// `as_of` columns (in that order), `group` gives a row's key and totals.
 fn write_batch<'r, R>(
     rows: &'r [R],
-    leading: [ArrayRef; 3],
+    identity: [ArrayRef; 3],
     group: impl Fn(&'r R) -> (FlowAggregateKey, &'r FlowTotals),
 ) -> Result<RecordBatch, SchemaError> {
     let key = || rows.iter().map(|r| group(r).0);
     let totals = || rows.iter().map(|r| group(r).1);
-    let [underlying, trade_date, as_of] = leading;
-    let columns: Vec<ArrayRef> = vec![
-        underlying,
-        trade_date,
-        as_of,
+    let mut columns: Vec<ArrayRef> = identity.into();
+    columns.extend([
         utf8(key().map(|k| k.grouping().as_str())),
         f64s_opt(key().map(FlowAggregateKey::strike)),
         Arc::new(
@@ -236,7 +233,7 @@ fn write_batch<'r, R>(
         f64s(totals().map(|t| t.put_premium_usd)),
         f64s(totals().map(|t| t.premium_usd)),
         u64s(totals().map(|t| t.contracts)),
-    ];
+    ]);
     Ok(RecordBatch::try_new(flow_aggregates_schema(), columns)?)
 }
 

@@ -242,15 +242,12 @@ impl FlowSnapshotRow {
                 }
             }
         });
-        let [underlying, trade_date, as_of] =
-            snapshot_identity_columns(underlying, trade_date, as_of, n);
-        let leading = [
-            underlying,
-            trade_date,
-            as_of,
+        let batch = write_batch(
+            rows,
+            snapshot_identity_columns(underlying, trade_date, as_of, n),
             Arc::new(Int32Array::from_iter_values(dte)),
-        ];
-        let batch = write_batch(rows, leading, &values)?;
+            &values,
+        )?;
         if cfg!(debug_assertions) {
             read(&batch, false)?;
         }
@@ -258,13 +255,13 @@ impl FlowSnapshotRow {
     }
 
     fn build_batch(rows: &[FlowSnapshotRow]) -> Result<RecordBatch, SchemaError> {
-        let leading = [
+        let identity = [
             utf8(rows.iter().map(|r| r.underlying.as_str())),
             dates(rows.iter().map(|r| r.trade_date)),
             timestamps(rows.iter().map(|r| r.as_of)),
-            Arc::new(Int32Array::from_iter_values(rows.iter().map(|r| r.dte))),
         ];
-        write_batch(rows, leading, FlowSnapshotRow::values)
+        let dte = Arc::new(Int32Array::from_iter_values(rows.iter().map(|r| r.dte)));
+        write_batch(rows, identity, dte, FlowSnapshotRow::values)
     }
 
     /// Validates a batch (columns by name, types, nulls, every value rule) and reads its rows.
@@ -274,20 +271,18 @@ impl FlowSnapshotRow {
     }
 }
 
-/// The `flow` columns of `rows`: `leading` holds the underlying, trade date, `as_of` and `dte`
-/// columns (in that order), `values` gives the rest of a row; each column is one pass over
-/// `rows`.
+/// The `flow` columns of `rows`: `identity` holds the underlying, trade date and `as_of`
+/// columns (in that order), `dte` its column, `values` gives the rest of a row; each column is
+/// one pass over `rows`.
 fn write_batch<'r, R>(
     rows: &'r [R],
-    leading: [ArrayRef; 4],
+    identity: [ArrayRef; 3],
+    dte: ArrayRef,
     values: impl Fn(&'r R) -> FlowValues,
 ) -> Result<RecordBatch, SchemaError> {
     let v = || rows.iter().map(&values);
-    let [underlying, trade_date, as_of, dte] = leading;
-    let columns: Vec<ArrayRef> = vec![
-        underlying,
-        trade_date,
-        as_of,
+    let mut columns: Vec<ArrayRef> = identity.into();
+    columns.extend([
         dates(v().map(|r| r.expiration)),
         dte,
         f64s(v().map(|r| r.strike)),
@@ -302,7 +297,7 @@ fn write_batch<'r, R>(
         f64s_opt(v().map(|r| r.volume_oi_ratio)),
         bools(v().map(|r| r.is_unusual)),
         utf8(v().map(|r| r.moneyness.as_str())),
-    ];
+    ]);
     Ok(RecordBatch::try_new(flow_schema(), columns)?)
 }
 

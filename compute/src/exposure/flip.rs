@@ -288,12 +288,18 @@ impl CurveContract {
         })
     }
 
+    /// d1 at the hypothetical spot whose log is `ln_spot`: every evaluation's (the grid's at
+    /// spot, the direct sums'), so that they agree bit for bit.
+    #[inline(always)]
+    fn d1(&self, ln_spot: f64) -> f64 {
+        (ln_spot + self.log_ratio_minus_log_strike) * self.inv_total_vol + self.half_total_vol
+    }
+
     /// (GEX, delta-adjusted GEX) at spot `spot` (`ln_spot` = ln `spot`), dollars per 1 % move:
     /// the evaluation at one spot the grid is checked against.
     #[cfg(test)]
     fn at(&self, spot: f64, ln_spot: f64) -> (f64, f64) {
-        let d1 =
-            (ln_spot + self.log_ratio_minus_log_strike) * self.inv_total_vol + self.half_total_vol;
+        let d1 = self.d1(ln_spot);
         if d1.abs() > NEGLIGIBLE_D1 {
             return (0.0, 0.0);
         }
@@ -313,8 +319,7 @@ impl CurveContract {
         spot: f64,
         ln_spot: f64,
     ) -> (f64, f64, f64) {
-        let unclamped =
-            (ln_spot + self.log_ratio_minus_log_strike) * self.inv_total_vol + self.half_total_vol;
+        let unclamped = self.d1(ln_spot);
         let negligible = unclamped.abs() > NEGLIGIBLE_D1;
         // Clamped so that the exponential stays in its domain; the value is dropped anyway.
         let d1 = unclamped.clamp(-NEGLIGIBLE_D1, NEGLIGIBLE_D1);
@@ -420,8 +425,7 @@ impl CurveContract {
         let Some((first, last)) = self.active_points(points) else {
             return;
         };
-        let d1_at_spot = (points.ln_spot + self.log_ratio_minus_log_strike) * self.inv_total_vol
-            + self.half_total_vol;
+        let d1_at_spot = self.d1(points.ln_spot);
         let range = first..last + 1;
         let (spots, steps, step) = (
             &points.spots[range.clone()],
@@ -1459,11 +1463,8 @@ mod tests {
         let curve = curve(spot);
         for c in &curve.contracts {
             let (from, to) = c.active_log_spots();
-            let d1 = |ln_s: f64| {
-                (ln_s + c.log_ratio_minus_log_strike) * c.inv_total_vol + c.half_total_vol
-            };
-            assert!((d1(from) + NEGLIGIBLE_D1).abs() < 1e-9);
-            assert!((d1(to) - NEGLIGIBLE_D1).abs() < 1e-9);
+            assert!((c.d1(from) + NEGLIGIBLE_D1).abs() < 1e-9);
+            assert!((c.d1(to) - NEGLIGIBLE_D1).abs() < 1e-9);
         }
     }
 

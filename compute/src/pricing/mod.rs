@@ -125,10 +125,10 @@ impl OptionInputs {
     pub fn validate(&self) -> Result<(), InvalidInput> {
         // Every rule below in one test without a branch per field (a batch validates every
         // row); the checks that name the field run only when it fails.
-        let positive = |value: f64| value.is_finite() & (value > 0.0);
-        let in_domain = positive(self.underlying)
-            & positive(self.strike)
-            & positive(self.years)
+        let finite_positive = |value: f64| value.is_finite() & (value > 0.0);
+        let in_domain = finite_positive(self.underlying)
+            & finite_positive(self.strike)
+            & finite_positive(self.years)
             & self.rate.is_finite()
             & self.dividend_yield.is_finite()
             & ((self.model != PricingModel::Black76) | (self.dividend_yield == 0.0));
