@@ -33,6 +33,10 @@ use optics_schemas::{Dataset, Message, OptionQuote};
 use optics_tests::bench::median;
 use rayon::prelude::*;
 
+// The binary's allocator (src/main.rs), so the cycle measured allocates as the worker does.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const REPEATS: usize = 3;
 
 /// Books as the worker holds them after the option-quote messages of one instant.
