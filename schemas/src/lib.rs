@@ -106,7 +106,9 @@ pub use reference::{
     BorrowRate, Company, Dividend, EarningsEvent, EconomicEvent, borrow_rates_schema,
     companies_schema, dividends_schema, earnings_schema, economic_calendar_schema,
 };
-pub use table::{Dataset, Record, calendar_dte, date_to_days, days_to_date, timestamp_type};
+pub use table::{
+    Dataset, Record, calendar_dte, date_to_days, days_to_date, text_runs, timestamp_type,
+};
 pub use underlying::{DailyBar, UnderlyingTick, daily_bars_schema, underlying_ticks_schema};
 pub use vol_snapshot::{
     VOL_DAILY_DATASET, VOL_TERM_DATASET, VolDailyRow, VolTermRow, vol_daily_schema, vol_term_schema,

@@ -12,6 +12,7 @@ use arrow_array::{
     Array, ArrayRef, BooleanArray, Date32Array, Float64Array, RecordBatch, StringArray,
     Time32SecondArray, TimestampMicrosecondArray, UInt32Array, UInt64Array, new_null_array,
 };
+use arrow_buffer::{Buffer, OffsetBuffer};
 use arrow_schema::{DataType, Field, SchemaRef, TimeUnit};
 use chrono::{DateTime, Datelike, NaiveDate, NaiveTime, Timelike, Utc};
 
@@ -746,6 +747,36 @@ pub(crate) fn utf8<'r, I: IntoIterator<Item = &'r str>>(values: I) -> ArrayRef {
     Arc::new(StringArray::from_iter_values(values))
 }
 
+/// A text column made of runs of one value each (`(value, rows)` in row order): the values
+/// buffer is each run's text repeated and the offsets step by its length, with no per-row
+/// bookkeeping of a builder (a snapshot's underlying, model or settlement column repeats one
+/// value over thousands of rows). Panics, as Arrow's builders do, when the column's text
+/// exceeds 2 GiB (i32 offsets).
+pub fn text_runs<'r, I: IntoIterator<Item = (&'r str, usize)>>(runs: I) -> StringArray {
+    let runs: Vec<(&str, usize)> = runs.into_iter().collect();
+    let rows: usize = runs.iter().map(|&(_, n)| n).sum();
+    let bytes: usize = runs.iter().map(|&(text, n)| text.len() * n).sum();
+    i32::try_from(bytes).expect("text column over 2 GiB");
+    let mut values: Vec<u8> = Vec::with_capacity(bytes);
+    let mut offsets: Vec<i32> = Vec::with_capacity(rows + 1);
+    offsets.push(0);
+    let mut end = 0_i32;
+    for (text, n) in runs {
+        values.extend(text.as_bytes().repeat(n));
+        // Within i32: the total was checked above.
+        let length = text.len() as i32;
+        offsets.extend((0..n).map(|_| {
+            end += length;
+            end
+        }));
+    }
+    StringArray::new(
+        OffsetBuffer::new(offsets.into()),
+        Buffer::from_vec(values),
+        None,
+    )
+}
+
 pub(crate) fn utf8_opt<'r, I: IntoIterator<Item = Option<&'r str>>>(values: I) -> ArrayRef {
     Arc::new(values.into_iter().collect::<StringArray>())
 }
@@ -781,7 +812,7 @@ pub(crate) fn snapshot_identity_columns(
     rows: usize,
 ) -> [ArrayRef; 3] {
     [
-        utf8(std::iter::repeat_n(underlying, rows)),
+        Arc::new(text_runs([(underlying, rows)])),
         Arc::new(Date32Array::from_value(date_to_days(trade_date), rows)),
         timestamps(std::iter::repeat_n(as_of, rows)),
     ]
@@ -817,6 +848,21 @@ pub(crate) fn opt<T>(column: &impl Array, row: usize, value: impl FnOnce() -> T)
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn text_runs_is_each_value_repeated_in_order() {
+        let runs = [("SPX", 3), ("", 2), ("PM", 0), ("é€", 2), ("AM", 1)];
+        let rows: Vec<&str> = runs
+            .iter()
+            .flat_map(|&(t, n)| std::iter::repeat_n(t, n))
+            .collect();
+        let expected = StringArray::from_iter_values(rows);
+        assert_eq!(text_runs(runs), expected);
+        assert_eq!(
+            text_runs([]),
+            StringArray::from_iter_values(Vec::<&str>::new())
+        );
+    }
 
     #[test]
     fn calendar_dte_is_the_signed_duration_in_days() {

@@ -12,14 +12,12 @@ use arrow_array::types::{
     ArrowPrimitiveType, Date32Type, Float64Type, Int32Type, TimestampMicrosecondType, UInt32Type,
     UInt64Type,
 };
-use arrow_array::{
-    ArrayRef, Float64Array, PrimitiveArray, RecordBatch, StringArray, UInt32Array, UInt64Array,
-};
+use arrow_array::{ArrayRef, Float64Array, PrimitiveArray, RecordBatch, UInt32Array, UInt64Array};
 use arrow_buffer::{NullBuffer, NullBufferBuilder};
 use chrono::{Datelike, NaiveDate};
 use optics_schemas::{
     ChainArrays, ChainGreekArrays, ChainGreeks, ChainRow, ChainSideArrays, NoIvReason, OccSymbol,
-    OptionQuote, PricingModelCode, Record, SettlementStyle, calendar_dte, date_to_days,
+    OptionQuote, PricingModelCode, Record, SettlementStyle, calendar_dte, date_to_days, text_runs,
 };
 use rayon::prelude::*;
 
@@ -717,17 +715,9 @@ fn row_column<T: ArrowPrimitiveType>(
 /// A text column of one value per row, as [`row_column`].
 fn row_text(
     built: &[ExpirationBuild<'_>],
-    rows: usize,
     value: impl Fn(&ExpirationBuild<'_>) -> &'static str,
 ) -> ArrayRef {
-    let mut builder = StringBuilder::with_capacity(rows, rows * 8);
-    for e in built {
-        let text = value(e);
-        for _ in 0..e.strikes.len() {
-            builder.append_value(text);
-        }
-    }
-    Arc::new(builder.finish())
+    Arc::new(text_runs(built.iter().map(|e| (value(e), e.strikes.len()))))
 }
 
 /// The `chain` columns of `built` (in row order): the row-level ones a column at a time (each
@@ -740,17 +730,14 @@ fn chain_arrays(built: &[ExpirationBuild<'_>], market: &ChainMarket, spot: f64) 
     let trade_date = date_to_days(market.trade_date);
     let (call, put) = side_arrays(built, rows);
     ChainArrays {
-        underlying: Arc::new(StringArray::from_iter_values(std::iter::repeat_n(
-            market.underlying.as_str(),
-            rows,
-        ))),
+        underlying: Arc::new(text_runs([(market.underlying.as_str(), rows)])),
         trade_date: row_column::<Date32Type>(built, rows, |_| trade_date),
         as_of: Arc::new(
             PrimitiveArray::<TimestampMicrosecondType>::from_value(as_of, rows)
                 .with_timezone("UTC"),
         ),
         expiration: row_column::<Date32Type>(built, rows, |e| date_to_days(e.series.expiration)),
-        settlement: row_text(built, rows, |e| e.series.settlement.as_str()),
+        settlement: row_text(built, |e| e.series.settlement.as_str()),
         dte: row_column::<Int32Type>(built, rows, |e| e.series.dte),
         years_to_expiry: row_column::<Float64Type>(built, rows, |e| e.series.years_to_expiry),
         strike: Arc::new(Float64Array::from_iter_values(
@@ -758,17 +745,14 @@ fn chain_arrays(built: &[ExpirationBuild<'_>], market: &ChainMarket, spot: f64) 
         )),
         spot: row_column::<Float64Type>(built, rows, |_| spot),
         forward: row_column::<Float64Type>(built, rows, |e| e.series.forward.forward),
-        forward_source: row_text(built, rows, |e| e.series.forward.source.as_str()),
+        forward_source: row_text(built, |e| e.series.forward.source.as_str()),
         // At most MAX_PARITY_STRIKES strikes.
         forward_strike_count: row_column::<UInt32Type>(built, rows, |e| {
             u32::try_from(e.series.forward.strikes_used.len()).unwrap_or(u32::MAX)
         }),
         rate: row_column::<Float64Type>(built, rows, |_| market.rate),
         carry_yield: row_column::<Float64Type>(built, rows, |e| e.series.forward.carry_yield),
-        model: Arc::new(StringArray::from_iter_values(std::iter::repeat_n(
-            model.as_str(),
-            rows,
-        ))),
+        model: Arc::new(text_runs([(model.as_str(), rows)])),
         call,
         put,
     }
