@@ -7,12 +7,13 @@
 
 use std::sync::Arc;
 
-use arrow_array::builder::StringBuilder;
 use arrow_array::types::{
     ArrowPrimitiveType, Date32Type, Float64Type, Int32Type, TimestampMicrosecondType, UInt32Type,
     UInt64Type,
 };
-use arrow_array::{ArrayRef, Float64Array, PrimitiveArray, RecordBatch, UInt32Array, UInt64Array};
+use arrow_array::{
+    ArrayRef, Float64Array, PrimitiveArray, RecordBatch, StringArray, UInt32Array, UInt64Array,
+};
 use arrow_buffer::{NullBuffer, NullBufferBuilder};
 use chrono::{Datelike, NaiveDate};
 use optics_schemas::{
@@ -444,6 +445,13 @@ struct BuiltSide<'q> {
     solve: Option<usize>,
 }
 
+impl<'q> BuiltSide<'q> {
+    /// The quote, when its open interest (and that interest's date) is attached to the session.
+    fn attached_quote(&self) -> Option<&'q OptionQuote> {
+        self.oi_attached.then_some(self.quote)
+    }
+}
+
 /// One expiration (with settlement) of a build: its forward, its strikes with both sides, and
 /// the kernel's solve of every side with a mid.
 struct ExpirationBuild<'q> {
@@ -776,135 +784,115 @@ const GREEK_COLUMNS: [fn(&GreekColumns) -> &[f64]; ChainGreeks::COUNT] = [
     |g| &g.ultima,
 ];
 
-/// The quote-derived columns of one side (call or put) of every row, written in one pass over
-/// the rows: each side's quote is read once for all of its columns, not once per column. The
-/// quote's own fields are present exactly where the side is listed, so they are plain values
-/// under one shared validity; the Greeks are gathered column by column ([`side_greek_arrays`]).
-struct SideColumns {
-    listed: Vec<bool>,
-    option_symbol: StringBuilder,
-    quote_time: Vec<i64>,
-    bid: Vec<f64>,
-    ask: Vec<f64>,
-    bid_size: Vec<u32>,
-    ask_size: Vec<u32>,
-    volume: Vec<u64>,
-    mid: NullableColumn<f64>,
-    last: NullableColumn<f64>,
-    open_interest: NullableColumn<u64>,
-    oi_date: NullableColumn<i32>,
-    iv: NullableColumn<f64>,
-    iv_status: StringBuilder,
-    extrinsic: NullableColumn<f64>,
-}
-
-/// A nullable column as a plain vector and its validity (a value's place holds the default
-/// under a null): what [`SideColumns`] appends to without a builder's bookkeeping per value.
-struct NullableColumn<T> {
-    values: Vec<T>,
-    valid: Vec<bool>,
-}
-
-impl<T: Copy + Default> NullableColumn<T> {
-    fn with_capacity(rows: usize) -> Self {
-        Self {
-            values: Vec::with_capacity(rows),
-            valid: Vec::with_capacity(rows),
-        }
-    }
-
-    #[inline(always)]
-    fn push(&mut self, value: Option<T>) {
-        self.values.push(value.unwrap_or_default());
-        self.valid.push(value.is_some());
-    }
-}
-
 /// The validity of `valid`: `None` when every value is present (as a builder leaves it).
 fn validity(valid: Vec<bool>) -> Option<NullBuffer> {
     let nulls = NullBuffer::from(valid);
     (nulls.null_count() > 0).then_some(nulls)
 }
 
-impl<N: arrow_buffer::ArrowNativeType> NullableColumn<N> {
-    /// The column as an array of type `T` (whose values are `N`).
-    fn finish<T: ArrowPrimitiveType<Native = N>>(self) -> PrimitiveArray<T> {
-        PrimitiveArray::<T>::new(self.values.into(), validity(self.valid))
-    }
+/// One side (call or put) of every row, `None` where the row's strike does not list it.
+type RowSides<'b, 'q> = [Option<&'b BuiltSide<'q>>];
+
+/// A column of a value every listed side has (`value` of it): 0 under the null of an unlisted
+/// side (the validity is the side's, shared by these columns). Collected from the rows in one
+/// pass per column, with no per-value capacity check.
+fn listed_values<T: Default>(
+    sides: &RowSides<'_, '_>,
+    value: impl Fn(&BuiltSide<'_>) -> T,
+) -> Vec<T> {
+    sides
+        .iter()
+        .map(|s| s.map_or_else(T::default, &value))
+        .collect()
 }
 
-impl SideColumns {
-    fn with_capacity(rows: usize) -> Self {
-        Self {
-            listed: Vec::with_capacity(rows),
-            option_symbol: StringBuilder::with_capacity(rows, rows * 21),
-            quote_time: Vec::with_capacity(rows),
-            bid: Vec::with_capacity(rows),
-            ask: Vec::with_capacity(rows),
-            bid_size: Vec::with_capacity(rows),
-            ask_size: Vec::with_capacity(rows),
-            volume: Vec::with_capacity(rows),
-            mid: NullableColumn::with_capacity(rows),
-            last: NullableColumn::with_capacity(rows),
-            open_interest: NullableColumn::with_capacity(rows),
-            oi_date: NullableColumn::with_capacity(rows),
-            iv: NullableColumn::with_capacity(rows),
-            iv_status: StringBuilder::with_capacity(rows, rows * 8),
-            extrinsic: NullableColumn::with_capacity(rows),
-        }
-    }
+/// A nullable column: `value` of each listed side, null where it gives none or the side is not
+/// listed.
+fn nullable_values<T, N>(
+    sides: &RowSides<'_, '_>,
+    value: impl Fn(&BuiltSide<'_>) -> Option<N>,
+) -> PrimitiveArray<T>
+where
+    T: ArrowPrimitiveType<Native = N>,
+{
+    sides.iter().map(|s| s.and_then(&value)).collect()
+}
 
-    /// Appends one row's side: its values when listed, nulls when not (and nulls where a
-    /// listed side has no value). An unlisted side's quote fields hold 0 under their null.
-    #[inline]
-    fn push(&mut self, side: Option<&BuiltSide<'_>>) {
-        let quote = side.map(|s| s.quote);
-        self.listed.push(quote.is_some());
-        self.option_symbol
-            .append_option(quote.map(|q| q.option_symbol.as_str()));
-        self.quote_time
-            .push(quote.map_or(0, |q| q.quote_time.timestamp_micros()));
-        self.bid.push(quote.map_or(0.0, |q| q.bid));
-        self.ask.push(quote.map_or(0.0, |q| q.ask));
-        self.bid_size.push(quote.map_or(0, |q| q.bid_size));
-        self.ask_size.push(quote.map_or(0, |q| q.ask_size));
-        self.volume.push(quote.map_or(0, |q| q.volume));
-        self.mid.push(side.and_then(|s| s.mid));
-        self.last.push(quote.and_then(|q| q.last));
-        let attached = side.filter(|s| s.oi_attached).map(|s| s.quote);
-        self.open_interest.push(attached.map(|q| q.open_interest));
-        self.oi_date.push(attached.map(|q| date_to_days(q.oi_date)));
-        self.iv.push(side.and_then(|s| s.iv));
-        self.iv_status
-            .append_option(side.and_then(|s| s.iv_status.map(NoIvReason::as_str)));
-        self.extrinsic.push(side.and_then(|s| s.extrinsic));
-    }
-
-    fn finish(mut self, greeks: ChainGreekArrays) -> ChainSideArrays {
-        let listed = validity(self.listed);
-        ChainSideArrays {
-            option_symbol: Arc::new(self.option_symbol.finish()),
-            quote_time: Arc::new(
-                PrimitiveArray::<TimestampMicrosecondType>::new(
-                    self.quote_time.into(),
-                    listed.clone(),
-                )
-                .with_timezone("UTC"),
-            ),
-            bid: Arc::new(Float64Array::new(self.bid.into(), listed.clone())),
-            ask: Arc::new(Float64Array::new(self.ask.into(), listed.clone())),
-            mid: Arc::new(self.mid.finish::<Float64Type>()),
-            last: Arc::new(self.last.finish::<Float64Type>()),
-            bid_size: Arc::new(UInt32Array::new(self.bid_size.into(), listed.clone())),
-            ask_size: Arc::new(UInt32Array::new(self.ask_size.into(), listed.clone())),
-            volume: Arc::new(UInt64Array::new(self.volume.into(), listed)),
-            open_interest: Arc::new(self.open_interest.finish::<UInt64Type>()),
-            oi_date: Arc::new(self.oi_date.finish::<Date32Type>()),
-            iv: Arc::new(self.iv.finish::<Float64Type>()),
-            iv_status: Arc::new(self.iv_status.finish()),
-            greeks,
-            extrinsic: Arc::new(self.extrinsic.finish::<Float64Type>()),
+/// The quote-derived columns of one side (call or put) of every row, each collected in its own
+/// pass over the rows' sides. The quote's own fields are present exactly where the side is
+/// listed, so they are plain values under one shared validity; the Greeks are gathered column
+/// by column ([`side_greek_arrays`]).
+fn side_columns(sides: &RowSides<'_, '_>, greeks: ChainGreekArrays) -> ChainSideArrays {
+    let listed = validity(sides.iter().map(Option::is_some).collect());
+    let quote_values = |value: fn(&OptionQuote) -> f64| {
+        Arc::new(Float64Array::new(
+            listed_values(sides, |s| value(s.quote)).into(),
+            listed.clone(),
+        )) as ArrayRef
+    };
+    // Most quotes of a chain carry the same open-interest date: its day number is computed
+    // once per change of date rather than once per side.
+    let mut last_oi_date = None;
+    let mut oi_days = |date: NaiveDate| match last_oi_date {
+        Some((held, days)) if held == date => days,
+        _ => {
+            let days = date_to_days(date);
+            last_oi_date = Some((date, days));
+            days
         }
+    };
+    let oi_date: Vec<Option<NaiveDate>> = sides
+        .iter()
+        .map(|s| s.and_then(BuiltSide::attached_quote).map(|q| q.oi_date))
+        .collect();
+    ChainSideArrays {
+        option_symbol: Arc::new(
+            sides
+                .iter()
+                .map(|s| s.map(|s| s.quote.option_symbol.as_str()))
+                .collect::<StringArray>(),
+        ),
+        quote_time: Arc::new(
+            PrimitiveArray::<TimestampMicrosecondType>::new(
+                listed_values(sides, |s| s.quote.quote_time.timestamp_micros()).into(),
+                listed.clone(),
+            )
+            .with_timezone("UTC"),
+        ),
+        bid: quote_values(|q| q.bid),
+        ask: quote_values(|q| q.ask),
+        mid: Arc::new(nullable_values::<Float64Type, _>(sides, |s| s.mid)),
+        last: Arc::new(nullable_values::<Float64Type, _>(sides, |s| s.quote.last)),
+        bid_size: Arc::new(UInt32Array::new(
+            listed_values(sides, |s| s.quote.bid_size).into(),
+            listed.clone(),
+        )),
+        ask_size: Arc::new(UInt32Array::new(
+            listed_values(sides, |s| s.quote.ask_size).into(),
+            listed.clone(),
+        )),
+        volume: Arc::new(UInt64Array::new(
+            listed_values(sides, |s| s.quote.volume).into(),
+            listed,
+        )),
+        open_interest: Arc::new(nullable_values::<UInt64Type, _>(sides, |s| {
+            s.attached_quote().map(|q| q.open_interest)
+        })),
+        oi_date: Arc::new(
+            oi_date
+                .into_iter()
+                .map(|date| date.map(&mut oi_days))
+                .collect::<PrimitiveArray<Date32Type>>(),
+        ),
+        iv: Arc::new(nullable_values::<Float64Type, _>(sides, |s| s.iv)),
+        iv_status: Arc::new(
+            sides
+                .iter()
+                .map(|s| s.and_then(|s| s.iv_status.map(NoIvReason::as_str)))
+                .collect::<StringArray>(),
+        ),
+        greeks,
+        extrinsic: Arc::new(nullable_values::<Float64Type, _>(sides, |s| s.extrinsic)),
     }
 }
 
@@ -968,20 +956,18 @@ fn greek_nulls(values: &[f64], solved: Option<&NullBuffer>) -> Option<NullBuffer
     }
 }
 
-/// The call and put columns of every row: the quote-derived ones in one pass over the rows,
-/// then the Greeks.
+/// The call and put columns of every row: the quote-derived ones, then the Greeks.
 fn side_arrays(built: &[ExpirationBuild<'_>], rows: usize) -> (ChainSideArrays, ChainSideArrays) {
-    let mut calls = SideColumns::with_capacity(rows);
-    let mut puts = SideColumns::with_capacity(rows);
-    for e in built {
-        for [call, put] in &e.sides {
-            calls.push(call.as_ref());
-            puts.push(put.as_ref());
+    let sides_of = |side: usize| -> Vec<Option<&BuiltSide<'_>>> {
+        let mut sides = Vec::with_capacity(rows);
+        for e in built {
+            sides.extend(e.sides.iter().map(|pair| pair[side].as_ref()));
         }
-    }
+        sides
+    };
     (
-        calls.finish(side_greek_arrays(built, rows, 0)),
-        puts.finish(side_greek_arrays(built, rows, 1)),
+        side_columns(&sides_of(0), side_greek_arrays(built, rows, 0)),
+        side_columns(&sides_of(1), side_greek_arrays(built, rows, 1)),
     )
 }
 
