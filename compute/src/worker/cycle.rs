@@ -75,16 +75,28 @@ pub const FLOW_AGGREGATES_SORT: &[&str] = &[
 /// Builds every underlying's snapshots; the result keeps the input order. An underlying whose
 /// build fails carries its error and does not stop the others. Each rayon task lends the
 /// exposure inputs' memory of one underlying to the next ([`build_underlying`]).
+///
+/// The underlyings are taken largest book first, one per task: an index's chain is tens of
+/// times a small stock's, and started last it would leave the other threads idle at the end of
+/// the cycle.
 pub fn build_all(
     books: &[(String, Arc<UnderlyingBook>)],
     ctx: &CycleContext,
 ) -> Vec<(String, Result<Vec<DatasetSnapshot>, WorkerError>)> {
-    books
+    let mut largest_first: Vec<usize> = (0..books.len()).collect();
+    largest_first.sort_by_key(|&i| std::cmp::Reverse(books[i].1.len()));
+    let mut built: Vec<(usize, Result<Vec<DatasetSnapshot>, WorkerError>)> = largest_first
         .par_iter()
-        .map_init(Vec::new, |spare, (underlying, book)| {
-            let built = build_underlying(underlying, book, ctx, spare);
-            (underlying.clone(), built)
+        .with_max_len(1)
+        .map_init(Vec::new, |spare, &i| {
+            let (underlying, book) = &books[i];
+            (i, build_underlying(underlying, book, ctx, spare))
         })
+        .collect();
+    built.sort_unstable_by_key(|&(i, _)| i);
+    built
+        .into_iter()
+        .map(|(i, snapshots)| (books[i].0.clone(), snapshots))
         .collect()
 }
 

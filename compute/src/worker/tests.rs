@@ -147,6 +147,50 @@ fn an_underlying_that_fails_to_build_is_skipped_and_the_others_are_published() {
     });
 }
 
+#[test]
+fn a_cycle_keeps_the_input_order_whatever_order_it_builds_in() {
+    // Books of different sizes (the cycle starts with the largest), one of them failing.
+    let mut books = Vec::new();
+    for (underlying, root, contracts) in [
+        ("AAA", "AAA", 4),
+        ("BBB", "BBB", 10),
+        ("QQQ", "IWM", 10),
+        ("CCC", "CCC", 6),
+        ("DDD", "DDD", 8),
+    ] {
+        let mut book = UnderlyingBook::default();
+        let mut held = quotes(root, root);
+        held.truncate(contracts);
+        book.apply_quotes(held);
+        books.push((underlying.to_owned(), Arc::new(book)));
+    }
+    let ctx = CycleContext {
+        as_of: quoted_at(),
+        rate: 0.04,
+        chain_only: false,
+    };
+    let built = cycle::build_all(&books, &ctx);
+    let names: Vec<&str> = built.iter().map(|(u, _)| u.as_str()).collect();
+    assert_eq!(names, ["AAA", "BBB", "QQQ", "CCC", "DDD"]);
+    for ((underlying, book), (_, snapshots)) in books.iter().zip(&built) {
+        let alone = cycle::build_underlying(underlying, book, &ctx, &mut Vec::new());
+        match (snapshots, alone) {
+            (Ok(snapshots), Ok(alone)) => {
+                assert_eq!(snapshots.len(), alone.len(), "{underlying}");
+                for (a, b) in snapshots.iter().zip(&alone) {
+                    assert_eq!((a.dataset, &a.batch), (b.dataset, &b.batch), "{underlying}");
+                }
+            }
+            (Err(_), Err(_)) => assert_eq!(underlying, "QQQ"),
+            (snapshots, alone) => panic!(
+                "{underlying}: built {:?}, alone {:?}",
+                snapshots.is_ok(),
+                alone.is_ok()
+            ),
+        }
+    }
+}
+
 fn spy_company() -> Company {
     Company {
         symbol: "SPY".into(),
