@@ -814,7 +814,10 @@ pub(crate) fn snapshot_identity_columns(
     [
         Arc::new(text_runs([(underlying, rows)])),
         Arc::new(Date32Array::from_value(date_to_days(trade_date), rows)),
-        timestamps(std::iter::repeat_n(as_of, rows)),
+        Arc::new(
+            TimestampMicrosecondArray::from_value(as_of.timestamp_micros(), rows)
+                .with_timezone("UTC"),
+        ),
     ]
 }
 

@@ -11,9 +11,7 @@ use arrow_array::types::{
     ArrowPrimitiveType, Date32Type, Float64Type, Int32Type, TimestampMicrosecondType, UInt32Type,
     UInt64Type,
 };
-use arrow_array::{
-    ArrayRef, Float64Array, PrimitiveArray, RecordBatch, StringArray, UInt32Array, UInt64Array,
-};
+use arrow_array::{ArrayRef, Float64Array, PrimitiveArray, RecordBatch, StringArray};
 use arrow_buffer::{NullBuffer, NullBufferBuilder};
 use chrono::{Datelike, NaiveDate};
 use optics_schemas::{
@@ -793,29 +791,28 @@ fn validity(valid: Vec<bool>) -> Option<NullBuffer> {
 /// One side (call or put) of every row, `None` where the row's strike does not list it.
 type RowSides<'b, 'q> = [Option<&'b BuiltSide<'q>>];
 
-/// A column of a value every listed side has (`value` of it): 0 under the null of an unlisted
-/// side (the validity is the side's, shared by these columns). Collected from the rows in one
-/// pass per column, with no per-value capacity check.
-fn listed_values<T: Default>(
+/// A column of a value every listed side has (`value` of it) under the side's validity
+/// `listed`, 0 under the null of an unlisted side. Collected from the rows in one pass, with no
+/// per-value capacity check.
+fn listed_array<T: ArrowPrimitiveType>(
     sides: &RowSides<'_, '_>,
-    value: impl Fn(&BuiltSide<'_>) -> T,
-) -> Vec<T> {
-    sides
+    listed: &Option<NullBuffer>,
+    value: impl Fn(&BuiltSide<'_>) -> T::Native,
+) -> PrimitiveArray<T> {
+    let values: Vec<T::Native> = sides
         .iter()
-        .map(|s| s.map_or_else(T::default, &value))
-        .collect()
+        .map(|s| s.map_or_else(T::Native::default, &value))
+        .collect();
+    PrimitiveArray::new(values.into(), listed.clone())
 }
 
 /// A nullable column: `value` of each listed side, null where it gives none or the side is not
 /// listed.
-fn nullable_values<T, N>(
+fn nullable_array<T: ArrowPrimitiveType>(
     sides: &RowSides<'_, '_>,
-    value: impl Fn(&BuiltSide<'_>) -> Option<N>,
-) -> PrimitiveArray<T>
-where
-    T: ArrowPrimitiveType<Native = N>,
-{
-    sides.iter().map(|s| s.and_then(&value)).collect()
+    mut value: impl FnMut(&BuiltSide<'_>) -> Option<T::Native>,
+) -> PrimitiveArray<T> {
+    sides.iter().map(|s| s.and_then(&mut value)).collect()
 }
 
 /// The quote-derived columns of one side (call or put) of every row, each collected in its own
@@ -824,12 +821,6 @@ where
 /// by column ([`side_greek_arrays`]).
 fn side_columns(sides: &RowSides<'_, '_>, greeks: ChainGreekArrays) -> ChainSideArrays {
     let listed = validity(sides.iter().map(Option::is_some).collect());
-    let quote_values = |value: fn(&OptionQuote) -> f64| {
-        Arc::new(Float64Array::new(
-            listed_values(sides, |s| value(s.quote)).into(),
-            listed.clone(),
-        )) as ArrayRef
-    };
     // Most quotes of a chain carry the same open-interest date: its day number is computed
     // once per change of date rather than once per side.
     let mut last_oi_date = None;
@@ -841,58 +832,45 @@ fn side_columns(sides: &RowSides<'_, '_>, greeks: ChainGreekArrays) -> ChainSide
             days
         }
     };
-    let oi_date: Vec<Option<NaiveDate>> = sides
-        .iter()
-        .map(|s| s.and_then(BuiltSide::attached_quote).map(|q| q.oi_date))
-        .collect();
-    ChainSideArrays {
-        option_symbol: Arc::new(
+    let text = |value: for<'a> fn(&'a BuiltSide<'a>) -> Option<&'a str>| {
+        Arc::new(
             sides
                 .iter()
-                .map(|s| s.map(|s| s.quote.option_symbol.as_str()))
+                .map(|s| s.and_then(value))
                 .collect::<StringArray>(),
-        ),
+        ) as ArrayRef
+    };
+    ChainSideArrays {
+        option_symbol: text(|s| Some(s.quote.option_symbol.as_str())),
         quote_time: Arc::new(
-            PrimitiveArray::<TimestampMicrosecondType>::new(
-                listed_values(sides, |s| s.quote.quote_time.timestamp_micros()).into(),
-                listed.clone(),
-            )
+            listed_array::<TimestampMicrosecondType>(sides, &listed, |s| {
+                s.quote.quote_time.timestamp_micros()
+            })
             .with_timezone("UTC"),
         ),
-        bid: quote_values(|q| q.bid),
-        ask: quote_values(|q| q.ask),
-        mid: Arc::new(nullable_values::<Float64Type, _>(sides, |s| s.mid)),
-        last: Arc::new(nullable_values::<Float64Type, _>(sides, |s| s.quote.last)),
-        bid_size: Arc::new(UInt32Array::new(
-            listed_values(sides, |s| s.quote.bid_size).into(),
-            listed.clone(),
-        )),
-        ask_size: Arc::new(UInt32Array::new(
-            listed_values(sides, |s| s.quote.ask_size).into(),
-            listed.clone(),
-        )),
-        volume: Arc::new(UInt64Array::new(
-            listed_values(sides, |s| s.quote.volume).into(),
-            listed,
-        )),
-        open_interest: Arc::new(nullable_values::<UInt64Type, _>(sides, |s| {
+        bid: Arc::new(listed_array::<Float64Type>(sides, &listed, |s| s.quote.bid)),
+        ask: Arc::new(listed_array::<Float64Type>(sides, &listed, |s| s.quote.ask)),
+        mid: Arc::new(nullable_array::<Float64Type>(sides, |s| s.mid)),
+        last: Arc::new(nullable_array::<Float64Type>(sides, |s| s.quote.last)),
+        bid_size: Arc::new(listed_array::<UInt32Type>(sides, &listed, |s| {
+            s.quote.bid_size
+        })),
+        ask_size: Arc::new(listed_array::<UInt32Type>(sides, &listed, |s| {
+            s.quote.ask_size
+        })),
+        volume: Arc::new(listed_array::<UInt64Type>(sides, &listed, |s| {
+            s.quote.volume
+        })),
+        open_interest: Arc::new(nullable_array::<UInt64Type>(sides, |s| {
             s.attached_quote().map(|q| q.open_interest)
         })),
-        oi_date: Arc::new(
-            oi_date
-                .into_iter()
-                .map(|date| date.map(&mut oi_days))
-                .collect::<PrimitiveArray<Date32Type>>(),
-        ),
-        iv: Arc::new(nullable_values::<Float64Type, _>(sides, |s| s.iv)),
-        iv_status: Arc::new(
-            sides
-                .iter()
-                .map(|s| s.and_then(|s| s.iv_status.map(NoIvReason::as_str)))
-                .collect::<StringArray>(),
-        ),
+        oi_date: Arc::new(nullable_array::<Date32Type>(sides, |s| {
+            s.attached_quote().map(|q| oi_days(q.oi_date))
+        })),
+        iv: Arc::new(nullable_array::<Float64Type>(sides, |s| s.iv)),
+        iv_status: text(|s| s.iv_status.map(NoIvReason::as_str)),
         greeks,
-        extrinsic: Arc::new(nullable_values::<Float64Type, _>(sides, |s| s.extrinsic)),
+        extrinsic: Arc::new(nullable_array::<Float64Type>(sides, |s| s.extrinsic)),
     }
 }
 

@@ -97,7 +97,6 @@ fn an_underlying_that_fails_to_build_is_skipped_and_the_others_are_published() {
                     rate: 0.04,
                     chain_only: false,
                 },
-                &mut Vec::new(),
             )
             .is_err(),
             "the QQQ book must fail to build for this test to mean anything"
@@ -173,7 +172,7 @@ fn a_cycle_keeps_the_input_order_whatever_order_it_builds_in() {
     let names: Vec<&str> = built.iter().map(|(u, _)| u.as_str()).collect();
     assert_eq!(names, ["AAA", "BBB", "QQQ", "CCC", "DDD"]);
     for ((underlying, book), (_, snapshots)) in books.iter().zip(&built) {
-        let alone = cycle::build_underlying(underlying, book, &ctx, &mut Vec::new());
+        let alone = cycle::build_underlying(underlying, book, &ctx);
         match (snapshots, alone) {
             (Ok(snapshots), Ok(alone)) => {
                 assert_eq!(snapshots.len(), alone.len(), "{underlying}");
