@@ -47,9 +47,9 @@
 //!    when a step would leave the bracket, or six do not converge, Brent's method (Brent 1973,
 //!    *Algorithms for Minimization without Derivatives*, ch. 4, "zeroin") finishes on the
 //!    bracket to the same tolerance. Only the contracts that are not negligible somewhere in
-//!    the bracket are summed. Expirations and brackets are evaluated in parallel (rayon); each
-//!    value is a sequential sum in contract order, so the result does not depend on the number
-//!    of threads.
+//!    the bracket are summed (per expiration, from the first such strike to the last).
+//!    Expirations and brackets are evaluated in parallel (rayon); each value is a sequential
+//!    sum in contract order, so the result does not depend on the number of threads.
 //! 5. **Choice.** [`FlipLevel::level`] is the crossing nearest the current spot (the lower one
 //!    on a tie). Brackets are refined nearest first and only until the next one cannot hold a
 //!    nearer crossing, so [`FlipLevel::crossings`] lists the crossings refined to decide that
@@ -60,6 +60,7 @@
 //! `level.is_none()`.
 
 use std::cell::RefCell;
+use std::ops::Range;
 
 use rayon::prelude::*;
 
@@ -216,7 +217,7 @@ impl FlipLevel {
 const NEGLIGIBLE_D1: f64 = 9.0;
 
 /// One contract of the re-priced curve.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct CurveContract {
     /// ±OI·100·0.01·e^{−rT}·(F/S)/(σ√T)/√(2π): GEX at S′ is this × S′ × e^{−d1²/2}.
     coefficient: f64,
@@ -385,13 +386,6 @@ impl CurveContract {
         )
     }
 
-    /// True when the contract is not negligible somewhere in ln S′ ∈ [`low`, `high`].
-    #[inline]
-    fn active_within(&self, low: f64, high: f64) -> bool {
-        let (from, to) = self.active_log_spots();
-        from <= high && to >= low
-    }
-
     /// The first and last points of `points` at which the contract is not negligible (its
     /// active interval of ln S′ is contiguous, so they bound every such point); `None` when
     /// there is none.
@@ -478,38 +472,22 @@ fn lower_tail(y: f64, density: f64) -> f64 {
     numerator / denominator
 }
 
-/// The contracts of one refinement field by field, so that the direct sum's loop over them
-/// runs in SIMD lanes (the refinement's cost is this sum, once per Newton step, over every
-/// contract that matters in the bracket).
+/// The contracts of a curve field by field, in the curve's order, so that the refinement's
+/// direct sums run over ranges of them in SIMD lanes without gathering anything.
 #[derive(Debug)]
-struct ActiveContracts {
+struct CurveColumns {
     coefficient: Vec<f64>,
     log_ratio_minus_log_strike: Vec<f64>,
     inv_total_vol: Vec<f64>,
     half_total_vol: Vec<f64>,
     discounted_forward_ratio: Vec<f64>,
     theta_sign: Vec<f64>,
-    /// Each contract's value, slope and curvature at the spot last summed: written by a loop
-    /// without branches (vectorised), then added. A cell, since the root finders take the
-    /// sum as a plain function.
-    values: RefCell<[Vec<f64>; 3]>,
 }
 
-/// Running sums of [`ActiveContracts::sum`]: contract i goes to sum i mod 4 (four doubles
-/// fill an AVX register).
-const SUM_LANES: usize = 4;
-
-impl ActiveContracts {
-    /// The contracts of `contracts` that are not negligible somewhere in ln S′ ∈ [`low`,
-    /// `high`] (the others add exactly zero there).
-    fn within(contracts: &[CurveContract], low: f64, high: f64) -> Self {
-        // One pass to pick them, then each field gathered in a loop of known length.
-        let active: Vec<&CurveContract> = contracts
-            .iter()
-            .filter(|c| c.active_within(low, high))
-            .collect();
+impl CurveColumns {
+    fn of(contracts: &[CurveContract]) -> Self {
         let column = |field: fn(&CurveContract) -> f64| -> Vec<f64> {
-            active.iter().map(|c| field(c)).collect()
+            contracts.iter().map(field).collect()
         };
         Self {
             coefficient: column(|c| c.coefficient),
@@ -518,8 +496,67 @@ impl ActiveContracts {
             half_total_vol: column(|c| c.half_total_vol),
             discounted_forward_ratio: column(|c| c.discounted_forward_ratio),
             theta_sign: column(|c| c.theta_sign),
-            values: RefCell::new(std::array::from_fn(|_| vec![0.0; active.len()])),
         }
+    }
+
+    /// Whether contract `i` is not negligible somewhere in ln S′ ∈ [`low`, `high`].
+    #[inline]
+    fn is_active_within(&self, i: usize, low: f64, high: f64) -> bool {
+        let (from, to) = CurveContract {
+            half_total_vol: self.half_total_vol[i],
+            log_ratio_minus_log_strike: self.log_ratio_minus_log_strike[i],
+            ..CurveContract::default()
+        }
+        .active_log_spots();
+        from <= high && to >= low
+    }
+}
+
+/// The contracts one refinement sums: in each of some ranges of a curve's contracts (one per
+/// expiration), from the first to the last that is not negligible somewhere in the bracket.
+/// A chain's contracts come by strike within an expiration, so those between are nearly all
+/// active too (the few that are not add exactly zero, at the cost of being evaluated), and the
+/// sums run in long SIMD loops without gathering anything.
+#[derive(Debug)]
+struct ActiveContracts<'c> {
+    columns: &'c CurveColumns,
+    ranges: Vec<Range<usize>>,
+    /// Each contract's value, slope and curvature at the spot last summed, for one range at a
+    /// time: written by a loop without branches (vectorised), then added. A cell, since the
+    /// root finders take the sum as a plain function.
+    values: RefCell<[Vec<f64>; 3]>,
+}
+
+/// Running sums of [`ActiveContracts::sum`]: contract i of a range goes to sum i mod 4 (four
+/// doubles fill an AVX register).
+const SUM_LANES: usize = 4;
+
+impl<'c> ActiveContracts<'c> {
+    /// Within each of `groups` (ranges of `columns`), the contracts from the first to the last
+    /// that is not negligible somewhere in ln S′ ∈ [`low`, `high`] (the others add exactly
+    /// zero there).
+    fn within(columns: &'c CurveColumns, groups: &[Range<usize>], low: f64, high: f64) -> Self {
+        let active = |i: &usize| columns.is_active_within(*i, low, high);
+        let ranges: Vec<Range<usize>> = groups
+            .iter()
+            .filter_map(|group| {
+                let first = group.clone().find(active)?;
+                let last = (first..group.end).rev().find(active)?;
+                Some(first..last + 1)
+            })
+            .collect();
+        let longest = ranges.iter().map(Range::len).max().unwrap_or(0);
+        Self {
+            columns,
+            ranges,
+            values: RefCell::new(std::array::from_fn(|_| vec![0.0; longest])),
+        }
+    }
+
+    /// How many contracts the sums evaluate.
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.ranges.iter().map(Range::len).sum()
     }
 
     /// The curve (delta-adjusted when `adjusted`) with its first and second derivatives at
@@ -532,46 +569,50 @@ impl ActiveContracts {
         }
     }
 
-    /// Contract i is added to running sum i mod [`SUM_LANES`]; the sums are added last, in
-    /// order. The order depends only on the contracts, never on threads.
+    /// Contract i of each range is added to running sum i mod [`SUM_LANES`], range after
+    /// range; the sums are added last, in order. The order depends only on the contracts,
+    /// never on threads.
     fn sum<const ADJUSTED: bool>(&self, spot: f64) -> (f64, f64, f64) {
         let ln_spot = spot.ln();
         let mut values = self.values.borrow_mut();
         let [value, slope, curvature] = &mut *values;
-        // Every column cut to one length, so that the loop below has no bounds check (which
-        // would keep it from being vectorised).
-        let n = self.coefficient.len();
-        let (value, slope, curvature) = (&mut value[..n], &mut slope[..n], &mut curvature[..n]);
-        let (coefficient, log_ratio_minus_log_strike, inv_total_vol) = (
-            &self.coefficient[..n],
-            &self.log_ratio_minus_log_strike[..n],
-            &self.inv_total_vol[..n],
-        );
-        let (half_total_vol, discounted_forward_ratio, theta_sign) = (
-            &self.half_total_vol[..n],
-            &self.discounted_forward_ratio[..n],
-            &self.theta_sign[..n],
-        );
-        for i in 0..n {
-            let contract = CurveContract {
-                coefficient: coefficient[i],
-                log_ratio_minus_log_strike: log_ratio_minus_log_strike[i],
-                inv_total_vol: inv_total_vol[i],
-                half_total_vol: half_total_vol[i],
-                discounted_forward_ratio: discounted_forward_ratio[i],
-                theta_sign: theta_sign[i],
-            };
-            (value[i], slope[i], curvature[i]) =
-                contract.value_slope_curvature::<ADJUSTED>(spot, ln_spot);
-        }
-        let total = |of: &[f64]| {
-            let mut lanes = [0.0; SUM_LANES];
-            for (i, v) in of.iter().enumerate() {
-                lanes[i % SUM_LANES] += v;
+        let mut lanes = [[0.0; SUM_LANES]; 3];
+        let c = self.columns;
+        for range in &self.ranges {
+            // Every column cut to one length, so that the loop below has no bounds check
+            // (which would keep it from being vectorised).
+            let n = range.len();
+            let (value, slope, curvature) = (&mut value[..n], &mut slope[..n], &mut curvature[..n]);
+            let (coefficient, log_ratio_minus_log_strike, inv_total_vol) = (
+                &c.coefficient[range.clone()][..n],
+                &c.log_ratio_minus_log_strike[range.clone()][..n],
+                &c.inv_total_vol[range.clone()][..n],
+            );
+            let (half_total_vol, discounted_forward_ratio, theta_sign) = (
+                &c.half_total_vol[range.clone()][..n],
+                &c.discounted_forward_ratio[range.clone()][..n],
+                &c.theta_sign[range.clone()][..n],
+            );
+            for i in 0..n {
+                let contract = CurveContract {
+                    coefficient: coefficient[i],
+                    log_ratio_minus_log_strike: log_ratio_minus_log_strike[i],
+                    inv_total_vol: inv_total_vol[i],
+                    half_total_vol: half_total_vol[i],
+                    discounted_forward_ratio: discounted_forward_ratio[i],
+                    theta_sign: theta_sign[i],
+                };
+                (value[i], slope[i], curvature[i]) =
+                    contract.value_slope_curvature::<ADJUSTED>(spot, ln_spot);
             }
-            lanes.iter().fold(0.0, |a, b| a + b)
-        };
-        (total(value), total(slope), total(curvature))
+            for (lanes, of) in lanes.iter_mut().zip([&*value, &*slope, &*curvature]) {
+                for (i, v) in of.iter().enumerate() {
+                    lanes[i % SUM_LANES] += v;
+                }
+            }
+        }
+        let [value, slope, curvature] = lanes.map(|l| l.iter().fold(0.0, |a, b| a + b));
+        (value, slope, curvature)
     }
 }
 
@@ -657,14 +698,19 @@ impl GammaCurve {
         self.contracts.push(contract);
     }
 
-    fn group(&self, g: usize) -> &[CurveContract] {
+    /// The positions of group g's contracts.
+    fn group_range(&self, g: usize) -> Range<usize> {
         let start = self.group_starts[g];
         let end = self
             .group_starts
             .get(g + 1)
             .copied()
             .unwrap_or(self.contracts.len());
-        &self.contracts[start..end]
+        start..end
+    }
+
+    fn group(&self, g: usize) -> &[CurveContract] {
+        &self.contracts[self.group_range(g)]
     }
 
     #[cfg(test)]
@@ -701,6 +747,8 @@ impl GammaCurve {
         let grid = config.grid(spot);
         let tolerance = config.relative_tolerance * spot;
         let (down, up) = config.log_steps();
+        let columns = CurveColumns::of(&self.contracts);
+        let ranges: Vec<Range<usize>> = (0..groups).map(|g| self.group_range(g)).collect();
         // Each group is independent; rayon keeps the order, so results do not depend on
         // threads.
         let per_group: Vec<(GridValues, usize, (FlipLevel, FlipLevel))> = (0..groups)
@@ -717,7 +765,8 @@ impl GammaCurve {
                         values: curve,
                         confirmed: true,
                     };
-                    flip_from_curve(&curve, spot, tolerance, contracts, adjusted)
+                    let group = &ranges[g..=g];
+                    flip_from_curve(&curve, spot, tolerance, (&columns, group), adjusted)
                 };
                 let flips = (solve(&values.gamma, false), solve(&values.adjusted, true));
                 let values = GridValues {
@@ -746,7 +795,7 @@ impl GammaCurve {
                 values: curve,
                 confirmed,
             };
-            flip_from_curve(&curve, spot, tolerance, &self.contracts, adjusted)
+            flip_from_curve(&curve, spot, tolerance, (&columns, &ranges), adjusted)
         };
         let aggregate = rayon::join(
             || solve(&gamma_total, false),
@@ -873,13 +922,13 @@ impl SampledCurve<'_> {
 }
 
 /// Brackets sign changes of `curve` over `grid`, refines each ([`refine`]) on the direct sum
-/// over `contracts` (the delta-adjusted curve when `adjusted`) and picks the one nearest
-/// `spot`.
+/// over the contracts of `groups` (ranges of `columns`; the delta-adjusted curve when
+/// `adjusted`) and picks the one nearest `spot`.
 fn flip_from_curve(
     curve: &SampledCurve<'_>,
     spot: f64,
     tolerance: f64,
-    contracts: &[CurveContract],
+    (columns, groups): (&CurveColumns, &[Range<usize>]),
     adjusted: bool,
 ) -> FlipLevel {
     let value_at_spot = curve.at_spot();
@@ -919,7 +968,7 @@ fn flip_from_curve(
         let (first, last) = reach_of(i);
         // Only the contracts that are not negligible somewhere in the bracket count there.
         let (ln_low, ln_high) = (nonzero[first].0.ln(), nonzero[last].0.ln());
-        let active = ActiveContracts::within(contracts, ln_low, ln_high);
+        let active = ActiveContracts::within(columns, groups, ln_low, ln_high);
         let value_slope_curvature = |s: f64| active.value_slope_curvature(s, adjusted);
         // Newton starts from the cubic through the grid values around the bracket.
         let around = &nonzero[i.saturating_sub(1)..(i + 3).min(nonzero.len())];
@@ -1228,8 +1277,10 @@ mod tests {
             3.0_f64,
         ] {
             curve.start_group();
-            for _ in 0..400 {
-                let strike = spot * (0.5 + 1.5 * uniform());
+            // By strike within an expiration, as a chain's contracts come.
+            let mut strikes: Vec<f64> = (0..400).map(|_| spot * (0.5 + 1.5 * uniform())).collect();
+            strikes.sort_by(f64::total_cmp);
+            for strike in strikes {
                 let sign = if uniform() < 0.5 { 1.0 } else { -1.0 };
                 let iv = 0.05 + 1.0 * uniform();
                 let open_interest = (uniform() * 20_000.0) as u64;
@@ -1517,11 +1568,21 @@ mod tests {
         // count that is not a multiple of the lanes.
         let spot = 250.0;
         let curve = curve(spot);
-        let contracts = &curve.contracts[..curve.contracts.len() - 3];
+        let mut cut = curve.contracts.len() - 3;
+        cut -= usize::from(cut.is_multiple_of(SUM_LANES));
+        let contracts = &curve.contracts[..cut];
         assert_ne!(contracts.len() % SUM_LANES, 0);
+        let columns = CurveColumns::of(contracts);
+        let groups: Vec<Range<usize>> = (0..curve.group_starts.len())
+            .map(|g| {
+                let range = curve.group_range(g);
+                range.start..range.end.min(contracts.len())
+            })
+            .collect();
         let (low, high) = ((0.93 * spot).ln(), (1.05 * spot).ln());
-        let active = ActiveContracts::within(contracts, low, high);
-        assert!(active.coefficient.len() < contracts.len());
+        let active = ActiveContracts::within(&columns, &groups, low, high);
+        // The one-hour expiration's far strikes are left out.
+        assert!(active.len() < contracts.len(), "{}", active.len());
         for s in [0.93 * spot, 0.97 * spot, spot, 1.013 * spot, 1.05 * spot] {
             for adjusted in [false, true] {
                 let (mut expected, mut gross) = ((0.0, 0.0, 0.0), (0.0, 0.0, 0.0));
