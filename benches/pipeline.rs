@@ -33,9 +33,11 @@ use optics_schemas::{Dataset, Message, OptionQuote};
 use optics_tests::bench::median;
 use rayon::prelude::*;
 
-// The binary's allocator (src/main.rs), so the cycle measured allocates as the worker does.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+// The binary's allocator and its setting, so the cycle measured allocates as the worker does.
+// (Its unit test is dead code here: this harness runs no tests.)
+#[path = "../src/allocator.rs"]
+#[allow(dead_code, unused_imports)]
+mod allocator;
 
 const REPEATS: usize = 3;
 
@@ -145,6 +147,7 @@ fn chains_and_exposures(
 }
 
 fn main() {
+    allocator::keep_freed_memory();
     let trade_date = NaiveDate::from_ymd_opt(2026, 11, 18).expect("date");
     let session = NyseCalendar.session(trade_date).expect("trading day");
     let close = session.close.to_utc();

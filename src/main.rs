@@ -1,6 +1,7 @@
 //! The `optics` binary: argument parsing and wiring only; the logic lives in the crates.
 
 mod accounts_command;
+mod allocator;
 mod backfill_command;
 mod compute_command;
 mod import_command;
@@ -17,11 +18,6 @@ use clap::{Parser, Subcommand, ValueEnum};
 use tracing_subscriber::EnvFilter;
 use tracing_subscriber::fmt::format::FmtSpan;
 use tracing_subscriber::util::SubscriberInitExt;
-
-// Each compute cycle allocates and frees tens of MB of snapshot columns; mimalloc does that
-// faster than glibc's malloc (see Cargo.toml).
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// optics — options analytics: chains, Greeks, dealer exposures, flow and volatility.
 #[derive(Debug, Parser)]
@@ -97,6 +93,7 @@ enum Command {
 }
 
 fn main() -> std::process::ExitCode {
+    allocator::keep_freed_memory();
     let cli = Cli::parse();
     if let Err(error) = init_logging(&cli.log_level, cli.log_format) {
         eprintln!("error: {error:#}");

@@ -27,6 +27,8 @@
 //! The data handlers (chain, exposures, flow, …) plug into [`handlers::data_routes`] and read
 //! market data through the [`MarketDataReader`] held by [`AppState`].
 
+#![forbid(unsafe_code)]
+
 pub mod accounts;
 pub mod auth;
 pub mod envelope;

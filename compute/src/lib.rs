@@ -29,6 +29,8 @@
 //! - [`zero_dte`]: the scored read of `/zero-dte` — the expected-move hit rate and edge score
 //!   over stored sessions, and the IV forecast blending ATM IV with HAR realized volatility.
 
+#![forbid(unsafe_code)]
+
 pub mod chain;
 pub mod expected_move;
 pub mod exposure;

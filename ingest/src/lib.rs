@@ -14,6 +14,8 @@
 //!   validated, all-or-nothing into an import sink.
 //! - [`IngestError`]: the crate's one error type.
 
+#![forbid(unsafe_code)]
+
 pub mod archive;
 pub mod bus;
 pub mod error;

@@ -60,6 +60,8 @@
 //! # Ok::<(), optics_schemas::SchemaError>(())
 //! ```
 
+#![forbid(unsafe_code)]
+
 pub mod bus;
 mod bus_trait;
 pub mod chain_snapshot;

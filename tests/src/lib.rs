@@ -1,6 +1,8 @@
 //! optics-tests: helpers shared by the end-to-end tests in `tests/e2e/` (which run under the
 //! root `optics` package so they can start the real binary).
 
+#![forbid(unsafe_code)]
+
 pub mod bench;
 pub mod fixtures;
 pub mod reference;
