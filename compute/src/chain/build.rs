@@ -62,7 +62,7 @@ pub fn build_chain_batch(
     market: &ChainMarket,
 ) -> Result<ChainBatch, ChainError> {
     let quotes = OptionQuote::from_batch(quotes)?;
-    let mut built = build(&quotes, None, market, Some(Vec::new()))?;
+    let mut built = build(&quotes, None, market, true)?;
     built.batch = optics_schemas::chain_snapshot::validate_chain_batch(&built.batch)?;
     Ok(built)
 }
@@ -102,7 +102,7 @@ pub fn build_chain(
     quotes: &[OptionQuote],
     market: &ChainMarket,
 ) -> Result<ChainSnapshot, ChainError> {
-    let built = build(quotes, None, market, None)?;
+    let built = build(quotes, None, market, false)?;
     Ok(ChainSnapshot {
         underlying: market.underlying.clone(),
         trade_date: market.trade_date,
@@ -122,14 +122,12 @@ pub fn build_chain(
 /// row order (expiration, settlement, strike, call before put) are not sorted again. A
 /// `symbols` of another length than `quotes` is ignored. Value rules are checked in debug
 /// builds only ([`ChainArrays::into_batch_trusted`]). The exposure inputs are derived only when
-/// `exposure_inputs` gives a vector to write them into: it is cleared first, so a vector kept
-/// from an earlier build lends its memory (at scale they are hundreds of bytes per contract,
-/// and fresh pages cost the kernel's zeroing each time).
+/// `with_exposure_inputs`.
 pub fn build_chain_with_symbols(
     quotes: &[OptionQuote],
     symbols: &[Option<ContractSymbol>],
     market: &ChainMarket,
-    exposure_inputs: Option<Vec<ContractAnalytics>>,
+    with_exposure_inputs: bool,
 ) -> Result<ChainBatch, ChainError> {
     let symbols = (symbols.len() == quotes.len()).then_some(symbols);
     if cfg!(debug_assertions)
@@ -144,7 +142,7 @@ pub fn build_chain_with_symbols(
             );
         }
     }
-    build(quotes, symbols, market, exposure_inputs)
+    build(quotes, symbols, market, with_exposure_inputs)
 }
 
 /// The order [`build_chain`] selects quotes in: contract (the row order), then quote time,
@@ -163,7 +161,7 @@ fn build(
     quotes: &[OptionQuote],
     symbols: Option<&[Option<ContractSymbol>]>,
     market: &ChainMarket,
-    exposure_inputs: Option<Vec<ContractAnalytics>>,
+    with_exposure_inputs: bool,
 ) -> Result<ChainBatch, ChainError> {
     validate_market(market)?;
     let mut stats = ChainBuildStats {
@@ -252,8 +250,7 @@ fn build(
         stats.priced += expiration.stats.priced;
         stats.solved += expiration.stats.solved;
     }
-    let exposure_inputs =
-        exposure_inputs.map(|into| exposure_inputs_of(&built, market, spot, into));
+    let exposure_inputs = with_exposure_inputs.then(|| exposure_inputs_of(&built, market, spot));
     let batch = chain_arrays(&built, market, spot).into_batch_trusted()?;
     Ok(ChainBatch {
         batch,
@@ -265,12 +262,11 @@ fn build(
 }
 
 /// The exposure inputs of a build: the context [`crate::exposure::contracts_from_chain`] reads
-/// from the rows, and every listed side (written into `contracts`, cleared first).
+/// from the rows, and every listed side.
 fn exposure_inputs_of(
     built: &[ExpirationBuild<'_>],
     market: &ChainMarket,
     spot: f64,
-    mut contracts: Vec<ContractAnalytics>,
 ) -> (Vec<ContractAnalytics>, UnderlyingContext) {
     let context = UnderlyingContext {
         underlying: market.underlying.clone(),
@@ -294,8 +290,7 @@ fn exposure_inputs_of(
         .flat_map(|e| &e.sides)
         .map(|sides| sides.iter().flatten().count())
         .sum();
-    contracts.clear();
-    contracts.reserve_exact(listed);
+    let mut contracts = Vec::with_capacity(listed);
     for expiration in built {
         expiration.push_contracts(&context, &mut contracts);
     }

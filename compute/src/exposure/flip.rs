@@ -217,7 +217,7 @@ impl FlipLevel {
 const NEGLIGIBLE_D1: f64 = 9.0;
 
 /// One contract of the re-priced curve.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy)]
 pub(crate) struct CurveContract {
     /// ±OI·100·0.01·e^{−rT}·(F/S)/(σ√T)/√(2π): GEX at S′ is this × S′ × e^{−d1²/2}.
     coefficient: f64,
@@ -378,12 +378,7 @@ impl CurveContract {
     /// contributes nothing).
     #[inline]
     fn active_log_spots(&self) -> (f64, f64) {
-        let total_vol = 2.0 * self.half_total_vol;
-        let base = self.log_ratio_minus_log_strike;
-        (
-            (-NEGLIGIBLE_D1 - self.half_total_vol) * total_vol - base,
-            (NEGLIGIBLE_D1 - self.half_total_vol) * total_vol - base,
-        )
+        active_log_spots(self.half_total_vol, self.log_ratio_minus_log_strike)
     }
 
     /// The first and last points of `points` at which the contract is not negligible (its
@@ -445,6 +440,17 @@ impl CurveContract {
     }
 }
 
+/// [`CurveContract::active_log_spots`] from the two fields it depends on (σ√T/2 and
+/// ln(F/S) − ln K), for the refinement's column-wise contracts too.
+#[inline(always)]
+fn active_log_spots(half_total_vol: f64, log_ratio_minus_log_strike: f64) -> (f64, f64) {
+    let total_vol = 2.0 * half_total_vol;
+    (
+        (-NEGLIGIBLE_D1 - half_total_vol) * total_vol - log_ratio_minus_log_strike,
+        (NEGLIGIBLE_D1 - half_total_vol) * total_vol - log_ratio_minus_log_strike,
+    )
+}
+
 /// N(−|d1|) = erfc(y)/2 for y = |d1|/√2 ≤ 6.4 (|d1| ≤ [`NEGLIGIBLE_D1`]), `density` =
 /// e^{−y²}, by the branch of Cody's erfc that y falls in: y ≤ 0.46875 the rational function
 /// (1 − y·A/B)/2, up to 4 e^{−y²}·C/D/2, above it the asymptotic e^{−y²}·(1/√π − P/Q)/(2y).
@@ -502,12 +508,8 @@ impl CurveColumns {
     /// Whether contract `i` is not negligible somewhere in ln S′ ∈ [`low`, `high`].
     #[inline]
     fn is_active_within(&self, i: usize, low: f64, high: f64) -> bool {
-        let (from, to) = CurveContract {
-            half_total_vol: self.half_total_vol[i],
-            log_ratio_minus_log_strike: self.log_ratio_minus_log_strike[i],
-            ..CurveContract::default()
-        }
-        .active_log_spots();
+        let (from, to) =
+            active_log_spots(self.half_total_vol[i], self.log_ratio_minus_log_strike[i]);
         from <= high && to >= low
     }
 }
@@ -583,15 +585,16 @@ impl<'c> ActiveContracts<'c> {
             // (which would keep it from being vectorised).
             let n = range.len();
             let (value, slope, curvature) = (&mut value[..n], &mut slope[..n], &mut curvature[..n]);
+            let cut = |column: &'c [f64]| &column[range.clone()][..n];
             let (coefficient, log_ratio_minus_log_strike, inv_total_vol) = (
-                &c.coefficient[range.clone()][..n],
-                &c.log_ratio_minus_log_strike[range.clone()][..n],
-                &c.inv_total_vol[range.clone()][..n],
+                cut(&c.coefficient),
+                cut(&c.log_ratio_minus_log_strike),
+                cut(&c.inv_total_vol),
             );
             let (half_total_vol, discounted_forward_ratio, theta_sign) = (
-                &c.half_total_vol[range.clone()][..n],
-                &c.discounted_forward_ratio[range.clone()][..n],
-                &c.theta_sign[range.clone()][..n],
+                cut(&c.half_total_vol),
+                cut(&c.discounted_forward_ratio),
+                cut(&c.theta_sign),
             );
             for i in 0..n {
                 let contract = CurveContract {

@@ -122,8 +122,7 @@ pub fn chain_of(
             PricingModel::BlackScholesMerton
         },
     };
-    let exposure_inputs = (!ctx.chain_only).then(Vec::new);
-    build_chain_with_symbols(book.quotes(), book.symbols(), &market, exposure_inputs)
+    build_chain_with_symbols(book.quotes(), book.symbols(), &market, !ctx.chain_only)
         .map(Some)
         .map_err(|e| WorkerError::Build {
             underlying: underlying.to_owned(),
