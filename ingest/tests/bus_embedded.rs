@@ -294,6 +294,55 @@ async fn when_a_member_leaves_its_partitions_move_to_the_others_from_the_commit(
 }
 
 #[tokio::test(flavor = "current_thread")]
+async fn a_joining_member_gets_a_partition_only_once_its_owner_has_released_it() {
+    let bus = bus(2, 100);
+    let mut a = bus.subscribe(TOPIC, "compute").await.unwrap();
+    let keys: Vec<String> = (0..50).map(|i| format!("S{i}")).collect();
+    let k0 = keys.iter().find(|k| bus.partition_of(k) == 0).unwrap();
+    let k1 = keys.iter().find(|k| bus.partition_of(k) == 1).unwrap();
+    for seq in 0..2 {
+        bus.publish(TOPIC, event(k0, seq)).await.unwrap();
+        bus.publish(TOPIC, event(k1, seq)).await.unwrap();
+    }
+    assert_eq!(a.next_batch(100).await.unwrap().unwrap().len(), 4);
+    a.commit().await.unwrap();
+    assert!(a.take_revoked().is_empty(), "nothing revoked yet");
+    // `a` received seq 2 of k1 but has not committed it when `b` joins.
+    bus.publish(TOPIC, event(k1, 2)).await.unwrap();
+    assert_eq!(a.next_batch(100).await.unwrap().unwrap().len(), 1);
+    let mut b = bus.subscribe(TOPIC, "compute").await.unwrap();
+    bus.publish(TOPIC, event(k1, 3)).await.unwrap();
+    {
+        // Partition 1 goes to `b`, but `a` still holds it: `b` waits.
+        let mut waiting = std::pin::pin!(b.next_batch(100));
+        assert!(poll_once(waiting.as_mut()).is_pending());
+        // `a` learns of the change on its next read, which releases the partition.
+        bus.publish(TOPIC, event(k0, 2)).await.unwrap();
+        let kept = a.next_batch(100).await.unwrap().unwrap();
+        assert_eq!(
+            kept.iter().map(key_seq).collect::<Vec<_>>(),
+            [(k0.clone(), 2)]
+        );
+        assert_eq!(a.take_revoked(), [1]);
+        assert!(a.take_revoked().is_empty(), "reported once");
+        // `b` starts after the group's commit: `a`'s uncommitted seq 2 comes again.
+        let moved = waiting.await.unwrap().unwrap();
+        let seqs: Vec<(String, u64)> = moved.iter().map(key_seq).collect();
+        assert_eq!(seqs, [(k1.clone(), 2), (k1.clone(), 3)]);
+    }
+    assert!(b.take_revoked().is_empty());
+    // A commit by `a` no longer covers the partition it released.
+    a.commit().await.unwrap();
+    drop(b);
+    let back = a.next_batch(100).await.unwrap().unwrap();
+    assert_eq!(
+        back.len(),
+        2,
+        "back to `a` from the group's commit: {back:?}"
+    );
+}
+
+#[tokio::test(flavor = "current_thread")]
 async fn closing_delivers_what_was_accepted_then_ends_consumers() {
     let bus = bus(4, 100);
     let mut waiting_sub = bus.subscribe(TOPIC, "idle").await.unwrap();

@@ -428,6 +428,10 @@ async fn a_group_of_two_splits_the_partitions_and_a_leavers_share_moves_from_its
     let mut b = join_beside(&bus, GROUP, &mut a).await;
     settle(&mut a, &mut b, PARTITIONS).await;
     let (owned_a, owned_b) = (a.assigned_partitions(), b.assigned_partitions());
+    // `a` held every partition before `b` joined: it is told of each one it gave up, once.
+    assert_eq!(a.take_revoked(), owned_b, "a gave b's share up");
+    assert!(a.take_revoked().is_empty(), "reported once");
+    assert!(b.take_revoked().is_empty(), "b lost nothing");
 
     publish_all(&bus, &keys, 0..PER_KEY).await;
     let total = keys.len() * PER_KEY as usize;
@@ -480,6 +484,10 @@ async fn a_group_of_two_splits_the_partitions_and_a_leavers_share_moves_from_its
     bus.close();
     let moved = drain(&mut a, 8).await;
     assert_eq!(a.assigned_partitions(), (0..PARTITIONS).collect::<Vec<_>>());
+    assert!(
+        a.take_revoked().is_empty(),
+        "taking partitions over revokes none"
+    );
     let unacked_b: Vec<(u32, u64)> = got_b[acked_b..]
         .iter()
         .map(|d| (d.partition, d.offset))

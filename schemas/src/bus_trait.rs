@@ -120,6 +120,20 @@ pub trait Subscription: Send + fmt::Debug {
     /// # Errors
     /// [`BusError::Backend`] when the transport fails.
     fn commit(&mut self) -> BusFuture<'_, Result<(), BusError>>;
+
+    /// The partitions the group has taken from this member since the last call, ascending
+    /// (a rebalance, a member joining). Their messages now go to another member, which starts
+    /// after the group's last commit: whatever this member built from them and has not
+    /// published is stale, and publishing it later would overwrite the new owner's newer
+    /// work.
+    ///
+    /// The assignment changes only while the subscription is polled ([`next_batch`]
+    /// (Self::next_batch), [`commit`](Self::commit)), and a batch holds only messages of the
+    /// assignment current when it is returned. So a consumer that calls this right after
+    /// `next_batch` resolves, and drops the state of the partitions it names *before*
+    /// applying the batch, never drops messages of a partition assigned to it again; one that
+    /// also calls it before publishing never publishes state of a partition it has lost.
+    fn take_revoked(&mut self) -> Vec<u32>;
 }
 
 /// A message as a consumer receives it, with its position in the topic.

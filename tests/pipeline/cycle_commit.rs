@@ -185,6 +185,10 @@ impl Subscription for WatchedSubscription {
             self.inner.commit().await
         })
     }
+
+    fn take_revoked(&mut self) -> Vec<u32> {
+        self.inner.take_revoked()
+    }
 }
 
 /// The option symbols of both sides of a chain snapshot.

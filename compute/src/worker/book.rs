@@ -67,11 +67,7 @@ impl UnderlyingBook {
                     continue;
                 }
                 Some(held) if session > held => {
-                    self.quotes.clear();
-                    self.symbols.clear();
-                    self.arrivals.clear();
-                    self.index.clear();
-                    self.newest = None;
+                    self.clear_contracts();
                     self.trade_date = Some(session);
                 }
                 None => self.trade_date = Some(session),
@@ -256,6 +252,24 @@ impl UnderlyingBook {
     pub fn mark_published(&mut self) {
         self.dirty = false;
     }
+
+    /// Forgets every quote, keeping the reference data: the underlying's quotes now go to
+    /// another worker, so what is held here is stale and must not be published. If they come
+    /// back, the book starts again from the quotes redelivered after the group's last commit.
+    pub fn release_quotes(&mut self) {
+        self.clear_contracts();
+        self.trade_date = None;
+        self.last_quote_time = None;
+        self.dirty = false;
+    }
+
+    fn clear_contracts(&mut self) {
+        self.quotes.clear();
+        self.symbols.clear();
+        self.arrivals.clear();
+        self.index.clear();
+        self.newest = None;
+    }
 }
 
 #[cfg(test)]
@@ -308,6 +322,22 @@ mod tests {
         assert!(!book.is_dirty(), "stale redelivery changes nothing");
         assert_eq!(book.apply_quotes(quotes_at(16, 20)).accepted, 3);
         assert!(book.quotes().iter().all(|q| q.volume == 16));
+        assert_eq!(book.len(), 3);
+    }
+
+    #[test]
+    fn released_quotes_are_forgotten_and_the_reference_data_kept() {
+        let mut book = UnderlyingBook::default();
+        book.set_annual_dividend(2.0);
+        book.apply_quotes(quotes_at(15, 20));
+        assert!(book.is_dirty());
+        book.release_quotes();
+        assert!(book.is_empty() && !book.is_dirty());
+        assert_eq!((book.trade_date(), book.last_quote_time()), (None, None));
+        assert_eq!(book.latest_underlying_price(), None);
+        assert_eq!(book.dividend_yield(100.0), 0.02);
+        // Back from a redelivery: an earlier session's quotes are not refused any more.
+        assert_eq!(book.apply_quotes(quotes_at(14, 19)).accepted, 3);
         assert_eq!(book.len(), 3);
     }
 

@@ -26,7 +26,10 @@
 //!
 //! Workers sharing a consumer group split the quote topic's partitions, i.e. the underlyings
 //! (the bus keys by underlying), and the daily-bar topic (keyed by symbol) the same way: each
-//! merges the bars it receives.
+//! merges the bars it receives. When the group moves a quote partition to another worker, this
+//! one forgets the quotes of its underlyings before it reads or publishes anything else
+//! ([`Subscription::take_revoked`]): the bus hands the partition over only once the old owner
+//! has been told, so its last publication of those underlyings precedes the new owner's first.
 //!
 //! The reference topic is read twice by every worker. Its books need all of the metadata (the
 //! company map, dividend yields), so each worker reads the topic in a group of its own
@@ -216,6 +219,9 @@ pub struct ComputeWorker {
     clock: Arc<dyn Clock>,
     config: WorkerConfig,
     books: BTreeMap<String, Arc<UnderlyingBook>>,
+    /// The quote topic's partition each underlying's quotes came from (the bus keys quotes by
+    /// underlying), to release the books of partitions the group moves to another worker.
+    quote_partitions: BTreeMap<String, u32>,
     /// Reference rows not merged into the store yet.
     pending_reference: PendingReference,
     stats: WorkerStats,
@@ -245,6 +251,7 @@ impl ComputeWorker {
             clock,
             config,
             books: BTreeMap::new(),
+            quote_partitions: BTreeMap::new(),
             pending_reference: PendingReference::default(),
             stats: WorkerStats::default(),
         }
@@ -262,6 +269,7 @@ impl ComputeWorker {
             clock,
             config,
             books: BTreeMap::new(),
+            quote_partitions: BTreeMap::new(),
             pending_reference: PendingReference::default(),
             stats: WorkerStats::default(),
         }
@@ -525,6 +533,7 @@ impl ComputeWorker {
                 }
                 _ = tick.tick() => self.cycle(&mut subscriptions).await?,
                 batch = quotes.next_batch(max), if quotes_open => {
+                    self.release_revoked(&mut **quotes);
                     quotes_open = self.apply_deliveries(batch?, ApplyTo::Everything)?;
                     if !quotes_open {
                         break;
@@ -546,15 +555,52 @@ impl ComputeWorker {
             return Ok(false);
         };
         for delivery in &deliveries {
+            if let Message::Data(data) = &delivery.message
+                && data.dataset() == Dataset::OptionQuotes
+                && self.quote_partitions.get(data.key()) != Some(&delivery.partition)
+            {
+                self.quote_partitions
+                    .insert(data.key().to_owned(), delivery.partition);
+            }
             self.apply_to(&delivery.message, to)?;
         }
         Ok(true)
+    }
+
+    /// Forgets the quotes of the underlyings whose quote partitions the group has moved to
+    /// another worker ([`Subscription::take_revoked`]): their new owner builds them from the
+    /// quotes after the group's last commit, and a build of the quotes held here, published
+    /// after the new owner's, would replace newer snapshots with older ones. Called after
+    /// every read of the quotes (before applying it) and before every cycle.
+    fn release_revoked(&mut self, quotes: &mut dyn Subscription) {
+        let revoked = quotes.take_revoked();
+        if revoked.is_empty() {
+            return;
+        }
+        let released: Vec<String> = self
+            .quote_partitions
+            .iter()
+            .filter(|(_, partition)| revoked.contains(partition))
+            .map(|(underlying, _)| underlying.clone())
+            .collect();
+        for underlying in &released {
+            self.quote_partitions.remove(underlying);
+            if let Some(book) = self.books.get_mut(underlying) {
+                Arc::make_mut(book).release_quotes();
+            }
+        }
+        tracing::info!(
+            partitions = ?revoked,
+            underlyings = ?released,
+            "quote partitions moved to another worker; their books released"
+        );
     }
 
     /// One cycle: publish what changed (snapshots, then the reference rows received for the
     /// store), then commit what was consumed.
     async fn cycle(&mut self, subscriptions: &mut Subscriptions) -> Result<(), WorkerError> {
         let now = self.clock.now();
+        self.release_revoked(&mut *subscriptions.quotes);
         self.publish_dirty(now).await?;
         self.publish_reference(now).await?;
         subscriptions.commit().await?;

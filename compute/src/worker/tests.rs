@@ -304,3 +304,81 @@ fn no_worker_id_names_the_shared_reference_group() {
         "optics-compute-reference-store"
     );
 }
+
+/// A subscription that only reports the revocations it is given.
+#[derive(Debug, Default)]
+struct Revocations(Vec<u32>);
+
+impl Subscription for Revocations {
+    fn next_batch(
+        &mut self,
+        _max_messages: usize,
+    ) -> optics_schemas::BusFuture<'_, Result<Option<Vec<Delivery>>, BusError>> {
+        Box::pin(std::future::pending())
+    }
+
+    fn commit(&mut self) -> optics_schemas::BusFuture<'_, Result<(), BusError>> {
+        Box::pin(std::future::ready(Ok(())))
+    }
+
+    fn take_revoked(&mut self) -> Vec<u32> {
+        std::mem::take(&mut self.0)
+    }
+}
+
+fn delivery(partition: u32, offset: u64, message: Message) -> Delivery {
+    Delivery {
+        partition,
+        offset,
+        message,
+    }
+}
+
+#[test]
+fn a_revoked_partitions_books_forget_their_quotes_and_are_not_published() {
+    block_on(async {
+        let store = SnapshotStore::new(Arc::new(InMemory::new()), Path::from("snapshots"));
+        let clock = Arc::new(ManualClock::new(quoted_at()));
+        let mut worker = ComputeWorker::offline(store.clone(), clock, WorkerConfig::default());
+        worker.book_mut("SPY").set_annual_dividend(2.0);
+        let read = vec![
+            delivery(3, 0, data("SPY", &quotes("SPY", "SPY"))),
+            delivery(5, 0, data("QQQ", &quotes("QQQ", "QQQ"))),
+        ];
+        assert!(
+            worker
+                .apply_deliveries(Some(read), ApplyTo::Everything)
+                .unwrap()
+        );
+        assert!(worker.book("SPY").unwrap().is_dirty());
+
+        // Nothing revoked: nothing released.
+        worker.release_revoked(&mut Revocations::default());
+        assert_eq!(worker.book("SPY").unwrap().len(), 10);
+        // Partition 3 moves to another worker before this one's cycle.
+        worker.release_revoked(&mut Revocations(vec![3, 7]));
+        let spy = worker.book("SPY").unwrap();
+        assert!(spy.is_empty() && !spy.is_dirty());
+        assert_eq!(spy.dividend_yield(100.0), 0.02, "reference data kept");
+        assert_eq!(worker.book("QQQ").unwrap().len(), 10, "partition 5 kept");
+
+        let events = worker.publish_dirty(quoted_at()).await.unwrap();
+        assert!(events.iter().all(|e| e.underlying == "QQQ"), "{events:?}");
+        assert_eq!(
+            store
+                .underlyings(snapshot_datasets::CHAIN, trade_date())
+                .await
+                .unwrap(),
+            ["QQQ"]
+        );
+
+        // The partition comes back: the book starts again from the redelivered quotes.
+        let again = vec![delivery(3, 0, data("SPY", &quotes("SPY", "SPY")))];
+        worker
+            .apply_deliveries(Some(again), ApplyTo::Everything)
+            .unwrap();
+        assert_eq!(worker.book("SPY").unwrap().len(), 10);
+        let events = worker.publish_dirty(quoted_at()).await.unwrap();
+        assert!(events.iter().all(|e| e.underlying == "SPY") && events.len() == 5);
+    });
+}

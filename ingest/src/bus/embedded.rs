@@ -14,11 +14,17 @@
 //! Messages travel decoded: the log holds the `Message` (an Arrow batch is a few `Arc`s), and
 //! a delivery clones it. Encoding is Kafka's business.
 //!
-//! Consumers wait on a `watch` channel bumped by every publish, membership change and close;
-//! they mark the current value seen *before* reading the logs, so a publish that lands after
-//! the read wakes them (no lost wake-ups).
+//! Consumers wait on a `watch` channel bumped by every publish, membership change, partition
+//! release and close; they mark the current value seen *before* reading the logs, so a publish
+//! that lands after the read wakes them (no lost wake-ups).
+//!
+//! A partition changes owner as in Kafka's cooperative rebalancing: the member losing it
+//! releases it when it next reads or commits (and reports it through
+//! [`Subscription::take_revoked`]); only then does the member gaining it start, after the
+//! group's last commit. So nothing the old owner does before it notices the change (finishing
+//! a cycle, publishing what it built) races with the new owner's work.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -90,9 +96,12 @@ impl PartitionLog {
 struct Group {
     /// Per partition, the offset after the last committed message.
     committed: Vec<u64>,
-    /// Member ids in joining order; partition `p` belongs to `members[p % members.len()]`.
+    /// Member ids in joining order; partition `p` goes to `members[p % members.len()]`.
     members: Vec<u64>,
-    /// Bumped on every membership change, so members recompute their assignment.
+    /// Per partition, the member that holds it now: the one it goes to once the previous
+    /// holder has released it; `None` while nobody does.
+    owners: Vec<Option<u64>>,
+    /// Bumped on every membership change and release, so members recompute their assignment.
     generation: u64,
 }
 
@@ -282,11 +291,12 @@ impl Bus for EmbeddedBus {
                 let mut state = lock(&topic_state.state);
                 let member = state.next_member_id;
                 state.next_member_id += 1;
-                let committed = state.partitions.iter().map(|p| p.base).collect();
+                let committed: Vec<u64> = state.partitions.iter().map(|p| p.base).collect();
                 let entry = state
                     .groups
                     .entry(group.to_owned())
                     .or_insert_with(|| Group {
+                        owners: vec![None; committed.len()],
                         committed,
                         members: Vec::new(),
                         generation: 0,
@@ -305,6 +315,7 @@ impl Bus for EmbeddedBus {
                 generation: None,
                 positions: BTreeMap::new(),
                 cursor: 0,
+                revoked: BTreeSet::new(),
                 wake,
             }) as Box<dyn Subscription>)
         })
@@ -344,25 +355,49 @@ struct EmbeddedSubscription {
     positions: BTreeMap<u32, u64>,
     /// Which assigned partition a batch starts with, rotated for fairness.
     cursor: usize,
+    /// Partitions lost to other members since [`Subscription::take_revoked`] last ran.
+    revoked: BTreeSet<u32>,
     wake: watch::Receiver<u64>,
 }
 
 impl EmbeddedSubscription {
-    /// Recomputes the assignment after a membership change: a partition kept keeps its
-    /// position, a partition gained starts after the group's last commit (or later, if this
-    /// member had already received further before losing it).
-    fn refresh(&mut self, state: &TopicState) {
-        let group = &state.groups[&self.group];
+    /// Recomputes the assignment after a membership change or a release: releases the
+    /// partitions that go to another member now (remembered for
+    /// [`Subscription::take_revoked`]), keeps the position of those kept, and takes those
+    /// nobody holds any more, starting after the group's last commit. Answers whether it
+    /// released any (the caller wakes the other members after unlocking).
+    fn refresh(&mut self, state: &mut TopicState) -> bool {
+        let group = state
+            .groups
+            .get_mut(&self.group)
+            .expect("a member's group exists");
         if self.generation == Some(group.generation) {
-            return;
+            return false;
+        }
+        let target: BTreeSet<u32> = group.assignment(self.member).collect();
+        let released: Vec<u32> = self
+            .positions
+            .keys()
+            .copied()
+            .filter(|p| !target.contains(p))
+            .collect();
+        for &p in &released {
+            self.positions.remove(&p);
+            group.owners[p as usize] = None;
+            self.revoked.insert(p);
+        }
+        for p in target {
+            let owner = &mut group.owners[p as usize];
+            if owner.is_none() {
+                *owner = Some(self.member);
+                self.positions.insert(p, group.committed[p as usize]);
+            }
+        }
+        if !released.is_empty() {
+            group.generation += 1;
         }
         self.generation = Some(group.generation);
-        let old = std::mem::take(&mut self.positions);
-        for p in group.assignment(self.member) {
-            let committed = group.committed[p as usize];
-            let position = old.get(&p).map_or(committed, |&o| o.max(committed));
-            self.positions.insert(p, position);
-        }
+        !released.is_empty()
     }
 
     /// Takes up to `max` available messages of the assigned partitions.
@@ -403,8 +438,12 @@ impl Subscription for EmbeddedSubscription {
                 self.wake.borrow_and_update();
                 {
                     let topic = Arc::clone(&self.topic);
-                    let state = lock(&topic.state);
-                    self.refresh(&state);
+                    let mut state = lock(&topic.state);
+                    if self.refresh(&mut state) {
+                        drop(state);
+                        topic.wake_consumers();
+                        state = lock(&topic.state);
+                    }
                     let batch = self.take(&state, max);
                     if !batch.is_empty() {
                         return Ok(Some(batch));
@@ -423,10 +462,10 @@ impl Subscription for EmbeddedSubscription {
 
     fn commit(&mut self) -> BusFuture<'_, Result<(), BusError>> {
         Box::pin(async move {
-            let trimmed = {
+            let (trimmed, released) = {
                 let topic = Arc::clone(&self.topic);
                 let mut state = lock(&topic.state);
-                self.refresh(&state);
+                let released = self.refresh(&mut state);
                 let group = state
                     .groups
                     .get_mut(&self.group)
@@ -435,11 +474,18 @@ impl Subscription for EmbeddedSubscription {
                     let committed = &mut group.committed[p as usize];
                     *committed = (*committed).max(position);
                 }
-                state.trim()
+                (state.trim(), released)
             };
             self.topic.permits.add_permits(trimmed);
+            if released {
+                self.topic.wake_consumers();
+            }
             Ok(())
         })
+    }
+
+    fn take_revoked(&mut self) -> Vec<u32> {
+        std::mem::take(&mut self.revoked).into_iter().collect()
     }
 }
 
@@ -449,6 +495,11 @@ impl Drop for EmbeddedSubscription {
             let mut state = lock(&self.topic.state);
             if let Some(group) = state.groups.get_mut(&self.group) {
                 group.members.retain(|&m| m != self.member);
+                for owner in &mut group.owners {
+                    if *owner == Some(self.member) {
+                        *owner = None;
+                    }
+                }
                 group.generation += 1;
             }
         }
@@ -485,6 +536,7 @@ mod tests {
         let group = Group {
             committed: vec![0; 5],
             members: vec![3, 8],
+            owners: vec![None; 5],
             generation: 2,
         };
         assert_eq!(group.assignment(3).collect::<Vec<_>>(), [0, 2, 4]);

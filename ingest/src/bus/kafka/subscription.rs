@@ -7,7 +7,7 @@
 //! new epoch, and buffered messages of an old epoch are dropped: librdkafka fetches that
 //! partition again from the group's committed offset, so keeping them would deliver them twice.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt;
 use std::future::{Future, poll_fn};
 use std::pin::pin;
@@ -78,6 +78,8 @@ struct GroupState {
     /// Per owned partition, the offset after the last message handed out by `next_batch`:
     /// what a commit commits. Dropped when the partition is revoked.
     received: BTreeMap<i32, i64>,
+    /// Partitions revoked since [`Subscription::take_revoked`] last ran.
+    revoked: BTreeSet<i32>,
     /// Whether the member has received its first assignment (possibly empty).
     joined: bool,
     /// Rebalance errors not yet reported to the consumer.
@@ -104,6 +106,7 @@ impl ConsumerContext for GroupContext {
                     for element in partitions.elements_for_topic(&self.topic) {
                         state.assigned.remove(&element.partition());
                         state.received.remove(&element.partition());
+                        state.revoked.insert(element.partition());
                     }
                 }
                 Rebalance::Error(error) => state.errors.push(error.to_string()),
@@ -572,6 +575,16 @@ impl Subscription for KafkaSubscription {
 
     fn commit(&mut self) -> BusFuture<'_, Result<(), BusError>> {
         Box::pin(self.commit_received())
+    }
+
+    /// With cooperative assignment a partition reaches its new owner only after this member
+    /// has run the revocation callback (in a poll), so what it publishes before then cannot
+    /// overwrite the new owner's work.
+    fn take_revoked(&mut self) -> Vec<u32> {
+        std::mem::take(&mut lock(&self.context().state).revoked)
+            .into_iter()
+            .filter_map(|p| u32::try_from(p).ok())
+            .collect()
     }
 }
 
