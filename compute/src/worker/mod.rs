@@ -206,6 +206,9 @@ pub struct WorkerStats {
     pub snapshots: u64,
     /// Underlyings skipped in a cycle because their snapshots could not be built.
     pub build_failures: u64,
+    /// Books whose quotes were forgotten because the group moved their partition to another
+    /// worker.
+    pub books_released: u64,
     /// Reference rows (daily bars, earnings, dividends, borrow fees) received for the store:
     /// those this worker merges.
     pub reference_rows: u64,
@@ -587,6 +590,7 @@ impl ComputeWorker {
             self.quote_partitions.remove(underlying);
             if let Some(book) = self.books.get_mut(underlying) {
                 Arc::make_mut(book).release_quotes();
+                self.stats.books_released += 1;
             }
         }
         tracing::info!(

@@ -361,6 +361,7 @@ fn a_revoked_partitions_books_forget_their_quotes_and_are_not_published() {
         assert!(spy.is_empty() && !spy.is_dirty());
         assert_eq!(spy.dividend_yield(100.0), 0.02, "reference data kept");
         assert_eq!(worker.book("QQQ").unwrap().len(), 10, "partition 5 kept");
+        assert_eq!(worker.stats().books_released, 1);
 
         let events = worker.publish_dirty(quoted_at()).await.unwrap();
         assert!(events.iter().all(|e| e.underlying == "QQQ"), "{events:?}");
