@@ -44,6 +44,14 @@ fn bus(partitions: u32, capacity_per_topic: usize) -> EmbeddedBus {
     })
 }
 
+/// A key that `bus` maps to `partition`.
+fn key_in(bus: &EmbeddedBus, partition: u32) -> String {
+    (0..)
+        .map(|i| format!("S{i}"))
+        .find(|k| bus.partition_of(k) == partition)
+        .unwrap()
+}
+
 /// Polls a future once without a runtime waker: `Pending` means it is waiting.
 fn poll_once<F: Future + ?Sized>(future: std::pin::Pin<&mut F>) -> Poll<F::Output> {
     future.poll(&mut Context::from_waker(Waker::noop()))
@@ -273,9 +281,7 @@ async fn when_a_member_leaves_its_partitions_move_to_the_others_from_the_commit(
     let mut a = bus.subscribe(TOPIC, "compute").await.unwrap();
     let mut b = bus.subscribe(TOPIC, "compute").await.unwrap();
     // Two keys in different partitions.
-    let keys: Vec<String> = (0..50).map(|i| format!("S{i}")).collect();
-    let k0 = keys.iter().find(|k| bus.partition_of(k) == 0).unwrap();
-    let k1 = keys.iter().find(|k| bus.partition_of(k) == 1).unwrap();
+    let (k0, k1) = (&key_in(&bus, 0), &key_in(&bus, 1));
     for seq in 0..4 {
         bus.publish(TOPIC, event(k0, seq)).await.unwrap();
         bus.publish(TOPIC, event(k1, seq)).await.unwrap();
@@ -297,9 +303,7 @@ async fn when_a_member_leaves_its_partitions_move_to_the_others_from_the_commit(
 async fn a_joining_member_gets_a_partition_only_once_its_owner_has_released_it() {
     let bus = bus(2, 100);
     let mut a = bus.subscribe(TOPIC, "compute").await.unwrap();
-    let keys: Vec<String> = (0..50).map(|i| format!("S{i}")).collect();
-    let k0 = keys.iter().find(|k| bus.partition_of(k) == 0).unwrap();
-    let k1 = keys.iter().find(|k| bus.partition_of(k) == 1).unwrap();
+    let (k0, k1) = (&key_in(&bus, 0), &key_in(&bus, 1));
     for seq in 0..2 {
         bus.publish(TOPIC, event(k0, seq)).await.unwrap();
         bus.publish(TOPIC, event(k1, seq)).await.unwrap();

@@ -70,6 +70,15 @@ fn quotes(underlying: &str, symbol_root: &str) -> Vec<OptionQuote> {
     quotes
 }
 
+/// An offline worker over an empty in-memory store (returned too), its clock at
+/// [`quoted_at`].
+fn offline_worker() -> (SnapshotStore, ComputeWorker) {
+    let store = SnapshotStore::new(Arc::new(InMemory::new()), Path::from("snapshots"));
+    let clock = Arc::new(ManualClock::new(quoted_at()));
+    let worker = ComputeWorker::offline(store.clone(), clock, WorkerConfig::default());
+    (store, worker)
+}
+
 fn block_on<F: std::future::Future>(f: F) -> F::Output {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -81,9 +90,7 @@ fn block_on<F: std::future::Future>(f: F) -> F::Output {
 #[test]
 fn an_underlying_that_fails_to_build_is_skipped_and_the_others_are_published() {
     block_on(async {
-        let store = SnapshotStore::new(Arc::new(InMemory::new()), Path::from("snapshots"));
-        let clock = Arc::new(ManualClock::new(quoted_at()));
-        let mut worker = ComputeWorker::offline(store.clone(), clock, WorkerConfig::default());
+        let (store, mut worker) = offline_worker();
         worker.apply(&data("SPY", &quotes("SPY", "SPY"))).unwrap();
         // IWM's quotes in QQQ's book: the chain refuses another underlying's quotes. (The bus
         // refuses such a message, so the book is filled directly; it stands for any failure.)
@@ -253,9 +260,7 @@ fn reference_messages() -> Vec<Message> {
 /// (SPY priced on the forward, SPY's dividend yield at 100, dividends / earnings / borrow rows
 /// kept for the store, reference rows counted) after every reference message applied to `to`.
 fn applied_to(to: ApplyTo) -> (bool, f64, [usize; 3], u64) {
-    let store = SnapshotStore::new(Arc::new(InMemory::new()), Path::from("snapshots"));
-    let clock = Arc::new(ManualClock::new(quoted_at()));
-    let mut worker = ComputeWorker::offline(store, clock, WorkerConfig::default());
+    let (_, mut worker) = offline_worker();
     for message in reference_messages() {
         worker.apply_to(&message, to).unwrap();
     }
@@ -337,9 +342,7 @@ fn delivery(partition: u32, offset: u64, message: Message) -> Delivery {
 #[test]
 fn a_revoked_partitions_books_forget_their_quotes_and_are_not_published() {
     block_on(async {
-        let store = SnapshotStore::new(Arc::new(InMemory::new()), Path::from("snapshots"));
-        let clock = Arc::new(ManualClock::new(quoted_at()));
-        let mut worker = ComputeWorker::offline(store.clone(), clock, WorkerConfig::default());
+        let (store, mut worker) = offline_worker();
         worker.book_mut("SPY").set_annual_dividend(2.0);
         let read = vec![
             delivery(3, 0, data("SPY", &quotes("SPY", "SPY"))),
