@@ -6,12 +6,17 @@
 //! medians; asserts nothing about time. `cargo bench --bench pipeline` (or `make bench`).
 //! `OPTICS_BENCH_CYCLES_ONLY=N` runs only N default-universe cycles (on
 //! `OPTICS_BENCH_CYCLE_THREADS` threads, default 1) and prints their median and fastest: for a
-//! profiler, or to interleave two builds on a noisy machine.
+//! profiler, or to interleave two builds on a noisy machine. `OPTICS_BENCH_DIGEST=1` prints a
+//! digest of one cycle's snapshots per dataset and stops: two builds that print the same
+//! digests wrote the same bits (to check that a speed-up changed no value).
 
+use std::collections::BTreeMap;
+use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use arrow_array::RecordBatch;
+use arrow_array::{Array, RecordBatch};
+use arrow_data::ArrayData;
 use chrono::{NaiveDate, TimeDelta};
 use optics_compute::exposure::{
     ExposureConfig, compute_exposures, exposure_batch, exposure_summary_rows,
@@ -175,6 +180,13 @@ fn main() {
         "optics pipeline benchmark: {} underlyings, {contracts} contracts, median of {REPEATS}",
         books.len()
     );
+    // To check that two builds write the same bits: one cycle's digests, then stop.
+    if env_count("OPTICS_BENCH_DIGEST").is_some_and(|on| on > 0) {
+        for (dataset, digest) in snapshot_digests(&every_built(build_all(&books, &ctx))) {
+            println!("{dataset}: {digest:016x}");
+        }
+        return;
+    }
     // For a profiler or an A/B of two builds: only the cycle, this many times on
     // OPTICS_BENCH_CYCLE_THREADS threads (default 1), then stop.
     if let Some(cycles) = env_count("OPTICS_BENCH_CYCLES_ONLY") {
@@ -388,6 +400,37 @@ fn main() {
         full_wall.as_secs_f64() * 1e3,
         full_wall.as_secs_f64() * 1e9 / contracts as f64
     );
+}
+
+/// Per dataset, a hash of every snapshot's columns in order: their values, offsets and
+/// validity as stored (a null slot's value included, so it errs toward a difference).
+fn snapshot_digests(built: &[(String, Vec<DatasetSnapshot>)]) -> BTreeMap<&'static str, u64> {
+    fn hash_data(data: &ArrayData, hasher: &mut DefaultHasher) {
+        data.data_type().hash(hasher);
+        data.len().hash(hasher);
+        data.offset().hash(hasher);
+        data.nulls().map(|n| n.validity()).hash(hasher);
+        for buffer in data.buffers() {
+            buffer.as_slice().hash(hasher);
+        }
+        for child in data.child_data() {
+            hash_data(child, hasher);
+        }
+    }
+    let mut hashers: BTreeMap<&'static str, DefaultHasher> = BTreeMap::new();
+    for (underlying, snapshots) in built {
+        for snapshot in snapshots {
+            let hasher = hashers.entry(snapshot.dataset).or_default();
+            underlying.hash(hasher);
+            for column in snapshot.batch.columns() {
+                hash_data(&column.to_data(), hasher);
+            }
+        }
+    }
+    hashers
+        .into_iter()
+        .map(|(dataset, hasher)| (dataset, hasher.finish()))
+        .collect()
 }
 
 /// A count from the environment variable `name`, when it is set to one.
