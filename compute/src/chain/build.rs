@@ -2,8 +2,8 @@
 //! by strike, then per expiration (in parallel) find the forward and solve every mid's IV and
 //! Greeks in one batch; finally write the `chain` columns from the quotes and the kernel's
 //! output (the row-level ones a column at a time, both sides' quote columns in one pass over
-//! the rows, each Greek column gathered from the kernel's on its own), and the exposure inputs
-//! beside them.
+//! the rows, each side's Greek column the concatenation of the expirations' kernel output), and
+//! the exposure inputs beside them.
 
 use std::sync::Arc;
 
@@ -378,8 +378,11 @@ fn is_two_sided(quote: &OptionQuote) -> bool {
     quote.bid > 0.0 && quote.ask >= quote.bid
 }
 
-/// The contracts whose IV is still to solve, as the batch kernel's columns (a side keeps its
-/// row, [`BuiltSide::solve`]).
+/// One expiration's input to the batch kernel: a row per strike and side, the calls' rows in
+/// strike order and then the puts' (so each side's output is one contiguous block, which the
+/// chain's Greek columns copy whole). A side with nothing to solve (not listed, no two-sided
+/// quote, no time left) keeps a NaN price, which the kernel answers as invalid input without
+/// solving; a side to solve keeps its row ([`BuiltSide::solve`]).
 #[derive(Debug, Default)]
 struct SolveQueue {
     option_type: Vec<OptionType>,
@@ -392,16 +395,27 @@ struct SolveQueue {
 }
 
 impl SolveQueue {
-    fn with_capacity(n: usize) -> Self {
+    /// The rows of `strikes` on `pricing`, every price still NaN.
+    fn unpriced(strikes: &[f64], pricing: &ExpirationPricing, rate: f64) -> Self {
+        let rows = 2 * strikes.len();
+        let mut option_type = vec![OptionType::Call; strikes.len()];
+        option_type.resize(rows, OptionType::Put);
+        let mut strike = strikes.to_vec();
+        strike.extend_from_slice(strikes);
         Self {
-            option_type: Vec::with_capacity(n),
-            underlying: Vec::with_capacity(n),
-            strike: Vec::with_capacity(n),
-            years: Vec::with_capacity(n),
-            rate: Vec::with_capacity(n),
-            dividend_yield: Vec::with_capacity(n),
-            price: Vec::with_capacity(n),
+            option_type,
+            underlying: vec![pricing.underlying; rows],
+            strike,
+            years: vec![pricing.years; rows],
+            rate: vec![rate; rows],
+            dividend_yield: vec![pricing.dividend_yield; rows],
+            price: vec![f64::NAN; rows],
         }
+    }
+
+    /// The row of side `side` (0 call, 1 put) of strike `i` of `strikes` strikes.
+    fn row(strikes: usize, side: usize, i: usize) -> usize {
+        side * strikes + i
     }
 }
 
@@ -433,8 +447,8 @@ struct BuiltSide<'q> {
     iv: Option<f64>,
     /// Why there is no IV (`None` when solved).
     iv_status: Option<NoIvReason>,
-    /// Row of the expiration's solve queue and kernel result: queued, then kept only when
-    /// solved (the Greeks are read from there).
+    /// Row of the expiration's solve queue and kernel result ([`SolveQueue::row`]): set when
+    /// the side is queued, kept only when solved (the Greeks are read from there).
     solve: Option<usize>,
 }
 
@@ -508,6 +522,7 @@ impl<'q> ExpirationBuild<'q> {
             },
             discount: (-market.rate * years.max(0.0)).exp(),
         };
+        let strike_values: Vec<f64> = strikes.iter().map(|&(strike, _, _)| strike).collect();
         let mut build = Self {
             series: ExpirationForward {
                 expiration,
@@ -519,22 +534,29 @@ impl<'q> ExpirationBuild<'q> {
             pricing,
             strikes: Vec::with_capacity(strikes.len()),
             sides: Vec::with_capacity(strikes.len()),
-            solve: SolveQueue::with_capacity(contracts.len()),
+            solve: SolveQueue::unpriced(&strike_values, &pricing, market.rate),
             solved: GreekColumns::default(),
             stats: ChainBuildStats::default(),
         };
-        for (strike, call, put) in strikes {
-            let call = call.map(|q| build.side(market, q, strike));
-            let put = put.map(|q| build.side(market, q, strike));
+        let count = strikes.len();
+        for (i, (strike, call, put)) in strikes.into_iter().enumerate() {
+            let call = call.map(|q| build.side(market, q, strike, SolveQueue::row(count, 0, i)));
+            let put = put.map(|q| build.side(market, q, strike, SolveQueue::row(count, 1, i)));
             build.strikes.push(strike);
             build.sides.push([call, put]);
         }
         build
     }
 
-    /// The side of `quote` at `strike` (the symbol's strike, in dollars); queues its IV solve
-    /// when it has a mid and time left.
-    fn side(&mut self, market: &ChainMarket, quote: &'q OptionQuote, strike: f64) -> BuiltSide<'q> {
+    /// The side of `quote` at `strike` (the symbol's strike, in dollars) and solve-queue row
+    /// `row`; prices that row (queues its IV solve) when it has a mid and time left.
+    fn side(
+        &mut self,
+        market: &ChainMarket,
+        quote: &'q OptionQuote,
+        strike: f64,
+        row: usize,
+    ) -> BuiltSide<'q> {
         let pricing = self.pricing;
         let oi_attached = quote.oi_date <= market.trade_date;
         if !oi_attached {
@@ -552,15 +574,10 @@ impl<'q> ExpirationBuild<'q> {
         } else if !(pricing.years > 0.0) {
             Some(NoIvReason::Expired)
         } else {
-            let queue = &mut self.solve;
-            solve = Some(queue.price.len());
-            queue.option_type.push(option_type);
-            queue.underlying.push(pricing.underlying);
-            queue.strike.push(strike);
-            queue.years.push(pricing.years);
-            queue.rate.push(market.rate);
-            queue.dividend_yield.push(pricing.dividend_yield);
-            queue.price.push(quote.mid());
+            // The row's other inputs are already this side's (`SolveQueue::unpriced`).
+            self.solve.price[row] = quote.mid();
+            self.stats.priced += 1;
+            solve = Some(row);
             None
         };
         let extrinsic = mid.and_then(|mid| {
@@ -586,7 +603,6 @@ impl<'q> ExpirationBuild<'q> {
     /// Solves every queued mid in one batch; each queued side gets its IV or the reason.
     fn solve_all(&mut self, market: &ChainMarket) {
         let queue = &self.solve;
-        self.stats.priced = queue.price.len();
         self.solved = implied_vol_and_greeks_batch(
             &ChainColumns {
                 model: market.model,
@@ -869,49 +885,41 @@ fn side_columns(sides: &RowSides<'_, '_>, greeks: ChainGreekArrays) -> ChainSide
     }
 }
 
-/// The kernel row of side `side` (0 call, 1 put) of every row of `e` that was solved.
-fn solved_rows<'e>(
-    e: &'e ExpirationBuild<'_>,
-    side: usize,
-) -> impl Iterator<Item = Option<usize>> + 'e {
-    e.sides
-        .iter()
-        .map(move |sides| sides[side].as_ref().and_then(|s| s.solve))
-}
-
-/// The Greek columns of side `side` (0 call, 1 put) of every row, each gathered from the
-/// kernel's output in its own pass. A Greek is present exactly where the side was solved (one
-/// validity for all fourteen); a solved side's Greeks are finite, and a non-finite one would be
-/// null rather than NaN.
+/// The Greek columns of side `side` (0 call, 1 put) of every row: each the concatenation of
+/// the expirations' kernel output for that side (one block per expiration,
+/// [`SolveQueue::row`]), with 0 written where the side was not solved. A Greek is present
+/// exactly where the side was solved (one validity for all fourteen); a solved side's Greeks are
+/// finite, and a non-finite one would be null rather than NaN.
 fn side_greek_arrays(built: &[ExpirationBuild<'_>], rows: usize, side: usize) -> ChainGreekArrays {
-    // Each row's kernel row, looked up once for the fourteen gathers (`UNSOLVED` where the
-    // side has none): a pass over a small index instead of fourteen over the built sides.
-    const UNSOLVED: u32 = u32::MAX;
-    let index: Vec<Vec<u32>> = built
-        .iter()
-        .map(|e| {
-            solved_rows(e, side)
-                .map(|row| row.and_then(|i| u32::try_from(i).ok()).unwrap_or(UNSOLVED))
-                .collect()
-        })
-        .collect();
     let mut solved = NullBufferBuilder::new(rows);
-    for rows_of_expiration in &index {
-        for &row in rows_of_expiration {
-            solved.append(row != UNSOLVED);
+    let mut unsolved: Vec<usize> = Vec::new();
+    let mut row = 0;
+    for e in built {
+        for sides in &e.sides {
+            let is_solved = sides[side].as_ref().is_some_and(|s| s.solve.is_some());
+            if !is_solved {
+                unsolved.push(row);
+            }
+            solved.append(is_solved);
+            row += 1;
         }
     }
     let solved = solved.finish();
     ChainGreekArrays::from_columns(GREEK_COLUMNS.map(|greek| {
         let mut values = Vec::with_capacity(rows);
-        for (e, rows_of_expiration) in built.iter().zip(&index) {
-            let column = greek(&e.solved);
-            // Rows without Greeks (`UNSOLVED`, beyond any column) hold 0 under their null.
-            values.extend(
-                rows_of_expiration
-                    .iter()
-                    .map(|&row| column.get(row as usize).copied().unwrap_or(0.0)),
-            );
+        for e in built {
+            let strikes = e.strikes.len();
+            let block = SolveQueue::row(strikes, side, 0)..SolveQueue::row(strikes, side + 1, 0);
+            match greek(&e.solved).get(block) {
+                Some(block) => values.extend_from_slice(block),
+                // Not reached: every expiration of a build has been solved, a row per side.
+                None => values.extend(std::iter::repeat_n(f64::NAN, strikes)),
+            }
+        }
+        // Unsolved rows hold NaN (the kernel's "absent"): 0 under their null, as a builder
+        // leaves it.
+        for &row in &unsolved {
+            values[row] = 0.0;
         }
         let nulls = greek_nulls(&values, solved.as_ref());
         Arc::new(Float64Array::new(values.into(), nulls)) as ArrayRef
