@@ -702,13 +702,13 @@ impl<'q> ExpirationBuild<'q> {
             });
         for (strike, side) in listed() {
             let contract = contract_of(strike, side);
-            let solved = side.solve.map(|i| self.solved_side(context.model, i));
             contracts.push(if kernel_inputs_hold {
                 ContractAnalytics {
-                    greeks: solved.map(|s| s.greeks),
+                    greeks: side.solve.map(|i| full_greeks(&self.solved, i)),
                     ..contract
                 }
             } else {
+                let solved = side.solve.map(|i| self.solved_side(context.model, i));
                 with_greeks(contract, context, solved)
             });
         }
