@@ -99,25 +99,32 @@ impl UnderlyingContext {
 impl ContractAnalytics {
     /// Every numeric field that is present finite and in its domain, in one test without a
     /// branch per field ([`validate`](Self::validate)'s rules; it names the field when not).
+    /// Finiteness is one sum: x·0 is 0 for a finite x and NaN otherwise.
     #[inline]
-    fn in_domain(&self) -> bool {
-        let price = |p: Option<f64>| p.is_none_or(|v| v.is_finite() & (v >= 0.0));
-        let greeks = self.greeks.as_ref().is_none_or(|g| {
+    pub(super) fn in_domain(&self) -> bool {
+        let present = |v: Option<f64>| v.unwrap_or(0.0);
+        let greeks = self.greeks.as_ref().map_or(0.0, |g| {
             [
                 g.delta, g.gamma, g.vanna, g.charm, g.vega, g.theta, g.speed, g.color, g.zomma,
                 g.vomma, g.ultima,
             ]
             .iter()
-            .fold(true, |finite, v| finite & v.is_finite())
+            .fold(0.0, |sum, v| sum + v * 0.0)
         });
-        self.strike.is_finite()
+        let (bid, ask, mid) = (present(self.bid), present(self.ask), present(self.mid));
+        let finite = self.strike * 0.0
+            + self.years_to_expiry * 0.0
+            + bid * 0.0
+            + ask * 0.0
+            + mid * 0.0
+            + present(self.iv) * 0.0
+            + greeks;
+        (finite == 0.0)
             & (self.strike > 0.0)
-            & self.years_to_expiry.is_finite()
-            & price(self.bid)
-            & price(self.ask)
-            & price(self.mid)
-            & self.iv.is_none_or(|iv| iv.is_finite() & (iv > 0.0))
-            & greeks
+            & (bid >= 0.0)
+            & (ask >= 0.0)
+            & (mid >= 0.0)
+            & self.iv.is_none_or(|iv| iv > 0.0)
     }
 
     /// Checks every numeric field that is present: finite, and in its domain.

@@ -889,18 +889,27 @@ fn every_field_out_of_its_domain_is_named_and_every_edge_in_it_passes() {
             other => panic!("{field}: {other:?}"),
         }
     }
-    // The edges of each domain, and the Greeks the exposures do not read, pass.
-    let good: [Mutation; 6] = [
+    // The edges of each domain, and the Greeks the exposures do not read, pass, and pass the
+    // one-test check itself (not only its field-by-field fallback): -0 is a price ≥ 0, and
+    // the largest finite values do not overflow its sum.
+    let good: [Mutation; 9] = [
         |c| c.bid = Some(0.0),
+        |c| c.bid = Some(-0.0),
         |c| c.mid = None,
         |c| c.iv = None,
         |c| c.greeks = None,
         |c| c.years_to_expiry = -0.5,
         |c| c.greeks.as_mut().unwrap().rho = f64::NAN,
+        |c| {
+            let g = c.greeks.as_mut().unwrap();
+            (g.delta, g.gamma, g.theta) = (f64::MAX, f64::MAX, -f64::MAX);
+        },
+        |c| (c.strike, c.ask) = (f64::MAX, Some(f64::MAX)),
     ];
     for mutate in good {
         let mut contract = valid;
         mutate(&mut contract);
+        assert!(contract.in_domain(), "{contract:?}");
         assert_eq!(contract.validate(0), Ok(()), "{contract:?}");
     }
 }
