@@ -403,7 +403,8 @@ fn main() {
 }
 
 /// Per dataset, a hash of every snapshot's columns in order: their values, offsets and
-/// validity as stored (a null slot's value included, so it errs toward a difference).
+/// validity as stored (a null slot's value included, so it errs toward a difference). std's
+/// hasher has fixed keys but may change between Rust releases: compare builds of one toolchain.
 fn snapshot_digests(built: &[(String, Vec<DatasetSnapshot>)]) -> BTreeMap<&'static str, u64> {
     fn hash_data(data: &ArrayData, hasher: &mut DefaultHasher) {
         data.data_type().hash(hasher);

@@ -28,6 +28,11 @@ const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 /// when it starts (the second one deprecated but still read); it matches them ignoring case.
 const PURGE_DELAY_VARIABLES: [&str; 2] = ["mimalloc_purge_delay", "mimalloc_reset_delay"];
 
+/// Whether this process's environment sets mimalloc's purge delay.
+fn purge_delay_from_environment() -> bool {
+    environment_sets_purge_delay(std::env::vars_os().map(|(name, _)| name))
+}
+
 /// Whether the environment whose variable names are `names` sets mimalloc's purge delay.
 fn environment_sets_purge_delay(names: impl IntoIterator<Item = std::ffi::OsString>) -> bool {
     names.into_iter().any(|name| {
@@ -42,7 +47,7 @@ fn environment_sets_purge_delay(names: impl IntoIterator<Item = std::ffi::OsStri
 /// Sets mimalloc's purge delay to [`PURGE_DELAY_MS`], unless the environment set it. Call
 /// first thing in `main`.
 pub fn keep_freed_memory() {
-    if environment_sets_purge_delay(std::env::vars_os().map(|(name, _)| name)) {
+    if purge_delay_from_environment() {
         return;
     }
     // SAFETY: `mi_option_set` only stores a value in mimalloc's option table (an atomic
@@ -71,8 +76,7 @@ mod tests {
     fn the_purge_delay_option_is_the_one_set() {
         // The option at this index has mimalloc v3's purge-delay default (1000 ms) until set;
         // when the environment set it, that value stays.
-        let from_environment =
-            environment_sets_purge_delay(std::env::vars_os().map(|(name, _)| name));
+        let from_environment = purge_delay_from_environment();
         let before = purge_delay_ms();
         if !from_environment {
             assert_eq!(before, 1_000);

@@ -383,7 +383,7 @@ fn is_two_sided(quote: &OptionQuote) -> bool {
 /// chain's Greek columns copy whole). A side with nothing to solve (not listed, no two-sided
 /// quote, no time left) keeps a NaN price, which the kernel answers as invalid input without
 /// solving; a side to solve keeps its row ([`BuiltSide::solve`]).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct SolveQueue {
     option_type: Vec<OptionType>,
     underlying: Vec<f64>,
@@ -522,7 +522,9 @@ impl<'q> ExpirationBuild<'q> {
             },
             discount: (-market.rate * years.max(0.0)).exp(),
         };
+        // The strikes once: the build's rows and, twice over, the solve queue's.
         let strike_values: Vec<f64> = strikes.iter().map(|&(strike, _, _)| strike).collect();
+        let solve = SolveQueue::unpriced(&strike_values, &pricing, market.rate);
         let mut build = Self {
             series: ExpirationForward {
                 expiration,
@@ -532,9 +534,9 @@ impl<'q> ExpirationBuild<'q> {
                 forward,
             },
             pricing,
-            strikes: Vec::with_capacity(strikes.len()),
+            strikes: strike_values,
             sides: Vec::with_capacity(strikes.len()),
-            solve: SolveQueue::unpriced(&strike_values, &pricing, market.rate),
+            solve,
             solved: GreekColumns::default(),
             stats: ChainBuildStats::default(),
         };
@@ -542,7 +544,6 @@ impl<'q> ExpirationBuild<'q> {
         for (i, (strike, call, put)) in strikes.into_iter().enumerate() {
             let call = call.map(|q| build.side(market, q, strike, SolveQueue::row(count, 0, i)));
             let put = put.map(|q| build.side(market, q, strike, SolveQueue::row(count, 1, i)));
-            build.strikes.push(strike);
             build.sides.push([call, put]);
         }
         build
