@@ -894,16 +894,13 @@ fn side_columns(sides: &RowSides<'_, '_>, greeks: ChainGreekArrays) -> ChainSide
 fn side_greek_arrays(built: &[ExpirationBuild<'_>], rows: usize, side: usize) -> ChainGreekArrays {
     let mut solved = NullBufferBuilder::new(rows);
     let mut unsolved: Vec<usize> = Vec::new();
-    let mut row = 0;
-    for e in built {
-        for sides in &e.sides {
-            let is_solved = sides[side].as_ref().is_some_and(|s| s.solve.is_some());
-            if !is_solved {
-                unsolved.push(row);
-            }
-            solved.append(is_solved);
-            row += 1;
+    let every_row = built.iter().flat_map(|e| &e.sides);
+    for (row, sides) in every_row.enumerate() {
+        let is_solved = sides[side].as_ref().is_some_and(|s| s.solve.is_some());
+        if !is_solved {
+            unsolved.push(row);
         }
+        solved.append(is_solved);
     }
     let solved = solved.finish();
     ChainGreekArrays::from_columns(GREEK_COLUMNS.map(|greek| {
