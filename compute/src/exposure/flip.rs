@@ -262,12 +262,13 @@ impl CurveTerms {
 }
 
 impl CurveContract {
-    /// Builds the curve entry of one contract of the expiration of `terms`; `None` if it
-    /// cannot enter the curve.
+    /// Builds the curve entry of one contract of the expiration of `terms` whose strike's
+    /// logarithm is `ln_strike` (shared by a strike's call and put); `None` if it cannot
+    /// enter the curve.
     pub(crate) fn new(
         theta_sign: f64,
         open_interest: u64,
-        strike: f64,
+        ln_strike: f64,
         iv: f64,
         terms: &CurveTerms,
     ) -> Option<Self> {
@@ -281,7 +282,7 @@ impl CurveContract {
             theta_sign * open_interest as f64 * CONTRACT_MULTIPLIER * ONE_PERCENT * discount;
         Some(Self {
             coefficient: weight * forward_ratio / total_vol * ONE_OVER_SQRT_TWO_PI,
-            log_ratio_minus_log_strike: terms.ln_forward_ratio - strike.ln(),
+            log_ratio_minus_log_strike: terms.ln_forward_ratio - ln_strike,
             inv_total_vol: 1.0 / total_vol,
             half_total_vol: 0.5 * total_vol,
             discounted_forward_ratio: discount * forward_ratio,
@@ -863,48 +864,62 @@ fn upsample(sampled: &[f64], stride: usize) -> Vec<f64> {
     let fraction = |r: usize| r as f64 / stride as f64;
     // The cubic's weights depend only on the point's place among its four nodes (the first
     // node 0, 1 or 2 steps below it) and its fraction of a step: worked out once per call
-    // (none when a side has fewer than four points: the chord is used).
+    // (none when a side has fewer than four points: the chord is used), one column per node
+    // so that an interval's points are interpolated in one vectorised loop.
     let slots = if per_side < 3 { 0 } else { 3 * stride };
-    let weights: Vec<[f64; 4]> = (0..slots)
-        .map(|slot| {
-            let x = (slot / stride) as f64 + fraction(slot % stride);
-            [
-                -(x - 1.0) * (x - 2.0) * (x - 3.0) / 6.0,
-                x * (x - 2.0) * (x - 3.0) / 2.0,
-                -x * (x - 1.0) * (x - 3.0) / 2.0,
-                x * (x - 1.0) * (x - 2.0) / 6.0,
-            ]
-        })
-        .collect();
-    // Point i of a side (counted outward from spot) goes to `values[middle ∓ i]`. One sampled
-    // interval at a time, so that its stencil (and whether it touches a zero) is chosen once
-    // for the points inside it.
+    let mut weights: [Vec<f64>; 4] = std::array::from_fn(|_| Vec::with_capacity(slots));
+    for slot in 0..slots {
+        let x = (slot / stride) as f64 + fraction(slot % stride);
+        for (column, w) in weights.iter_mut().zip([
+            -(x - 1.0) * (x - 2.0) * (x - 3.0) / 6.0,
+            x * (x - 2.0) * (x - 3.0) / 2.0,
+            -x * (x - 1.0) * (x - 3.0) / 2.0,
+            x * (x - 1.0) * (x - 2.0) / 6.0,
+        ]) {
+            column.push(w);
+        }
+    }
+    let chord: Vec<f64> = (0..stride).map(fraction).collect();
+    // One side's values outward from spot (spot first), one sampled interval at a time, so
+    // that its stencil (and whether it touches a zero) is chosen once for the points inside.
     let middle = per_side * stride;
-    let mut values = vec![0.0; 2 * middle + 1];
-    let mut side = |outward: &[f64], below: bool| {
-        let place = |i: usize| if below { middle - i } else { middle + i };
-        for k in 0..per_side {
+    let side = |outward: &[f64]| -> Vec<f64> {
+        let mut values = vec![0.0; middle + 1];
+        for (k, out) in values[..middle].chunks_exact_mut(stride).enumerate() {
             let (low, high) = (outward[k], outward[k + 1]);
-            values[place(k * stride)] = low;
+            out[0] = low;
             let first = k.saturating_sub(1).min(per_side.saturating_sub(3));
             let cubic = (per_side >= 3)
                 .then(|| &outward[first..first + 4])
                 .filter(|nodes| !nodes.contains(&0.0));
-            for r in 1..stride {
-                values[place(k * stride + r)] = match cubic {
-                    Some(nodes) => {
-                        let w = weights[(k - first) * stride + r];
-                        nodes[0] * w[0] + nodes[1] * w[1] + nodes[2] * w[2] + nodes[3] * w[3]
+            let out = &mut out[1..];
+            match cubic {
+                Some(nodes) => {
+                    let place = (k - first) * stride + 1..(k - first + 1) * stride;
+                    let [w0, w1, w2, w3] = weights.each_ref().map(|c| &c[place.clone()]);
+                    let n = out.len();
+                    let (w0, w1, w2, w3) = (&w0[..n], &w1[..n], &w2[..n], &w3[..n]);
+                    for r in 0..n {
+                        out[r] = nodes[0] * w0[r]
+                            + nodes[1] * w1[r]
+                            + nodes[2] * w2[r]
+                            + nodes[3] * w3[r];
                     }
-                    None => low + fraction(r) * (high - low),
-                };
+                }
+                None => {
+                    for (v, f) in out.iter_mut().zip(&chord[1..]) {
+                        *v = low + f * (high - low);
+                    }
+                }
             }
         }
-        values[place(middle)] = outward[per_side];
+        values[middle] = outward[per_side];
+        values
     };
     let below: Vec<f64> = sampled[..=per_side].iter().rev().copied().collect();
-    side(&below, true);
-    side(&sampled[per_side..], false);
+    let mut values = side(&below);
+    values.reverse();
+    values.extend_from_slice(&side(&sampled[per_side..])[1..]);
     values
 }
 
@@ -1289,7 +1304,7 @@ mod tests {
                 let open_interest = (uniform() * 20_000.0) as u64;
                 let forward = spot * (0.03 * years).exp();
                 let terms = CurveTerms::new(forward, spot, years, 0.04);
-                if let Some(c) = CurveContract::new(sign, open_interest, strike, iv, &terms) {
+                if let Some(c) = CurveContract::new(sign, open_interest, strike.ln(), iv, &terms) {
                     curve.push(c);
                 }
             }

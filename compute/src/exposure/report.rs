@@ -313,6 +313,8 @@ pub fn compute_exposures(
         curve: CurveTerms,
     }
     let mut terms: Option<ExpirationTerms> = None;
+    // A strike's call and put come together: ln K once for both (keyed by the exact strike).
+    let mut last_ln_strike: Option<(f64, f64)> = None;
     for (position, &contract) in order.iter().enumerate() {
         if groups
             .last()
@@ -383,11 +385,19 @@ pub fn compute_exposures(
             }
             None => contracts_without_greeks += 1,
         }
+        let ln_strike = match last_ln_strike {
+            Some((strike, ln)) if strike.to_bits() == contract.strike.to_bits() => ln,
+            _ => {
+                last_ln_strike
+                    .insert((contract.strike, contract.strike.ln()))
+                    .1
+            }
+        };
         if let Some(iv) = contract.iv
             && let Some(entry) = CurveContract::new(
                 contract.option_type.sign(),
                 contract.open_interest,
-                contract.strike,
+                ln_strike,
                 iv,
                 &curve_terms,
             )
