@@ -38,6 +38,7 @@ pub mod flow;
 pub mod pricing;
 pub mod probability;
 pub mod risk;
+mod run_cache;
 pub mod store;
 pub mod strategy;
 pub mod time;

@@ -31,6 +31,7 @@ use crate::pricing::{
     ChainColumns, GreekColumns, Greeks, IvStatus, OptionInputs, OptionType, PricingModel,
     implied_vol_and_greeks_batch,
 };
+use crate::run_cache::RunCache;
 use crate::time::years_to_expiry;
 
 /// A chain as an Arrow batch of the `chain` dataset, with what [`build_chain`] reports beside
@@ -835,15 +836,7 @@ fn side_columns(sides: &RowSides<'_, '_>, greeks: ChainGreekArrays) -> ChainSide
     let listed = validity(sides.iter().map(Option::is_some).collect());
     // Most quotes of a chain carry the same open-interest date: its day number is computed
     // once per change of date rather than once per side.
-    let mut last_oi_date = None;
-    let mut oi_days = |date: NaiveDate| match last_oi_date {
-        Some((held, days)) if held == date => days,
-        _ => {
-            let days = date_to_days(date);
-            last_oi_date = Some((date, days));
-            days
-        }
-    };
+    let mut oi_days = RunCache::default();
     let text = |value: for<'a> fn(&'a BuiltSide<'a>) -> Option<&'a str>| {
         Arc::new(
             sides
@@ -877,7 +870,8 @@ fn side_columns(sides: &RowSides<'_, '_>, greeks: ChainGreekArrays) -> ChainSide
             s.attached_quote().map(|q| q.open_interest)
         })),
         oi_date: Arc::new(nullable_array::<Date32Type>(sides, |s| {
-            s.attached_quote().map(|q| oi_days(q.oi_date))
+            s.attached_quote()
+                .map(|q| oi_days.get(q.oi_date, |&date| date_to_days(date)))
         })),
         iv: Arc::new(nullable_array::<Float64Type>(sides, |s| s.iv)),
         iv_status: text(|s| s.iv_status.map(NoIvReason::as_str)),

@@ -262,13 +262,12 @@ impl CurveTerms {
 }
 
 impl CurveContract {
-    /// Builds the curve entry of one contract of the expiration of `terms` whose strike's
-    /// logarithm is `ln_strike` (shared by a strike's call and put); `None` if it cannot
-    /// enter the curve.
+    /// Builds the curve entry of one contract of the expiration of `terms`; `None` if it
+    /// cannot enter the curve.
     pub(crate) fn new(
         theta_sign: f64,
         open_interest: u64,
-        ln_strike: f64,
+        strike: f64,
         iv: f64,
         terms: &CurveTerms,
     ) -> Option<Self> {
@@ -282,7 +281,7 @@ impl CurveContract {
             theta_sign * open_interest as f64 * CONTRACT_MULTIPLIER * ONE_PERCENT * discount;
         Some(Self {
             coefficient: weight * forward_ratio / total_vol * ONE_OVER_SQRT_TWO_PI,
-            log_ratio_minus_log_strike: terms.ln_forward_ratio - ln_strike,
+            log_ratio_minus_log_strike: terms.ln_forward_ratio - strike.ln(),
             inv_total_vol: 1.0 / total_vol,
             half_total_vol: 0.5 * total_vol,
             discounted_forward_ratio: discount * forward_ratio,
@@ -773,9 +772,10 @@ impl GammaCurve {
                     flip_from_curve(&curve, spot, tolerance, (&columns, group), adjusted)
                 };
                 let flips = (solve(&values.gamma, false), solve(&values.adjusted, true));
+                let upsampling = Upsampling::new(sampled.len() / 2, stride);
                 let values = GridValues {
-                    gamma: upsample(&values.gamma, stride),
-                    adjusted: upsample(&values.adjusted, stride),
+                    gamma: upsampling.apply(&values.gamma),
+                    adjusted: upsampling.apply(&values.adjusted),
                 };
                 (values, stride, flips)
             })
@@ -851,39 +851,74 @@ fn sampled_grid(grid: &[f64], stride: usize) -> Vec<f64> {
         .collect()
 }
 
-/// Values at every point of the grid from those at every `stride`-th point
-/// ([`sampled_grid`]): the sampled points exactly, the others by the cubic through the four
-/// nearest sampled points of their side (Lagrange, in the point index, which is linear in
-/// ln S on a side), or by the chord where a side has fewer than four points or the stencil
-/// touches an exact zero (a curve's edge, where a cubic would invent values of either sign).
-fn upsample(sampled: &[f64], stride: usize) -> Vec<f64> {
-    if stride == 1 {
-        return sampled.to_vec();
-    }
-    let per_side = sampled.len() / 2;
-    let fraction = |r: usize| r as f64 / stride as f64;
-    // The cubic's weights depend only on the point's place among its four nodes (the first
-    // node 0, 1 or 2 steps below it) and its fraction of a step: worked out once per call
-    // (none when a side has fewer than four points: the chord is used), one column per node
-    // so that an interval's points are interpolated in one vectorised loop.
-    let slots = if per_side < 3 { 0 } else { 3 * stride };
-    let mut weights: [Vec<f64>; 4] = std::array::from_fn(|_| Vec::with_capacity(slots));
-    for slot in 0..slots {
-        let x = (slot / stride) as f64 + fraction(slot % stride);
-        for (column, w) in weights.iter_mut().zip([
-            -(x - 1.0) * (x - 2.0) * (x - 3.0) / 6.0,
-            x * (x - 2.0) * (x - 3.0) / 2.0,
-            -x * (x - 1.0) * (x - 3.0) / 2.0,
-            x * (x - 1.0) * (x - 2.0) / 6.0,
-        ]) {
-            column.push(w);
+/// Carries a curve sampled at every `stride`-th point of the grid ([`sampled_grid`]) back to
+/// every point: the sampled points exactly, the others by the cubic through the four nearest
+/// sampled points of their side (Lagrange, in the point index, which is linear in ln S on a
+/// side), or by the chord where a side has fewer than four points or the stencil touches an
+/// exact zero (a curve's edge, where a cubic would invent values of either sign). Built once
+/// per group and applied to both of its curves.
+struct Upsampling {
+    stride: usize,
+    /// Sampled intervals on each side of spot.
+    per_side: usize,
+    /// The cubic's weight of each of its four nodes (one column per node, so that an
+    /// interval's points are interpolated in one vectorised loop), by the point's place among
+    /// the nodes (the first node 0, 1 or 2 sampled steps below it) and its fraction of a step;
+    /// empty when a side has fewer than four points (the chord is used).
+    weights: [Vec<f64>; 4],
+}
+
+impl Upsampling {
+    /// For curves of `2·per_side + 1` points sampled at every `stride`-th grid point.
+    fn new(per_side: usize, stride: usize) -> Self {
+        let slots = if stride == 1 || per_side < 3 {
+            0
+        } else {
+            3 * stride
+        };
+        let mut weights: [Vec<f64>; 4] = std::array::from_fn(|_| Vec::with_capacity(slots));
+        for slot in 0..slots {
+            let x = (slot / stride) as f64 + Self::fraction(slot % stride, stride);
+            for (column, w) in weights.iter_mut().zip([
+                -(x - 1.0) * (x - 2.0) * (x - 3.0) / 6.0,
+                x * (x - 2.0) * (x - 3.0) / 2.0,
+                -x * (x - 1.0) * (x - 3.0) / 2.0,
+                x * (x - 1.0) * (x - 2.0) / 6.0,
+            ]) {
+                column.push(w);
+            }
+        }
+        Self {
+            stride,
+            per_side,
+            weights,
         }
     }
-    let chord: Vec<f64> = (0..stride).map(fraction).collect();
-    // One side's values outward from spot (spot first), one sampled interval at a time, so
-    // that its stencil (and whether it touches a zero) is chosen once for the points inside.
-    let middle = per_side * stride;
-    let side = |outward: &[f64]| -> Vec<f64> {
+
+    /// Point `r` of a sampled step of `stride` points, as a fraction of the step.
+    fn fraction(r: usize, stride: usize) -> f64 {
+        r as f64 / stride as f64
+    }
+
+    /// The values at every grid point of `sampled` (`2·per_side + 1` values).
+    fn apply(&self, sampled: &[f64]) -> Vec<f64> {
+        if self.stride == 1 {
+            return sampled.to_vec();
+        }
+        let per_side = self.per_side;
+        let below: Vec<f64> = sampled[..=per_side].iter().rev().copied().collect();
+        let mut values = self.side(&below);
+        values.reverse();
+        values.extend_from_slice(&self.side(&sampled[per_side..])[1..]);
+        values
+    }
+
+    /// One side's values outward from spot (spot first), from its sampled values `outward`;
+    /// one sampled interval at a time, so that its stencil (and whether it touches a zero) is
+    /// chosen once for the points inside it.
+    fn side(&self, outward: &[f64]) -> Vec<f64> {
+        let (stride, per_side) = (self.stride, self.per_side);
+        let middle = per_side * stride;
         let mut values = vec![0.0; middle + 1];
         for (k, out) in values[..middle].chunks_exact_mut(stride).enumerate() {
             let (low, high) = (outward[k], outward[k + 1]);
@@ -896,7 +931,7 @@ fn upsample(sampled: &[f64], stride: usize) -> Vec<f64> {
             match cubic {
                 Some(nodes) => {
                     let place = (k - first) * stride + 1..(k - first + 1) * stride;
-                    let [w0, w1, w2, w3] = weights.each_ref().map(|c| &c[place.clone()]);
+                    let [w0, w1, w2, w3] = self.weights.each_ref().map(|c| &c[place.clone()]);
                     let n = out.len();
                     let (w0, w1, w2, w3) = (&w0[..n], &w1[..n], &w2[..n], &w3[..n]);
                     for r in 0..n {
@@ -907,20 +942,15 @@ fn upsample(sampled: &[f64], stride: usize) -> Vec<f64> {
                     }
                 }
                 None => {
-                    for (v, f) in out.iter_mut().zip(&chord[1..]) {
-                        *v = low + f * (high - low);
+                    for (r, v) in (1..).zip(out.iter_mut()) {
+                        *v = low + Self::fraction(r, stride) * (high - low);
                     }
                 }
             }
         }
         values[middle] = outward[per_side];
         values
-    };
-    let below: Vec<f64> = sampled[..=per_side].iter().rev().copied().collect();
-    let mut values = side(&below);
-    values.reverse();
-    values.extend_from_slice(&side(&sampled[per_side..])[1..]);
-    values
+    }
 }
 
 /// A curve's values over a grid; `confirmed` when each value is an exact sum (not
@@ -1304,7 +1334,7 @@ mod tests {
                 let open_interest = (uniform() * 20_000.0) as u64;
                 let forward = spot * (0.03 * years).exp();
                 let terms = CurveTerms::new(forward, spot, years, 0.04);
-                if let Some(c) = CurveContract::new(sign, open_interest, strike.ln(), iv, &terms) {
+                if let Some(c) = CurveContract::new(sign, open_interest, strike, iv, &terms) {
                     curve.push(c);
                 }
             }
@@ -1494,6 +1524,8 @@ mod tests {
 
     #[test]
     fn upsampling_keeps_sampled_points_and_is_exact_on_cubics() {
+        let upsample =
+            |sampled: &[f64], stride| Upsampling::new(sampled.len() / 2, stride).apply(sampled);
         // Four points per side at stride 5: a cubic in the distance from spot on each side
         // (a different one above and below, equal at spot) comes back exactly between them.
         let below = |i: f64| 2.0 + 0.5 * i - 0.03 * i * i + 0.001 * i * i * i;

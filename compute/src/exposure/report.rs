@@ -10,6 +10,7 @@ use super::levels::{
 };
 use super::{CONTRACT_MULTIPLIER, ExposureError, ExposureKind, ExposureVector, ONE_PERCENT};
 use crate::pricing::{Greeks, OptionType, PricingModel, greeks};
+use crate::run_cache::RunCache;
 
 /// Settings of [`compute_exposures`].
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -307,14 +308,12 @@ pub fn compute_exposures(
     /// What a run of contracts of one expiration and time to expiry shares.
     #[derive(Clone, Copy)]
     struct ExpirationTerms {
-        expiration: NaiveDate,
-        years: f64,
         forward: f64,
         curve: CurveTerms,
     }
-    let mut terms: Option<ExpirationTerms> = None;
-    // A strike's call and put come together: ln K once for both (keyed by the exact strike).
-    let mut last_ln_strike: Option<(f64, f64)> = None;
+    // Contracts of one expiration (and time to expiry) come together: its forward and curve
+    // terms are computed once for them.
+    let mut expiration_terms = RunCache::default();
     for (position, &contract) in order.iter().enumerate() {
         if groups
             .last()
@@ -348,30 +347,20 @@ pub fn compute_exposures(
             OptionType::Call => row.call_open_interest += contract.open_interest,
             OptionType::Put => row.put_open_interest += contract.open_interest,
         }
-        // Contracts of one expiration (and time to expiry) come together: its forward and
-        // curve terms are computed once for them.
         let ExpirationTerms {
             forward,
             curve: curve_terms,
-            ..
-        } = match terms {
-            Some(t)
-                if t.expiration == contract.expiration
-                    && t.years.to_bits() == contract.years_to_expiry.to_bits() =>
-            {
-                t
-            }
-            _ => {
+        } = expiration_terms.get(
+            (contract.expiration, contract.years_to_expiry.to_bits()),
+            |_| {
                 let (expiration, years) = (contract.expiration, contract.years_to_expiry);
                 let forward = context.forward(expiration, years);
-                *terms.insert(ExpirationTerms {
-                    expiration,
-                    years,
+                ExpirationTerms {
                     forward,
                     curve: CurveTerms::new(forward, spot, years, context.rate),
-                })
-            }
-        };
+                }
+            },
+        );
         // The per-contract records are not kept: the API derives them on demand
         // (`contract_exposure`), and at scale they would be most of this function's memory.
         match per_share_greeks(contract, context, forward) {
@@ -385,19 +374,11 @@ pub fn compute_exposures(
             }
             None => contracts_without_greeks += 1,
         }
-        let ln_strike = match last_ln_strike {
-            Some((strike, ln)) if strike.to_bits() == contract.strike.to_bits() => ln,
-            _ => {
-                last_ln_strike
-                    .insert((contract.strike, contract.strike.ln()))
-                    .1
-            }
-        };
         if let Some(iv) = contract.iv
             && let Some(entry) = CurveContract::new(
                 contract.option_type.sign(),
                 contract.open_interest,
-                ln_strike,
+                contract.strike,
                 iv,
                 &curve_terms,
             )
