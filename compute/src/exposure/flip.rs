@@ -906,20 +906,28 @@ impl Upsampling {
             return sampled.to_vec();
         }
         let per_side = self.per_side;
+        debug_assert_eq!(
+            sampled.len(),
+            2 * per_side + 1,
+            "a curve of the sampled grid"
+        );
+        let middle = per_side * self.stride;
+        let mut values = vec![0.0; 2 * middle + 1];
+        // The lower side is built outward from spot, then turned to ascending order; both
+        // sides write the value at spot, the same sampled value.
         let below: Vec<f64> = sampled[..=per_side].iter().rev().copied().collect();
-        let mut values = self.side(&below);
-        values.reverse();
-        values.extend_from_slice(&self.side(&sampled[per_side..])[1..]);
+        self.side(&below, &mut values[..=middle]);
+        values[..=middle].reverse();
+        self.side(&sampled[per_side..], &mut values[middle..]);
         values
     }
 
-    /// One side's values outward from spot (spot first), from its sampled values `outward`;
-    /// one sampled interval at a time, so that its stencil (and whether it touches a zero) is
-    /// chosen once for the points inside it.
-    fn side(&self, outward: &[f64]) -> Vec<f64> {
+    /// One side's values outward from spot (spot first) into `values` (`per_side·stride + 1`
+    /// of them), from its sampled values `outward`; one sampled interval at a time, so that
+    /// its stencil (and whether it touches a zero) is chosen once for the points inside it.
+    fn side(&self, outward: &[f64], values: &mut [f64]) {
         let (stride, per_side) = (self.stride, self.per_side);
         let middle = per_side * stride;
-        let mut values = vec![0.0; middle + 1];
         for (k, out) in values[..middle].chunks_exact_mut(stride).enumerate() {
             let (low, high) = (outward[k], outward[k + 1]);
             out[0] = low;
@@ -932,6 +940,8 @@ impl Upsampling {
                 Some(nodes) => {
                     let place = (k - first) * stride + 1..(k - first + 1) * stride;
                     let [w0, w1, w2, w3] = self.weights.each_ref().map(|c| &c[place.clone()]);
+                    // Every slice cut to the output's length, so that the loop runs without
+                    // bounds checks (and in vector lanes).
                     let n = out.len();
                     let (w0, w1, w2, w3) = (&w0[..n], &w1[..n], &w2[..n], &w3[..n]);
                     for r in 0..n {
@@ -949,7 +959,6 @@ impl Upsampling {
             }
         }
         values[middle] = outward[per_side];
-        values
     }
 }
 

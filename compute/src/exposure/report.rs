@@ -353,8 +353,8 @@ pub fn compute_exposures(
         } = expiration_terms.get(
             (contract.expiration, contract.years_to_expiry.to_bits()),
             |_| {
-                let (expiration, years) = (contract.expiration, contract.years_to_expiry);
-                let forward = context.forward(expiration, years);
+                let years = contract.years_to_expiry;
+                let forward = context.forward(contract.expiration, years);
                 ExpirationTerms {
                     forward,
                     curve: CurveTerms::new(forward, spot, years, context.rate),
