@@ -9,10 +9,12 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::seeding::{last_sessions, seed, sessions_between};
-use crate::settings::{MarketArgs, StoreArgs, parse_date};
+use crate::settings::{MarketArgs, RuntimeArgs, StoreArgs, parse_date};
 
 #[derive(Debug, Args)]
 pub(crate) struct BackfillArgs {
+    #[command(flatten)]
+    runtime: RuntimeArgs,
     #[command(flatten)]
     store: StoreArgs,
     #[command(flatten)]
@@ -66,10 +68,7 @@ pub(crate) fn run(args: &BackfillArgs) -> anyhow::Result<()> {
         )
     };
     progress.set_message("backfill");
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("tokio runtime")?;
+    let runtime = args.runtime.runtime()?;
     let started = Instant::now();
     let (summary, _) = runtime.block_on(seed(
         &store,

@@ -4,7 +4,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::Context;
 use clap::Args;
 use optics_compute::store::SnapshotStore;
 use optics_compute::time::{Clock, SystemClock};
@@ -12,10 +11,12 @@ use optics_compute::worker::{ComputeWorker, WorkerConfig, close_latest_session};
 use optics_schemas::bus::topics;
 use optics_schemas::{Bus, Message};
 
-use crate::settings::{StoreArgs, kafka_bus};
+use crate::settings::{RuntimeArgs, StoreArgs, kafka_bus};
 
 #[derive(Debug, Args)]
 pub(crate) struct ComputeArgs {
+    #[command(flatten)]
+    runtime: RuntimeArgs,
     /// The Kafka bus: kafka://host:9092[,host2…][?topic_prefix=…&group_prefix=…].
     #[arg(long, env = "OPTICS_BUS")]
     bus: String,
@@ -85,10 +86,7 @@ pub(crate) fn run(args: &ComputeArgs) -> anyhow::Result<()> {
         "--rate must be a decimal between -1 and 1"
     );
     anyhow::ensure!(args.cycle_ms > 0, "--cycle-ms must be positive");
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("tokio runtime")?;
+    let runtime = args.runtime.runtime()?;
     runtime.block_on(async {
         let bus = kafka_bus(&args.bus)?;
         let store = args.store.open_store()?;

@@ -13,7 +13,7 @@ use optics_ingest::simulator::live::{ClockSleeper, LiveConfig, LiveSimulator};
 use optics_ingest::source::QuoteSource;
 use optics_schemas::Bus;
 
-use crate::settings::{ArchiveArgs, MarketArgs, StoreArgs, kafka_bus};
+use crate::settings::{ArchiveArgs, MarketArgs, RuntimeArgs, StoreArgs, kafka_bus};
 
 pub(crate) use optics_ingest::pump::Routing;
 
@@ -27,8 +27,8 @@ pub(crate) async fn pump(
     archive: QuoteArchive,
     archive_every_secs: u64,
     routing: Routing,
+    counters: Arc<PumpCounters>,
 ) -> Result<PumpEnd, PumpError> {
-    let counters = Arc::new(PumpCounters::default());
     let config = PumpConfig::new(archive_every_secs, routing);
     let result = optics_ingest::pump::pump(
         source.as_mut(),
@@ -63,6 +63,8 @@ fn print_notice(notice: PumpNotice<'_>) {
 
 #[derive(Debug, Args)]
 pub(crate) struct IngestArgs {
+    #[command(flatten)]
+    runtime: RuntimeArgs,
     /// The Kafka bus: kafka://host:9092[,host2…][?topic_prefix=…].
     #[arg(long, env = "OPTICS_BUS")]
     bus: String,
@@ -105,10 +107,7 @@ pub(crate) fn run(args: &IngestArgs) -> anyhow::Result<()> {
         (1..=3_600_000).contains(&args.interval_ms),
         "--interval-ms must be between 1 and 3600000"
     );
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("tokio runtime")?;
+    let runtime = args.runtime.runtime()?;
     runtime.block_on(async {
         let clock = market_clock(args.start, args.speed)?;
         let bus = kafka_bus(&args.bus)?;
@@ -125,7 +124,7 @@ pub(crate) fn run(args: &IngestArgs) -> anyhow::Result<()> {
         );
         println!("ingesting the simulated market into {}", args.bus);
         let pumped = tokio::select! {
-            ended = pump(Box::new(live), Arc::clone(&bus), archive, args.archive_every_secs, Routing::Everything) => Some(ended),
+            ended = pump(Box::new(live), Arc::clone(&bus), archive, args.archive_every_secs, Routing::Everything, Arc::default()) => Some(ended),
             () = crate::serve_command::shutdown_signal() => None,
         };
         bus.flush().await.context("flushing the bus")?;

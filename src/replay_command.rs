@@ -10,10 +10,12 @@ use indicatif::{ProgressBar, ProgressStyle};
 use optics_compute::worker::WorkerConfig;
 use optics_ingest::replay::replay_session;
 
-use crate::settings::{ArchiveArgs, StoreArgs, parse_date};
+use crate::settings::{ArchiveArgs, RuntimeArgs, StoreArgs, parse_date};
 
 #[derive(Debug, Args)]
 pub(crate) struct ReplayArgs {
+    #[command(flatten)]
+    runtime: RuntimeArgs,
     #[command(flatten)]
     store: StoreArgs,
     #[command(flatten)]
@@ -36,10 +38,7 @@ pub(crate) fn run(args: &ReplayArgs) -> anyhow::Result<()> {
     );
     let archive = args.archive.open_archive(&args.store.data_dir)?;
     let store = args.store.open_store()?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("tokio runtime")?;
+    let runtime = args.runtime.runtime()?;
     for &date in &args.dates {
         let progress = if args.quiet {
             ProgressBar::hidden()

@@ -19,21 +19,25 @@ use optics_api::accounts::admin::{AdminContext, LOCAL_TOKEN_FILE, bootstrap_loca
 use optics_api::market::StoreMarketData;
 use optics_compute::store::{MARKET_WIDE, SnapshotStore};
 use optics_compute::time::{Clock, NyseCalendar, SystemClock};
-use optics_compute::worker::{ComputeWorker, WorkerConfig};
+use optics_compute::worker::{ComputeWorker, PublishedSnapshots, WorkerConfig};
 use optics_ingest::bus::{EmbeddedBus, EmbeddedBusConfig};
+use optics_ingest::pump::PumpCounters;
 use optics_ingest::simulator::live::{ClockSleeper, LiveConfig, LiveSimulator};
 use optics_ingest::simulator::market::MarketTape;
 use optics_ingest::simulator::universe::Universe;
 use optics_schemas::bus::topics;
+use optics_schemas::memory::MemoryHolder;
 use optics_schemas::{Bus, Dataset, Message};
 
 use crate::ingest_command::{Routing, pump};
 use crate::seeding::{last_sessions, seed};
 use crate::serve_command::{ApiArgs, access_control, app, shutdown_signal};
-use crate::settings::{ArchiveArgs, MarketArgs, StoreArgs};
+use crate::settings::{ArchiveArgs, MarketArgs, RuntimeArgs, StoreArgs};
 
 #[derive(Debug, Args)]
 pub(crate) struct RunArgs {
+    #[command(flatten)]
+    runtime: RuntimeArgs,
     #[command(flatten)]
     store: StoreArgs,
     #[command(flatten)]
@@ -79,10 +83,7 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<()> {
         (1..=3_600_000).contains(&args.cycle_ms),
         "--cycle-ms must be between 1 and 3600000"
     );
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("tokio runtime")?;
+    let runtime = args.runtime.runtime()?;
     runtime.block_on(run_async(args))
 }
 
@@ -110,7 +111,8 @@ async fn run_async(args: &RunArgs) -> anyhow::Result<()> {
     announce_token(&args.store.data_dir, &address.to_string(), &access.control).await?;
 
     // 3. The live pipeline on the embedded bus.
-    let bus: Arc<dyn Bus> = Arc::new(EmbeddedBus::new(EmbeddedBusConfig::default()));
+    let embedded_bus = Arc::new(EmbeddedBus::new(EmbeddedBusConfig::default()));
+    let bus: Arc<dyn Bus> = Arc::clone(&embedded_bus) as Arc<dyn Bus>;
     let mut announcements = bus
         .subscribe(topics::SNAPSHOTS, "optics-api")
         .await
@@ -128,6 +130,7 @@ async fn run_async(args: &RunArgs) -> anyhow::Result<()> {
             let _ = announcements.commit().await;
         }
     });
+    // The API takes each snapshot from the worker as it is published, not from its file.
     let worker = ComputeWorker::new(
         Arc::clone(&bus),
         store.clone(),
@@ -137,7 +140,14 @@ async fn run_async(args: &RunArgs) -> anyhow::Result<()> {
             rate: args.market.rate,
             ..WorkerConfig::default()
         },
-    );
+    )
+    .with_local_reader(Arc::clone(&market) as Arc<dyn PublishedSnapshots>);
+    // What each long-lived part holds, on /metrics (see `optics_api::metrics`).
+    let metrics = market.metrics();
+    metrics.watch_memory(embedded_bus);
+    metrics.watch_memory(worker.memory());
+    metrics.watch_memory(Arc::new(store.clone()));
+    metrics.watch_memory_of(&market);
     let closer_task = tokio::spawn(crate::compute_command::publish_session_closes(
         store.clone(),
         Arc::clone(&bus),
@@ -160,6 +170,9 @@ async fn run_async(args: &RunArgs) -> anyhow::Result<()> {
     if let Some(tape) = tape {
         live = live.with_tape(tape);
     }
+    metrics.watch_memory(live.memory());
+    let pump_counters = Arc::new(PumpCounters::default());
+    metrics.watch_memory(Arc::clone(&pump_counters) as Arc<dyn MemoryHolder>);
     let archive = args.archive.open_archive(&args.store.data_dir)?;
     let source_task = tokio::spawn(pump(
         Box::new(live),
@@ -169,6 +182,7 @@ async fn run_async(args: &RunArgs) -> anyhow::Result<()> {
         // Ticks and calendars have no consumer in the embedded service yet, and a topic
         // without a consumer group would hold publishers back.
         Routing::ComputeInputs,
+        pump_counters,
     ));
 
     // 4. Serve until Ctrl-C.

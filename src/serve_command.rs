@@ -23,7 +23,7 @@ use optics_api::limits::{
 use optics_api::market::StoreMarketData;
 use optics_compute::time::{Clock, SystemClock};
 
-use crate::settings::StoreArgs;
+use crate::settings::{RuntimeArgs, StoreArgs};
 
 /// How often the in-memory limiter's month is written to the account store (and once more at
 /// shutdown): a crash loses at most this much of the month's metering.
@@ -82,6 +82,8 @@ impl ApiArgs {
 
 #[derive(Debug, Args)]
 pub(crate) struct ServeArgs {
+    #[command(flatten)]
+    runtime: RuntimeArgs,
     #[command(flatten)]
     store: StoreArgs,
     #[command(flatten)]
@@ -268,15 +270,13 @@ pub(crate) async fn shutdown_signal() {
 }
 
 pub(crate) fn run(args: &ServeArgs) -> anyhow::Result<()> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("tokio runtime")?;
+    let runtime = args.runtime.runtime()?;
     runtime.block_on(async {
         // A replica has no simulated market: one real clock for the data and the accounts.
         let clock: Arc<dyn Clock> = Arc::new(SystemClock);
         let store = args.store.open_store()?;
         let market = Arc::new(StoreMarketData::new(store));
+        market.metrics().watch_memory_of(&market);
         let loaded = market.load().await.context("loading snapshots")?;
         println!("{loaded} snapshots loaded");
         let access = access_control(&args.api, &args.store.data_dir, Arc::clone(&clock)).await?;

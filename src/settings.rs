@@ -71,6 +71,52 @@ impl ArchiveArgs {
     }
 }
 
+/// The default of `--blocking-threads`: enough for the publications of a compute cycle and the
+/// API's reads of a local store to overlap on a small machine, and few enough that the
+/// allocator's per-thread caches stay small (see [`RuntimeArgs`]).
+pub(crate) const DEFAULT_BLOCKING_THREADS: usize = 8;
+
+/// The most `--blocking-threads` accepts (tokio's own default).
+pub(crate) const MAX_BLOCKING_THREADS: usize = 512;
+
+/// The async runtime of a long-running command (`run`, `serve`, `compute`, `ingest`, `replay`,
+/// `backfill`).
+#[derive(Debug, Clone, Args)]
+pub(crate) struct RuntimeArgs {
+    /// Threads for blocking work (local file reads and writes, password hashing). Every thread
+    /// keeps its own allocator cache: tokio's default of up to 512 let a live `optics run` grow
+    /// to ~120 such threads and ~8 GB of resident memory (docs/performance.md).
+    #[arg(
+        long = "blocking-threads",
+        env = "OPTICS_BLOCKING_THREADS",
+        default_value_t = DEFAULT_BLOCKING_THREADS,
+        value_parser = parse_blocking_threads
+    )]
+    pub(crate) blocking_threads: usize,
+}
+
+impl RuntimeArgs {
+    /// A multi-threaded tokio runtime (one worker per core) with at most
+    /// `--blocking-threads` blocking threads.
+    pub(crate) fn runtime(&self) -> anyhow::Result<tokio::runtime::Runtime> {
+        tokio::runtime::Builder::new_multi_thread()
+            .max_blocking_threads(self.blocking_threads)
+            .enable_all()
+            .build()
+            .context("tokio runtime")
+    }
+}
+
+/// A `--blocking-threads` count: 1 up to [`MAX_BLOCKING_THREADS`].
+fn parse_blocking_threads(text: &str) -> Result<usize, String> {
+    match text.trim().parse::<usize>() {
+        Ok(n) if (1..=MAX_BLOCKING_THREADS).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "{text:?}: give a whole number of threads from 1 to {MAX_BLOCKING_THREADS}"
+        )),
+    }
+}
+
 /// The largest `--universe`: the scale knob is for benchmarks of thousands of underlyings;
 /// far beyond this a seeded store and a worker cycle no longer fit a machine's memory.
 pub(crate) const MAX_UNIVERSE: usize = 20_000;
@@ -165,6 +211,8 @@ mod tests {
         archive: ArchiveArgs,
         #[command(flatten)]
         market: MarketArgs,
+        #[command(flatten)]
+        runtime: RuntimeArgs,
     }
 
     fn temp_dir(tag: &str) -> PathBuf {
@@ -242,5 +290,47 @@ mod tests {
         assert!(error.to_string().contains("limit of 20000"), "{error}");
         let error = Cli::try_parse_from(["optics", "--universe", "lots"]).unwrap_err();
         assert!(error.to_string().contains("not a whole number"), "{error}");
+    }
+
+    #[test]
+    fn blocking_threads_are_bounded() {
+        let cli = Cli::try_parse_from(["optics"]).unwrap();
+        assert_eq!(cli.runtime.blocking_threads, DEFAULT_BLOCKING_THREADS);
+        let cli = Cli::try_parse_from(["optics", "--blocking-threads", "3"]).unwrap();
+        assert_eq!(cli.runtime.blocking_threads, 3);
+        for bad in ["0", "513", "many"] {
+            let error = Cli::try_parse_from(["optics", "--blocking-threads", bad]).unwrap_err();
+            assert!(
+                error.to_string().contains("from 1 to 512"),
+                "{bad}: {error}"
+            );
+        }
+        // The runtime it builds runs blocking work on no more threads than that.
+        let runtime = Cli::try_parse_from(["optics", "--blocking-threads", "2"])
+            .unwrap()
+            .runtime
+            .runtime()
+            .unwrap();
+        let peak = runtime.block_on(async {
+            let running = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+            let peak = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+            let tasks: Vec<_> = (0..8)
+                .map(|_| {
+                    let (running, peak) = (Arc::clone(&running), Arc::clone(&peak));
+                    tokio::task::spawn_blocking(move || {
+                        use std::sync::atomic::Ordering::SeqCst;
+                        let now = running.fetch_add(1, SeqCst) + 1;
+                        peak.fetch_max(now, SeqCst);
+                        std::thread::sleep(std::time::Duration::from_millis(20));
+                        running.fetch_sub(1, SeqCst);
+                    })
+                })
+                .collect();
+            for task in tasks {
+                task.await.unwrap();
+            }
+            peak.load(std::sync::atomic::Ordering::SeqCst)
+        });
+        assert!((1..=2).contains(&peak), "{peak} blocking tasks at once");
     }
 }

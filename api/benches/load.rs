@@ -126,10 +126,10 @@ impl BenchMarket {
             .expect("exposures compute");
         let flow = flow_rows(&contracts, context.spot, &FlowConfig::default()).expect("flow");
         Self {
-            exposures: Arc::new(ExposureView {
-                rows: exposure_rows(&report, trade_date),
-                summary: exposure_summary_rows(&report, trade_date),
-            }),
+            exposures: Arc::new(ExposureView::new(
+                exposure_rows(&report, trade_date),
+                exposure_summary_rows(&report, trade_date),
+            )),
             flow: Arc::new(FlowView {
                 rows: flow_snapshot_rows(&flow, "SPY", trade_date, as_of),
             }),

@@ -6,6 +6,15 @@
 //! | `optics_http_requests_total` | counter | method, route, status | requests answered |
 //! | `optics_http_request_duration_seconds` | histogram | method, route, status | time from routing to the response head |
 //! | `optics_snapshot_age_seconds` | gauge | dataset | age of the newest published snapshot of a dataset at scrape time |
+//! | `optics_memory_held_bytes` | gauge | holder | bytes a long-lived structure holds (estimated from lengths and capacities) |
+//! | `optics_memory_held_items` | gauge | holder | what it holds, in its own unit (messages, contracts, rows, answers…) |
+//! | `optics_process_resident_bytes` | gauge | — | the process's resident memory (Linux), allocator overhead included |
+//!
+//! The holders are the structures a running service keeps: the bus, the worker's books, the
+//! API's snapshot cache, the response cache, the simulator's session… (each documents its
+//! items; see `docs/operations.md`). Their names are fixed in the code, so the series are a
+//! fixed set. Every holder is bounded by design (by the universe, a capacity, or a window of
+//! sessions), none by time: a holder that keeps growing through a session is a defect.
 //!
 //! `route` is the route template (`/api/mcp/data/chain/{ticker}`), never the raw path, so a
 //! client cannot create series at will; requests that match no route count as `unmatched`.
@@ -19,6 +28,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
+use optics_schemas::memory::{HeldMemory, MemoryHolder};
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -47,6 +57,11 @@ struct DatasetLabels {
     dataset: String,
 }
 
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct HolderLabels {
+    holder: &'static str,
+}
+
 type HistogramFamily = Family<RouteLabels, Histogram, fn() -> Histogram>;
 
 fn latency_histogram() -> Histogram {
@@ -59,6 +74,18 @@ struct Inner {
     latency: HistogramFamily,
     snapshot_age: Family<DatasetLabels, Gauge<f64, AtomicU64>>,
     published: Mutex<BTreeMap<String, DateTime<Utc>>>,
+    held_bytes: Family<HolderLabels, Gauge>,
+    held_items: Family<HolderLabels, Gauge>,
+    resident_bytes: Gauge,
+    holders: Mutex<Vec<Watched>>,
+}
+
+/// A memory holder reported on every scrape.
+enum Watched {
+    /// Kept alive by the metrics.
+    Owned(Arc<dyn MemoryHolder>),
+    /// Reported while something else keeps it alive (a holder that owns these metrics).
+    Borrowed(std::sync::Weak<dyn MemoryHolder>),
 }
 
 /// The service's metrics; cheap to clone (shared).
@@ -103,6 +130,26 @@ impl Metrics {
             prometheus_client::registry::Unit::Seconds,
             snapshot_age.clone(),
         );
+        let held_bytes = Family::<HolderLabels, Gauge>::default();
+        let held_items = Family::<HolderLabels, Gauge>::default();
+        let resident_bytes = Gauge::default();
+        registry.register_with_unit(
+            "memory_held",
+            "Bytes a long-lived structure of the process holds, by holder (estimated)",
+            prometheus_client::registry::Unit::Bytes,
+            held_bytes.clone(),
+        );
+        registry.register(
+            "memory_held_items",
+            "What a long-lived structure holds, by holder, in the holder's own unit",
+            held_items.clone(),
+        );
+        registry.register_with_unit(
+            "process_resident",
+            "Resident memory of the process",
+            prometheus_client::registry::Unit::Bytes,
+            resident_bytes.clone(),
+        );
         Self {
             inner: Arc::new(Inner {
                 registry,
@@ -110,6 +157,10 @@ impl Metrics {
                 latency,
                 snapshot_age,
                 published: Mutex::new(BTreeMap::new()),
+                held_bytes,
+                held_items,
+                resident_bytes,
+                holders: Mutex::new(Vec::new()),
             }),
         }
     }
@@ -142,8 +193,95 @@ impl Metrics {
         }
     }
 
+    /// Reports what `holder` holds on every scrape (the binary registers the bus, the worker,
+    /// the snapshot cache…).
+    pub fn watch_memory(&self, holder: Arc<dyn MemoryHolder>) {
+        self.watch(Watched::Owned(holder));
+    }
+
+    /// [`watch_memory`](Self::watch_memory) without keeping `holder` alive: for a holder that
+    /// owns these metrics (the snapshot cache), which a strong reference would never free.
+    pub fn watch_memory_of<T: MemoryHolder + 'static>(&self, holder: &Arc<T>) {
+        let holder: Arc<dyn MemoryHolder> = Arc::clone(holder) as Arc<dyn MemoryHolder>;
+        self.watch(Watched::Borrowed(Arc::downgrade(&holder)));
+    }
+
+    fn watch(&self, holder: Watched) {
+        self.inner
+            .holders
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .push(holder);
+    }
+
+    /// What every registered holder and `also` hold now, summed by holder name (two structures
+    /// of one kind, such as the API's and a worker's store handles, report as one).
+    pub fn held_memory(&self, also: &[&dyn MemoryHolder]) -> Vec<HeldMemory> {
+        let mut reported = Vec::new();
+        {
+            let holders = self
+                .inner
+                .holders
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            for holder in holders.iter() {
+                match holder {
+                    Watched::Owned(holder) => holder.held_memory(&mut reported),
+                    Watched::Borrowed(holder) => {
+                        if let Some(holder) = holder.upgrade() {
+                            holder.held_memory(&mut reported);
+                        }
+                    }
+                }
+            }
+        }
+        for holder in also {
+            holder.held_memory(&mut reported);
+        }
+        let mut by_name: BTreeMap<&'static str, HeldMemory> = BTreeMap::new();
+        for held in reported {
+            let entry = by_name.entry(held.holder).or_insert(HeldMemory {
+                holder: held.holder,
+                items: 0,
+                bytes: 0,
+            });
+            entry.items += held.items;
+            entry.bytes += held.bytes;
+        }
+        by_name.into_values().collect()
+    }
+
     /// The OpenMetrics text of every metric, snapshot ages computed at `now`.
     pub fn render(&self, now: DateTime<Utc>) -> Result<String, fmt::Error> {
+        self.render_with(now, &[])
+    }
+
+    /// [`render`](Self::render), with `also` reported beside the registered memory holders
+    /// (the router's response cache).
+    pub fn render_with(
+        &self,
+        now: DateTime<Utc>,
+        also: &[&dyn MemoryHolder],
+    ) -> Result<String, fmt::Error> {
+        for held in self.held_memory(also) {
+            let labels = HolderLabels {
+                holder: held.holder,
+            };
+            let gauge = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+            self.inner
+                .held_bytes
+                .get_or_create(&labels)
+                .set(gauge(held.bytes));
+            self.inner
+                .held_items
+                .get_or_create(&labels)
+                .set(gauge(held.items));
+        }
+        if let Some(resident) = resident_bytes() {
+            self.inner
+                .resident_bytes
+                .set(i64::try_from(resident).unwrap_or(i64::MAX));
+        }
         {
             let published = self
                 .inner
@@ -167,6 +305,16 @@ impl Metrics {
         prometheus_client::encoding::text::encode(&mut text, &self.inner.registry)?;
         Ok(text)
     }
+}
+
+/// The process's resident memory, bytes: `/proc/self/statm`'s second field (pages) times the
+/// page size, which is 4 KiB on the x86-64 and aarch64 Linux the service runs on. `None`
+/// where there is no such file.
+pub fn resident_bytes() -> Option<u64> {
+    const PAGE_BYTES: u64 = 4096;
+    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
+    Some(pages * PAGE_BYTES)
 }
 
 /// The `Content-Type` of [`Metrics::render`]'s output.
@@ -208,5 +356,49 @@ mod tests {
         );
         assert!(text.contains(r#"optics_snapshot_age_seconds{dataset="chain"} 2.5"#));
         assert!(text.ends_with("# EOF\n"));
+    }
+
+    /// A holder that reports fixed figures under one name.
+    struct Fixed(&'static str, u64, u64);
+
+    impl MemoryHolder for Fixed {
+        fn held_memory(&self, out: &mut Vec<HeldMemory>) {
+            out.push(HeldMemory {
+                holder: self.0,
+                items: self.1,
+                bytes: self.2,
+            });
+        }
+    }
+
+    #[test]
+    fn reports_what_the_memory_holders_hold_summed_by_name() {
+        let metrics = Metrics::new();
+        metrics.watch_memory(Arc::new(Fixed("bus_messages", 3, 3_000)));
+        // Reported while alive, not kept alive.
+        let gone = Arc::new(Fixed("bus_messages", 100, 100));
+        metrics.watch_memory_of(&gone);
+        drop(gone);
+        metrics.watch_memory(Arc::new(Fixed("store_version_memo", 10, 640)));
+        let response_cache = Fixed("response_cache", 2, 500);
+        let another_store = Fixed("store_version_memo", 5, 320);
+        let now = Utc.with_ymd_and_hms(2026, 11, 20, 15, 0, 0).unwrap();
+        let text = metrics
+            .render_with(now, &[&response_cache, &another_store])
+            .unwrap();
+        for line in [
+            r#"optics_memory_held_bytes{holder="bus_messages"} 3000"#,
+            r#"optics_memory_held_items{holder="bus_messages"} 3"#,
+            r#"optics_memory_held_bytes{holder="response_cache"} 500"#,
+            r#"optics_memory_held_bytes{holder="store_version_memo"} 960"#,
+            r#"optics_memory_held_items{holder="store_version_memo"} 15"#,
+        ] {
+            assert!(text.contains(line), "{line} in\n{text}");
+        }
+        // Linux reports the resident size; this test process holds more than a megabyte.
+        if let Some(resident) = resident_bytes() {
+            assert!(resident > 1 << 20, "{resident}");
+            assert!(text.contains("optics_process_resident_bytes "), "{text}");
+        }
     }
 }

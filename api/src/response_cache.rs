@@ -155,6 +155,37 @@ impl ResponseCache {
     }
 }
 
+/// What the cache holds: `response_cache` (items: answers held; bytes: their bodies, gzip
+/// copies, keys and headers), at most [`MAX_TOTAL_BYTES`] of bodies.
+impl optics_schemas::memory::MemoryHolder for ResponseCache {
+    fn held_memory(&self, out: &mut Vec<optics_schemas::memory::HeldMemory>) {
+        let inner = self
+            .inner
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let bytes: usize = inner
+            .answers
+            .iter()
+            .map(|(key, answer)| {
+                std::mem::size_of::<(CacheKey, CachedAnswer)>()
+                    + key.uri.capacity()
+                    + answer.body.len()
+                    + answer.gzip.get().map_or(0, Bytes::len)
+                    + answer
+                        .headers
+                        .iter()
+                        .map(|(name, value)| name.as_str().len() + value.len())
+                        .sum::<usize>()
+            })
+            .sum();
+        out.push(optics_schemas::memory::HeldMemory::new(
+            "response_cache",
+            inner.answers.len(),
+            bytes,
+        ));
+    }
+}
+
 /// The middleware: serve a held answer or build, keep and serve a fresh one.
 pub(crate) async fn cached(
     State(state): State<AppState>,

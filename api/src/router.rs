@@ -293,7 +293,7 @@ async fn method_not_allowed(State(state): State<AppState>, method: Method, uri: 
 async fn metrics_handler(State(state): State<AppState>) -> Result<Response, ApiError> {
     let text = state
         .metrics()
-        .render(state.now())
+        .render_with(state.now(), &[state.response_cache()])
         .map_err(|e| ApiError::internal("encoding metrics", e))?;
     Ok(([(CONTENT_TYPE, OPENMETRICS_CONTENT_TYPE)], text).into_response())
 }

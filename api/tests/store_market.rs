@@ -151,6 +151,47 @@ async fn loads_the_newest_snapshots_and_swaps_on_events() {
     assert_eq!(market.coverage().next_earnings("AAPL", day(25)), None);
 }
 
+#[tokio::test]
+async fn a_snapshot_handed_over_in_process_is_served_and_not_read_back() {
+    use optics_compute::worker::PublishedSnapshots;
+    use optics_schemas::memory::MemoryHolder;
+
+    let store = SnapshotStore::new(Arc::new(InMemory::new()), Path::from("snapshots"));
+    let market = StoreMarketData::new(store.clone());
+    let spy = Ticker::parse("SPY").unwrap();
+    // The file of version 1 holds the chain at 101; the worker hands over its batch, built at
+    // 102, as that version (in a real cycle the two are the same rows).
+    let event = publish_chain(&store, &chain_rows(day(20), at(20, 15), 101.0)).await;
+    let key = SnapshotKey::new("chain", day(20), "SPY");
+    let handed = ChainRow::to_batch(&chain_rows(day(20), at(20, 15), 102.0)).unwrap();
+    market.published(&key, event.version, &handed);
+    assert_eq!(market.chain(&spy).unwrap().stock_price(), 102.0);
+    // The event that follows finds the version held: the file is not read (it would say 101).
+    market.apply(&event).await.unwrap();
+    assert_eq!(market.chain(&spy).unwrap().stock_price(), 102.0);
+    // An older version handed over late does not replace the newer one; a newer one does.
+    market.published(
+        &key,
+        event.version - 1,
+        &ChainRow::to_batch(&chain_rows(day(20), at(20, 14), 99.0)).unwrap(),
+    );
+    assert_eq!(market.chain(&spy).unwrap().stock_price(), 102.0);
+    let newer = publish_chain(&store, &chain_rows(day(20), at(20, 16), 103.0)).await;
+    market.apply(&newer).await.unwrap();
+    assert_eq!(market.chain(&spy).unwrap().stock_price(), 103.0);
+    // Datasets the cache does not hold are ignored.
+    let other = SnapshotKey::new("vol_daily", day(20), "SPY");
+    market.published(&other, 7, &handed);
+
+    // What it holds: one chain, its rows; the replaced ones are not counted.
+    let mut held = Vec::new();
+    market.held_memory(&mut held);
+    let chains = held.iter().find(|h| h.holder == "api_chains").unwrap();
+    let rows = market.chain(&spy).unwrap().rows.len() as u64;
+    assert_eq!(chains.items, rows);
+    assert!(chains.bytes >= rows * std::mem::size_of::<ChainRow>() as u64);
+}
+
 async fn ok_json(app: &axum::Router, uri: &str) -> serde_json::Value {
     let answer = get(app, uri, &[]).await;
     assert_eq!(answer.status, 200, "{}", answer.text());

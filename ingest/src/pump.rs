@@ -33,6 +33,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use chrono::{DateTime, TimeDelta, Utc};
+use optics_schemas::memory::HeapBytes;
 use optics_schemas::{Bus, BusError, Dataset, Message, MessageKind, OptionQuote};
 
 use crate::archive::{ArchiveError, QuoteArchive};
@@ -106,6 +107,23 @@ pub struct PumpCounters {
     archived_quotes: AtomicU64,
     archive_failures: AtomicU64,
     source_errors: AtomicU64,
+    /// Quotes kept for the next write after a failed one, and their bytes.
+    unarchived_quotes: AtomicU64,
+    unarchived_bytes: AtomicU64,
+}
+
+/// What the pump holds between events: `pump_unarchived_quotes` (items: quotes of an
+/// every-event source whose archive write failed, kept for the next write; at most
+/// [`PumpConfig::max_consecutive_archive_failures`] events' worth, since the pump stops after
+/// that many failures in a row).
+impl optics_schemas::memory::MemoryHolder for PumpCounters {
+    fn held_memory(&self, out: &mut Vec<optics_schemas::memory::HeldMemory>) {
+        out.push(optics_schemas::memory::HeldMemory {
+            holder: "pump_unarchived_quotes",
+            items: self.unarchived_quotes.load(Ordering::Relaxed),
+            bytes: self.unarchived_bytes.load(Ordering::Relaxed),
+        });
+    }
 }
 
 /// A reading of [`PumpCounters`].
@@ -236,6 +254,8 @@ pub async fn pump(
             };
             match written {
                 Ok(quotes) => {
+                    counters.unarchived_quotes.store(0, Ordering::Relaxed);
+                    counters.unarchived_bytes.store(0, Ordering::Relaxed);
                     last_archived = Some(event.at);
                     consecutive_failures = 0;
                     counters.archived_events.fetch_add(1, Ordering::Relaxed);
@@ -248,6 +268,12 @@ pub async fn pump(
                     if policy == ArchivePolicy::EveryEvent {
                         unarchived = rows;
                     }
+                    counters
+                        .unarchived_quotes
+                        .store(unarchived.len() as u64, Ordering::Relaxed);
+                    counters
+                        .unarchived_bytes
+                        .store(unarchived.heap_bytes() as u64, Ordering::Relaxed);
                     consecutive_failures += 1;
                     counters.archive_failures.fetch_add(1, Ordering::Relaxed);
                     notify(PumpNotice::ArchiveFailed {

@@ -71,6 +71,7 @@ mod error;
 pub mod exposure_snapshot;
 pub mod flow_aggregates;
 pub mod flow_snapshot;
+pub mod memory;
 pub mod occ;
 mod option_quotes;
 mod reference;

@@ -5,6 +5,7 @@ mod cycle_commit;
 mod hand_built;
 #[cfg(feature = "kafka")]
 mod kafka_workers;
+mod live_memory;
 mod live_reference;
 mod replay;
 mod session_close;

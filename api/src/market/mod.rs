@@ -100,13 +100,24 @@ pub fn quoted_price(row: &ChainRow) -> f64 {
     }
 }
 
-/// One underlying's latest dealer exposures.
+/// One underlying's latest dealer exposures. The two halves are shared with the cache's
+/// per-dataset entries they were installed from, not copied.
 #[derive(Debug, Clone)]
 pub struct ExposureView {
     /// Strike rows by expiration then strike.
-    pub rows: Vec<ExposureRow>,
+    pub rows: Arc<Vec<ExposureRow>>,
     /// The aggregate row (expiration `None`) first, then one per expiration.
-    pub summary: Vec<ExposureSummaryRow>,
+    pub summary: Arc<Vec<ExposureSummaryRow>>,
+}
+
+impl ExposureView {
+    /// A view of `rows` and their `summary`.
+    pub fn new(rows: Vec<ExposureRow>, summary: Vec<ExposureSummaryRow>) -> Self {
+        Self {
+            rows: Arc::new(rows),
+            summary: Arc::new(summary),
+        }
+    }
 }
 
 /// One underlying's latest session flow, one row per contract.

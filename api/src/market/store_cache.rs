@@ -4,9 +4,13 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 
+use arrow_array::RecordBatch;
 use chrono::{DateTime, NaiveDate, Utc};
+use optics_compute::flow::{ExpirationFlow, StrikeFlow};
 use optics_compute::store::{MARKET_WIDE, Snapshot, SnapshotKey, SnapshotStore, StoreError};
+use optics_compute::worker::PublishedSnapshots;
 use optics_schemas::bus::snapshot_datasets;
+use optics_schemas::memory::{HeapBytes, HeldMemory, MemoryHolder};
 use optics_schemas::{
     ChainRow, Company, DailyBar, Dataset, EarningsEvent, ExposureRow, ExposureSummaryRow,
     FlowAggregateRow, FlowSnapshotRow, Record, SchemaError, SnapshotEvent, VolDailyRow,
@@ -32,7 +36,43 @@ pub enum LoadError {
 
 /// Per-ticker entries with the trade date they belong to (a newer session replaces an older
 /// one; an older session's late event never replaces a newer one).
-type ByTicker<T> = HashMap<String, (NaiveDate, u64, Arc<T>)>;
+type ByTicker<T> = HashMap<String, Held<T>>;
+
+/// One ticker's snapshot of a dataset: the newest installed, and what it holds.
+#[derive(Debug)]
+struct Held<T> {
+    trade_date: NaiveDate,
+    version: u64,
+    value: Arc<T>,
+    /// Rows (or groups) held.
+    items: usize,
+    /// Bytes held, estimated when installed.
+    bytes: usize,
+}
+
+impl<T> Held<T> {
+    fn stamp(&self) -> (NaiveDate, u64) {
+        (self.trade_date, self.version)
+    }
+}
+
+/// A snapshot decoded for the cache, with what it holds.
+struct Decoded<T> {
+    value: T,
+    items: usize,
+    bytes: usize,
+}
+
+/// Items and bytes of every entry of `map`, as [`HeldMemory`] of `holder`.
+fn held_of<T>(holder: &'static str, map: &ByTicker<T>) -> HeldMemory {
+    let (items, bytes) = map.iter().fold((0, 0), |(items, bytes), (ticker, held)| {
+        (
+            items + held.items,
+            bytes + held.bytes + ticker.capacity() + std::mem::size_of::<Held<T>>(),
+        )
+    });
+    HeldMemory::new(holder, items, bytes)
+}
 
 #[derive(Debug, Default)]
 struct Latest {
@@ -43,6 +83,8 @@ struct Latest {
     flows: ByTicker<FlowView>,
     flow_aggregates: ByTicker<FlowAggregatesView>,
     coverage: Arc<Coverage>,
+    /// Companies, report dates and share-volume sessions of `coverage`, and their bytes.
+    coverage_held: (usize, usize),
     /// Trade date and version of the `daily_bars` snapshot behind `coverage.share_volumes`.
     share_volumes_stamp: Option<(NaiveDate, u64)>,
 }
@@ -125,20 +167,18 @@ impl StoreMarketData {
     fn holds(&self, key: &SnapshotKey, version: u64) -> bool {
         let latest = self.read();
         let held = match key.dataset.as_str() {
-            snapshot_datasets::CHAIN => latest.chains.get(&key.underlying).map(|e| (e.0, e.1)),
-            snapshot_datasets::EXPOSURES => latest
-                .exposure_rows
-                .get(&key.underlying)
-                .map(|e| (e.0, e.1)),
+            snapshot_datasets::CHAIN => latest.chains.get(&key.underlying).map(Held::stamp),
+            snapshot_datasets::EXPOSURES => {
+                latest.exposure_rows.get(&key.underlying).map(Held::stamp)
+            }
             snapshot_datasets::EXPOSURE_SUMMARY => latest
                 .exposure_summaries
                 .get(&key.underlying)
-                .map(|e| (e.0, e.1)),
-            snapshot_datasets::FLOW => latest.flows.get(&key.underlying).map(|e| (e.0, e.1)),
-            snapshot_datasets::FLOW_AGGREGATES => latest
-                .flow_aggregates
-                .get(&key.underlying)
-                .map(|e| (e.0, e.1)),
+                .map(Held::stamp),
+            snapshot_datasets::FLOW => latest.flows.get(&key.underlying).map(Held::stamp),
+            snapshot_datasets::FLOW_AGGREGATES => {
+                latest.flow_aggregates.get(&key.underlying).map(Held::stamp)
+            }
             _ => None,
         };
         held.is_some_and(|stamp| stamp >= (key.trade_date, version))
@@ -161,6 +201,10 @@ impl StoreMarketData {
             event.trade_date,
             event.underlying.as_str(),
         );
+        // Handed over in process already (see `PublishedSnapshots`), or a newer one is held.
+        if self.holds(&key, event.version) {
+            return Ok(());
+        }
         if let Some(snapshot) = self.store.read(&key).await? {
             self.install(&key, &snapshot)?;
         }
@@ -187,11 +231,16 @@ impl StoreMarketData {
         companies.sort_by(|a, b| a.symbol.cmp(&b.symbol));
         let earnings = self.load_earnings().await?;
         let share_volumes = self.load_share_volumes().await?;
-        self.write().coverage = Arc::new(Coverage {
+        let coverage = Coverage {
             companies,
             earnings,
             share_volumes,
-        });
+        };
+        let held = coverage_held(&coverage);
+        let mut latest = self.write();
+        latest.coverage = Arc::new(coverage);
+        latest.coverage_held = held;
+        drop(latest);
         self.bump();
         Ok(())
     }
@@ -271,43 +320,81 @@ impl StoreMarketData {
 
     /// Decodes a snapshot and swaps it in, unless a newer one is already held.
     fn install(&self, key: &SnapshotKey, snapshot: &Snapshot) -> Result<(), LoadError> {
-        let stamp = (key.trade_date, snapshot.file.version);
+        self.install_batches(key, snapshot.file.version, &snapshot.batches)
+    }
+
+    /// Decodes version `version` of `key`, whose rows are `batches`, and swaps it in unless a
+    /// newer one is already held.
+    fn install_batches(
+        &self,
+        key: &SnapshotKey,
+        version: u64,
+        batches: &[RecordBatch],
+    ) -> Result<(), LoadError> {
+        if self.holds(key, version) {
+            return Ok(());
+        }
+        let stamp = (key.trade_date, version);
         let ticker = key.underlying.clone();
         match key.dataset.as_str() {
             snapshot_datasets::CHAIN => {
-                let rows = decode::<ChainRow>(snapshot, ChainRow::from_batch)?;
+                let rows = decode::<ChainRow>(batches, ChainRow::from_batch)?;
                 let Some(view) = ChainView::new(rows) else {
                     return Ok(());
                 };
                 self.report_published(key, view.as_of);
-                put(&mut self.write().chains, ticker, stamp, view);
+                let decoded = Decoded {
+                    items: view.rows.len(),
+                    bytes: view.rows.heap_bytes()
+                        + view.expirations.capacity() * std::mem::size_of::<NaiveDate>()
+                        + view.underlying.capacity(),
+                    value: view,
+                };
+                put(&mut self.write().chains, ticker, stamp, decoded);
             }
             snapshot_datasets::EXPOSURES => {
-                let rows = decode(snapshot, ExposureRow::from_batch)?;
+                let rows = decode(batches, ExposureRow::from_batch)?;
                 self.report_published(key, rows.iter().map(|r| r.as_of).max());
                 let mut latest = self.write();
-                if put(&mut latest.exposure_rows, ticker.clone(), stamp, rows) {
+                if put(
+                    &mut latest.exposure_rows,
+                    ticker.clone(),
+                    stamp,
+                    rows_held(rows),
+                ) {
                     refresh_exposures(&mut latest, &ticker);
                 }
             }
             snapshot_datasets::EXPOSURE_SUMMARY => {
-                let rows = decode(snapshot, ExposureSummaryRow::from_batch)?;
+                let rows = decode(batches, ExposureSummaryRow::from_batch)?;
                 self.report_published(key, rows.iter().map(|r| r.as_of).max());
                 let mut latest = self.write();
-                if put(&mut latest.exposure_summaries, ticker.clone(), stamp, rows) {
+                let held = rows_held(rows);
+                if put(&mut latest.exposure_summaries, ticker.clone(), stamp, held) {
                     refresh_exposures(&mut latest, &ticker);
                 }
             }
             snapshot_datasets::FLOW => {
-                let rows = decode(snapshot, FlowSnapshotRow::from_batch)?;
+                let rows = decode(batches, FlowSnapshotRow::from_batch)?;
                 self.report_published(key, rows.iter().map(|r| r.as_of).max());
-                put(&mut self.write().flows, ticker, stamp, FlowView { rows });
+                let decoded = Decoded {
+                    items: rows.len(),
+                    bytes: rows.heap_bytes(),
+                    value: FlowView { rows },
+                };
+                put(&mut self.write().flows, ticker, stamp, decoded);
             }
             snapshot_datasets::FLOW_AGGREGATES => {
-                let rows = decode(snapshot, FlowAggregateRow::from_batch)?;
+                let rows = decode(batches, FlowAggregateRow::from_batch)?;
                 self.report_published(key, rows.iter().map(|r| r.as_of).max());
                 let view = FlowAggregatesView::from_rows(&rows);
-                put(&mut self.write().flow_aggregates, ticker, stamp, view);
+                let decoded = Decoded {
+                    items: view.strikes.len() + view.expirations.len(),
+                    bytes: view.strikes.capacity() * std::mem::size_of::<StrikeFlow>()
+                        + view.expirations.capacity() * std::mem::size_of::<ExpirationFlow>(),
+                    value: view,
+                };
+                put(&mut self.write().flow_aggregates, ticker, stamp, decoded);
             }
             _ => return Ok(()),
         }
@@ -340,24 +427,83 @@ impl StoreMarketData {
 }
 
 fn decode<T>(
-    snapshot: &Snapshot,
-    read: impl Fn(&arrow_array::RecordBatch) -> Result<Vec<T>, SchemaError>,
+    batches: &[RecordBatch],
+    read: impl Fn(&RecordBatch) -> Result<Vec<T>, SchemaError>,
 ) -> Result<Vec<T>, LoadError> {
-    let mut rows = Vec::with_capacity(snapshot.num_rows());
-    for batch in &snapshot.batches {
+    // A snapshot is one batch (as the worker writes it): its rows as read, not copied again.
+    if let [batch] = batches {
+        return Ok(read(batch)?);
+    }
+    let mut rows = Vec::with_capacity(batches.iter().map(RecordBatch::num_rows).sum());
+    for batch in batches {
         rows.extend(read(batch)?);
     }
     Ok(rows)
 }
 
-/// Installs `value` unless the held entry is newer; `true` when installed.
-fn put<T>(map: &mut ByTicker<T>, ticker: String, stamp: (NaiveDate, u64), value: T) -> bool {
-    if let Some((date, version, _)) = map.get(&ticker)
-        && (*date, *version) > stamp
-    {
+/// Rows decoded for the cache, with what they hold.
+fn rows_held<T: HeapBytes>(rows: Vec<T>) -> Decoded<Vec<T>> {
+    Decoded {
+        items: rows.len(),
+        bytes: rows.heap_bytes(),
+        value: rows,
+    }
+}
+
+/// What the cache's coverage holds: companies, report dates and share-volume sessions, and
+/// their bytes.
+fn coverage_held(coverage: &Coverage) -> (usize, usize) {
+    use std::mem::size_of;
+    let companies = coverage.companies.len();
+    let company_bytes = coverage.companies.capacity() * size_of::<Arc<Company>>()
+        + coverage
+            .companies
+            .iter()
+            .map(|c| size_of::<Company>() + c.heap_bytes())
+            .sum::<usize>();
+    let reports: usize = coverage.earnings.values().map(Vec::len).sum();
+    let report_bytes: usize = coverage
+        .earnings
+        .iter()
+        .map(|(symbol, dates)| {
+            symbol.capacity() + dates.capacity() * size_of::<NaiveDate>() + size_of::<usize>() * 4
+        })
+        .sum();
+    let sessions: usize = coverage.share_volumes.values().map(Vec::len).sum();
+    let session_bytes: usize = coverage
+        .share_volumes
+        .iter()
+        .map(|(symbol, days)| {
+            symbol.capacity()
+                + days.capacity() * size_of::<(NaiveDate, u64)>()
+                + size_of::<usize>() * 4
+        })
+        .sum();
+    (
+        companies + reports + sessions,
+        company_bytes + report_bytes + session_bytes,
+    )
+}
+
+/// Installs `decoded` unless the held entry is newer; `true` when installed. The entry it
+/// replaces is dropped here: its memory is freed once no request still reads it.
+fn put<T>(
+    map: &mut ByTicker<T>,
+    ticker: String,
+    stamp: (NaiveDate, u64),
+    decoded: Decoded<T>,
+) -> bool {
+    if map.get(&ticker).is_some_and(|held| held.stamp() > stamp) {
         return false;
     }
-    map.insert(ticker, (stamp.0, stamp.1, Arc::new(value)));
+    let held = Held {
+        trade_date: stamp.0,
+        version: stamp.1,
+        value: Arc::new(decoded.value),
+        items: decoded.items,
+        bytes: decoded.bytes,
+    };
+    map.insert(ticker, held);
     true
 }
 
@@ -369,14 +515,57 @@ fn refresh_exposures(latest: &mut Latest, ticker: &str) {
     ) else {
         return;
     };
-    if rows.0 != summary.0 {
+    if rows.trade_date != summary.trade_date {
         return;
     }
     let view = ExposureView {
-        rows: rows.2.as_ref().clone(),
-        summary: summary.2.as_ref().clone(),
+        rows: Arc::clone(&rows.value),
+        summary: Arc::clone(&summary.value),
     };
     latest.exposures.insert(ticker.to_owned(), Arc::new(view));
+}
+
+/// A worker in the same process hands each snapshot over as it publishes it: decoded from the
+/// batch it built, not read back from the file (the snapshot event that follows finds it
+/// held). A snapshot that does not decode is left to the event, which reads the file and
+/// reports the error.
+impl PublishedSnapshots for StoreMarketData {
+    fn published(&self, key: &SnapshotKey, version: u64, batch: &RecordBatch) {
+        if !LIVE_DATASETS.contains(&key.dataset.as_str()) {
+            return;
+        }
+        if let Err(error) = self.install_batches(key, version, std::slice::from_ref(batch)) {
+            tracing::warn!(dataset = %key.dataset, underlying = %key.underlying, %error,
+                "a snapshot handed over in process did not decode");
+        }
+    }
+}
+
+/// What the cache holds: the newest snapshot of each dataset and ticker, one each (a newer one
+/// replaces it), and the coverage. `api_chains` (items: chain rows, a strike of an expiration
+/// each), `api_exposures` (items: strike rows and summary rows), `api_flows` (items: contracts
+/// that traded), `api_flow_aggregates` (items: strike and expiration groups), `api_coverage`
+/// (items: companies, report dates and share-volume sessions).
+impl MemoryHolder for StoreMarketData {
+    fn held_memory(&self, out: &mut Vec<HeldMemory>) {
+        let latest = self.read();
+        out.push(held_of("api_chains", &latest.chains));
+        let rows = held_of("api_exposures", &latest.exposure_rows);
+        let summaries = held_of("api_exposures", &latest.exposure_summaries);
+        // The paired views share both halves' rows: only their maps' slots add up.
+        let views = latest.exposures.capacity()
+            * (std::mem::size_of::<(String, Arc<ExposureView>)>()
+                + std::mem::size_of::<ExposureView>());
+        out.push(HeldMemory {
+            holder: "api_exposures",
+            items: rows.items + summaries.items,
+            bytes: rows.bytes + summaries.bytes + views as u64,
+        });
+        out.push(held_of("api_flows", &latest.flows));
+        out.push(held_of("api_flow_aggregates", &latest.flow_aggregates));
+        let (items, bytes) = latest.coverage_held;
+        out.push(HeldMemory::new("api_coverage", items, bytes));
+    }
 }
 
 impl MarketDataReader for StoreMarketData {
@@ -390,7 +579,7 @@ impl MarketDataReader for StoreMarketData {
         self.read()
             .chains
             .get(ticker.as_str())
-            .map(|e| Arc::clone(&e.2))
+            .map(|e| Arc::clone(&e.value))
     }
 
     fn exposures(&self, ticker: &Ticker) -> Option<Arc<ExposureView>> {
@@ -401,14 +590,14 @@ impl MarketDataReader for StoreMarketData {
         self.read()
             .flows
             .get(ticker.as_str())
-            .map(|e| Arc::clone(&e.2))
+            .map(|e| Arc::clone(&e.value))
     }
 
     fn flow_aggregates(&self, ticker: &Ticker) -> Option<Arc<FlowAggregatesView>> {
         self.read()
             .flow_aggregates
             .get(ticker.as_str())
-            .map(|e| Arc::clone(&e.2))
+            .map(|e| Arc::clone(&e.value))
     }
 
     fn coverage(&self) -> Arc<Coverage> {

@@ -75,10 +75,10 @@ pub fn market_from_rows(rows: Vec<ChainRow>) -> Market {
     let chain = ChainView::new(rows).expect("non-empty chain");
     let flow = flow_snapshot_rows(&flow, &chain.underlying, chain.trade_date, chain.as_of);
     Market {
-        exposures: Arc::new(ExposureView {
-            rows: exposure_rows(&report, chain.trade_date),
-            summary: exposure_summary_rows(&report, chain.trade_date),
-        }),
+        exposures: Arc::new(ExposureView::new(
+            exposure_rows(&report, chain.trade_date),
+            exposure_summary_rows(&report, chain.trade_date),
+        )),
         flow: Arc::new(FlowView { rows: flow }),
         chain: Arc::new(chain),
     }

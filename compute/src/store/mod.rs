@@ -223,7 +223,55 @@ pub struct SnapshotStore {
     row_group_rows: usize,
     keep_versions: usize,
     /// The last version this handle (or a clone) published of each partition.
-    published: Arc<Mutex<HashMap<SnapshotKey, u64>>>,
+    published: Arc<Mutex<VersionMemo>>,
+}
+
+/// How far behind the newest trade date published the version memo keeps partitions: a live
+/// worker publishes today's (and, after the close, the session's own), so older entries would
+/// only grow the memo session after session. A forgotten partition costs one listing.
+const MEMO_DAYS: chrono::Days = chrono::Days::new(7);
+
+/// The last version published of each partition, for the partitions of the last
+/// [`MEMO_DAYS`] before the newest trade date published.
+#[derive(Debug, Default)]
+struct VersionMemo {
+    newest: Option<NaiveDate>,
+    versions: HashMap<SnapshotKey, u64>,
+}
+
+/// What a store handle holds: `store_version_memo` (items: partitions whose last published
+/// version it remembers, those of the last [`MEMO_DAYS`]; shared by the handle's clones).
+impl optics_schemas::memory::MemoryHolder for SnapshotStore {
+    fn held_memory(&self, out: &mut Vec<optics_schemas::memory::HeldMemory>) {
+        let published = self
+            .published
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let entries = published.versions.len();
+        let bytes = published.versions.capacity() * (std::mem::size_of::<(SnapshotKey, u64)>() + 1)
+            + published
+                .versions
+                .keys()
+                .map(|k| k.dataset.capacity() + k.underlying.capacity())
+                .sum::<usize>();
+        out.push(optics_schemas::memory::HeldMemory::new(
+            "store_version_memo",
+            entries,
+            bytes,
+        ));
+    }
+}
+
+impl VersionMemo {
+    fn remember(&mut self, key: &SnapshotKey, version: u64) {
+        if self.newest.is_none_or(|newest| key.trade_date > newest) {
+            self.newest = Some(key.trade_date);
+            let oldest = key.trade_date - MEMO_DAYS;
+            self.versions.retain(|k, _| k.trade_date >= oldest);
+        }
+        let last = self.versions.entry(key.clone()).or_insert(version);
+        *last = (*last).max(version);
+    }
 }
 
 impl SnapshotStore {
@@ -399,7 +447,7 @@ impl SnapshotStore {
             .published
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        published.get(key).copied()
+        published.versions.get(key).copied()
     }
 
     fn remember_version(&self, key: &SnapshotKey, version: u64) {
@@ -407,8 +455,7 @@ impl SnapshotStore {
             .published
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        let last = published.entry(key.clone()).or_insert(version);
-        *last = (*last).max(version);
+        published.remember(key, version);
     }
 
     /// The version to try first without listing: one past the last we published, while that

@@ -598,3 +598,46 @@ fn float_columns_outside_the_sort_order_are_written_without_a_dictionary() {
     assert_eq!(has_dictionary(&[]), expect(false));
     assert_eq!(has_dictionary(&["expiration", "strike"]), expect(true));
 }
+
+#[test]
+fn the_version_memo_keeps_only_the_last_week_of_trade_dates() {
+    use optics_schemas::memory::MemoryHolder;
+    let remembered = |store: &SnapshotStore| {
+        let mut out = Vec::new();
+        store.held_memory(&mut out);
+        assert_eq!(out[0].holder, "store_version_memo");
+        out[0].items
+    };
+    block_on(async {
+        let store = memory_store();
+        assert_eq!(remembered(&store), 0);
+        // Two partitions a day over two weeks of November: a live worker's pattern.
+        for day in 1..=14 {
+            for underlying in ["SPY", "QQQ"] {
+                let key = SnapshotKey::new("chain", date(day), underlying);
+                store
+                    .publish(&key, &batch(1.0, 1), &[], at())
+                    .await
+                    .unwrap();
+            }
+        }
+        // The 7th through the 14th: eight days of two partitions.
+        assert_eq!(remembered(&store), 16);
+        // A forgotten partition is found by listing: its next version follows the stored one.
+        let old = SnapshotKey::new("chain", date(1), "SPY");
+        let event = store
+            .publish(&old, &batch(2.0, 1), &[], at())
+            .await
+            .unwrap();
+        assert_eq!(event.version, 2);
+        // An older date does not push the window back.
+        assert_eq!(remembered(&store), 17);
+        let next = SnapshotKey::new("chain", date(15), "SPY");
+        store
+            .publish(&next, &batch(1.0, 1), &[], at())
+            .await
+            .unwrap();
+        // The 8th through the 15th: the 1st and the 7th are forgotten.
+        assert_eq!(remembered(&store), 15);
+    });
+}

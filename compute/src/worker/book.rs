@@ -6,6 +6,7 @@ use std::cmp::Ordering;
 use std::collections::HashMap;
 
 use chrono::{DateTime, NaiveDate, Utc};
+use optics_schemas::memory::HeapBytes;
 use optics_schemas::{Company, OptionQuote};
 
 use crate::chain::ContractSymbol;
@@ -39,6 +40,21 @@ pub struct UnderlyingBook {
     annual_dividend: f64,
     /// Changed since the last publication.
     dirty: bool,
+}
+
+/// The book's quotes, their parsed symbols and arrivals, the symbol index and the reference
+/// data.
+impl HeapBytes for UnderlyingBook {
+    fn heap_bytes(&self) -> usize {
+        use std::mem::size_of;
+        self.quotes.heap_bytes()
+            + self.symbols.capacity() * size_of::<Option<ContractSymbol>>()
+            + self.arrivals.capacity() * size_of::<u64>()
+            // hashbrown: a slot and a control byte per bucket, plus each key's text.
+            + self.index.capacity() * (size_of::<(String, usize)>() + 1)
+            + self.index.keys().map(String::capacity).sum::<usize>()
+            + self.company.as_ref().map_or(0, |c| c.heap_bytes())
+    }
 }
 
 /// What [`UnderlyingBook::apply_quotes`] did.

@@ -81,8 +81,7 @@ pub fn build_all(
     books: &[(String, Arc<UnderlyingBook>)],
     ctx: &CycleContext,
 ) -> Vec<(String, Result<Vec<DatasetSnapshot>, WorkerError>)> {
-    let mut largest_first: Vec<usize> = (0..books.len()).collect();
-    largest_first.sort_by_key(|&i| std::cmp::Reverse(books[i].1.len()));
+    let largest_first = largest_first(books);
     let mut built: Vec<(usize, Result<Vec<DatasetSnapshot>, WorkerError>)> = largest_first
         .par_iter()
         .with_max_len(1)
@@ -96,6 +95,43 @@ pub fn build_all(
         .into_iter()
         .map(|(i, snapshots)| (books[i].0.clone(), snapshots))
         .collect()
+}
+
+/// The positions of `books`, largest book first (ties in their order).
+fn largest_first(books: &[(String, Arc<UnderlyingBook>)]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..books.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(books[i].1.len()));
+    order
+}
+
+/// Splits a cycle's `books` into the waves it builds one after the other: largest book first,
+/// each wave closed once it holds at least `contracts_per_wave` contracts (so a book larger
+/// than that is a wave of its own, and the last wave may be smaller). Every book is in exactly
+/// one wave.
+pub fn waves(
+    books: Vec<(String, Arc<UnderlyingBook>)>,
+    contracts_per_wave: usize,
+) -> Vec<Vec<(String, Arc<UnderlyingBook>)>> {
+    let order = largest_first(&books);
+    let mut books: Vec<Option<(String, Arc<UnderlyingBook>)>> =
+        books.into_iter().map(Some).collect();
+    let mut waves = Vec::new();
+    let (mut wave, mut contracts) = (Vec::new(), 0);
+    for i in order {
+        let Some(book) = books[i].take() else {
+            continue;
+        };
+        contracts += book.1.len();
+        wave.push(book);
+        if contracts >= contracts_per_wave {
+            waves.push(std::mem::take(&mut wave));
+            contracts = 0;
+        }
+    }
+    if !wave.is_empty() {
+        waves.push(wave);
+    }
+    waves
 }
 
 /// The chain of one underlying as its book stands at `ctx.as_of`: its batch and, unless the

@@ -10,10 +10,12 @@
 //!    which worker keeps which rows: "Scaling out").
 //! 2. Every `interval` (default 1 s), the dirty underlyings are built in parallel (rayon, on a
 //!    blocking thread so the async runtime keeps serving) — see [`cycle`] — and their files
-//!    encoded (rayon too); an underlying that fails to build is skipped and logged. Each
-//!    dataset of each underlying is then published to the [`SnapshotStore`] (one atomic file
-//!    per partition, [`PUBLISH_CONCURRENCY`] at a time), and announced with a `snapshot` event
-//!    on the bus once its file is visible.
+//!    encoded (rayon too), in waves of about [`WAVE_CONTRACTS`] contracts, each wave published
+//!    while the next builds; an underlying that fails to build is skipped and logged. Each
+//!    dataset of each underlying is published to the [`SnapshotStore`] (one atomic file per
+//!    partition, [`PUBLISH_CONCURRENCY`] at a time), handed to a reader in the same process if
+//!    there is one ([`PublishedSnapshots`]), and announced with a `snapshot` event on the bus
+//!    once its file is visible.
 //!    A live worker ([`run`](ComputeWorker::run)) then merges the reference rows received
 //!    since the last cycle into the store's market-wide tables
 //!    ([`publish_reference`](ComputeWorker::publish_reference)), so the series the session
@@ -59,10 +61,13 @@ mod tests;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
 use std::time::Duration;
 
+use arrow_array::RecordBatch;
 use chrono::{DateTime, NaiveDate, Utc};
 use optics_schemas::bus::topics;
+use optics_schemas::memory::{HeldMemory, MemoryHolder};
 use optics_schemas::{
     BorrowRate, Bus, BusError, Company, DailyBar, Dataset, Delivery, Dividend, EarningsEvent,
     Message, OptionQuote, Record, SchemaError, SnapshotEvent, Subscription,
@@ -84,6 +89,37 @@ use reference::PendingReference;
 /// parallel; a local directory's writes run on the blocking threads).
 pub const PUBLISH_CONCURRENCY: usize = 16;
 
+/// Contracts a cycle builds at once, about: the underlyings of a cycle are built and published
+/// in waves of this size ([`ComputeWorker::publish_dirty`]), so what a cycle holds does not grow
+/// with the universe. The largest chains (index options) are a wave of their own.
+pub const WAVE_CONTRACTS: usize = 32 * 1024;
+
+/// One dataset's snapshot of an underlying, encoded; with its batch when a reader in the same
+/// process takes it ([`PublishedSnapshots`]).
+struct EncodedDataset {
+    dataset: &'static str,
+    trade_date: NaiveDate,
+    file: EncodedSnapshot,
+    batch: Option<RecordBatch>,
+}
+
+/// One wave's underlyings, each with its encoded files or why it could not be built.
+type BuiltWave = Vec<(String, Result<Vec<EncodedDataset>, WorkerError>)>;
+
+/// A reader in the worker's process (the API of `optics run`) that takes each snapshot as the
+/// worker publishes it: the batch the worker built, handed over once the file is visible in
+/// the store and before its event is announced. It then need not read the file back and
+/// decode its Parquet for every snapshot of every cycle (hundreds of megabytes a minute for
+/// the default universe). Called on the async threads, for many snapshots at once: be quick
+/// and do not block.
+pub trait PublishedSnapshots: Send + Sync {
+    /// Version `version` of `key`, whose rows are `batch`, is published.
+    fn published(&self, key: &SnapshotKey, version: u64, batch: &RecordBatch);
+}
+
+/// A wave being built on the blocking threads.
+type BuildTask = tokio::task::JoinHandle<BuiltWave>;
+
 /// Worker settings.
 #[derive(Debug, Clone)]
 pub struct WorkerConfig {
@@ -101,6 +137,8 @@ pub struct WorkerConfig {
     /// where only the end-of-day chain is kept (chain-at-time) and the live datasets would be
     /// overwritten by the next session anyway.
     pub chain_only: bool,
+    /// Contracts built at once, about (see [`WAVE_CONTRACTS`], the default).
+    pub wave_contracts: usize,
 }
 
 impl Default for WorkerConfig {
@@ -112,6 +150,7 @@ impl Default for WorkerConfig {
             rate: 0.04,
             max_batch_messages: 256,
             chain_only: false,
+            wave_contracts: WAVE_CONTRACTS,
         }
     }
 }
@@ -214,6 +253,53 @@ pub struct WorkerStats {
     pub reference_rows: u64,
 }
 
+/// What a running worker holds, as of its last cycle's start (the worker runs in a task of its
+/// own, so it keeps these counters and `/metrics` reads them): `worker_books` (items:
+/// contracts whose latest quote the books hold — one session's listing, replaced when the
+/// next session starts; bytes: the books) and `worker_pending_reference` (items: reference
+/// rows received and not merged into the store yet; emptied by every cycle).
+#[derive(Debug, Default)]
+pub struct WorkerMemory {
+    contracts: AtomicUsize,
+    book_bytes: AtomicUsize,
+    reference_rows: AtomicUsize,
+    reference_bytes: AtomicUsize,
+}
+
+impl WorkerMemory {
+    fn record(&self, books: &BTreeMap<String, Arc<UnderlyingBook>>, pending: &PendingReference) {
+        use optics_schemas::memory::HeapBytes;
+        let contracts = books.values().map(|b| b.len()).sum();
+        let bytes = books
+            .iter()
+            .map(|(symbol, book)| {
+                symbol.capacity() + std::mem::size_of::<UnderlyingBook>() + book.heap_bytes()
+            })
+            .sum();
+        self.contracts.store(contracts, AtomicOrdering::Relaxed);
+        self.book_bytes.store(bytes, AtomicOrdering::Relaxed);
+        self.reference_rows
+            .store(pending.rows(), AtomicOrdering::Relaxed);
+        self.reference_bytes
+            .store(pending.heap_bytes(), AtomicOrdering::Relaxed);
+    }
+}
+
+impl MemoryHolder for WorkerMemory {
+    fn held_memory(&self, out: &mut Vec<HeldMemory>) {
+        out.push(HeldMemory::new(
+            "worker_books",
+            self.contracts.load(AtomicOrdering::Relaxed),
+            self.book_bytes.load(AtomicOrdering::Relaxed),
+        ));
+        out.push(HeldMemory::new(
+            "worker_pending_reference",
+            self.reference_rows.load(AtomicOrdering::Relaxed),
+            self.reference_bytes.load(AtomicOrdering::Relaxed),
+        ));
+    }
+}
+
 /// A compute worker over a bus, a store and a clock.
 pub struct ComputeWorker {
     /// `None` for an offline worker (replay, backfill): snapshots only, no events.
@@ -228,6 +314,10 @@ pub struct ComputeWorker {
     /// Reference rows not merged into the store yet.
     pending_reference: PendingReference,
     stats: WorkerStats,
+    /// What it holds, as of the last cycle.
+    memory: Arc<WorkerMemory>,
+    /// The reader in this process that takes each snapshot as it is published, if any.
+    local_reader: Option<Arc<dyn PublishedSnapshots>>,
 }
 
 impl fmt::Debug for ComputeWorker {
@@ -257,6 +347,8 @@ impl ComputeWorker {
             quote_partitions: BTreeMap::new(),
             pending_reference: PendingReference::default(),
             stats: WorkerStats::default(),
+            memory: Arc::default(),
+            local_reader: None,
         }
     }
 
@@ -275,12 +367,32 @@ impl ComputeWorker {
             quote_partitions: BTreeMap::new(),
             pending_reference: PendingReference::default(),
             stats: WorkerStats::default(),
+            memory: Arc::default(),
+            local_reader: None,
         }
+    }
+
+    /// Hands every snapshot published to `reader` as well (see [`PublishedSnapshots`]).
+    #[must_use]
+    pub fn with_local_reader(mut self, reader: Arc<dyn PublishedSnapshots>) -> Self {
+        self.local_reader = Some(reader);
+        self
     }
 
     /// The counters so far.
     pub fn stats(&self) -> &WorkerStats {
         &self.stats
+    }
+
+    /// What the worker holds, updated at the start of every cycle of [`run`](Self::run) (and by
+    /// [`record_memory`](Self::record_memory)): take it before `run` consumes the worker.
+    pub fn memory(&self) -> Arc<WorkerMemory> {
+        Arc::clone(&self.memory)
+    }
+
+    /// Updates [`memory`](Self::memory) to what the worker holds now.
+    pub fn record_memory(&self) {
+        self.memory.record(&self.books, &self.pending_reference);
     }
 
     /// The book of `underlying`, if any quote or reference row arrived for it.
@@ -368,6 +480,12 @@ impl ComputeWorker {
     /// Builds and publishes every dirty underlying as of `now`; returns the events published
     /// (also put on the bus's snapshot topic), in the order of the underlyings and datasets.
     ///
+    /// The underlyings are built in waves of about [`WorkerConfig::wave_contracts`] contracts, largest book
+    /// first ([`cycle::waves`]), and each wave is published while the next one builds: a
+    /// cycle holds the snapshots of at most two waves, not of the whole universe (the
+    /// default universe's were ~160 MB a cycle; at `--universe 960`, gigabytes), and the
+    /// first underlyings are served before the last are computed.
+    ///
     /// An underlying whose snapshots cannot be built is skipped (logged, counted in
     /// [`WorkerStats::build_failures`]) and the others are published; its book is built again
     /// once it changes. Every file is visible in the store before its event is published, and
@@ -390,23 +508,48 @@ impl ComputeWorker {
             rate: self.config.rate,
             chain_only: self.config.chain_only,
         };
-        // CPU work off the async threads (the API may share this runtime): the build, then the
-        // Parquet encoding of every file, both on rayon.
+        let position: BTreeMap<String, usize> = dirty
+            .iter()
+            .enumerate()
+            .map(|(i, (underlying, _))| (underlying.clone(), i))
+            .collect();
+        let mut waves = cycle::waves(dirty, self.config.wave_contracts.max(1)).into_iter();
+        let mut building = waves.next().map(|wave| self.build_wave(wave, ctx));
+        let mut events = Vec::new();
+        while let Some(wave) = building.take() {
+            let built = wave.await.map_err(|e| WorkerError::Task(e.to_string()))?;
+            building = waves.next().map(|wave| self.build_wave(wave, ctx));
+            events.extend(self.publish_wave(built).await?);
+        }
+        // Waves go largest book first; the caller gets the underlyings' order back (a stable
+        // sort keeps each underlying's datasets in order).
+        events.sort_by_key(|event| position.get(&event.underlying).copied());
+        self.stats.cycles += 1;
+        Ok(events)
+    }
+
+    /// Builds and encodes one wave of underlyings off the async threads (the API may share this
+    /// runtime): the build, then the Parquet encoding of every file, both on rayon.
+    fn build_wave(&self, wave: Vec<(String, Arc<UnderlyingBook>)>, ctx: CycleContext) -> BuildTask {
         let store = self.store.clone();
-        let built =
-            tokio::task::spawn_blocking(move || encode_all(&store, cycle::build_all(&dirty, &ctx)))
-                .await
-                .map_err(|e| WorkerError::Task(e.to_string()))?;
+        let keep_batches = self.local_reader.is_some();
+        tokio::task::spawn_blocking(move || {
+            encode_all(&store, cycle::build_all(&wave, &ctx), keep_batches)
+        })
+    }
+
+    /// Publishes one built wave; an underlying that failed to build is skipped and waits for
+    /// its book to change. Returns the events of the files published.
+    async fn publish_wave(&mut self, built: BuiltWave) -> Result<Vec<SnapshotEvent>, WorkerError> {
         let mut files = Vec::new();
         let mut built_underlyings = Vec::with_capacity(built.len());
         for (underlying, outcome) in built {
             match outcome {
                 Ok(encoded) => {
-                    files.extend(encoded.into_iter().map(|(dataset, trade_date, file)| {
-                        (
-                            SnapshotKey::new(dataset, trade_date, underlying.as_str()),
-                            file,
-                        )
+                    files.extend(encoded.into_iter().map(|encoded| {
+                        let key =
+                            SnapshotKey::new(encoded.dataset, encoded.trade_date, &*underlying);
+                        (key, encoded.file, encoded.batch)
                     }));
                     built_underlyings.push(underlying);
                 }
@@ -431,7 +574,6 @@ impl ComputeWorker {
             }
         }
         self.stats.snapshots += events.len() as u64;
-        self.stats.cycles += 1;
         Ok(events)
     }
 
@@ -468,20 +610,24 @@ impl ComputeWorker {
     /// stops the rest (the files already written stay: each is a complete version).
     async fn publish_files(
         &self,
-        files: Vec<(SnapshotKey, EncodedSnapshot)>,
+        files: Vec<(SnapshotKey, EncodedSnapshot, Option<RecordBatch>)>,
     ) -> Result<Vec<SnapshotEvent>, WorkerError> {
         let mut events: Vec<Option<SnapshotEvent>> = vec![None; files.len()];
         let mut pending = files.into_iter().enumerate();
         let mut running = tokio::task::JoinSet::new();
         loop {
             while running.len() < PUBLISH_CONCURRENCY
-                && let Some((index, (key, file))) = pending.next()
+                && let Some((index, (key, file, batch))) = pending.next()
             {
                 let store = self.store.clone();
                 let bus = self.bus.clone();
                 let clock = Arc::clone(&self.clock);
+                let local_reader = self.local_reader.clone();
                 running.spawn(async move {
                     let event = store.publish_encoded(&key, file, clock.now()).await?;
+                    if let (Some(reader), Some(batch)) = (local_reader, batch) {
+                        reader.published(&key, event.version, &batch);
+                    }
                     if let Some(bus) = bus {
                         announce(&*bus, &event).await?;
                     }
@@ -605,6 +751,9 @@ impl ComputeWorker {
     async fn cycle(&mut self, subscriptions: &mut Subscriptions) -> Result<(), WorkerError> {
         let now = self.clock.now();
         self.release_revoked(&mut *subscriptions.quotes);
+        // Before publishing: the books as this cycle builds them, and the reference rows it is
+        // about to merge (what the worker holds at its fullest).
+        self.record_memory();
         self.publish_dirty(now).await?;
         self.publish_reference(now).await?;
         subscriptions.commit().await?;
@@ -663,14 +812,11 @@ impl Subscriptions {
 
 /// Every built underlying's snapshots encoded as Parquet files (on rayon); an encoding failure
 /// fails its underlying like a build failure.
-#[allow(clippy::type_complexity)]
 fn encode_all(
     store: &SnapshotStore,
     built: Vec<(String, Result<Vec<DatasetSnapshot>, WorkerError>)>,
-) -> Vec<(
-    String,
-    Result<Vec<(&'static str, NaiveDate, EncodedSnapshot)>, WorkerError>,
-)> {
+    keep_batches: bool,
+) -> BuiltWave {
     built
         .into_par_iter()
         .map(|(underlying, outcome)| {
@@ -679,7 +825,12 @@ fn encode_all(
                     .into_par_iter()
                     .map(|snap| {
                         let file = store.encode(&snap.batch, snap.sort_columns)?;
-                        Ok((snap.dataset, snap.trade_date, file))
+                        Ok(EncodedDataset {
+                            dataset: snap.dataset,
+                            trade_date: snap.trade_date,
+                            file,
+                            batch: keep_batches.then_some(snap.batch),
+                        })
                     })
                     .collect::<Result<Vec<_>, WorkerError>>()
             });

@@ -189,6 +189,20 @@ pub(crate) struct PendingReference {
 }
 
 impl PendingReference {
+    /// Rows held, all tables together.
+    pub(crate) fn rows(&self) -> usize {
+        self.bars.len() + self.earnings.len() + self.dividends.len() + self.borrow.len()
+    }
+
+    /// Bytes held, all tables together.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        use optics_schemas::memory::HeapBytes;
+        self.bars.heap_bytes()
+            + self.earnings.heap_bytes()
+            + self.dividends.heap_bytes()
+            + self.borrow.heap_bytes()
+    }
+
     pub(crate) fn is_empty(&self) -> bool {
         self.bars.is_empty()
             && self.earnings.is_empty()

@@ -197,6 +197,117 @@ fn a_cycle_keeps_the_input_order_whatever_order_it_builds_in() {
     }
 }
 
+#[test]
+fn a_cycle_builds_in_waves_largest_book_first_each_book_once() {
+    let book = |root: &str, contracts: usize| {
+        let mut book = UnderlyingBook::default();
+        let mut held = quotes(root, root);
+        held.truncate(contracts);
+        book.apply_quotes(held);
+        (root.to_owned(), Arc::new(book))
+    };
+    let books = vec![
+        book("AAA", 2),
+        book("BBB", 10),
+        book("CCC", 6),
+        book("DDD", 4),
+        book("EEE", 1),
+    ];
+    let names = |waves: &[Vec<(String, Arc<UnderlyingBook>)>]| -> Vec<Vec<String>> {
+        waves
+            .iter()
+            .map(|w| w.iter().map(|(u, _)| u.clone()).collect())
+            .collect()
+    };
+    // Waves of at least 8 contracts: BBB (10) alone, CCC + DDD (10), the rest (3).
+    assert_eq!(
+        names(&cycle::waves(books.clone(), 8)),
+        [vec!["BBB"], vec!["CCC", "DDD"], vec!["AAA", "EEE"]]
+    );
+    // One wave when it is large enough for everything; one book per wave at the other end.
+    assert_eq!(
+        names(&cycle::waves(books.clone(), 1_000)),
+        [vec!["BBB", "CCC", "DDD", "AAA", "EEE"]]
+    );
+    assert_eq!(cycle::waves(books.clone(), 1).len(), 5);
+    assert!(cycle::waves(Vec::new(), 8).is_empty());
+}
+
+#[test]
+fn a_cycle_of_several_waves_publishes_every_underlying_in_their_order() {
+    block_on(async {
+        let store = SnapshotStore::new(Arc::new(InMemory::new()), Path::from("snapshots"));
+        let clock = Arc::new(ManualClock::new(quoted_at()));
+        let config = WorkerConfig {
+            wave_contracts: 25,
+            ..WorkerConfig::default()
+        };
+        let mut worker = ComputeWorker::offline(store, clock, config);
+        // Waves of at least 25 contracts over twelve books of 10: four waves of three books.
+        let roots: Vec<String> = (0..12).map(|i| format!("U{i:02}")).collect();
+        for root in &roots {
+            worker.apply(&data(root, &quotes(root, root))).unwrap();
+        }
+        let books: Vec<(String, Arc<UnderlyingBook>)> = worker
+            .books
+            .iter()
+            .map(|(u, b)| (u.clone(), Arc::clone(b)))
+            .collect();
+        assert_eq!(cycle::waves(books, 25).len(), 4);
+        let events = worker.publish_dirty(quoted_at()).await.unwrap();
+        let underlyings: Vec<&str> = events.iter().map(|e| e.underlying.as_str()).collect();
+        let mut expected = Vec::new();
+        for root in &roots {
+            expected.extend([root.as_str(); 5]);
+        }
+        assert_eq!(underlyings, expected);
+        assert_eq!(worker.stats().cycles, 1);
+        assert_eq!(worker.stats().snapshots, 60);
+        // Every book is clean: the next cycle has nothing to do.
+        assert!(worker.publish_dirty(quoted_at()).await.unwrap().is_empty());
+    });
+}
+
+/// Records what a worker hands over in process.
+#[derive(Default)]
+struct Recorder(std::sync::Mutex<Vec<(SnapshotKey, u64, usize)>>);
+
+impl PublishedSnapshots for Recorder {
+    fn published(&self, key: &SnapshotKey, version: u64, batch: &RecordBatch) {
+        self.0
+            .lock()
+            .unwrap()
+            .push((key.clone(), version, batch.num_rows()));
+    }
+}
+
+#[test]
+fn a_local_reader_gets_every_published_snapshot_with_its_version() {
+    block_on(async {
+        let (store, worker) = offline_worker();
+        let recorder = Arc::new(Recorder::default());
+        let mut worker = worker.with_local_reader(Arc::clone(&recorder) as _);
+        worker.apply(&data("SPY", &quotes("SPY", "SPY"))).unwrap();
+        worker.apply(&data("QQQ", &quotes("QQQ", "QQQ"))).unwrap();
+        let events = worker.publish_dirty(quoted_at()).await.unwrap();
+        let mut handed = recorder.0.lock().unwrap().clone();
+        handed.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut announced: Vec<(SnapshotKey, u64, usize)> = events
+            .iter()
+            .map(|e| {
+                let key = SnapshotKey::new(e.dataset.as_str(), e.trade_date, e.underlying.as_str());
+                (key, e.version, e.row_count as usize)
+            })
+            .collect();
+        announced.sort_by(|a, b| a.0.cmp(&b.0));
+        assert_eq!(handed, announced);
+        // Each was visible in the store when handed over.
+        for (key, version, _) in &handed {
+            assert_eq!(store.latest(key).await.unwrap().unwrap().version, *version);
+        }
+    });
+}
+
 fn spy_company() -> Company {
     Company {
         symbol: "SPY".into(),

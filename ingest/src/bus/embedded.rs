@@ -29,6 +29,7 @@ use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
+use optics_schemas::memory::{HeapBytes, HeldMemory, MemoryHolder};
 use optics_schemas::{Bus, BusError, BusFuture, Delivery, Message, Pressure, Subscription};
 use tokio::sync::{Semaphore, watch};
 
@@ -340,6 +341,44 @@ impl Bus for EmbeddedBus {
             topic.permits.close();
             topic.wake_consumers();
         }
+    }
+}
+
+/// What the bus holds: `bus_messages` (items: messages published and not yet committed by
+/// every group of their topic, at most [`EmbeddedBusConfig::capacity_per_topic`] per topic;
+/// bytes: their batches) and `bus_consumer_groups` (items: groups across topics, members or
+/// not; bytes: their offsets and owners).
+impl MemoryHolder for EmbeddedBus {
+    fn held_memory(&self, out: &mut Vec<HeldMemory>) {
+        let topics: Vec<Arc<Topic>> = lock(&self.inner.topics).values().cloned().collect();
+        let (mut messages, mut message_bytes) = (0, 0);
+        let (mut groups, mut group_bytes) = (0, 0);
+        for topic in topics {
+            let state = lock(&topic.state);
+            for partition in &state.partitions {
+                messages += partition.log.len();
+                message_bytes += partition.log.capacity() * std::mem::size_of::<Message>()
+                    + partition
+                        .log
+                        .iter()
+                        .map(HeapBytes::heap_bytes)
+                        .sum::<usize>();
+            }
+            groups += state.groups.len();
+            group_bytes += state
+                .groups
+                .iter()
+                .map(|(name, group)| {
+                    std::mem::size_of::<Group>()
+                        + name.capacity()
+                        + group.committed.capacity() * std::mem::size_of::<u64>()
+                        + group.members.capacity() * std::mem::size_of::<u64>()
+                        + group.owners.capacity() * std::mem::size_of::<Option<u64>>()
+                })
+                .sum::<usize>();
+        }
+        out.push(HeldMemory::new("bus_messages", messages, message_bytes));
+        out.push(HeldMemory::new("bus_consumer_groups", groups, group_bytes));
     }
 }
 

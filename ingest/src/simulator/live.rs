@@ -20,9 +20,11 @@
 
 use std::fmt;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use chrono::{DateTime, NaiveDate, TimeDelta, Utc};
 use optics_compute::time::{Clock, ManualClock, NyseCalendar, new_york_date};
+use optics_schemas::memory::{HeldMemory, MemoryHolder};
 
 use super::error::SimulatorError;
 use super::market::MarketTape;
@@ -147,6 +149,43 @@ pub enum LivePoll {
     Stopped,
 }
 
+/// What a live simulator holds, as of its last session start (it runs inside the pump, so it
+/// keeps these counters and `/metrics` reads them): `simulator_session` (items: contracts
+/// listed in the session in progress; bytes: their books and static quote columns),
+/// `simulator_tape` (items: underlyings; bytes: their daily paths since the simulator's epoch,
+/// one tape however many sessions use it) and `simulator_carried_open_interest` (items:
+/// contracts of the last close's open interest, kept only until the next session starts).
+/// None grows within a session; the tape grows by one day per session.
+#[derive(Debug, Default)]
+pub struct SimulatorMemory {
+    session: [AtomicUsize; 2],
+    tape: [AtomicUsize; 2],
+    carried: [AtomicUsize; 2],
+}
+
+impl SimulatorMemory {
+    fn set(slot: &[AtomicUsize; 2], (items, bytes): (usize, usize)) {
+        slot[0].store(items, Ordering::Relaxed);
+        slot[1].store(bytes, Ordering::Relaxed);
+    }
+
+    fn get(holder: &'static str, slot: &[AtomicUsize; 2]) -> HeldMemory {
+        HeldMemory::new(
+            holder,
+            slot[0].load(Ordering::Relaxed),
+            slot[1].load(Ordering::Relaxed),
+        )
+    }
+}
+
+impl MemoryHolder for SimulatorMemory {
+    fn held_memory(&self, out: &mut Vec<HeldMemory>) {
+        out.push(Self::get("simulator_session", &self.session));
+        out.push(Self::get("simulator_tape", &self.tape));
+        out.push(Self::get("simulator_carried_open_interest", &self.carried));
+    }
+}
+
 /// The simulator on a clock: see the module documentation.
 #[derive(Debug)]
 pub struct LiveSimulator {
@@ -161,6 +200,7 @@ pub struct LiveSimulator {
     /// A tape to reuse for sessions it covers (the one the history was generated from).
     tape: Option<Arc<MarketTape>>,
     started: bool,
+    memory: Arc<SimulatorMemory>,
 }
 
 impl LiveSimulator {
@@ -181,6 +221,7 @@ impl LiveSimulator {
             carried: None,
             tape: None,
             started: false,
+            memory: Arc::default(),
         }
     }
 
@@ -188,7 +229,38 @@ impl LiveSimulator {
     /// instead of simulating one per session.
     pub fn with_tape(mut self, tape: Arc<MarketTape>) -> Self {
         self.tape = Some(tape);
+        self.record_memory();
         self
+    }
+
+    /// What the simulator holds, updated at every session start: take it before the
+    /// simulator is moved into its pump.
+    pub fn memory(&self) -> Arc<SimulatorMemory> {
+        Arc::clone(&self.memory)
+    }
+
+    fn record_memory(&self) {
+        use optics_schemas::memory::HeapBytes;
+        let session = self.session.as_ref();
+        SimulatorMemory::set(
+            &self.memory.session,
+            session.map_or((0, 0), SessionSimulator::held),
+        );
+        // The tapes held: the one given for reuse and the session's, once if they are one.
+        let mut tapes: Vec<&Arc<MarketTape>> = self.tape.iter().collect();
+        if let Some(tape) = session.map(SessionSimulator::tape)
+            && !tapes.iter().any(|t| Arc::ptr_eq(t, tape))
+        {
+            tapes.push(tape);
+        }
+        let tape_held = tapes.iter().fold((0, 0), |(items, bytes), tape| {
+            (items + tape.paths.len(), bytes + tape.heap_bytes())
+        });
+        SimulatorMemory::set(&self.memory.tape, tape_held);
+        SimulatorMemory::set(
+            &self.memory.carried,
+            self.carried.as_ref().map_or((0, 0), OpenInterestBook::held),
+        );
     }
 
     /// The session in progress (or last run), if any.
@@ -297,6 +369,7 @@ impl LiveSimulator {
         };
         self.carried = None;
         self.session = Some(session);
+        self.record_memory();
         Ok(())
     }
 }

@@ -434,6 +434,39 @@ pub struct MarketTape {
     pub paths: Vec<PricePath>,
 }
 
+impl optics_schemas::memory::HeapBytes for MarketTape {
+    fn heap_bytes(&self) -> usize {
+        use std::mem::size_of;
+        let factor = &self.factor;
+        let factor_bytes = factor.dates.capacity() * size_of::<NaiveDate>()
+            + (factor.variance_ratio.capacity()
+                + factor.close_ratio.capacity()
+                + factor.shock.capacity()
+                + factor.jump.capacity())
+                * size_of::<f64>();
+        let path_bytes: usize = self
+            .paths
+            .iter()
+            .map(|p| {
+                p.symbol.capacity()
+                    + p.dates.capacity() * size_of::<NaiveDate>()
+                    + (p.closes.capacity()
+                        + p.opens.capacity()
+                        + p.vols.capacity()
+                        + p.own_ratio.capacity()
+                        + p.diffusive.capacity()
+                        + p.market_jump.capacity()
+                        + p.own_jump.capacity()
+                        + p.gap.capacity()
+                        + p.gap_z.capacity())
+                        * size_of::<f64>()
+                    + p.earnings.capacity() * size_of::<EarningsEvent>()
+            })
+            .sum();
+        factor_bytes + self.paths.capacity() * size_of::<PricePath>() + path_bytes
+    }
+}
+
 impl MarketTape {
     /// The tape of `universe` from [`EPOCH`] through `through` (and at least through
     /// [`ANCHOR_DATE`], where each path's close equals its `start_price`), plus

@@ -260,6 +260,20 @@ pub struct OpenInterestBook {
 }
 
 impl OpenInterestBook {
+    /// Contracts whose open interest the book holds, and an estimate of its bytes (B-tree
+    /// entries at about their size plus a node's share).
+    pub fn held(&self) -> (usize, usize) {
+        let contracts: usize = self.by_underlying.values().map(BTreeMap::len).sum();
+        let entry = std::mem::size_of::<(ContractId, u64)>() * 3 / 2;
+        let bytes = contracts * entry
+            + self
+                .by_underlying
+                .keys()
+                .map(|symbol| symbol.capacity() + std::mem::size_of::<(String, usize)>())
+                .sum::<usize>();
+        (contracts, bytes)
+    }
+
     /// The open interest of `symbol`'s contracts, if the book has it.
     pub fn underlying(&self, symbol: &str) -> Option<&UnderlyingOpenInterest> {
         self.by_underlying.get(symbol)
@@ -387,6 +401,33 @@ pub struct ChainBook {
     expirations: Vec<BookExpiration>,
     contracts: Vec<BookContract>,
     columns: StaticColumns,
+}
+
+impl optics_schemas::memory::HeapBytes for ChainBook {
+    fn heap_bytes(&self) -> usize {
+        let columns = &self.columns;
+        self.expirations.capacity() * std::mem::size_of::<BookExpiration>()
+            + self.contracts.capacity() * std::mem::size_of::<BookContract>()
+            + self
+                .contracts
+                .iter()
+                .map(|c| c.option_symbol.capacity())
+                .sum::<usize>()
+            + [
+                &columns.underlying,
+                &columns.option_symbol,
+                &columns.expiration,
+                &columns.strike,
+                &columns.option_type,
+                &columns.settlement,
+                &columns.exercise_style,
+                &columns.open_interest,
+                &columns.oi_date,
+            ]
+            .iter()
+            .map(|column| column.get_array_memory_size())
+            .sum::<usize>()
+    }
 }
 
 impl ChainBook {

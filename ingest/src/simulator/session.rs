@@ -278,6 +278,25 @@ impl SessionSimulator {
         &self.config
     }
 
+    /// Contracts listed this session, and the bytes of the session's state: every
+    /// underlying's listed contracts and their static quote columns (not the market tape:
+    /// see [`tape`](Self::tape)). Fixed for the session: nothing in it grows with the instants
+    /// emitted.
+    pub fn held(&self) -> (usize, usize) {
+        use optics_schemas::memory::HeapBytes;
+        let contracts = self.states.iter().map(|s| s.book.contracts().len()).sum();
+        let bytes = self.states.capacity() * std::mem::size_of::<UnderlyingState>()
+            + self
+                .states
+                .iter()
+                .map(|s| {
+                    s.book.heap_bytes()
+                        + s.earnings.capacity() * std::mem::size_of::<(DateTime<Utc>, f64)>()
+                })
+                .sum::<usize>();
+        (contracts, bytes)
+    }
+
     /// The trade date.
     pub fn trade_date(&self) -> NaiveDate {
         self.config.trade_date
