@@ -6,7 +6,7 @@ ARGS ?=
 PYTHON ?= python3
 REFERENCE_VENV := .venv-reference
 
-.PHONY: run build-distributed build test fmt fmt-check lint bench reference clean help
+.PHONY: run build-distributed build test fmt fmt-check lint bench reference registry clean help
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -47,12 +47,21 @@ bench: ## benchmarks that print figures (ns/option, ratios, accuracies, throughp
 	$(CARGO) bench -p optics-api --bench load
 	$(CARGO) bench -p optics-api --bench auth
 	$(CARGO) bench -p optics-api --bench chain_at_time
+	$(CARGO) bench --profile service --no-default-features -p optics --bench live_memory
 
 reference: ## regenerate the reference vectors (QuantLib + mpmath; optionlab for strategies)
 	test -x $(REFERENCE_VENV)/bin/python || $(PYTHON) -m venv $(REFERENCE_VENV)
 	$(REFERENCE_VENV)/bin/pip install --quiet -r scripts/reference/requirements.txt
 	$(REFERENCE_VENV)/bin/python scripts/reference/pricing_vectors.py
 	$(REFERENCE_VENV)/bin/python scripts/reference/strategy_vectors.py
+
+# The interface's reference records, beside the repository in every clone and in CI.
+REFERENCE_RECORDS ?= ../shared/spec/reference-records.json
+
+registry: ## regenerate the endpoint table (api/src/registry/table.rs) from the reference records
+	$(PYTHON) api/scripts/gen_registry.py $(REFERENCE_RECORDS) > api/src/registry/table.rs.new
+	rustfmt --edition 2024 api/src/registry/table.rs.new
+	mv api/src/registry/table.rs.new api/src/registry/table.rs
 
 clean: ## remove build outputs
 	$(CARGO) clean

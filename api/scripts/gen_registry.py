@@ -2,11 +2,10 @@
 """Writes api/src/registry/table.rs, the endpoint table of the optics API, from the interface's
 reference records (reference-records.json: endpoints[], families[]).
 
-The table is committed: the server never reads JSON to know its endpoints. Re-run this script
-when the records change and commit both:
-
-    python3 api/scripts/gen_registry.py /path/to/reference-records.json > api/src/registry/table.rs
-    rustfmt --edition 2024 api/src/registry/table.rs
+The table is committed: the server never reads JSON to know its endpoints. `make registry`
+re-runs this script on ../shared/spec/reference-records.json and formats the result; commit
+the table with the script. The test api/tests/registry_drift.rs fails when the committed table
+is not what the script writes today.
 
 What the script adds to the records, because the records do not carry it:
 - a typed parameter kind parsed from each `bounds` text (an unknown text is an error, so a new

@@ -3,7 +3,9 @@
 //! one-line summary and a runnable example — and which of them this build actually serves.
 //!
 //! The contract table ([`table`]) is generated from the interface's reference records by
-//! `api/scripts/gen_registry.py` and committed, so nothing parses JSON at run time. The
+//! `api/scripts/gen_registry.py` (`make registry`) and committed, so nothing parses JSON at run
+//! time; `api/tests/registry_drift.rs` fails when the committed table is not what the script
+//! writes. The
 //! documentation routes this crate adds (`/docs`, `/changelog`, `/openapi.json`) are not in the
 //! records; they are listed in [`PLATFORM_ENDPOINTS`] below.
 //!
