@@ -57,6 +57,16 @@ pub trait MarketDataReader: Send + Sync + fmt::Debug + 'static {
         expiration: NaiveDate,
     ) -> ReadFuture<'a, Result<Option<Vec<ChainRow>>, ApiError>>;
 
+    /// The expirations listed in the end-of-day chain of `ticker` on `trade_date`, ascending;
+    /// `Ok(None)` when that session is not carried (the default: none is).
+    fn expirations_at<'a>(
+        &'a self,
+        _ticker: &'a Ticker,
+        _trade_date: NaiveDate,
+    ) -> ReadFuture<'a, Result<Option<Vec<NaiveDate>>, ApiError>> {
+        Box::pin(async { Ok(None) })
+    }
+
     /// The stored `vol_daily` rows of `ticker` (one per session: close, front ATM IV and the
     /// other session statistics) for the last `sessions` sessions on or before `through`,
     /// ascending by trade date; empty when none is stored. The default stores none.

@@ -826,15 +826,15 @@ async fn chain_at_time_refuses_dates_it_cannot_serve() {
     .await;
     assert!(message_of(&body).contains("No end-of-day chain"), "{body}");
     assert_eq!(body["upstream"], true, "{body}");
-    // An expiration not carried that day: 424.
-    let body = error(
-        &app,
-        &at("2026-11-27", "2026-11-19"),
-        StatusCode::FAILED_DEPENDENCY,
-    )
-    .await;
-    assert_eq!(body["upstream"], true, "{body}");
-    assert!(message_of(&body).contains("2026-11-27"), "{body}");
+    // An expiration not listed that day: 404 naming the ones that were (retrying cannot help).
+    let body = error(&app, &at("2026-11-27", "2026-11-19"), StatusCode::NOT_FOUND).await;
+    assert_ne!(body["upstream"], true, "{body}");
+    let message = message_of(&body);
+    assert!(message.contains("2026-11-27"), "{message}");
+    assert!(
+        message.contains("listed that day: ") && message.contains("2026-12-18"),
+        "{message}"
+    );
     // The session in progress has not closed (Friday 10:00 New York).
     error(
         &app,

@@ -30,7 +30,27 @@ fn at(d: u32, hour: u32) -> DateTime<Utc> {
 }
 
 fn chain_rows(trade_date: NaiveDate, as_of: DateTime<Utc>, spot: f64) -> Vec<ChainRow> {
-    let quotes = optics_tests::fixtures::synthetic_chain("SPY", spot, 2, 21, spot - 10.0, 5, 80);
+    synthetic_rows(trade_date, as_of, spot, 2, 80)
+}
+
+/// The chain of a synthetic SPY listing: `expirations` weekly expirations of 21 strikes from
+/// ten dollars below spot, at most `quotes` quotes.
+fn synthetic_rows(
+    trade_date: NaiveDate,
+    as_of: DateTime<Utc>,
+    spot: f64,
+    expirations: u64,
+    quotes: usize,
+) -> Vec<ChainRow> {
+    let quotes = optics_tests::fixtures::synthetic_chain(
+        "SPY",
+        spot,
+        expirations,
+        21,
+        spot - 10.0,
+        5,
+        quotes,
+    );
     build_chain(
         &quotes,
         &ChainMarket {
@@ -258,6 +278,16 @@ async fn chain_at_time_reads_a_stored_session_through_datafusion() {
             .is_none(),
         "a session not carried"
     );
+    // The session's listing, read from the same file: every expiration of the rows, once.
+    let mut listed: Vec<NaiveDate> = rows.iter().map(|r| r.expiration).collect();
+    listed.sort_unstable();
+    listed.dedup();
+    assert!(listed.len() >= 2, "{listed:?}");
+    assert_eq!(
+        market.expirations_at(&spy, day(19)).await.unwrap(),
+        Some(listed)
+    );
+    assert_eq!(market.expirations_at(&spy, day(18)).await.unwrap(), None);
 }
 
 #[tokio::test]
@@ -319,4 +349,51 @@ async fn large_held_answers_go_out_gzip_encoded_to_clients_that_accept_it() {
     assert_eq!(small.status, 200, "{}", small.text());
     assert!(small.body.len() < optics_api::response_cache::MIN_GZIP_BYTES);
     assert_eq!(small.header("content-encoding"), None);
+}
+
+/// `rows` of the synthetic SPY chain (weekly expirations from 2026-11-20) as priced at `as_of`
+/// on trade date `trade_date`.
+#[tokio::test]
+async fn after_an_early_close_the_nearest_expiration_is_the_next_one_with_time_left() {
+    // Friday 2026-11-27 closes at 13:00 New York (18:00 UTC).
+    let (friday, weekly) = (day(27), NaiveDate::from_ymd_opt(2026, 12, 4).unwrap());
+    let before = Utc.with_ymd_and_hms(2026, 11, 27, 17, 30, 0).unwrap();
+    let after = Utc.with_ymd_and_hms(2026, 11, 27, 19, 0, 0).unwrap();
+
+    // Half an hour before the close the day's expiration has time left and is the nearest.
+    let early = synthetic_rows(friday, before, 100.0, 4, 1_000);
+    let row = early.iter().find(|r| r.expiration == friday).unwrap();
+    let half_hour = 1_800.0 / (365.0 * 86_400.0);
+    assert!(
+        (row.years_to_expiry - half_hour).abs() < 1e-12,
+        "{}",
+        row.years_to_expiry
+    );
+
+    // An hour after it, the same expiration has expired: no IV, and the defaults move on.
+    let late = synthetic_rows(friday, after, 100.0, 4, 1_000);
+    let row = late.iter().find(|r| r.expiration == friday).unwrap();
+    assert!(row.years_to_expiry < 0.0);
+    assert_eq!(row.call.iv, None);
+    let store = SnapshotStore::new(Arc::new(InMemory::new()), Path::from("snapshots"));
+    publish_chain(&store, &late).await;
+    publish_reference(&store, &companies(), friday).await;
+    let market = Arc::new(StoreMarketData::new(store.clone()));
+    market.load().await.unwrap();
+    let spy = Ticker::parse("SPY").unwrap();
+    assert_eq!(
+        market.chain(&spy).unwrap().open_expirations(),
+        [weekly, NaiveDate::from_ymd_opt(2026, 12, 11).unwrap()]
+    );
+    let clock = Arc::new(ManualClock::new(after));
+    let state = optics_api::AppState::new(clock as Arc<dyn Clock>).with_market_data(market.clone());
+    let app = optics_api::router(state);
+    let expirations = ok_json(&app, "/api/mcp/data/expirations/SPY").await;
+    assert_eq!(expirations["data"]["expirations"][0], "2026-12-04");
+    assert_eq!(expirations["data"]["count"], 2);
+    let chain = ok_json(&app, "/api/mcp/data/chain/SPY").await;
+    assert_eq!(chain["data"]["expirations"][0], "2026-12-04", "{chain}");
+    // Asked for by date, the expired one is still served.
+    let asked = ok_json(&app, "/api/mcp/data/chain/SPY?expiration=2026-11-27").await;
+    assert_eq!(asked["data"]["expirations"][0], "2026-11-27");
 }

@@ -280,7 +280,7 @@ pub mod chain {
     pub const SETTLEMENT: &str = "settlement";
     /// Calendar days from `trade_date` to `expiration` (Int32); 0 on expiration day.
     pub const DTE: &str = "dte";
-    /// Years from `as_of` to 16:00 New York on `expiration`, calendar time / 365 (ACT/365
+    /// Years from `as_of` to the close of `expiration` (16:00 New York, 13:00 on early-close days), calendar time / 365 (ACT/365
     /// fixed). Zero or negative once that instant has passed.
     pub const YEARS_TO_EXPIRY: &str = "years_to_expiry";
     /// Strike price, dollars per share; positive.
@@ -358,7 +358,7 @@ pub mod chain {
         quote_time: "When the quote used was observed: UTC timestamp, microseconds (the latest quote of the contract wins).",
         bid: "Best bid, dollars per share; 0 when there is no bid.",
         ask: "Best ask, dollars per share.",
-        mid: "(bid + ask) / 2, dollars per share; null unless the quote is two-sided (bid > 0 and ask ≥ bid).",
+        mid: "(bid + ask) / 2 at the quotes' precision (the exact half cent for quotes in cents), dollars per share; null unless the quote is two-sided (bid > 0 and ask ≥ bid).",
         last: "Price of the last trade, dollars per share; null when the contract has not traded.",
         bid_size: "Contracts at the bid (UInt32).",
         ask_size: "Contracts at the ask (UInt32).",
@@ -883,7 +883,7 @@ pub mod vol_term {
     pub const SETTLEMENT: &str = "settlement";
     /// Calendar days from the trade date to the expiration (Int32).
     pub const DTE: &str = "dte";
-    /// Years to expiry of the chain rows (ACT/365 to the 16:00 New York close); > 0.
+    /// Years to expiry of the chain rows (ACT/365 to the expiration day's close); > 0.
     pub const YEARS_TO_EXPIRY: &str = "years_to_expiry";
     /// The expiration's forward, dollars; > 0.
     pub const FORWARD: &str = "forward";

@@ -104,7 +104,7 @@ pub use flow_aggregates::{
 };
 pub use flow_snapshot::{FlowSnapshotRow, FlowValues, MoneynessCode, flow_schema};
 pub use occ::{OccSymbol, occ_symbol};
-pub use option_quotes::{OptionQuote, option_quotes_schema};
+pub use option_quotes::{OptionQuote, option_quotes_schema, quote_mid, round_to_steps};
 pub use reference::{
     BorrowRate, Company, Dividend, EarningsEvent, EconomicEvent, borrow_rates_schema,
     companies_schema, dividends_schema, earnings_schema, economic_calendar_schema,

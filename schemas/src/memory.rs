@@ -13,7 +13,7 @@ use arrow_array::RecordBatch;
 use crate::{
     BorrowRate, ChainRow, Company, DailyBar, DataBatch, Dividend, EarningsEvent, EconomicEvent,
     ExposureRow, ExposureSummaryRow, FlowAggregateRow, FlowSnapshotRow, Message, OptionQuote,
-    SnapshotEvent,
+    SnapshotEvent, VolDailyRow,
 };
 
 /// One holder's share of the process's memory.
@@ -96,6 +96,7 @@ heap_bytes_of_text_fields! {
     EconomicEvent => [country, event, actual, forecast, previous];
     Company => [symbol, name, sector, sector_etf, industry];
     SnapshotEvent => [dataset, underlying, path];
+    VolDailyRow => [underlying];
 }
 
 impl HeapBytes for ChainRow {

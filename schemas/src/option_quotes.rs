@@ -60,10 +60,48 @@ impl OptionQuote {
         OccSymbol::parse(&self.option_symbol)
     }
 
-    /// Bid/ask midpoint, dollars per share.
+    /// Bid/ask midpoint, dollars per share, at the quotes' precision ([`quote_mid`]).
     pub fn mid(&self) -> f64 {
-        0.5 * (self.bid + self.ask)
+        quote_mid(self.bid, self.ask)
     }
+}
+
+/// Steps per dollar of the price grids quotes are made on: whole cents, then tenths of a cent.
+const QUOTE_GRIDS: [f64; 2] = [100.0, 1_000.0];
+
+/// The midpoint of `bid` and `ask` at the quotes' own precision: when both lie on a grid of
+/// whole cents (or of tenths of a cent), the mid is the double nearest its exact half step
+/// (19.755, not the 19.755000000000003 that halving the binary sum gives); quotes on no such
+/// grid (model prices, say) keep the plain midpoint.
+pub fn quote_mid(bid: f64, ask: f64) -> f64 {
+    let mid = 0.5 * (bid + ask);
+    match QUOTE_GRIDS
+        .iter()
+        .find(|&&steps| on_grid(bid, steps) && on_grid(ask, steps))
+    {
+        Some(&steps) => round_to_steps(mid, 2.0 * steps),
+        None => mid,
+    }
+}
+
+/// Whether `price` is a whole number of `1 / steps_per_dollar` (to a millionth of a step,
+/// far below any quote's precision and far above the binary error of a decimal price).
+fn on_grid(price: f64, steps_per_dollar: f64) -> bool {
+    let steps = price * steps_per_dollar;
+    steps.is_finite() && (steps - steps.round()).abs() <= 1e-6
+}
+
+/// `value` rounded to the nearest multiple of `1 / steps_per_dollar`, as the double nearest to
+/// that multiple (the division by a whole number of steps is correctly rounded, where a
+/// multiplication by an inexact tick such as 0.005 is not). Values too large for the grid to
+/// matter, and non-finite ones, are returned as they are.
+pub fn round_to_steps(value: f64, steps_per_dollar: f64) -> f64 {
+    let steps = value * steps_per_dollar;
+    // Beyond 2^52 steps every double is already a whole number of them.
+    if !steps.is_finite() || steps.abs() >= 4_503_599_627_370_496.0 {
+        return value;
+    }
+    steps.round() / steps_per_dollar
 }
 
 static SCHEMA: LazyLock<SchemaRef> = LazyLock::new(|| {
@@ -236,4 +274,48 @@ fn check_oi_date(c: &Columns<'_>) -> Result<(), SchemaError> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_mid_of_cent_quotes_is_the_half_cent_itself() {
+        // Halving the binary sum gives 19.755000000000003; the mid is the double nearest to
+        // 19.755, which prints as 19.755.
+        assert_ne!(0.5 * (19.75 + 19.76), 19.755);
+        assert_eq!(quote_mid(19.75, 19.76), 19.755);
+        assert_eq!(
+            serde_json::to_string(&quote_mid(19.75, 19.76)).unwrap(),
+            "19.755"
+        );
+        // Every pair of cent quotes up to $50: the mid is the decimal half cent.
+        for bid_cents in (0..5_000).step_by(7) {
+            for spread in [0, 1, 2, 5, 15, 100] {
+                let (bid, ask) = (
+                    f64::from(bid_cents) / 100.0,
+                    f64::from(bid_cents + spread) / 100.0,
+                );
+                let decimal = format!(
+                    "{}.{:03}",
+                    (2 * bid_cents + spread) / 200,
+                    ((2 * bid_cents + spread) % 200) * 5
+                );
+                assert_eq!(
+                    quote_mid(bid, ask),
+                    decimal.parse::<f64>().unwrap(),
+                    "{bid} / {ask}"
+                );
+            }
+        }
+        // Tenth-of-a-cent quotes keep their precision: half a tenth.
+        assert_eq!(quote_mid(0.101, 0.104), 0.1025);
+        // Quotes on no grid (model prices) keep the plain midpoint.
+        let (bid, ask) = (1.234_567_8, 1.244_567_8);
+        assert_eq!(quote_mid(bid, ask), 0.5 * (bid + ask));
+        // Non-finite and huge values pass through the rounding.
+        assert!(round_to_steps(f64::NAN, 200.0).is_nan());
+        assert_eq!(round_to_steps(1e300, 200.0), 1e300);
+    }
 }

@@ -35,12 +35,13 @@ const DATASETS_PER_UNDERLYING: usize = 5;
 const INTERVAL_MINUTES: i64 = 10;
 
 /// Every holder `optics run` reports; a new one must be given a bound here.
-const HOLDERS: [&str; 13] = [
+const HOLDERS: [&str; 14] = [
     "api_chains",
     "api_coverage",
     "api_exposures",
     "api_flow_aggregates",
     "api_flows",
+    "api_vol_history_memo",
     "bus_consumer_groups",
     "bus_messages",
     "simulator_carried_open_interest",
@@ -210,8 +211,10 @@ fn a_whole_live_session_and_the_next_open_keep_every_holder_bounded() {
             assert_eq!(items(&sample, "simulator_tape"), n);
             // Reference rows are merged by every cycle.
             assert!(items(&sample, "worker_pending_reference") <= 64 * n);
-            // No client traffic in this test: the API's coverage is the reference data only.
+            // No client traffic in this test: the API's coverage is the reference data only,
+            // and no history was read.
             assert!(items(&sample, "api_coverage") <= 64 * n);
+            assert_eq!(items(&sample, "api_vol_history_memo"), 0);
 
             // A replaced snapshot is freed: the chain held at this sample is gone once a newer
             // one was installed and nobody reads it any more.

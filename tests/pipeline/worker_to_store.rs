@@ -224,7 +224,9 @@ fn check_rows_against_core(symbol: &str, rows: &[ChainRow], forwards: &[(NaiveDa
                 assert!(side.iv.is_none(), "no two-sided quote → no IV");
                 continue;
             }
-            let mid = 0.5 * (bid + ask);
+            // The simulator quotes in cents: the mid is the double nearest the decimal half
+            // cent.
+            let mid: f64 = format!("{:.3}", 0.5 * (bid + ask)).parse().unwrap();
             assert_eq!(side.mid, Some(mid));
             // Stocks and ETFs: BSM on spot with the parity-implied carry as yield (so delta is
             // per $1 of spot); indices: Black-76 on the forward.

@@ -132,13 +132,11 @@ fn listed_expiration(
     )))
 }
 
-/// The nearest listed expiration (a chain view always has one).
+/// The nearest expiration with time left at the chain's instant.
 fn nearest_expiration(ticker: &Ticker, chain: &ChainView) -> Result<NaiveDate, ApiError> {
-    chain
-        .expirations
-        .first()
-        .copied()
-        .ok_or_else(|| ApiError::upstream(format!("The chain of {ticker} lists no expiration")))
+    chain.open_expirations().first().copied().ok_or_else(|| {
+        ApiError::upstream(format!("The chain of {ticker} lists no open expiration"))
+    })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -149,7 +147,7 @@ fn nearest_expiration(ticker: &Ticker, chain: &ChainView) -> Result<NaiveDate, A
 pub struct ExpirationsPayload {
     /// The underlying.
     pub ticker: Ticker,
-    /// Listed expirations, nearest first.
+    /// Listed expirations with time left at `as_of`, nearest first.
     #[schema(value_type = Vec<IsoDate>)]
     pub expirations: Vec<NaiveDate>,
     /// How many.
@@ -184,14 +182,14 @@ pub struct ExpirationDetail {
     pub settlements: Vec<SettlementStyle>,
 }
 
-/// Listed expirations of a covered ticker, nearest first.
+/// Expirations of a covered ticker with time left at the chain's instant, nearest first.
 pub async fn expirations(
     State(state): State<AppState>,
     ticker: Ticker,
 ) -> Answer<ExpirationsPayload> {
     let (ticker, chain) = covered_chain(&state, &ticker)?;
     let details = chain
-        .expirations
+        .open_expirations()
         .iter()
         .map(|&expiration| {
             let rows = chain.rows_of(expiration);
@@ -207,8 +205,8 @@ pub async fn expirations(
     let freshness = state.freshness_of(chain.trade_date);
     Ok(ok(ExpirationsPayload {
         ticker,
-        count: chain.expirations.len(),
-        expirations: chain.expirations.clone(),
+        count: chain.open_expirations().len(),
+        expirations: chain.open_expirations().to_vec(),
         details,
         trade_date: chain.trade_date,
         as_of: chain.as_of,
@@ -380,7 +378,7 @@ pub struct ExpirationPricing {
     pub forward_strike_count: u32,
     /// Calendar days from the trade date.
     pub dte: i32,
-    /// Years to 16:00 New York on the expiration (ACT/365).
+    /// Years to the expiration day's close (16:00 New York, 13:00 on early-close days; ACT/365).
     pub years_to_expiry: f64,
     /// Continuous risk-free rate, decimal.
     pub rate: f64,
@@ -510,7 +508,11 @@ pub async fn chain(
         Some(expiration) => vec![listed_expiration(&ticker, &view, expiration)?],
         None => {
             let count = usize::try_from(num_expirations).unwrap_or(1);
-            view.expirations.iter().take(count).copied().collect()
+            view.open_expirations()
+                .iter()
+                .take(count)
+                .copied()
+                .collect()
         }
     };
     let per_side = match usize::try_from(strikes_around).unwrap_or(0) {
@@ -1048,6 +1050,44 @@ pub struct ChainAtTimePayload {
     pub iv_units: &'static str,
 }
 
+/// Why `chain-at-time` has no rows: 404 naming the expirations listed that day when the
+/// session is carried but did not list `expiration` (asking again will not help), 424 when the
+/// session itself is not carried.
+async fn not_at_time(
+    state: &AppState,
+    ticker: &Ticker,
+    trade_date: NaiveDate,
+    expiration: NaiveDate,
+) -> ApiError {
+    let listed = match state.market_data() {
+        Ok(reader) => match reader.expirations_at(ticker, trade_date).await {
+            Ok(listed) => listed.unwrap_or_default(),
+            Err(error) => return error,
+        },
+        Err(error) => return error,
+    };
+    if listed.is_empty() {
+        return ApiError::upstream(format!(
+            "No end-of-day chain for {ticker} expiring {expiration} on {trade_date}"
+        ));
+    }
+    const SHOWN: usize = 12;
+    let shown: Vec<String> = listed
+        .iter()
+        .take(SHOWN)
+        .map(NaiveDate::to_string)
+        .collect();
+    let more = if listed.len() > SHOWN {
+        format!(" and {} more", listed.len() - SHOWN)
+    } else {
+        String::new()
+    };
+    ApiError::not_found(format!(
+        "{ticker} listed no {expiration} expiration on {trade_date}; listed that day: {}{more}",
+        shown.join(", ")
+    ))
+}
+
 /// One expiration's chain at a past session's close.
 pub async fn chain_at_time(
     State(state): State<AppState>,
@@ -1093,9 +1133,7 @@ pub async fn chain_at_time(
         .chain_at_time(&ticker, trade_date, expiration)
         .await?;
     let Some(mut rows) = rows.filter(|rows| !rows.is_empty()) else {
-        return Err(ApiError::upstream(format!(
-            "No end-of-day chain for {ticker} expiring {expiration} on {trade_date}"
-        )));
+        return Err(not_at_time(&state, &ticker, trade_date, expiration).await);
     };
     rows.sort_by(|a, b| {
         a.settlement

@@ -1711,7 +1711,7 @@ pub struct ZeroDteMetrics {
     pub atm_strike: Option<f64>,
     /// The expiration's forward, dollars.
     pub forward: f64,
-    /// Hours (calendar) to the 16:00 New York close of the expiration.
+    /// Hours (calendar) to the expiration day's close (16:00 New York, 13:00 on early-close days).
     pub hours_to_expiry: f64,
 }
 
@@ -2224,7 +2224,7 @@ pub async fn zero_dte(
             straddle_value_now: value_now,
             hourly_decay,
             basis: "Black-76 on the expiration's forward at the ATM IV, forward and IV held; \
-                    calendar hours to the 16:00 New York close",
+                    calendar hours to the expiration day's close",
         },
         skew_signal,
         em_hit_rate,

@@ -696,8 +696,8 @@ pub async fn volume_profile_of(
     }))
 }
 
-/// `requested` when the chain lists it (400 otherwise), else the nearest expiration on or
-/// after the chain's trade date.
+/// `requested` when the chain lists it (400 otherwise), else the nearest expiration with time
+/// left at the chain's instant.
 pub(crate) fn listed_or_nearest(
     ticker: &Ticker,
     chain: &ChainView,
@@ -712,13 +712,8 @@ pub(crate) fn listed_or_nearest(
                 listed.join(", ")
             )))
         }
-        None => chain
-            .expirations
-            .iter()
-            .copied()
-            .find(|e| *e >= chain.trade_date)
-            .ok_or_else(|| {
-                ApiError::upstream(format!("The chain of {ticker} lists no open expiration"))
-            }),
+        None => chain.open_expirations().first().copied().ok_or_else(|| {
+            ApiError::upstream(format!("The chain of {ticker} lists no open expiration"))
+        }),
     }
 }

@@ -551,12 +551,7 @@ pub(crate) fn heatmap_payload(
     earnings_date: Option<NaiveDate>,
     freshness: Freshness,
 ) -> Result<HeatmapPayload, ApiError> {
-    let open: Vec<NaiveDate> = chain
-        .expirations
-        .iter()
-        .copied()
-        .filter(|e| *e >= chain.trade_date)
-        .collect();
+    let open: Vec<NaiveDate> = chain.open_expirations().to_vec();
     if open.is_empty() {
         return Err(ApiError::upstream(format!(
             "The chain of {} lists no open expiration",

@@ -13,8 +13,8 @@
 //! large number standing in for infinity.
 //!
 //! # Market inputs
-//! Expirations are converted to years (calendar days / 365 to 16:00 New York on the
-//! expiration date) with the service clock. The rate and the dividend (carry) yield are those
+//! Expirations are converted to years (calendar days / 365 to the expiration day's close,
+//! 16:00 New York or 13:00 on early-close days) with the service clock. The rate and the dividend (carry) yield are those
 //! of the live chain's rows at the first expiration the legs use; without a chain, r = 4 % and
 //! q = 0 ([`DEFAULT_RATE`]). `/pop` takes the same rate and yield from the chain of an
 //! optional `ticker` (its rows at the listed expiration nearest `days_to_exp`), so it answers

@@ -12,13 +12,13 @@ use std::sync::{Arc, Mutex};
 
 use chrono::NaiveDate;
 use datafusion::common::ScalarValue;
-use datafusion::prelude::{ParquetReadOptions, SessionConfig, SessionContext, col, lit};
+use datafusion::prelude::{DataFrame, ParquetReadOptions, SessionConfig, SessionContext, col, lit};
 use optics_compute::store::MARKET_WIDE;
 use optics_compute::store::{SnapshotKey, SnapshotStore, StoreError};
 use optics_schemas::bus::snapshot_datasets;
 use optics_schemas::columns::chain as chain_col;
 use optics_schemas::columns::vol_daily as vol_col;
-use optics_schemas::{ChainRow, SchemaError, VolDailyRow, date_to_days};
+use optics_schemas::{ChainRow, SchemaError, VolDailyRow, date_to_days, days_to_date};
 use url::Url;
 
 /// Why a history read failed.
@@ -149,11 +149,60 @@ impl ChainHistory {
         Ok(rows)
     }
 
+    /// What the `vol_daily` memo holds: entries (a file's rows of one underlying) and their
+    /// bytes; at most [`VOL_MEMO_ENTRIES`] entries.
+    pub fn held(&self) -> (usize, usize) {
+        use optics_schemas::memory::HeapBytes;
+        let memo = self.vol_memo();
+        let bytes = memo
+            .iter()
+            .map(|((path, ticker), rows)| {
+                path.capacity()
+                    + ticker.capacity()
+                    + std::mem::size_of::<(String, String, usize)>()
+                    + rows.heap_bytes()
+            })
+            .sum();
+        (memo.len(), bytes)
+    }
+
     fn vol_memo(&self) -> std::sync::MutexGuard<'_, VolRowsMemo> {
         // A panic while holding the lock leaves a map of complete entries: still usable.
         self.vol_rows
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The expirations listed in the end-of-day chain of `ticker` on `trade_date`, ascending;
+    /// `None` when no chain of that session is stored. Reads the expiration column only.
+    pub async fn expirations_on(
+        &self,
+        ticker: &str,
+        trade_date: NaiveDate,
+    ) -> Result<Option<Vec<NaiveDate>>, HistoryError> {
+        let Some((frame, path)) = self.session_chain(ticker, trade_date).await? else {
+            return Ok(None);
+        };
+        let frame = frame.select(vec![col(chain_col::EXPIRATION)])?.distinct()?;
+        let mut expirations = Vec::new();
+        for batch in frame.collect().await? {
+            let Some(column) = batch
+                .column(0)
+                .as_any()
+                .downcast_ref::<arrow_array::Date32Array>()
+            else {
+                return Err(HistoryError::Query(
+                    datafusion::error::DataFusionError::Internal(format!(
+                        "{} of {} is not a Date32 column",
+                        chain_col::EXPIRATION,
+                        path
+                    )),
+                ));
+            };
+            expirations.extend(column.iter().flatten().filter_map(days_to_date));
+        }
+        expirations.sort_unstable();
+        Ok(Some(expirations))
     }
 
     /// The rows of `expiration` in the chain of `ticker` as of the close of `trade_date`;
@@ -164,19 +213,12 @@ impl ChainHistory {
         trade_date: NaiveDate,
         expiration: NaiveDate,
     ) -> Result<Option<Vec<ChainRow>>, HistoryError> {
-        let key = SnapshotKey::new(snapshot_datasets::CHAIN, trade_date, ticker);
-        let Some(file) = self.store.latest(&key).await? else {
+        let Some((frame, _)) = self.session_chain(ticker, trade_date).await? else {
             return Ok(None);
         };
-        let location = format!("{STORE_URL}/{}", file.path);
-        let frame = self
-            .ctx
-            .read_parquet(location, ParquetReadOptions::default())
-            .await?
-            .filter(
-                col(chain_col::EXPIRATION)
-                    .eq(lit(ScalarValue::Date32(Some(date_to_days(expiration))))),
-            )?;
+        let frame = frame.filter(
+            col(chain_col::EXPIRATION).eq(lit(ScalarValue::Date32(Some(date_to_days(expiration))))),
+        )?;
         let mut rows = Vec::new();
         for batch in frame.collect().await? {
             rows.extend(ChainRow::from_batch(&batch)?);
@@ -188,5 +230,26 @@ impl ChainHistory {
                 .then(a.strike.total_cmp(&b.strike))
         });
         Ok(Some(rows))
+    }
+
+    /// The latest stored end-of-day chain of `ticker` on `trade_date` as a DataFusion frame,
+    /// with the path it was read from; `None` when no chain of that session is stored.
+    async fn session_chain(
+        &self,
+        ticker: &str,
+        trade_date: NaiveDate,
+    ) -> Result<Option<(DataFrame, String)>, HistoryError> {
+        let key = SnapshotKey::new(snapshot_datasets::CHAIN, trade_date, ticker);
+        let Some(file) = self.store.latest(&key).await? else {
+            return Ok(None);
+        };
+        let frame = self
+            .ctx
+            .read_parquet(
+                format!("{STORE_URL}/{}", file.path),
+                ParquetReadOptions::default(),
+            )
+            .await?;
+        Ok(Some((frame, file.path.to_string())))
     }
 }

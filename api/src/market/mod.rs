@@ -15,6 +15,7 @@ use std::sync::Arc;
 
 use chrono::{DateTime, NaiveDate, Utc};
 use optics_compute::flow::{ExpirationFlow, StrikeFlow, flow_groups};
+use optics_compute::time::expiration_close_utc;
 use optics_schemas::{
     ChainRow, Company, ExposureRow, ExposureSummaryRow, FlowAggregateRow, FlowSnapshotRow,
     PricingModelCode,
@@ -36,6 +37,8 @@ pub struct ChainView {
     pub rows: Vec<ChainRow>,
     /// Distinct expirations, ascending.
     pub expirations: Vec<NaiveDate>,
+    /// How many of `expirations` (the first ones) had expired at `as_of`.
+    expired: usize,
 }
 
 impl ChainView {
@@ -52,13 +55,23 @@ impl ChainView {
             (first.underlying.clone(), first.trade_date, first.as_of);
         let mut expirations: Vec<NaiveDate> = rows.iter().map(|r| r.expiration).collect();
         expirations.dedup();
+        let expired = expirations.partition_point(|e| expiration_close_utc(*e) <= as_of);
         Some(Self {
             underlying,
             trade_date,
             as_of,
             rows,
             expirations,
+            expired,
         })
+    }
+
+    /// The expirations with time left at the chain's `as_of`, ascending: what a request without
+    /// an expiration chooses from. A chain priced after an expiration's close (the 13:00 close
+    /// of an early-close day, say) still holds that expiration's rows, served when asked for by
+    /// date, but it is no longer the nearest.
+    pub fn open_expirations(&self) -> &[NaiveDate] {
+        &self.expirations[self.expired..]
     }
 
     /// The rows of one expiration (both settlements), by strike within each settlement.
@@ -70,9 +83,13 @@ impl ChainView {
 
     /// The price the chain is quoted against, as the API reports `stock_price`: the spot for
     /// stocks and ETFs, and for cash indices (priced on the forward) the forward of the nearest
-    /// expiration.
+    /// open expiration.
     pub fn stock_price(&self) -> f64 {
-        self.rows.first().map_or(f64::NAN, quoted_price)
+        let nearest = self.open_expirations().first().copied();
+        let row = nearest
+            .and_then(|e| self.rows_of(e).first())
+            .or(self.rows.first());
+        row.map_or(f64::NAN, quoted_price)
     }
 
     /// The price `expiration`'s rows are quoted against: the spot for stocks and ETFs, that

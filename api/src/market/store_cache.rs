@@ -545,7 +545,8 @@ impl PublishedSnapshots for StoreMarketData {
 /// replaces it), and the coverage. `api_chains` (items: chain rows, a strike of an expiration
 /// each), `api_exposures` (items: strike rows and summary rows), `api_flows` (items: contracts
 /// that traded), `api_flow_aggregates` (items: strike and expiration groups), `api_coverage`
-/// (items: companies, report dates and share-volume sessions).
+/// (items: companies, report dates and share-volume sessions), `api_vol_history_memo` (items:
+/// one stored session's `vol_daily` rows of one underlying, decoded once; at most 50,000).
 impl MemoryHolder for StoreMarketData {
     fn held_memory(&self, out: &mut Vec<HeldMemory>) {
         let latest = self.read();
@@ -565,6 +566,9 @@ impl MemoryHolder for StoreMarketData {
         out.push(held_of("api_flow_aggregates", &latest.flow_aggregates));
         let (items, bytes) = latest.coverage_held;
         out.push(HeldMemory::new("api_coverage", items, bytes));
+        drop(latest);
+        let (entries, bytes) = self.history.held();
+        out.push(HeldMemory::new("api_vol_history_memo", entries, bytes));
     }
 }
 
@@ -619,6 +623,19 @@ impl MarketDataReader for StoreMarketData {
                 .chain_at_time(ticker.as_str(), trade_date, expiration)
                 .await
                 .map_err(|e: HistoryError| ApiError::internal("chain-at-time read", e))
+        })
+    }
+
+    fn expirations_at<'a>(
+        &'a self,
+        ticker: &'a Ticker,
+        trade_date: NaiveDate,
+    ) -> ReadFuture<'a, Result<Option<Vec<NaiveDate>>, ApiError>> {
+        Box::pin(async move {
+            self.history
+                .expirations_on(ticker.as_str(), trade_date)
+                .await
+                .map_err(|e: HistoryError| ApiError::internal("chain-at-time listing read", e))
         })
     }
 

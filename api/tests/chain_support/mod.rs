@@ -526,4 +526,20 @@ impl MarketDataReader for MemoryMarket {
             .collect();
         Box::pin(async move { Ok((!rows.is_empty()).then_some(rows)) })
     }
+
+    fn expirations_at<'a>(
+        &'a self,
+        ticker: &'a Ticker,
+        trade_date: NaiveDate,
+    ) -> ReadFuture<'a, Result<Option<Vec<NaiveDate>>, ApiError>> {
+        let mut listed: Vec<NaiveDate> = self
+            .history
+            .iter()
+            .filter(|r| r.underlying == ticker.as_str() && r.trade_date == trade_date)
+            .map(|r| r.expiration)
+            .collect();
+        listed.sort_unstable();
+        listed.dedup();
+        Box::pin(async move { Ok((!listed.is_empty()).then_some(listed)) })
+    }
 }

@@ -26,7 +26,8 @@
 //!   fixed. IVs are European: on American contracts the early-exercise premium lifts the IV of
 //!   deep in-the-money puts (and calls before a dividend); the out-of-the-money side is the
 //!   reliable one there.
-//! - **Time.** T = calendar time from `as_of` to 16:00 New York on the expiration / 365
+//! - **Time.** T = calendar time from `as_of` to the expiration day's close (16:00 New York, 13:00 on
+//!   early-close days) / 365
 //!   ([`crate::time::years_to_expiry`]); DTE = calendar days from the trade date. At T ≤ 0
 //!   (an expiration day after the close) there is no IV (`expired`) and the forward is the
 //!   spot.
@@ -88,7 +89,8 @@ pub struct ExpirationForward {
     pub settlement: SettlementStyle,
     /// Calendar days from the trade date.
     pub dte: i32,
-    /// Years from `as_of` to 16:00 New York on the expiration.
+    /// Years from `as_of` to the expiration day's close (16:00 New York, 13:00 on early-close
+    /// days).
     pub years_to_expiry: f64,
     /// The forward and how it was obtained.
     pub forward: ForwardEstimate,

@@ -364,8 +364,8 @@ fn an_expiration_after_its_close_has_no_iv_and_the_spot_as_forward() {
     assert_eq!(row.call.iv_status, Some(NoIvReason::Expired));
     assert_eq!(row.put.iv_status, Some(NoIvReason::Expired));
     assert_eq!(row.call.greeks, optics_schemas::ChainGreeks::default());
-    // At-the-money at expiry: the whole mid is time value.
-    assert_eq!(row.call.extrinsic, Some(0.5 * (0.05 + 0.10)));
+    // At-the-money at expiry: the whole mid, 0.075 (cent quotes: the half cent), is time value.
+    assert_eq!(row.call.extrinsic, Some(0.075));
     // The next expiration is priced normally.
     assert_eq!(snapshot.rows[1].call.iv_status, None);
     assert!(snapshot.rows[1].call.iv.is_some());

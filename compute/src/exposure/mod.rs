@@ -38,7 +38,7 @@
 //! | `Vomma` | `vomma·n` | dollars per vol point, per vol point | change of vega exposure for +1 vol point |
 //! | `Ultima` | `ultima·n` | dollars per vol point, per vol point² | change of vomma exposure for +1 vol point |
 //!
-//! GEX is the service's contract (ARCHITECTURE.md): `γ·OI·100·S²·0.01`, dollars per 1 % move.
+//! GEX is the service's contract (docs/conventions.md): `γ·OI·100·S²·0.01`, dollars per 1 % move.
 //! For Black-76 the time Greeks (charm, color, theta) hold the forward fixed, as
 //! [`crate::pricing`] documents; the forward's own drift over one day (carry/365) is ignored.
 //!

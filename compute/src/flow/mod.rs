@@ -183,7 +183,7 @@ impl FlowRow {
 /// The price `premium` is counted at: the mid, else (bid + ask)/2 when both are present.
 fn premium_price(contract: &ContractAnalytics) -> Option<f64> {
     contract.mid.or(match (contract.bid, contract.ask) {
-        (Some(bid), Some(ask)) if ask >= bid => Some(0.5 * (bid + ask)),
+        (Some(bid), Some(ask)) if ask >= bid => Some(optics_schemas::quote_mid(bid, ask)),
         _ => None,
     })
 }

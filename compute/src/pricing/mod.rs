@@ -1,7 +1,7 @@
 //! Option pricing: Black–Scholes–Merton and Black-76 prices, the closed-form Greek set, and
 //! implied volatility, for one contract or for whole arrays of them.
 //!
-//! # Conventions (the service's contract, see ARCHITECTURE.md)
+//! # Conventions (the service's contract, see docs/conventions.md)
 //! - Time `years` is calendar time to expiry / 365 ([`crate::time`] computes it).
 //! - `rate` and `dividend_yield` are continuously compounded decimals (0.05 = 5 %).
 //! - [`PricingModel::BlackScholesMerton`] takes the spot S and a dividend yield q; the forward is

@@ -25,10 +25,11 @@ pub struct SideQuote {
 }
 
 impl SideQuote {
-    /// The mid quote, dollars per share: the premium builders and the optimizer use.
+    /// The mid quote, dollars per share, at the quotes' precision (as the chain serves it): the
+    /// premium builders and the optimizer use.
     #[inline]
     pub fn mid(&self) -> f64 {
-        0.5 * (self.bid + self.ask)
+        optics_schemas::quote_mid(self.bid, self.ask)
     }
 
     /// A two-sided, uncrossed quote (bid may be 0) with finite Greeks and a positive IV.

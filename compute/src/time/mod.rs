@@ -6,8 +6,9 @@
 //!   America/New_York via `chrono-tz`, so EST/EDT switch on the right dates; never a fixed
 //!   offset). Instants passed in and out are `DateTime<Utc>`; nothing here reads the clock, the
 //!   caller passes "now".
-//! - **Expiry instant.** An option expires, for time-to-expiry purposes, at 16:00 New York on its
-//!   expiration date ([`EXPIRY_CLOSE`], [`expiration_close_utc`]) even on early-close days.
+//! - **Expiry instant.** An option expires, for time-to-expiry purposes, at the close of its
+//!   expiration day's session: 16:00 New York ([`EXPIRY_CLOSE`]), 13:00 on early-close days
+//!   ([`expiration_close_utc`]).
 //! - **Year fractions.** Calendar time, ACT/365 fixed, in fractional seconds:
 //!   `t = seconds / (365 × 86 400)` ([`SECONDS_PER_YEAR`], [`years_to_expiry`]). It goes
 //!   negative after expiry rather than being clamped.

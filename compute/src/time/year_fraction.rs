@@ -1,16 +1,15 @@
 //! Time to expiry as a year fraction: calendar time, ACT/365 fixed, in fractional seconds, measured
-//! to the 16:00 America/New_York close of the expiration date.
+//! to the close of the expiration day's session: 16:00 America/New_York, or 13:00 on the NYSE's
+//! early-close days, when options expiring that day stop trading too.
 //!
-//! The expiry instant is always 16:00 New York on the expiration date, even when that date is
-//! an early-close day (13:00) or not a trading day at all: it is a fixed contract convention
-//! that makes the year fraction a pure function of `(now, expiration)` with no calendar lookup.
-//! The hour-or-three of difference on an early-close expiration is ignored on purpose. (Options
-//! on a 13:00 early-close expiration stop trading at 13:00; callers that need that instant use
-//! [`NyseCalendar::session`](super::NyseCalendar::session).)
+//! A contract expiring on 2026-11-27 (the day after Thanksgiving) therefore has no time left
+//! from 13:00 that day: priced at 14:00 it is expired, not three hours from expiry. A date
+//! that is not a trading day (a weekend, a holiday: no listed contract expires on one) keeps
+//! 16:00, so the year fraction stays a total function of `(now, expiration)`.
 
 use chrono::{DateTime, NaiveDate, NaiveTime, Utc};
 
-use super::calendar::{REGULAR_CLOSE, new_york_date, new_york_datetime};
+use super::calendar::{NyseCalendar, REGULAR_CLOSE, new_york_date, new_york_datetime};
 
 /// Seconds in a day (calendar time, no leap seconds).
 pub const SECONDS_PER_DAY: f64 = 86_400.0;
@@ -23,14 +22,16 @@ pub const DAYS_PER_YEAR: f64 = 365.0;
 /// seconds divided by this.
 pub const SECONDS_PER_YEAR: f64 = 365.0 * 86_400.0;
 
-/// The wall-clock time (New York) at which an option expires for time-to-expiry purposes:
-/// 16:00, regardless of early closes.
+/// The wall-clock time (New York) at which an option expires on a regular day: 16:00. Early
+/// closes end the day at [`super::EARLY_CLOSE`] instead ([`expiration_close_utc`]).
 pub const EXPIRY_CLOSE: NaiveTime = REGULAR_CLOSE;
 
-/// The expiry instant of `expiration`: 16:00 America/New_York on that date, in UTC (20:00 UTC
-/// under daylight saving time, 21:00 UTC under standard time).
+/// The expiry instant of `expiration`, in UTC: the close of that day's session — 16:00
+/// America/New_York (20:00 UTC under daylight saving time, 21:00 UTC under standard time), or
+/// 13:00 on an early-close day — and 16:00 on a date without a session.
 pub fn expiration_close_utc(expiration: NaiveDate) -> DateTime<Utc> {
-    new_york_datetime(expiration, EXPIRY_CLOSE).with_timezone(&Utc)
+    let close = NyseCalendar.early_close(expiration).unwrap_or(EXPIRY_CLOSE);
+    new_york_datetime(expiration, close).with_timezone(&Utc)
 }
 
 /// Calendar time from `from` to `to` in years: elapsed seconds (fractional) divided by
@@ -46,7 +47,7 @@ pub fn year_fraction(from: DateTime<Utc>, to: DateTime<Utc>) -> f64 {
 /// Time from `now` to the expiry instant of `expiration` ([`expiration_close_utc`]), in years of
 /// 365 days (calendar time, fractional seconds).
 ///
-/// Zero at the 16:00 close of expiration day and **negative** afterwards: an expired option
+/// Zero at the close of expiration day ([`expiration_close_utc`]) and **negative** afterwards: an expired option
 /// keeps a (small) negative value rather than being clamped, so callers decide how to treat it
 /// (pricing code typically treats `t <= 0` as intrinsic value).
 pub fn years_to_expiry(now: DateTime<Utc>, expiration: NaiveDate) -> f64 {
@@ -114,11 +115,21 @@ mod tests {
     }
 
     #[test]
-    fn expiration_close_ignores_early_closes_and_holidays() {
-        // 2026-11-27 closes at 13:00 ET, but expiry is measured to 16:00 ET (21:00 UTC).
+    fn expiration_close_is_the_early_close_and_16_00_without_a_session() {
+        // 2026-11-27, the day after Thanksgiving, closes at 13:00 ET (18:00 UTC); so does
+        // Christmas Eve 2026 (a Thursday).
         assert_eq!(
             expiration_close_utc(date(2026, 11, 27)),
-            utc(2026, 11, 27, 21, 0)
+            utc(2026, 11, 27, 18, 0)
+        );
+        assert_eq!(
+            expiration_close_utc(date(2026, 12, 24)),
+            utc(2026, 12, 24, 18, 0)
+        );
+        // An hour after that close the contract has expired: an hour's worth of negative time.
+        assert_eq!(
+            years_to_expiry(utc(2026, 11, 27, 19, 0), date(2026, 11, 27)),
+            -3_600.0 / SECONDS_PER_YEAR
         );
         // Saturday and a holiday still map to 16:00 New York.
         assert_eq!(
