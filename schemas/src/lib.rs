@@ -75,6 +75,7 @@ pub mod memory;
 pub mod occ;
 mod option_quotes;
 mod reference;
+mod strike;
 mod table;
 mod underlying;
 pub mod vol_snapshot;
@@ -109,6 +110,7 @@ pub use reference::{
     BorrowRate, Company, Dividend, EarningsEvent, EconomicEvent, borrow_rates_schema,
     companies_schema, dividends_schema, earnings_schema, economic_calendar_schema,
 };
+pub use strike::StrikeKey;
 pub use table::{
     Dataset, Record, calendar_dte, date_to_days, days_to_date, text_runs, timestamp_type,
 };
