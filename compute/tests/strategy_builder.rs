@@ -166,63 +166,40 @@ fn target_delta_is_clamped_and_crossing_shorts_are_refused() {
     )
     .unwrap();
     assert_eq!((wide.legs[0].strike, wide.legs[1].strike), (80.0, 120.0));
+    // Each refusal names the parameter at fault, and says whether the chain cannot meet it
+    // (`Unsatisfiable`) or the value itself is invalid (`Input`).
+    let refusal = |strategy, target_delta, width| match build_strategy(
+        strategy,
+        target_delta,
+        width,
+        &chain,
+        None,
+        &market(100.0),
+    ) {
+        Err(StrategyError::Unsatisfiable { field, .. }) => ("unsatisfiable", field),
+        Err(StrategyError::Input { field, .. }) => ("input", field),
+        other => panic!("{strategy:?} {target_delta} {width}: {other:?}"),
+    };
     // At 0.5 both shorts are the 100 strike: an iron condor cannot be formed, and that is
     // the request's target_delta, not missing data.
-    assert!(matches!(
-        build_strategy(
-            StrategyType::IronCondor,
-            0.5,
-            5.0,
-            &chain,
-            None,
-            &market(100.0)
-        ),
-        Err(StrategyError::Unsatisfiable {
-            field: "target_delta",
-            ..
-        })
-    ));
+    assert_eq!(
+        refusal(StrategyType::IronCondor, 0.5, 5.0),
+        ("unsatisfiable", "target_delta")
+    );
     // 0.05 puts the short put on the lowest listed strike (80): no strike below it for the
     // wing, which is the target_delta's doing.
-    assert!(matches!(
-        build_strategy(
-            StrategyType::CreditSpread(OptionType::Put),
-            0.05,
-            5.0,
-            &chain,
-            None,
-            &market(100.0)
-        ),
-        Err(StrategyError::Unsatisfiable {
-            field: "target_delta",
-            ..
-        })
-    ));
-    assert!(matches!(
-        build_strategy(
-            StrategyType::IronCondor,
-            f64::NAN,
-            5.0,
-            &chain,
-            None,
-            &market(100.0)
-        ),
-        Err(StrategyError::Input {
-            field: "target_delta",
-            ..
-        })
-    ));
-    assert!(matches!(
-        build_strategy(
-            StrategyType::IronCondor,
-            0.3,
-            -1.0,
-            &chain,
-            None,
-            &market(100.0)
-        ),
-        Err(StrategyError::Input { field: "width", .. })
-    ));
+    assert_eq!(
+        refusal(StrategyType::CreditSpread(OptionType::Put), 0.05, 5.0),
+        ("unsatisfiable", "target_delta")
+    );
+    assert_eq!(
+        refusal(StrategyType::IronCondor, f64::NAN, 5.0),
+        ("input", "target_delta")
+    );
+    assert_eq!(
+        refusal(StrategyType::IronCondor, 0.3, -1.0),
+        ("input", "width")
+    );
 }
 
 #[test]

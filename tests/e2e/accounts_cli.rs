@@ -3,46 +3,11 @@
 //! against `optics serve` on the same directory (which must not invent an account of its own),
 //! and the `--plan-budgets` flag refusing a bad value.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::time::Duration;
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
 
-const OPTICS: &str = env!("CARGO_BIN_EXE_optics");
-
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!(
-            "optics-e2e-{name}-{}-{}",
-            std::process::id(),
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-                .as_nanos()
-        ));
-        std::fs::create_dir_all(&dir).unwrap();
-        Self(dir)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-/// The server process, killed when dropped.
-struct Server(Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+use crate::support::{OPTICS, Running, TempDir, get, start_listening};
 
 /// Runs `optics <args>` with `stdin` and returns its output.
 fn optics(args: &[&str], stdin: &str) -> Output {
@@ -76,57 +41,19 @@ fn succeed(args: &[&str], stdin: &str) -> String {
     String::from_utf8(output.stdout).unwrap()
 }
 
-/// Starts `optics serve` on port 0 over `data_dir` (an empty snapshot store).
-fn serve(data_dir: &Path) -> (Server, String, String) {
-    let mut child = Command::new(OPTICS)
+/// Starts `optics serve` on port 0 over `data_dir` (an empty snapshot store); returns it, its
+/// address and what it printed.
+fn serve(data_dir: &Path) -> (Running, String, String) {
+    let mut command = Command::new(OPTICS);
+    command
         .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
         .arg(data_dir)
         .env_remove("RUST_LOG")
         .env_remove("OPTICS_DB")
         .env_remove("OPTICS_LIMITER")
         .env_remove("OPTICS_BOOTSTRAP_LOCAL_ACCOUNT")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("start optics serve");
-    let stdout = child.stdout.take().expect("stdout");
-    let server = Server(child);
-    let mut printed = String::new();
-    for line in BufReader::new(stdout).lines() {
-        let line = line.expect("stdout line");
-        printed.push_str(&line);
-        printed.push('\n');
-        if let Some(address) = line.strip_prefix("listening on http://") {
-            return (server, address.to_owned(), printed);
-        }
-    }
-    panic!("optics serve exited without listening: {printed}");
-}
-
-/// One GET over a fresh connection: the status and the body as JSON.
-fn get(address: &str, path: &str, token: &str) -> (u16, serde_json::Value) {
-    let mut stream = TcpStream::connect(address).expect("connect");
-    stream
-        .set_read_timeout(Some(Duration::from_secs(30)))
-        .unwrap();
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nHost: {address}\r\nAuthorization: Bearer {token}\r\n\
-         Connection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut response = String::new();
-    stream.read_to_string(&mut response).expect("response");
-    let (head, body) = response.split_once("\r\n\r\n").expect("HTTP response");
-    let status = head
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .expect("status");
-    (
-        status,
-        serde_json::from_str(body).unwrap_or(serde_json::Value::Null),
-    )
+        .stderr(Stdio::inherit());
+    start_listening(command)
 }
 
 /// The tab-separated fields of the output line that starts with `first`.
@@ -141,7 +68,7 @@ fn fields<'a>(output: &'a str, first: &str) -> Vec<&'a str> {
 #[test]
 fn operators_manage_accounts_and_tokens_and_a_revoked_token_is_refused_by_the_server() {
     let dir = TempDir::new("accounts-cli");
-    let data_dir = dir.0.to_str().unwrap();
+    let data_dir = dir.path().to_str().unwrap();
 
     // Two accounts: one with a password from stdin, one with a generated password.
     let created = succeed(
@@ -281,19 +208,19 @@ fn operators_manage_accounts_and_tokens_and_a_revoked_token_is_refused_by_the_se
 
     // `optics serve` over the same directory: no account of its own, the operator's token
     // opens the data API with the plan set above.
-    let (server, address, printed) = serve(&dir.0);
+    let (server, address, printed) = serve(dir.path());
     assert!(
-        !dir.0.join("api-token").exists(),
+        !dir.path().join("api-token").exists(),
         "serve made no local account:\n{printed}"
     );
-    let (status, body) = get(&address, "/api/mcp/data/me/usage", &secret);
+    let (status, body) = get(&address, "/api/mcp/data/me/usage", Some(&secret));
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["data"]["plan"], "pro");
     assert_eq!(body["data"]["active_tokens"][0]["id"], token_id);
 
     let revoked = succeed(&["tokens", "revoke", token_id, "--data-dir", data_dir], "");
     assert_eq!(fields(&revoked, token_id)[2], "revoked", "{revoked}");
-    let (status, body) = get(&address, "/api/mcp/data/me/usage", &secret);
+    let (status, body) = get(&address, "/api/mcp/data/me/usage", Some(&secret));
     assert_eq!(status, 401, "{body}");
     assert_eq!(body["success"], false);
     drop(server);

@@ -1,10 +1,6 @@
 //! `optics import`: vendor files into the quote archive, run as a user runs it.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::time::Duration;
+use std::process::{Command, Stdio};
 
 use chrono::NaiveDate;
 use optics_compute::store::SnapshotStore;
@@ -13,29 +9,13 @@ use optics_ingest::archive::QuoteArchive;
 use optics_schemas::DailyBar;
 use optics_tests::run_optics;
 
-const OPTICS: &str = env!("CARGO_BIN_EXE_optics");
+use crate::support::{OPTICS, Running, TempDir, get, start_listening};
 
 fn sample(name: &str) -> String {
     format!(
         "{}/ingest/tests/data/vendor/{name}",
         env!("CARGO_MANIFEST_DIR")
     )
-}
-
-/// A fresh directory under the system temp dir, removed when dropped.
-struct TempDir(PathBuf);
-impl TempDir {
-    fn new(tag: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!("optics-e2e-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("temp dir");
-        Self(dir)
-    }
-}
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }
 
 fn archived_rows(data_dir: &std::path::Path) -> usize {
@@ -59,7 +39,7 @@ fn archived_rows(data_dir: &std::path::Path) -> usize {
 #[test]
 fn imports_an_orats_file_into_the_archive() {
     let dir = TempDir::new("import-ok");
-    let data_dir = dir.0.to_str().unwrap();
+    let data_dir = dir.path().to_str().unwrap();
     let output = run_optics(
         OPTICS,
         &[
@@ -87,7 +67,7 @@ fn imports_an_orats_file_into_the_archive() {
         stdout.contains(&format!("{} rows from {lines} lines", 2 * lines)),
         "{stdout}"
     );
-    assert_eq!(archived_rows(&dir.0), 2 * lines);
+    assert_eq!(archived_rows(dir.path()), 2 * lines);
 }
 
 #[test]
@@ -109,7 +89,7 @@ fn a_bad_file_is_rejected_whole_with_its_line() {
     let broken = fields.join(",");
     text.push_str(&broken);
     text.push('\n');
-    let bad_file = dir.0.join("bad.csv");
+    let bad_file = dir.path().join("bad.csv");
     std::fs::write(&bad_file, text).unwrap();
     let output = run_optics(
         OPTICS,
@@ -118,7 +98,7 @@ fn a_bad_file_is_rejected_whole_with_its_line() {
             "orats-strikes",
             bad_file.to_str().unwrap(),
             "--data-dir",
-            dir.0.to_str().unwrap(),
+            dir.path().to_str().unwrap(),
             "--quiet",
         ],
     );
@@ -132,7 +112,7 @@ fn a_bad_file_is_rejected_whole_with_its_line() {
         stderr.contains("nothing of this file was imported"),
         "{stderr}"
     );
-    assert_eq!(archived_rows(&dir.0), 0);
+    assert_eq!(archived_rows(dir.path()), 0);
 }
 
 #[test]
@@ -145,7 +125,7 @@ fn an_unknown_kind_is_refused() {
 #[test]
 fn an_imported_session_replays_into_end_of_day_snapshots() {
     let dir = TempDir::new("import-replay");
-    let data_dir = dir.0.to_str().unwrap();
+    let data_dir = dir.path().to_str().unwrap();
     let import = run_optics(
         OPTICS,
         &[
@@ -192,7 +172,7 @@ fn an_imported_session_replays_into_end_of_day_snapshots() {
             "flow",
             "flow_aggregates",
         ] {
-            let partition = dir.0.join(format!(
+            let partition = dir.path().join(format!(
                 "snapshots/{dataset}/trade_date=2024-03-14/underlying={underlying}"
             ));
             assert!(partition.is_dir(), "no {dataset} snapshot of {underlying}");
@@ -221,7 +201,7 @@ fn an_imported_session_replays_into_end_of_day_snapshots() {
 #[test]
 fn a_bars_file_lands_in_the_snapshot_store() {
     let dir = TempDir::new("import-bars");
-    let data_dir = dir.0.to_str().unwrap();
+    let data_dir = dir.path().to_str().unwrap();
     let file = sample("spy_bars_sample.csv");
     let missing_symbol = run_optics(
         OPTICS,
@@ -255,7 +235,7 @@ fn a_bars_file_lands_in_the_snapshot_store() {
     );
     // The import's own partition and the market-wide one readers use, both of the last bar.
     for underlying in ["SPY", "_all"] {
-        let partition = dir.0.join(format!(
+        let partition = dir.path().join(format!(
             "snapshots/daily_bars/trade_date=2024-03-15/underlying={underlying}"
         ));
         assert!(partition.is_dir(), "no {underlying} partition");
@@ -267,7 +247,7 @@ fn a_bars_file_lands_in_the_snapshot_store() {
         .skip(1)
         .map(|line| line.split(',').map(str::to_owned).collect())
         .collect();
-    let stored = stored_bars(&dir.0.join("snapshots"), date("2024-03-15"));
+    let stored = stored_bars(&dir.path().join("snapshots"), date("2024-03-15"));
     assert_eq!(stored.len(), file_rows.len());
     for (bar, fields) in stored.iter().zip(&file_rows) {
         assert_eq!(bar.symbol, "SPY");
@@ -295,63 +275,19 @@ fn stored_bars(store_dir: &std::path::Path, on: NaiveDate) -> Vec<DailyBar> {
     })
 }
 
-/// The server process, killed when dropped.
-struct Server(Child);
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 /// `optics serve` on port 0 over `data_dir` with the local account; returns it, its address
 /// and the local token.
-fn serve(data_dir: &std::path::Path) -> (Server, String, String) {
-    let mut child = Command::new(OPTICS)
+fn serve(data_dir: &std::path::Path) -> (Running, String, String) {
+    let mut command = Command::new(OPTICS);
+    command
         .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
         .arg(data_dir)
         .env("OPTICS_BOOTSTRAP_LOCAL_ACCOUNT", "true")
         .env("OPTICS_LOG", "warn")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start optics serve");
-    let stdout = child.stdout.take().expect("stdout");
-    let server = Server(child);
-    for line in BufReader::new(stdout).lines() {
-        let line = line.expect("stdout line");
-        if let Some(address) = line.strip_prefix("listening on http://") {
-            let token = std::fs::read_to_string(data_dir.join("api-token")).expect("token file");
-            return (server, address.to_owned(), token.trim().to_owned());
-        }
-    }
-    panic!("optics serve exited without listening");
-}
-
-/// One authenticated GET: the status and the body as JSON.
-fn get(address: &str, path: &str, token: &str) -> (u16, serde_json::Value) {
-    let mut stream = TcpStream::connect(address).expect("connect");
-    stream
-        .set_read_timeout(Some(Duration::from_secs(30)))
-        .unwrap();
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nHost: {address}\r\nAuthorization: Bearer {token}\r\n\
-         Connection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut response = String::new();
-    stream.read_to_string(&mut response).expect("response");
-    let (head, body) = response.split_once("\r\n\r\n").expect("HTTP response");
-    let status = head
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .expect("status");
-    (
-        status,
-        serde_json::from_str(body).unwrap_or(serde_json::Value::Null),
-    )
+        .stderr(Stdio::null());
+    let (server, address, _) = start_listening(command);
+    let token = std::fs::read_to_string(data_dir.join("api-token")).expect("token file");
+    (server, address, token.trim().to_owned())
 }
 
 /// Bars imported over a seeded store reach `/stock/{ticker}` through `optics serve`, every
@@ -359,7 +295,7 @@ fn get(address: &str, path: &str, token: &str) -> (u16, serde_json::Value) {
 #[test]
 fn imported_bars_reach_the_stock_endpoint_and_survive_a_backfill() {
     let dir = TempDir::new("import-bars-served");
-    let data_dir = dir.0.to_str().unwrap();
+    let data_dir = dir.path().to_str().unwrap();
     let backfill_args = [
         "backfill",
         "--data-dir",
@@ -381,7 +317,7 @@ fn imported_bars_reach_the_stock_endpoint_and_survive_a_backfill() {
         String::from_utf8_lossy(&backfill.stderr)
     );
     let session = date("2026-11-20");
-    let before = stored_bars(&dir.0.join("snapshots"), session);
+    let before = stored_bars(&dir.path().join("snapshots"), session);
     let simulated = before
         .iter()
         .find(|b| b.symbol == "SPY" && b.date == session)
@@ -389,7 +325,7 @@ fn imported_bars_reach_the_stock_endpoint_and_survive_a_backfill() {
         .clone();
     // Two sessions of SPY with volumes the simulator (round lots, ~70 M) would not draw.
     let imported_volume = 123_456_789u64;
-    let file = dir.0.join("spy.csv");
+    let file = dir.path().join("spy.csv");
     std::fs::write(
         &file,
         "date,open,high,low,close,volume\n\
@@ -397,7 +333,7 @@ fn imported_bars_reach_the_stock_endpoint_and_survive_a_backfill() {
          2026-11-20,601.50,610.00,600.00,608.88,123456789\n",
     )
     .unwrap();
-    let store = format!("file://{}", dir.0.join("snapshots").display());
+    let store = format!("file://{}", dir.path().join("snapshots").display());
     let import = run_optics(
         OPTICS,
         &[
@@ -425,7 +361,7 @@ fn imported_bars_reach_the_stock_endpoint_and_survive_a_backfill() {
     );
 
     // Every stored bar is still there; SPY's two sessions are the file's.
-    let after = stored_bars(&dir.0.join("snapshots"), session);
+    let after = stored_bars(&dir.path().join("snapshots"), session);
     assert_eq!(after.len(), before.len());
     for (old, new) in before.iter().zip(&after) {
         assert_eq!((&old.symbol, old.date), (&new.symbol, new.date));
@@ -443,8 +379,8 @@ fn imported_bars_reach_the_stock_endpoint_and_survive_a_backfill() {
 
     // The API serves the imported session's volume.
     {
-        let (_server, address, token) = serve(&dir.0);
-        let (status, body) = get(&address, "/api/mcp/data/stock/SPY", &token);
+        let (_server, address, token) = serve(dir.path());
+        let (status, body) = get(&address, "/api/mcp/data/stock/SPY", Some(&token));
         assert_eq!(status, 200, "{body}");
         assert_eq!(
             body["data"]["volume_shares"].as_u64(),
@@ -461,7 +397,7 @@ fn imported_bars_reach_the_stock_endpoint_and_survive_a_backfill() {
         "{}",
         String::from_utf8_lossy(&again.stderr)
     );
-    let rewritten = stored_bars(&dir.0.join("snapshots"), session);
+    let rewritten = stored_bars(&dir.path().join("snapshots"), session);
     assert_eq!(rewritten.len(), before.len());
     let spy = rewritten
         .iter()
@@ -500,7 +436,7 @@ fn an_import_removes_what_a_crashed_import_left_and_ignores_it_until_then() {
     use optics_ingest::vendor::{ImportKind, import_file};
 
     let dir = TempDir::new("import-crashed");
-    let archive_dir = dir.0.join("archive");
+    let archive_dir = dir.path().join("archive");
     // A crashed import: parts staged, never committed (the sink is dropped mid-way).
     {
         let archive = QuoteArchive::local(&archive_dir).unwrap();
@@ -517,7 +453,7 @@ fn an_import_removes_what_a_crashed_import_left_and_ignores_it_until_then() {
     let debris = archive_dir.join("imports/crashed-1");
     assert!(debris.is_dir());
     assert_eq!(
-        archived_rows(&dir.0),
+        archived_rows(dir.path()),
         0,
         "readers ignore an uncommitted import"
     );
@@ -530,7 +466,7 @@ fn an_import_removes_what_a_crashed_import_left_and_ignores_it_until_then() {
             "orats-strikes",
             &sample("orats_strikes_sample.csv"),
             "--data-dir",
-            dir.0.to_str().unwrap(),
+            dir.path().to_str().unwrap(),
             "--quiet",
         ],
     );
@@ -550,7 +486,7 @@ fn an_import_removes_what_a_crashed_import_left_and_ignores_it_until_then() {
         .lines()
         .count()
         - 1;
-    assert_eq!(archived_rows(&dir.0), 2 * lines);
+    assert_eq!(archived_rows(dir.path()), 2 * lines);
 }
 
 /// A sink that stages through `ArchiveSink` and fails its commit before writing anything, as
@@ -578,7 +514,7 @@ fn a_bars_file_with_a_bad_line_is_rejected_whole_with_its_line() {
     let mut text = std::fs::read_to_string(sample("spy_bars_sample.csv")).unwrap();
     let good_lines = text.lines().count();
     text.push_str("2024-12-31,1.0,2.0,0.5,not-a-price,1.0,100\n");
-    let bad_file = dir.0.join("spy.csv");
+    let bad_file = dir.path().join("spy.csv");
     std::fs::write(&bad_file, text).unwrap();
     let output = run_optics(
         OPTICS,
@@ -589,7 +525,7 @@ fn a_bars_file_with_a_bad_line_is_rejected_whole_with_its_line() {
             "--symbol",
             "SPY",
             "--data-dir",
-            dir.0.to_str().unwrap(),
+            dir.path().to_str().unwrap(),
             "--quiet",
         ],
     );
@@ -603,5 +539,5 @@ fn a_bars_file_with_a_bad_line_is_rejected_whole_with_its_line() {
         stderr.contains("nothing of this file was imported"),
         "{stderr}"
     );
-    assert!(!dir.0.join("snapshots/daily_bars").exists());
+    assert!(!dir.path().join("snapshots/daily_bars").exists());
 }

@@ -5,3 +5,4 @@ mod import_cli;
 mod price_cli;
 mod run_command;
 mod serve_api;
+mod support;

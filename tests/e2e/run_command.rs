@@ -3,14 +3,12 @@
 //! answers an authenticated chain request. The market clock starts at a fixed instant (a
 //! Friday morning session), so the test does not depend on the wall clock's session state.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-const OPTICS: &str = env!("CARGO_BIN_EXE_optics");
+use crate::support::{OPTICS, Running, TempDir, get};
 
 /// Seeding a year of history and one session for three underlyings, in a debug build on a
 /// busy two-core machine: generous.
@@ -18,52 +16,10 @@ const LISTEN_WITHIN: Duration = Duration::from_secs(420);
 /// From listening to the first 200 on /chain: the seeded session is loaded before listening.
 const ANSWER_WITHIN: Duration = Duration::from_secs(60);
 
-struct TempDir(PathBuf);
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-/// The service, killed when dropped.
-struct Service(Child);
-impl Drop for Service {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// One GET over a fresh connection: the status and the body as JSON (null if it is not).
-fn get(address: &str, path: &str, token: &str) -> (u16, serde_json::Value) {
-    let mut stream = TcpStream::connect(address).expect("connect");
-    stream
-        .set_read_timeout(Some(Duration::from_secs(30)))
-        .unwrap();
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nHost: {address}\r\nAuthorization: Bearer {token}\r\n\
-         Connection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut response = String::new();
-    stream.read_to_string(&mut response).expect("response");
-    let (head, body) = response.split_once("\r\n\r\n").expect("HTTP response");
-    let status = head
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .expect("status");
-    let body = serde_json::from_str(body).unwrap_or(serde_json::Value::Null);
-    (status, body)
-}
-
 #[test]
 fn optics_run_seeds_says_how_to_call_it_and_answers_a_chain() {
-    let dir = TempDir(std::env::temp_dir().join(format!("optics-e2e-run-{}", std::process::id())));
-    let _ = std::fs::remove_dir_all(&dir.0);
-    std::fs::create_dir_all(&dir.0).unwrap();
-    let log = std::fs::File::create(dir.0.join("run-log.txt")).unwrap();
+    let dir = TempDir::new("run");
+    let log = std::fs::File::create(dir.path().join("run-log.txt")).unwrap();
     let started = Instant::now();
     let mut child = Command::new(OPTICS)
         .args([
@@ -82,14 +38,14 @@ fn optics_run_seeds_says_how_to_call_it_and_answers_a_chain() {
             "500",
             "--data-dir",
         ])
-        .arg(&dir.0)
+        .arg(dir.path())
         .env_remove("RUST_LOG")
         .stdout(Stdio::piped())
         .stderr(Stdio::from(log))
         .spawn()
         .expect("start optics run");
     let stdout = child.stdout.take().expect("stdout");
-    let service = Service(child);
+    let service = Running(child);
 
     // Lines as they come (a reader thread keeps the pipe drained while the service runs).
     let (lines_tx, lines_rx) = mpsc::channel::<String>();
@@ -109,7 +65,7 @@ fn optics_run_seeds_says_how_to_call_it_and_answers_a_chain() {
                 "optics run did not print its address within {LISTEN_WITHIN:?}; it printed:\n{}\n\
                  stderr:\n{}",
                 printed.join("\n"),
-                std::fs::read_to_string(dir.0.join("run-log.txt")).unwrap_or_default()
+                std::fs::read_to_string(dir.path().join("run-log.txt")).unwrap_or_default()
             )
         });
         printed.push(line.clone());
@@ -129,7 +85,7 @@ fn optics_run_seeds_says_how_to_call_it_and_answers_a_chain() {
     );
 
     // It said where the token is, and the token is there.
-    let token_path = dir.0.join("api-token");
+    let token_path = dir.path().join("api-token");
     let token_path_text = token_path.display().to_string();
     assert!(
         printed.iter().any(|l| l.contains(&token_path_text)),
@@ -148,7 +104,7 @@ fn optics_run_seeds_says_how_to_call_it_and_answers_a_chain() {
     // The first indices of the universe are cash indices; SPX is one of the three.
     let answered = Instant::now();
     let (status, body) = loop {
-        let (status, body) = get(&address, "/api/mcp/data/chain/SPX", token);
+        let (status, body) = get(&address, "/api/mcp/data/chain/SPX", Some(token));
         if status == 200 || answered.elapsed() > ANSWER_WITHIN {
             break (status, body);
         }
@@ -163,7 +119,11 @@ fn optics_run_seeds_says_how_to_call_it_and_answers_a_chain() {
     assert!(!rows.is_empty());
     assert!(rows.iter().all(|r| r["Strike"].is_number()));
     // Without the token: 401.
-    let (status, _) = get(&address, "/api/mcp/data/chain/SPX", "optx_not-a-token");
+    let (status, _) = get(
+        &address,
+        "/api/mcp/data/chain/SPX",
+        Some("optx_not-a-token"),
+    );
     assert_eq!(status, 401);
     eprintln!(
         "optics run: listening after {:.1} s, first chain after {:.1} s more",

@@ -3,11 +3,8 @@
 //! family is checked field by field against the stored snapshots and reference tables (an ETF
 //! and a cash index priced on the forward), and the JSON request log on stderr is read back.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::Duration;
+use std::path::Path;
+use std::process::{Command, Stdio};
 
 use optics_compute::store::{MARKET_WIDE, SnapshotKey, SnapshotStore};
 use optics_schemas::{
@@ -17,29 +14,14 @@ use optics_schemas::{
 use optics_tests::run_optics;
 use serde_json::Value;
 
-const OPTICS: &str = env!("CARGO_BIN_EXE_optics");
-
-struct TempDir(PathBuf);
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-/// The server process, killed when dropped.
-struct Server(Child);
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+use crate::support::{OPTICS, Running, TempDir, fetch, get, start_listening};
 
 /// Starts `optics serve` on port 0, creating the local account on first start and logging JSON
 /// to `log_file`, and returns it with the address it printed.
-fn serve(data_dir: &Path, log_file: &Path) -> (Server, String) {
+fn serve(data_dir: &Path, log_file: &Path) -> (Running, String) {
     let log = std::fs::File::create(log_file).expect("log file");
-    let mut child = Command::new(OPTICS)
+    let mut command = Command::new(OPTICS);
+    command
         .args([
             "serve",
             "--listen",
@@ -57,51 +39,9 @@ fn serve(data_dir: &Path, log_file: &Path) -> (Server, String) {
         .env_remove("RUST_LOG")
         .env("OPTICS_LOG", "info")
         .env("OPTICS_BOOTSTRAP_LOCAL_ACCOUNT", "true")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::from(log))
-        .spawn()
-        .expect("start optics serve");
-    let stdout = child.stdout.take().expect("stdout");
-    let server = Server(child);
-    for line in BufReader::new(stdout).lines() {
-        let line = line.expect("stdout line");
-        if let Some(address) = line.strip_prefix("listening on http://") {
-            return (server, address.to_owned());
-        }
-    }
-    panic!("optics serve exited without listening");
-}
-
-/// One HTTP/1.1 GET; returns the status and the body parsed as JSON.
-fn get(address: &str, path: &str, token: Option<&str>) -> (u16, serde_json::Value) {
-    let (status, body) = fetch(address, path, token);
-    let body = serde_json::from_str(&body).unwrap_or(serde_json::Value::Null);
-    (status, body)
-}
-
-/// One GET over a fresh connection: the status and the body text.
-fn fetch(address: &str, path: &str, token: Option<&str>) -> (u16, String) {
-    let mut stream = TcpStream::connect(address).expect("connect");
-    stream
-        .set_read_timeout(Some(Duration::from_secs(30)))
-        .unwrap();
-    let auth = token
-        .map(|t| format!("Authorization: Bearer {t}\r\n"))
-        .unwrap_or_default();
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nHost: {address}\r\n{auth}Connection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut response = String::new();
-    stream.read_to_string(&mut response).expect("response");
-    let (head, body) = response.split_once("\r\n\r\n").expect("HTTP response");
-    let status = head
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .expect("status");
-    (status, body.to_owned())
+        .stderr(Stdio::from(log));
+    let (server, address, _) = start_listening(command);
+    (server, address)
 }
 
 /// The stored end-of-day chain of `ticker` on 2026-11-20.
@@ -279,10 +219,8 @@ fn stored_underlyings_and_earnings(data_dir: &Path) -> (Vec<String>, Vec<Earning
 
 #[test]
 fn a_backfilled_store_is_served_with_auth_and_the_envelope() {
-    let dir =
-        TempDir(std::env::temp_dir().join(format!("optics-e2e-serve-{}", std::process::id())));
-    let _ = std::fs::remove_dir_all(&dir.0);
-    let data_dir = dir.0.to_str().unwrap().to_owned();
+    let dir = TempDir::new("serve");
+    let data_dir = dir.path().to_str().unwrap().to_owned();
     let output = run_optics(
         OPTICS,
         &[
@@ -307,17 +245,22 @@ fn a_backfilled_store_is_served_with_auth_and_the_envelope() {
         "backfill failed: {}",
         String::from_utf8_lossy(&output.stderr)
     );
-    assert!(dir.0.join("snapshots/chain/trade_date=2026-11-20").is_dir());
+    assert!(
+        dir.path()
+            .join("snapshots/chain/trade_date=2026-11-20")
+            .is_dir()
+    );
     // The session close: the market-wide volatility row of every underlying.
     assert!(
-        dir.0
+        dir.path()
             .join("snapshots/vol_daily/trade_date=2026-11-20/underlying=_all")
             .is_dir()
     );
 
-    let log_file = dir.0.join("serve-log.jsonl");
-    let (_server, address) = serve(&dir.0, &log_file);
-    let token = std::fs::read_to_string(dir.0.join("api-token")).expect("bootstrap token file");
+    let log_file = dir.path().join("serve-log.jsonl");
+    let (_server, address) = serve(dir.path(), &log_file);
+    let token =
+        std::fs::read_to_string(dir.path().join("api-token")).expect("bootstrap token file");
     let token = token.trim();
     assert!(token.starts_with("optx_"));
 
@@ -355,7 +298,7 @@ fn a_backfilled_store_is_served_with_auth_and_the_envelope() {
     assert_eq!(status, 200, "{body}");
     let data = &body["data"];
     assert_eq!(data["ticker"], "SPY");
-    let stored = stored_chain(&dir.0, "SPY");
+    let stored = stored_chain(dir.path(), "SPY");
     let nearest = stored.iter().map(|r| r.expiration).min().unwrap();
     let expiration = nearest.to_string();
     assert_eq!(data["expirations"][0], expiration.as_str());
@@ -407,8 +350,8 @@ fn a_backfilled_store_is_served_with_auth_and_the_envelope() {
     assert_eq!(data["actual_delta"].as_f64(), chosen.call.greeks.delta);
 
     // /stock: the chain's spot, the stored company name, the stored bar's share volume.
-    let companies: Vec<Company> = stored_reference(&dir.0);
-    let bars: Vec<DailyBar> = stored_reference(&dir.0);
+    let companies: Vec<Company> = stored_reference(dir.path());
+    let bars: Vec<DailyBar> = stored_reference(dir.path());
     let spy = companies.iter().find(|c| c.symbol == "SPY").expect("SPY");
     let session = chrono::NaiveDate::from_ymd_opt(2026, 11, 20).unwrap();
     let bar = bars
@@ -507,7 +450,7 @@ fn a_backfilled_store_is_served_with_auth_and_the_envelope() {
 
     // A cash index: priced on the forward. Every row against the store; the quoted price is
     // the nearest expiration's forward, not the spot, on /chain, /stock and /chain-at-time.
-    let spx = stored_chain(&dir.0, "SPX");
+    let spx = stored_chain(dir.path(), "SPX");
     assert!(spx.iter().all(|r| r.model == PricingModelCode::Black76));
     let spx_nearest = spx.iter().map(|r| r.expiration).min().unwrap();
     let spx_rows = rows_of(&spx, spx_nearest);
@@ -567,7 +510,7 @@ fn a_backfilled_store_is_served_with_auth_and_the_envelope() {
     // Earnings dates come from the stored reference data: the first report on or after the
     // session, or null (AAPL is the one stock of this universe; api/tests/store_market.rs
     // covers stocks with reports).
-    let (underlyings, events) = stored_underlyings_and_earnings(&dir.0);
+    let (underlyings, events) = stored_underlyings_and_earnings(dir.path());
     let session = chrono::NaiveDate::from_ymd_opt(2026, 11, 20).unwrap();
     for symbol in &underlyings {
         let next = events
