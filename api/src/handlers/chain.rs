@@ -36,6 +36,7 @@ use utoipa::ToSchema;
 
 use crate::envelope::{Envelope, ok};
 use crate::error::ApiError;
+use crate::extract::{CoveredChain, CoveredTicker};
 use crate::freshness::{DataFreshness, Freshness};
 use crate::market::{ChainView, quoted_price};
 use crate::openapi::{
@@ -92,18 +93,6 @@ impl From<&Freshness> for SessionState {
 
 // ---------------------------------------------------------------------------------------------
 // Shared reads
-
-/// The covered ticker and its latest chain, or the family's 400/404/424.
-fn covered_chain(state: &AppState, ticker: &Ticker) -> Result<(Ticker, Arc<ChainView>), ApiError> {
-    let ticker = state.covered_ticker(ticker.as_str())?;
-    let chain = state.market_data()?.chain(&ticker).ok_or_else(|| {
-        ApiError::upstream(format!(
-            "No option chain for {ticker} yet: the chain is built after the first quotes of \
-             the session arrive; retry in a few seconds"
-        ))
-    })?;
-    Ok((ticker, chain))
-}
 
 /// The requested expiration if listed (400 naming the listed ones otherwise).
 fn listed_expiration(
@@ -185,9 +174,8 @@ pub struct ExpirationDetail {
 /// Expirations of a covered ticker with time left at the chain's instant, nearest first.
 pub async fn expirations(
     State(state): State<AppState>,
-    ticker: Ticker,
+    CoveredChain { ticker, chain }: CoveredChain,
 ) -> Answer<ExpirationsPayload> {
-    let (ticker, chain) = covered_chain(&state, &ticker)?;
     let details = chain
         .open_expirations()
         .iter()
@@ -485,7 +473,10 @@ fn windowed_rows(
 /// Chain rows near the money for one or more expirations.
 pub async fn chain(
     State(state): State<AppState>,
-    ticker: Ticker,
+    CoveredChain {
+        ticker,
+        chain: view,
+    }: CoveredChain,
     params: QueryParams,
 ) -> Answer<ChainPayload> {
     let num_expirations = params.int("num_expirations")?.value;
@@ -501,7 +492,6 @@ pub async fn chain(
     }
     let strikes_around = strikes_around.value;
     let requested = params.date("expiration")?;
-    let (ticker, view) = covered_chain(&state, &ticker)?;
 
     // `expiration` overrides `num_expirations` (spec 4.1).
     let selected: Vec<NaiveDate> = match requested {
@@ -643,8 +633,13 @@ pub fn format_magnitude(value: f64) -> String {
 }
 
 /// Underlying price and company profile.
-pub async fn stock(State(state): State<AppState>, ticker: Ticker) -> Answer<StockPayload> {
-    let (ticker, view) = covered_chain(&state, &ticker)?;
+pub async fn stock(
+    State(state): State<AppState>,
+    CoveredChain {
+        ticker,
+        chain: view,
+    }: CoveredChain,
+) -> Answer<StockPayload> {
     let price = view.stock_price();
     if !price.is_finite() {
         return Err(ApiError::upstream(format!(
@@ -893,13 +888,15 @@ pub struct OptionByDeltaPayload {
 /// The call or put of one expiration whose |delta| is nearest the target (ties: lower strike).
 pub async fn options_by_delta(
     State(state): State<AppState>,
-    ticker: Ticker,
+    CoveredChain {
+        ticker,
+        chain: view,
+    }: CoveredChain,
     params: QueryParams,
 ) -> Answer<OptionByDeltaPayload> {
     let target_delta = params.float("delta")?.value;
     let option_type = params.choice("option_type")?.unwrap_or("call");
     let requested = params.date("expiration")?;
-    let (ticker, view) = covered_chain(&state, &ticker)?;
     let expiration = match requested {
         Some(expiration) => listed_expiration(&ticker, &view, expiration)?,
         None => nearest_expiration(&ticker, &view)?,
@@ -1091,7 +1088,7 @@ async fn not_at_time(
 /// One expiration's chain at a past session's close.
 pub async fn chain_at_time(
     State(state): State<AppState>,
-    ticker: Ticker,
+    CoveredTicker(ticker): CoveredTicker,
     params: QueryParams,
 ) -> Answer<ChainAtTimePayload> {
     let (Some(expiration), Some(trade_date)) =
@@ -1102,7 +1099,6 @@ pub async fn chain_at_time(
             "expiration and trade_date are required (YYYY-MM-DD)",
         ));
     };
-    let ticker = state.covered_ticker(ticker.as_str())?;
     // While a session is open its close is still ahead: the last closed one is the day before.
     let freshness = state.freshness();
     let last_closed = if freshness.is_market_hours {

@@ -24,13 +24,14 @@ use optics_compute::exposure::{
 use optics_compute::pricing::OptionType;
 use optics_schemas::{
     ChainRow, DirectionalBiasCode, ExposureRow, ExposureSummaryRow, FlipDegeneracyCode,
-    PositioningCode, VolatilityRegimeCode,
+    PositioningCode, StrikeKey, VolatilityRegimeCode,
 };
 use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::envelope::{Envelope, ok};
 use crate::error::ApiError;
+use crate::extract::{CoveredTicker, latest_chain, no_chain};
 use crate::freshness::Freshness;
 use crate::market::{ChainView, ExposureView};
 use crate::openapi::{
@@ -370,11 +371,10 @@ pub struct GexPayload {
 /// `GET /gex/{ticker}`.
 pub async fn gex(
     State(state): State<AppState>,
-    ticker: Ticker,
+    CoveredTicker(ticker): CoveredTicker,
     headers: HeaderMap,
     params: QueryParams,
 ) -> Result<Json<Envelope<GexPayload>>, ApiError> {
-    let ticker = state.covered_ticker(ticker.as_str())?;
     let window_request = WindowRequest::from_request(&headers, &params)?;
     let expiration = params.date("expiration")?;
     let aggregate = params.bool("aggregate")?;
@@ -705,10 +705,9 @@ const EXPECTED_MOVE_UNITS: ExpectedMoveUnits = ExpectedMoveUnits {
 /// nearest one after today (a same-day expiry is skipped unless asked for by date).
 pub async fn expected_move(
     State(state): State<AppState>,
-    ticker: Ticker,
+    CoveredTicker(ticker): CoveredTicker,
     params: QueryParams,
 ) -> Result<Json<Envelope<ExpectedMovePayload>>, ApiError> {
-    let ticker = state.covered_ticker(ticker.as_str())?;
     let expiration = params.date("expiration")?;
     let chain = state
         .market_data()?
@@ -722,12 +721,6 @@ pub async fn expected_move(
     )?))
 }
 
-pub(crate) fn no_chain(ticker: &Ticker) -> ApiError {
-    ApiError::upstream(format!(
-        "No option chain for {ticker} yet; retry in a few seconds"
-    ))
-}
-
 /// The expected move of `chain` (see [`expected_move`]).
 pub(crate) fn expected_move_payload(
     ticker: &Ticker,
@@ -735,7 +728,7 @@ pub(crate) fn expected_move_payload(
     expiration: Option<NaiveDate>,
     freshness: Freshness,
 ) -> Result<ExpectedMovePayload, ApiError> {
-    use optics_compute::expected_move::{ExpectedMoveError, ExpectedMoveRequest};
+    use optics_compute::expected_move::ExpectedMoveRequest;
     if let Some(expiration) = expiration
         && !chain.expirations.contains(&expiration)
     {
@@ -745,19 +738,12 @@ pub(crate) fn expected_move_payload(
             listed.join(", ")
         )));
     }
-    let (contracts, context) = contracts_from_chain(&chain.rows)
-        .map_err(|e| ApiError::upstream(format!("The chain of {ticker} cannot be read: {e}")))?;
+    let (contracts, context) = contracts_from_chain(&chain.rows)?;
     let request = ExpectedMoveRequest {
         expiration,
         include_same_day: false,
     };
-    let moved = optics_compute::expected_move::expected_move(&contracts, &context, &request)
-        .map_err(|e| match e {
-            ExpectedMoveError::ExpirationNotListed(_) => {
-                ApiError::bad_request(format!("{e} for {ticker}"))
-            }
-            other => ApiError::upstream(format!("No expected move for {ticker}: {other}")),
-        })?;
+    let moved = optics_compute::expected_move::expected_move(&contracts, &context, &request)?;
     Ok(ExpectedMovePayload {
         ticker: ticker.to_string(),
         expiration: moved.expiration,
@@ -787,16 +773,6 @@ fn listed_or_nearest(
     requested: Option<NaiveDate>,
 ) -> Result<NaiveDate, ApiError> {
     crate::handlers::flow::listed_or_nearest(ticker, chain, requested)
-}
-
-pub(crate) fn chain_of(
-    state: &AppState,
-    ticker: &Ticker,
-) -> Result<std::sync::Arc<ChainView>, ApiError> {
-    state
-        .market_data()?
-        .chain(ticker)
-        .ok_or_else(|| no_chain(ticker))
 }
 
 /// Max pain is "strong" within this distance of spot, percent.
@@ -860,12 +836,11 @@ pub struct MaxPainPayload {
 /// `GET /max-pain/{ticker}`: one expiration (default the nearest that has not expired).
 pub async fn max_pain_of(
     State(state): State<AppState>,
-    ticker: Ticker,
+    CoveredTicker(ticker): CoveredTicker,
     params: QueryParams,
 ) -> Result<Json<Envelope<MaxPainPayload>>, ApiError> {
-    let ticker = state.covered_ticker(ticker.as_str())?;
     let requested = params.date("expiration")?;
-    let chain = chain_of(&state, &ticker)?;
+    let chain = latest_chain(&state, &ticker)?;
     let expiration = listed_or_nearest(&ticker, &chain, requested)?;
     let rows = chain.rows_of(expiration);
     let open_interest = open_interest_by_strike(rows);
@@ -980,10 +955,9 @@ pub struct CharmPayload {
 /// `GET /charm/{ticker}`: one expiration (default the nearest that has not expired).
 pub async fn charm(
     State(state): State<AppState>,
-    ticker: Ticker,
+    CoveredTicker(ticker): CoveredTicker,
     params: QueryParams,
 ) -> Result<Json<Envelope<CharmPayload>>, ApiError> {
-    let ticker = state.covered_ticker(ticker.as_str())?;
     let requested = params.date("expiration")?;
     let reader = state.market_data()?;
     let chain = reader.chain(&ticker).ok_or_else(|| no_chain(&ticker))?;
@@ -1538,10 +1512,9 @@ fn greek_exposures(
 /// with `aggregate=false` also broken out per expiration.
 pub async fn greeks_exposure(
     State(state): State<AppState>,
-    ticker: Ticker,
+    CoveredTicker(ticker): CoveredTicker,
     params: QueryParams,
 ) -> Result<Json<Envelope<GreeksExposurePayload>>, ApiError> {
-    let ticker = state.covered_ticker(ticker.as_str())?;
     let expiration = params.date("expiration")?;
     let aggregate = params.bool("aggregate")?;
     let exposures = state
@@ -1995,14 +1968,13 @@ const SKEW_FLAT_BAND_POINTS: f64 = 1.0;
 /// `GET /zero-dte/{ticker}`.
 pub async fn zero_dte(
     State(state): State<AppState>,
-    ticker: Ticker,
+    CoveredTicker(ticker): CoveredTicker,
     headers: HeaderMap,
     params: QueryParams,
 ) -> Result<Json<Envelope<ZeroDtePayload>>, ApiError> {
     use optics_compute::expected_move::ExpectedMoveRequest;
     use optics_compute::pricing::{OptionInputs, PricingModel, price};
 
-    let ticker = state.covered_ticker(ticker.as_str())?;
     let window_request = WindowRequest::from_request(&headers, &params)?;
     let reader = state.market_data()?;
     let chain = reader.chain(&ticker).ok_or_else(|| no_chain(&ticker))?;
@@ -2021,8 +1993,7 @@ pub async fn zero_dte(
         })?;
     let rows = chain.rows_of(expiration);
     let first = rows.first().ok_or_else(|| no_chain(&ticker))?;
-    let (contracts, context) = contracts_from_chain(rows)
-        .map_err(|e| ApiError::upstream(format!("The chain of {ticker} cannot be read: {e}")))?;
+    let (contracts, context) = contracts_from_chain(rows)?;
     let moved = optics_compute::expected_move::expected_move(
         &contracts,
         &context,
@@ -2030,8 +2001,7 @@ pub async fn zero_dte(
             expiration: Some(expiration),
             include_same_day: true,
         },
-    )
-    .map_err(|e| ApiError::upstream(format!("No expected move for {ticker}: {e}")))?;
+    )?;
     let forward = first.forward;
     let years = first.years_to_expiry.max(0.0);
     // ATM: the listed strike nearest the forward with both IVs.
@@ -2243,10 +2213,10 @@ pub async fn zero_dte(
 /// expiration summed; several expirations summed too), the input of max pain and of the
 /// open-interest walls.
 pub(crate) fn open_interest_by_strike(rows: &[ChainRow]) -> Vec<OpenInterestAtStrike> {
-    let mut by_strike: BTreeMap<i64, OpenInterestAtStrike> = BTreeMap::new();
+    let mut by_strike: BTreeMap<StrikeKey, OpenInterestAtStrike> = BTreeMap::new();
     for row in rows {
         let entry = by_strike
-            .entry((row.strike * 100.0).round() as i64)
+            .entry(StrikeKey::from_dollars(row.strike))
             .or_insert(OpenInterestAtStrike {
                 strike: row.strike,
                 call: 0,

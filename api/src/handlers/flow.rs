@@ -51,6 +51,7 @@ use utoipa::ToSchema;
 
 use crate::envelope::{Envelope, ok};
 use crate::error::ApiError;
+use crate::extract::{CoveredChain, CoveredTicker, no_chain};
 use crate::freshness::{DataFreshness, Freshness};
 use crate::market::{ChainView, FlowAggregatesView, FlowView};
 use crate::openapi::{DataSchema, IsoDate, LocalTimestamp, Timestamp};
@@ -332,11 +333,7 @@ fn chain_and_flow(
     ticker: &Ticker,
 ) -> Result<(Arc<ChainView>, Arc<FlowView>, Freshness), ApiError> {
     let reader = state.market_data()?;
-    let chain = reader.chain(ticker).ok_or_else(|| {
-        ApiError::upstream(format!(
-            "No option chain for {ticker} yet; retry in a few seconds"
-        ))
-    })?;
+    let chain = reader.chain(ticker).ok_or_else(|| no_chain(ticker))?;
     let now = state.now();
     let flow = servable_flow(ticker, &chain, reader.flow(ticker), now, &state.freshness())
         .map_err(ApiError::FlowUnavailable)?;
@@ -404,11 +401,10 @@ fn in_band(list: &[FlowRow], band: Option<(f64, f64)>, limit: Option<usize>) -> 
 /// trimmed.
 pub async fn flow(
     State(state): State<AppState>,
-    ticker: Ticker,
+    CoveredTicker(ticker): CoveredTicker,
     headers: HeaderMap,
     params: QueryParams,
 ) -> Result<Json<Envelope<FlowPayload>>, ApiError> {
-    let ticker = state.covered_ticker(ticker.as_str())?;
     let window_request = WindowRequest::from_request(&headers, &params)?;
     let (chain, view, freshness) = chain_and_flow(&state, &ticker)?;
     let stored_aggregates = state.market_data()?.flow_aggregates(&ticker);
@@ -569,9 +565,8 @@ pub struct SmartMoneyPayload {
 /// docs).
 pub async fn smart_money_flow(
     State(state): State<AppState>,
-    ticker: Ticker,
+    CoveredTicker(ticker): CoveredTicker,
 ) -> Result<Json<Envelope<SmartMoneyPayload>>, ApiError> {
-    let ticker = state.covered_ticker(ticker.as_str())?;
     let (chain, view, freshness) = chain_and_flow(&state, &ticker).map_err(|e| match e {
         ApiError::FlowUnavailable(reason) => ApiError::upstream(reason),
         other => other,
@@ -655,19 +650,12 @@ pub struct VolumeProfilePayload {
 /// `GET /volume-profile/{ticker}`: one expiration (default the nearest that has not expired).
 pub async fn volume_profile_of(
     State(state): State<AppState>,
-    ticker: Ticker,
+    CoveredChain { ticker, chain }: CoveredChain,
     params: QueryParams,
 ) -> Result<Json<Envelope<VolumeProfilePayload>>, ApiError> {
-    let ticker = state.covered_ticker(ticker.as_str())?;
     let requested = params.date("expiration")?;
-    let chain = state.market_data()?.chain(&ticker).ok_or_else(|| {
-        ApiError::upstream(format!(
-            "No option chain for {ticker} yet; retry in a few seconds"
-        ))
-    })?;
     let expiration = listed_or_nearest(&ticker, &chain, requested)?;
-    let (contracts, _) = contracts_from_chain(chain.rows_of(expiration))
-        .map_err(|e| ApiError::upstream(format!("The chain of {ticker} cannot be read: {e}")))?;
+    let (contracts, _) = contracts_from_chain(chain.rows_of(expiration))?;
     let profile = volume_profile(&contracts, expiration, TOP_PROFILE_STRIKES);
     let spot = chain.stock_price();
     Ok(ok(VolumeProfilePayload {

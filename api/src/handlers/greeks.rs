@@ -15,20 +15,21 @@ use axum::extract::State;
 use chrono::{DateTime, NaiveDate, Utc};
 use optics_compute::exposure::{OpenInterestAtStrike, max_pain};
 use optics_compute::pricing::OptionType;
-use optics_schemas::{ChainGreeks, ChainRow, ChainSide, SettlementStyle};
+use optics_schemas::{ChainGreeks, ChainRow, ChainSide, SettlementStyle, StrikeKey};
 use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::envelope::{Envelope, ok};
 use crate::error::ApiError;
+use crate::extract::CoveredTicker;
+use crate::extract::{latest_chain, no_chain};
 use crate::freshness::Freshness;
-use crate::handlers::exposure::{chain_of, no_chain, open_interest_by_strike, type_code};
+use crate::handlers::exposure::{open_interest_by_strike, type_code};
 use crate::handlers::flow::listed_or_nearest;
 use crate::market::ChainView;
 use crate::openapi::{DataSchema, IsoDate, Timestamp};
 use crate::params::QueryParams;
 use crate::state::AppState;
-use crate::ticker::Ticker;
 
 /// The payload type of each endpoint of the family, for the OpenAPI document and the reference.
 pub fn data_schemas() -> Vec<DataSchema> {
@@ -42,12 +43,10 @@ pub fn data_schemas() -> Vec<DataSchema> {
 /// and a PM-settled series (SPX monthlies beside the SPXW weeklies), the PM series, which is
 /// the one that trades every day; otherwise whichever is listed.
 fn one_row_per_strike(rows: &[ChainRow]) -> Vec<&ChainRow> {
-    let mut by_strike: BTreeMap<i64, &ChainRow> = BTreeMap::new();
+    let mut by_strike: BTreeMap<StrikeKey, &ChainRow> = BTreeMap::new();
     for row in rows {
-        // Listed strikes are in whole cents.
-        let key = (row.strike * 100.0).round() as i64;
         by_strike
-            .entry(key)
+            .entry(StrikeKey::from_dollars(row.strike))
             .and_modify(|kept| {
                 if row.settlement == SettlementStyle::Pm && kept.settlement != SettlementStyle::Pm {
                     *kept = row;
@@ -223,12 +222,11 @@ pub struct ThirdOrderPayload {
 /// `GET /third-order-greeks/{ticker}`: one expiration (default the nearest open one).
 pub async fn third_order_greeks(
     State(state): State<AppState>,
-    ticker: Ticker,
+    CoveredTicker(ticker): CoveredTicker,
     params: QueryParams,
 ) -> Result<Json<Envelope<ThirdOrderPayload>>, ApiError> {
-    let ticker = state.covered_ticker(ticker.as_str())?;
     let requested = params.date("expiration")?;
-    let chain = chain_of(&state, &ticker)?;
+    let chain = latest_chain(&state, &ticker)?;
     let expiration = listed_or_nearest(&ticker, &chain, requested)?;
     let payload = third_order_payload(&chain, expiration, state.freshness_of(chain.trade_date))?;
     Ok(ok(payload))
@@ -505,10 +503,9 @@ pub struct HeatmapPayload {
 /// `GET /greeks-heatmap/{ticker}`.
 pub async fn greeks_heatmap(
     State(state): State<AppState>,
-    ticker: Ticker,
+    CoveredTicker(ticker): CoveredTicker,
     params: QueryParams,
 ) -> Result<Json<Envelope<HeatmapPayload>>, ApiError> {
-    let ticker = state.covered_ticker(ticker.as_str())?;
     let calls = params.choice("option_type")?.unwrap_or("calls") == "calls";
     let greek = params.choice("greek")?.unwrap_or("gamma");
     let reader = state.market_data()?;
@@ -565,22 +562,22 @@ pub(crate) fn heatmap_payload(
         spot * (1.0 + HEATMAP_STRIKE_RANGE),
     );
 
-    // Per shown expiration: one row per strike, keyed by cents.
-    let mut grid_rows: Vec<BTreeMap<i64, &ChainRow>> = Vec::with_capacity(shown.len());
-    let mut listed_strikes: BTreeMap<i64, f64> = BTreeMap::new();
+    // Per shown expiration: one row per strike.
+    let mut grid_rows: Vec<BTreeMap<StrikeKey, &ChainRow>> = Vec::with_capacity(shown.len());
+    let mut listed_strikes: BTreeMap<StrikeKey, f64> = BTreeMap::new();
     let mut dtes = Vec::with_capacity(shown.len());
     for &expiration in &shown {
         let rows = one_row_per_strike(chain.rows_of(expiration));
         dtes.push(rows.first().map_or(0, |r| r.dte));
         let mut by_strike = BTreeMap::new();
         for row in rows {
-            let key = (row.strike * 100.0).round() as i64;
+            let key = StrikeKey::from_dollars(row.strike);
             listed_strikes.insert(key, row.strike);
             by_strike.insert(key, row);
         }
         grid_rows.push(by_strike);
     }
-    let columns: Vec<(i64, f64)> = listed_strikes
+    let columns: Vec<(StrikeKey, f64)> = listed_strikes
         .iter()
         .map(|(k, s)| (*k, *s))
         .filter(|(_, s)| (low..=high).contains(s))
