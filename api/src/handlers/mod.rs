@@ -77,27 +77,36 @@ pub fn data_routes() -> Vec<(Endpoint, MethodRouter<AppState>)> {
             axum::routing::get(chain::expirations),
         ),
         (Endpoint::Chain, axum::routing::get(chain::chain)),
-        (Endpoint::Gex, axum::routing::get(exposure::gex)),
+        (Endpoint::Gex, axum::routing::get(exposure::gex::gex)),
         (
             Endpoint::ExpectedMove,
-            axum::routing::get(exposure::expected_move),
+            axum::routing::get(exposure::expected_move::expected_move),
         ),
-        (Endpoint::MaxPain, axum::routing::get(exposure::max_pain_of)),
-        (Endpoint::Charm, axum::routing::get(exposure::charm)),
-        (Endpoint::GexBatch, axum::routing::get(exposure::batch_gex)),
+        (
+            Endpoint::MaxPain,
+            axum::routing::get(exposure::max_pain::max_pain_of),
+        ),
+        (Endpoint::Charm, axum::routing::get(exposure::charm::charm)),
+        (
+            Endpoint::GexBatch,
+            axum::routing::get(exposure::gex_batch::batch_gex),
+        ),
         (
             Endpoint::ExpectedMoveBatch,
-            axum::routing::get(exposure::batch_expected_move),
+            axum::routing::get(exposure::expected_move_batch::batch_expected_move),
         ),
         (
             Endpoint::CrossIndexGex,
-            axum::routing::get(exposure::cross_index_gex),
+            axum::routing::get(exposure::cross_index_gex::cross_index_gex),
         ),
         (
             Endpoint::GreeksExposure,
-            axum::routing::get(exposure::greeks_exposure),
+            axum::routing::get(exposure::greeks_exposure::greeks_exposure),
         ),
-        (Endpoint::ZeroDte, axum::routing::get(exposure::zero_dte)),
+        (
+            Endpoint::ZeroDte,
+            axum::routing::get(exposure::zero_dte::zero_dte),
+        ),
         (
             Endpoint::ThirdOrderGreeks,
             axum::routing::get(greeks::third_order_greeks),
