@@ -266,9 +266,9 @@ async fn the_chain_response_is_described_down_to_its_row_keys() {
         .keys()
         .map(String::as_str)
         .collect();
-    let row_json = serde_json::to_value(optics_api::handlers::chain::ChainRowPayload::from_row(
-        &sample_chain_row(),
-    ))
+    let row_json = serde_json::to_value(
+        optics_api::handlers::chain::rows::ChainRowPayload::from_row(&sample_chain_row()),
+    )
     .unwrap();
     let serialized: std::collections::BTreeSet<&str> = row_json
         .as_object()
@@ -379,7 +379,7 @@ fn the_conflict_check_can_fail() {
         strike: String,
     }
     let schemas = [
-        DataSchema::of::<optics_api::handlers::chain::ChainPayload>("chain"),
+        DataSchema::of::<optics_api::handlers::chain::chain::ChainPayload>("chain"),
         DataSchema::of::<Impostor>("stock"),
     ];
     assert_eq!(schema_name_conflicts(&schemas), ["ChainRow"]);

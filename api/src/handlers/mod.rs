@@ -62,21 +62,21 @@ pub fn data_routes() -> Vec<(Endpoint, MethodRouter<AppState>)> {
             Endpoint::MeUsage,
             axum::routing::get(crate::limits::usage::me_usage),
         ),
-        (Endpoint::Stock, axum::routing::get(chain::stock)),
-        (Endpoint::Search, axum::routing::get(chain::search)),
+        (Endpoint::Stock, axum::routing::get(chain::stock::stock)),
+        (Endpoint::Search, axum::routing::get(chain::search::search)),
         (
             Endpoint::OptionsByDelta,
-            axum::routing::get(chain::options_by_delta),
+            axum::routing::get(chain::options_by_delta::options_by_delta),
         ),
         (
             Endpoint::ChainAtTime,
-            axum::routing::get(chain::chain_at_time),
+            axum::routing::get(chain::chain_at_time::chain_at_time),
         ),
         (
             Endpoint::Expirations,
-            axum::routing::get(chain::expirations),
+            axum::routing::get(chain::expirations::expirations),
         ),
-        (Endpoint::Chain, axum::routing::get(chain::chain)),
+        (Endpoint::Chain, axum::routing::get(chain::chain::chain)),
         (Endpoint::Gex, axum::routing::get(exposure::gex::gex)),
         (
             Endpoint::ExpectedMove,
