@@ -109,11 +109,11 @@ pub fn data_routes() -> Vec<(Endpoint, MethodRouter<AppState>)> {
         ),
         (
             Endpoint::ThirdOrderGreeks,
-            axum::routing::get(greeks::third_order_greeks),
+            axum::routing::get(greeks::third_order_greeks::third_order_greeks),
         ),
         (
             Endpoint::GreeksHeatmap,
-            axum::routing::get(greeks::greeks_heatmap),
+            axum::routing::get(greeks::greeks_heatmap::greeks_heatmap),
         ),
         (Endpoint::Flow, axum::routing::get(flow::flow)),
         (
