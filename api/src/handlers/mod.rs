@@ -115,14 +115,14 @@ pub fn data_routes() -> Vec<(Endpoint, MethodRouter<AppState>)> {
             Endpoint::GreeksHeatmap,
             axum::routing::get(greeks::greeks_heatmap::greeks_heatmap),
         ),
-        (Endpoint::Flow, axum::routing::get(flow::flow)),
+        (Endpoint::Flow, axum::routing::get(flow::flow::flow)),
         (
             Endpoint::SmartMoney,
-            axum::routing::get(flow::smart_money_flow),
+            axum::routing::get(flow::smart_money::smart_money_flow),
         ),
         (
             Endpoint::VolumeProfile,
-            axum::routing::get(flow::volume_profile_of),
+            axum::routing::get(flow::volume_profile::volume_profile_of),
         ),
         (Endpoint::Pop, axum::routing::post(strategy::pop)),
         (
