@@ -5,7 +5,9 @@ use axum::extract::State;
 use axum::http::HeaderMap;
 use chrono::{DateTime, NaiveDate, Utc};
 use optics_compute::exposure::contracts_from_chain;
-use optics_compute::pricing::OptionType;
+use optics_compute::same_day::{
+    HOURS_PER_YEAR, atm_pick, gamma_regime_label, risk_reversal_points, skew_label, theta_burn,
+};
 use optics_schemas::{ExposureRow, VolatilityRegimeCode};
 use serde::Serialize;
 use utoipa::ToSchema;
@@ -199,24 +201,12 @@ pub struct ScoredRead {
     /// Why `iv_forecast` is null.
     pub iv_forecast_reason: Option<String>,
     /// How `em_hit_rate` is computed.
-    pub em_hit_rate_rule: &'static str,
+    pub em_hit_rate_rule: String,
     /// How `edge_score` is computed.
-    pub edge_score_rule: &'static str,
+    pub edge_score_rule: String,
     /// How `iv_forecast` is computed.
-    pub iv_forecast_rule: &'static str,
+    pub iv_forecast_rule: String,
 }
-
-const EM_HIT_RATE_RULE: &str = "percent of the last 60 scored sessions (at least 10) whose \
-    previous-close-to-close move stayed within the expected move close x front ATM IV x \
-    sqrt(calendar days / 365) priced at the previous close; a session is scored when the stored \
-    session before it, at most 5 calendar days earlier, has a front ATM IV";
-const EDGE_SCORE_RULE: &str = "100 x I / (I + R) over the scored sessions, I the mean squared \
-    expected move and R the mean squared realized move, each as a fraction of the previous \
-    close: 50 = priced fairly, above 50 options priced more movement than followed, below 50 \
-    less";
-const IV_FORECAST_RULE: &str = "0.5 x ATM IV + 0.5 x HAR realized vol, percentage points; HAR \
-    = 100 x sqrt(252 x (0.2 RV1 + 0.3 RV5 + 0.5 RV22)), RVn the mean squared daily log return \
-    of the last n stored closes (fixed weights, not fitted)";
 
 /// The scored read of `ticker` from its stored sessions through `through`; a history that
 /// cannot be read leaves every figure null with the reason (the rest of the payload stands).
@@ -227,8 +217,9 @@ async fn scored_read(
     atm_iv_pct: Option<f64>,
 ) -> (Option<f64>, Option<f64>, Option<f64>, ScoredRead) {
     use optics_compute::zero_dte::{
-        HAR_SESSIONS, MIN_SCORED_SESSIONS, SCORED_WINDOW_SESSIONS, SessionClose, har_realized_vol,
-        iv_forecast_pct, move_score, scored_moves,
+        HAR_SESSIONS, MIN_SCORED_SESSIONS, SCORED_WINDOW_SESSIONS, SessionClose, edge_score_rule,
+        em_hit_rate_rule, har_realized_vol, iv_forecast_pct, iv_forecast_rule, move_score,
+        scored_moves,
     };
     let sessions_wanted = (SCORED_WINDOW_SESSIONS + 1).max(HAR_SESSIONS[2] + 1);
     let mut read = ScoredRead {
@@ -247,9 +238,9 @@ async fn scored_read(
         em_hit_rate_reason: None,
         edge_score_reason: None,
         iv_forecast_reason: None,
-        em_hit_rate_rule: EM_HIT_RATE_RULE,
-        edge_score_rule: EDGE_SCORE_RULE,
-        iv_forecast_rule: IV_FORECAST_RULE,
+        em_hit_rate_rule: em_hit_rate_rule(),
+        edge_score_rule: edge_score_rule(),
+        iv_forecast_rule: iv_forecast_rule(),
     };
     let rows = match reader.vol_history(ticker, through, sessions_wanted).await {
         Ok(rows) => rows,
@@ -367,11 +358,6 @@ pub struct ZeroDtePayload {
     pub clamped: Vec<ClampNotice>,
 }
 
-/// Hours per year on the calendar-day (/365) clock the chain's `years_to_expiry` uses.
-const HOURS_PER_YEAR: f64 = 365.0 * 24.0;
-/// Risk-reversal band within which skew reads `FLAT`, percentage points.
-const SKEW_FLAT_BAND_POINTS: f64 = 1.0;
-
 /// `GET /zero-dte/{ticker}`.
 pub async fn zero_dte(
     State(state): State<AppState>,
@@ -380,7 +366,6 @@ pub async fn zero_dte(
     params: QueryParams,
 ) -> Result<Json<Envelope<ZeroDtePayload>>, ApiError> {
     use optics_compute::expected_move::ExpectedMoveRequest;
-    use optics_compute::pricing::{OptionInputs, PricingModel, price};
 
     let window_request = WindowRequest::from_request(&headers, &params)?;
     let reader = state.market_data()?;
@@ -400,90 +385,24 @@ pub async fn zero_dte(
     )?;
     let forward = first.forward;
     let years = first.years_to_expiry.max(0.0);
-    // ATM: the listed strike nearest the forward with both IVs.
-    let atm = rows
+    let atm = atm_pick(rows, forward);
+    let atm_iv = atm.map(|a| a.iv);
+    let burn = theta_burn(atm, forward, first.rate, years);
+    let hourly_decay = burn
+        .hourly
         .iter()
-        .filter_map(|r| Some((r.strike, r.call.iv?, r.put.iv?)))
-        .min_by(|a, b| (a.0 - forward).abs().total_cmp(&(b.0 - forward).abs()));
-    let atm_iv = atm.map(|(_, c, p)| 0.5 * (c + p));
-
-    // Theta burn: the ATM straddle re-valued hour by hour with everything but time held.
-    let straddle_at = |years_left: f64| -> f64 {
-        let (Some((strike, _, _)), Some(vol)) = (atm, atm_iv) else {
-            return f64::NAN;
-        };
-        if years_left <= 0.0 {
-            return (forward - strike).abs();
-        }
-        [OptionType::Call, OptionType::Put]
-            .into_iter()
-            .map(|option_type| {
-                price(
-                    &OptionInputs {
-                        option_type,
-                        model: PricingModel::Black76,
-                        underlying: forward,
-                        strike,
-                        years: years_left,
-                        rate: first.rate,
-                        dividend_yield: 0.0,
-                    },
-                    vol,
-                )
-                .unwrap_or(f64::NAN)
-            })
-            .sum()
-    };
-    let hours_left = years * HOURS_PER_YEAR;
-    let value_now = straddle_at(years);
-    let mut hourly_decay = Vec::new();
-    let mut previous = value_now;
-    let mut hour = 1.0_f64;
-    while hour - 1.0 < hours_left && value_now.is_finite() {
-        let left = (hours_left - hour).max(0.0);
-        let value = straddle_at(left / HOURS_PER_YEAR);
-        let elapsed_minutes = ((hours_left - left) * 60.0).round() as i64;
-        hourly_decay.push(HourlyDecay {
-            hour_ending: chain.as_of + chrono::Duration::minutes(elapsed_minutes),
-            hours_to_expiry: left,
-            straddle_value: value,
-            decay: previous - value,
-            cumulative_decay_pct: if value_now > 0.0 {
-                100.0 * (value_now - value) / value_now
-            } else {
-                0.0
-            },
-        });
-        previous = value;
-        hour += 1.0;
-    }
-
-    // 25-delta risk reversal.
-    let nearest_delta = |target: f64, call: bool| -> Option<f64> {
-        rows.iter()
-            .filter_map(|r| {
-                let side = if call { &r.call } else { &r.put };
-                Some((side.greeks.delta?, side.iv?))
-            })
-            .min_by(|a, b| (a.0 - target).abs().total_cmp(&(b.0 - target).abs()))
-            .map(|(_, iv)| 100.0 * iv)
-    };
-    let skew_signal = match (nearest_delta(-0.25, false), nearest_delta(0.25, true)) {
-        (Some(put_iv), Some(call_iv)) => {
-            let rr = put_iv - call_iv;
-            Some(SkewSignal {
-                risk_reversal_25d: rr,
-                signal: if rr > SKEW_FLAT_BAND_POINTS {
-                    "PUTS_RICH"
-                } else if rr < -SKEW_FLAT_BAND_POINTS {
-                    "CALLS_RICH"
-                } else {
-                    "FLAT"
-                },
-            })
-        }
-        _ => None,
-    };
+        .map(|h| HourlyDecay {
+            hour_ending: chain.as_of + chrono::Duration::minutes(h.elapsed_minutes),
+            hours_to_expiry: h.hours_to_expiry,
+            straddle_value: h.straddle_value,
+            decay: h.decay,
+            cumulative_decay_pct: h.cumulative_decay_pct,
+        })
+        .collect();
+    let skew_signal = risk_reversal_points(rows).map(|rr| SkewSignal {
+        risk_reversal_25d: rr,
+        signal: skew_label(rr),
+    });
 
     // Per strike: exposures joined with the chain's quotes (one row per strike; for an
     // expiration with AM and PM series the exposures are summed and the first series quoted).
@@ -561,18 +480,12 @@ pub async fn zero_dte(
             expected_move: 100.0 * moved.expected_move_fraction,
             expected_move_dollars: moved.expected_move_dollars,
             atm_iv: atm_iv_pct,
-            atm_strike: atm.map(|a| a.0),
+            atm_strike: atm.map(|a| a.strike),
             forward,
-            hours_to_expiry: hours_left,
+            hours_to_expiry: years * HOURS_PER_YEAR,
         },
         gamma_regime: ZeroDteGammaRegime {
-            regime: if total_net_gex > 0.0 {
-                "POSITIVE_GAMMA"
-            } else if total_net_gex < 0.0 {
-                "NEGATIVE_GAMMA"
-            } else {
-                "NEUTRAL"
-            },
+            regime: gamma_regime_label(total_net_gex),
             total_net_gex,
             flip_level: summary.flip_level,
             volatility_regime: summary.volatility_regime,
@@ -587,7 +500,7 @@ pub async fn zero_dte(
         by_strike,
         chain_table,
         theta_burn: ThetaBurn {
-            straddle_value_now: value_now,
+            straddle_value_now: burn.value_now,
             hourly_decay,
             basis: "Black-76 on the expiration's forward at the ATM IV, forward and IV held; \
                     calendar hours to the expiration day's close",
