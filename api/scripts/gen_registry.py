@@ -409,6 +409,58 @@ def tier(e):
     return {"basic": "Tier::Basic", "premium": "Tier::Premium", "pro": "Tier::Pro"}[e["plan"]]
 
 
+# The documentation routes of api/src/registry/mod.rs (PLATFORM_ENDPOINTS, in that order): not
+# in the records, but mounted like any endpoint, so they get variants of `Endpoint` too.
+PLATFORM_SLUGS = ["openapi", "docs", "changelog"]
+
+
+def variant(slug):
+    return "".join(part.capitalize() for part in slug.split("-"))
+
+
+def endpoint_enum(endpoints):
+    """`Endpoint`: one variant per endpoint, so a route names its registry row at compile time."""
+    rows = [(e["slug"], e["method"], e["path"], f"&DATA_ENDPOINTS[{i}]")
+            for i, e in enumerate(endpoints)]
+    rows += [(slug, "GET", None, f"&super::PLATFORM_ENDPOINTS[{i}]")
+             for i, slug in enumerate(PLATFORM_SLUGS)]
+    out = []
+    w = out.append
+    w("/// Every endpoint of the contract (the records' endpoints, then the documentation routes),")
+    w("/// one variant each: [`crate::handlers::data_routes`] pairs a variant with its handler, so")
+    w("/// the route names its registry row at compile time and go-to-definition leads from one to")
+    w("/// the other.")
+    w("#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]")
+    w("pub enum Endpoint {")
+    for slug, method, path, _ in rows:
+        where = f"`{method} {path}`" if path else "documentation route"
+        w(f"    /// `{slug}`: {where}.")
+        w(f"    {variant(slug)},")
+    w("}")
+    w("")
+    w("impl Endpoint {")
+    w("    /// Every variant, in registry order.")
+    w("    pub const ALL: &[Endpoint] = &[")
+    for slug, *_ in rows:
+        w(f"        Endpoint::{variant(slug)},")
+    w("    ];")
+    w("")
+    w("    /// The endpoint's registry row.")
+    w("    pub fn spec(self) -> &'static EndpointSpec {")
+    w("        match self {")
+    for slug, _, _, spec in rows:
+        w(f"            Endpoint::{variant(slug)} => {spec},")
+    w("        }")
+    w("    }")
+    w("")
+    w("    /// The endpoint's slug (`gex`, `zero-dte`).")
+    w("    pub fn slug(self) -> &'static str {")
+    w("        self.spec().slug")
+    w("    }")
+    w("}")
+    return out
+
+
 def main():
     path = sys.argv[1] if len(sys.argv) > 1 else "reference-records.json"
     with open(path, encoding="utf-8") as f:
@@ -459,6 +511,8 @@ def main():
         w(f"        example: {example(e)},")
         w("    },")
     w("];")
+    w("")
+    out.extend(endpoint_enum(records["endpoints"]))
     print("\n".join(out))
 
 

@@ -10,6 +10,8 @@ use axum::Json;
 use axum::http::header::{ALLOW, RETRY_AFTER};
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
+use optics_compute::expected_move::ExpectedMoveError;
+use optics_compute::exposure::ExposureError;
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -264,6 +266,25 @@ impl IntoResponse for ApiError {
             _ => {}
         }
         response
+    }
+}
+
+/// A chain whose rows cannot be turned into priced contracts: missing upstream data (424).
+impl From<ExposureError> for ApiError {
+    fn from(error: ExposureError) -> Self {
+        Self::upstream(format!("The chain cannot be read: {error}"))
+    }
+}
+
+/// An expected move that cannot be priced: a 400 when the caller asked for an expiration that
+/// is not listed, else missing upstream data (424).
+impl From<ExpectedMoveError> for ApiError {
+    fn from(error: ExpectedMoveError) -> Self {
+        match error {
+            ExpectedMoveError::ExpirationNotListed(_) => Self::bad_request(error.to_string()),
+            ExpectedMoveError::Input(input) => input.into(),
+            other => Self::upstream(format!("No expected move: {other}")),
+        }
     }
 }
 

@@ -34,7 +34,7 @@ use crate::auth;
 use crate::error::{ApiError, ErrorBody, INTERNAL_ERROR_MESSAGE, NotFound, Suggestion};
 use crate::handlers;
 use crate::metrics::{OPENMETRICS_CONTENT_TYPE, UNMATCHED_ROUTE};
-use crate::registry::{self, DATA_PREFIX, EndpointSpec, Registry};
+use crate::registry::{self, DATA_PREFIX, Endpoint, EndpointSpec, Registry};
 use crate::state::{AppState, Catalogue};
 use crate::suggest;
 
@@ -55,31 +55,28 @@ pub fn router(state: AppState) -> Router {
     router_with(state, handlers::data_routes())
 }
 
-/// [`router`] with the given data routes (registry slug → handler) instead of
+/// [`router`] with the given data routes (registry endpoint → handler) instead of
 /// [`handlers::data_routes`]: for tests and benchmarks that mount handlers of their own under
-/// real registry entries. A slug the registry does not know is logged and not mounted.
+/// real registry entries.
 pub fn router_with(
     state: AppState,
-    data_routes: Vec<(&'static str, MethodRouter<AppState>)>,
+    data_routes: Vec<(Endpoint, MethodRouter<AppState>)>,
 ) -> Router {
     let mut routes = Vec::new();
     let platform = handlers::platform::routes().into_iter().map(|r| (r, false));
     let data = data_routes.into_iter().map(|r| (r, true));
-    for ((slug, method_router), is_data) in platform.chain(data) {
-        match registry::endpoint(slug) {
-            // Data answers depend only on the request, the market data and the clock's second
-            // (see `response_cache`); the usage report is per caller and never cached.
-            Some(spec) if is_data && spec.method == registry::Method::Get && slug != "me-usage" => {
-                let method_router = method_router.layer(middleware::from_fn_with_state(
-                    state.clone(),
-                    crate::response_cache::cached,
-                ));
-                routes.push((spec, method_router));
-            }
-            Some(spec) => routes.push((spec, method_router)),
-            // A handler for a slug the contract does not have: not mounted (the registry
-            // test names it).
-            None => tracing::error!(slug, "route for an unknown endpoint ignored"),
+    for ((endpoint, method_router), is_data) in platform.chain(data) {
+        let spec = endpoint.spec();
+        // Data answers depend only on the request, the market data and the clock's second
+        // (see `response_cache`); the usage report is per caller and never cached.
+        if is_data && spec.method == registry::Method::Get && endpoint != Endpoint::MeUsage {
+            let method_router = method_router.layer(middleware::from_fn_with_state(
+                state.clone(),
+                crate::response_cache::cached,
+            ));
+            routes.push((spec, method_router));
+        } else {
+            routes.push((spec, method_router));
         }
     }
     let registry = Registry::new(routes.iter().map(|(spec, _)| *spec));

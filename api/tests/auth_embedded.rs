@@ -1813,7 +1813,7 @@ async fn a_plain_text_error_keeps_its_quota_headers_when_it_is_enveloped() {
         ));
     let plain =
         axum::routing::get(|| async { (StatusCode::BAD_REQUEST, "strikes must be listed") });
-    let router = optics_api::router_with(state, vec![("chain", plain)]);
+    let router = optics_api::router_with(state, vec![(optics_api::Endpoint::Chain, plain)]);
     let answer = send(&router, get_path("/api/mcp/data/chain/SPY", Some(&token))).await;
     assert_eq!(answer.status, StatusCode::BAD_REQUEST);
     assert_eq!(
@@ -1850,7 +1850,10 @@ async fn a_request_whose_handler_panics_gives_its_reserved_units_back() {
     async fn panicking() -> &'static str {
         panic!("a handler bug")
     }
-    let router = optics_api::router_with(state, vec![("chain", axum::routing::get(panicking))]);
+    let router = optics_api::router_with(
+        state,
+        vec![(optics_api::Endpoint::Chain, axum::routing::get(panicking))],
+    );
     let answer = send(
         &router,
         get_path("/api/mcp/data/chain/SPY", Some(&bearer(&issued))),
@@ -1950,7 +1953,7 @@ async fn the_production_router_answers_the_whole_401_matrix_on_real_endpoints() 
     let mut mounted: Vec<&str> = optics_api::handlers::platform::routes()
         .into_iter()
         .chain(optics_api::handlers::data_routes())
-        .map(|(slug, _)| slug)
+        .map(|(endpoint, _)| endpoint.slug())
         .filter(|slug| registry::endpoint(slug).is_some_and(optics_api::auth::requires_token))
         .collect();
     mounted.sort_unstable();

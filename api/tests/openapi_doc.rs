@@ -9,7 +9,7 @@ mod common;
 use axum::Json;
 use axum::routing::{get, post};
 use common::{friday_morning, get as get_req, state_at};
-use optics_api::{ApiError, Envelope, QueryParams, ok, router, router_with};
+use optics_api::{ApiError, Endpoint, Envelope, QueryParams, ok, router, router_with};
 use serde_json::Value;
 
 const OAS_31_SCHEMA: &str = include_str!("data/openapi-3.1-schema.json");
@@ -57,7 +57,7 @@ async fn the_platform_document_is_valid_openapi_31() {
         ["/", "/changelog", "/docs", "/openapi.json"].into();
     let specs: Vec<_> = optics_api::handlers::data_routes()
         .into_iter()
-        .map(|(slug, _)| optics_api::registry::endpoint(slug).unwrap())
+        .map(|(endpoint, _)| endpoint.spec())
         .collect();
     mounted.extend(specs.iter().map(|spec| spec.path));
     assert_eq!(paths, mounted);
@@ -99,7 +99,10 @@ async fn component_schemas_are_valid_json_schema_2020_12() {
 async fn mounted_data_endpoints_get_operations_with_registry_parameters() {
     let app = router_with(
         state_at(friday_morning()),
-        vec![("chain", get(echo)), ("pop", post(|| async { ok(()) }))],
+        vec![
+            (Endpoint::Chain, get(echo)),
+            (Endpoint::Pop, post(|| async { ok(()) })),
+        ],
     );
     let doc = served_document(&app).await;
     let errors = validation_errors(&doc);
@@ -155,7 +158,7 @@ async fn operations_behind_the_token_gate_declare_the_bearer_scheme() {
         .chain(
             optics_api::handlers::data_routes()
                 .into_iter()
-                .map(|(slug, _)| slug),
+                .map(|(endpoint, _)| endpoint.slug()),
         )
         .map(|slug| optics_api::registry::endpoint(slug).unwrap());
     let mut open = Vec::new();
@@ -263,9 +266,9 @@ async fn the_chain_response_is_described_down_to_its_row_keys() {
         .keys()
         .map(String::as_str)
         .collect();
-    let row_json = serde_json::to_value(optics_api::handlers::chain::ChainRowPayload::from_row(
-        &sample_chain_row(),
-    ))
+    let row_json = serde_json::to_value(
+        optics_api::handlers::chain::rows::ChainRowPayload::from_row(&sample_chain_row()),
+    )
     .unwrap();
     let serialized: std::collections::BTreeSet<&str> = row_json
         .as_object()
@@ -355,7 +358,7 @@ async fn every_declared_payload_is_the_data_of_its_operation() {
     // A mounted endpoint whose family declares no type still documents the envelope.
     let undeclared = optics_api::handlers::data_routes()
         .into_iter()
-        .map(|(slug, _)| optics_api::registry::endpoint(slug).unwrap())
+        .map(|(endpoint, _)| endpoint.spec())
         .find(|spec| !slugs.contains(&spec.slug));
     if let Some(spec) = undeclared {
         let method = format!("{:?}", spec.method).to_lowercase();
@@ -376,7 +379,7 @@ fn the_conflict_check_can_fail() {
         strike: String,
     }
     let schemas = [
-        DataSchema::of::<optics_api::handlers::chain::ChainPayload>("chain"),
+        DataSchema::of::<optics_api::handlers::chain::chain::ChainPayload>("chain"),
         DataSchema::of::<Impostor>("stock"),
     ];
     assert_eq!(schema_name_conflicts(&schemas), ["ChainRow"]);

@@ -9,7 +9,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use common::{friday_morning, get as get_req, state_at};
-use optics_api::{ApiError, MatchedEndpoint, RouteGate, ok, router_with};
+use optics_api::{ApiError, Endpoint, MatchedEndpoint, RouteGate, ok, router_with};
 
 async fn test_gate(request: Request, next: Next) -> Response {
     let Some(MatchedEndpoint(endpoint)) = request.extensions().get::<MatchedEndpoint>().copied()
@@ -30,7 +30,10 @@ async fn test_gate(request: Request, next: Next) -> Response {
 #[tokio::test]
 async fn the_gate_guards_registered_routes_only() {
     let state = state_at(friday_morning()).with_gate(RouteGate::new(test_gate));
-    let app = router_with(state, vec![("chain", get(|| async { ok("chain") }))]);
+    let app = router_with(
+        state,
+        vec![(Endpoint::Chain, get(|| async { ok("chain") }))],
+    );
 
     let body = get_req(&app, "/api/mcp/data/chain/SPY", &[])
         .await

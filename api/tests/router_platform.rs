@@ -241,7 +241,7 @@ async fn the_full_router_lists_the_platform_and_every_mounted_data_route() {
         .chain(
             optics_api::handlers::data_routes()
                 .into_iter()
-                .map(|(slug, _)| slug),
+                .map(|(endpoint, _)| endpoint.slug()),
         )
         .map(str::to_owned)
         .collect();

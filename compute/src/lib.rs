@@ -39,6 +39,7 @@ pub mod pricing;
 pub mod probability;
 pub mod risk;
 mod run_cache;
+pub mod same_day;
 pub mod store;
 pub mod strategy;
 pub mod time;

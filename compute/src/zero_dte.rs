@@ -318,6 +318,38 @@ pub fn iv_forecast_pct(atm_iv_pct: f64, har_pct: f64) -> Result<f64, ZeroDteErro
     Ok(IV_FORECAST_IMPLIED_WEIGHT * atm_iv_pct + (1.0 - IV_FORECAST_IMPLIED_WEIGHT) * har_pct)
 }
 
+/// How `em_hit_rate` is computed, for the payload (from the constants the computation uses).
+pub fn em_hit_rate_rule() -> String {
+    format!(
+        "percent of the last {SCORED_WINDOW_SESSIONS} scored sessions (at least \
+         {MIN_SCORED_SESSIONS}) whose previous-close-to-close move stayed within the expected \
+         move close x front ATM IV x sqrt(calendar days / {DAYS_PER_YEAR}) priced at the \
+         previous close; a session is scored when the stored session before it, at most \
+         {MAX_SESSION_GAP_DAYS} calendar days earlier, has a front ATM IV"
+    )
+}
+
+/// How `edge_score` is computed, for the payload.
+pub fn edge_score_rule() -> String {
+    "100 x I / (I + R) over the scored sessions, I the mean squared expected move and R the \
+     mean squared realized move, each as a fraction of the previous close: 50 = priced fairly, \
+     above 50 options priced more movement than followed, below 50 less"
+        .to_owned()
+}
+
+/// How `iv_forecast` is computed, for the payload (from the constants the computation uses).
+pub fn iv_forecast_rule() -> String {
+    let [day, week, month] = HAR_SESSIONS;
+    let [w_day, w_week, w_month] = HAR_WEIGHTS;
+    format!(
+        "{IV_FORECAST_IMPLIED_WEIGHT} x ATM IV + {} x HAR realized vol, percentage points; HAR \
+         = 100 x sqrt({SESSIONS_PER_YEAR} x ({w_day} RV{day} + {w_week} RV{week} + {w_month} \
+         RV{month})), RVn the mean squared daily log return of the last n stored closes (fixed \
+         weights, not fitted)",
+        1.0 - IV_FORECAST_IMPLIED_WEIGHT
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -476,5 +508,22 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    #[test]
+    fn the_rules_quote_the_constants() {
+        assert_eq!(
+            em_hit_rate_rule(),
+            "percent of the last 60 scored sessions (at least 10) whose previous-close-to-close \
+             move stayed within the expected move close x front ATM IV x sqrt(calendar days / \
+             365) priced at the previous close; a session is scored when the stored session \
+             before it, at most 5 calendar days earlier, has a front ATM IV"
+        );
+        assert_eq!(
+            iv_forecast_rule(),
+            "0.5 x ATM IV + 0.5 x HAR realized vol, percentage points; HAR = 100 x sqrt(252 x \
+             (0.2 RV1 + 0.3 RV5 + 0.5 RV22)), RVn the mean squared daily log return of the last \
+             n stored closes (fixed weights, not fitted)"
+        );
     }
 }

@@ -3,21 +3,31 @@
 //!
 //! # Adding a data endpoint
 //!
-//! 1. Write the handler in `handlers/<family>.rs`: take `State<AppState>`, the [`crate::Ticker`]
-//!    path extractor (or [`crate::ApiPath`]), [`crate::QueryParams`] for the query (typed,
-//!    clamped with the registry's bounds) and [`crate::ApiJson`] for POST bodies; read data
-//!    through [`crate::AppState::market_data`]; return `Result<Json<Envelope<T>>, ApiError>`
-//!    via [`crate::ok`]. Put [`crate::AppState::freshness_of`] (the served data's session) and, for trimmed lists, the
+//! 1. Write the handler in its own file, `handlers/<family>/<endpoint>.rs`, next to its payload
+//!    types; helpers several endpoints of the family use go to the family's `mod.rs`, never
+//!    copied. The handler is thin: parse, read a snapshot or call `optics_compute`, shape the
+//!    payload. Analytics (pricing, regimes, picks) are pure functions in `optics_compute`, with
+//!    the thresholds a payload quotes as `pub const`s there.
+//! 2. Take what it needs as extractors: `State<AppState>`; [`crate::CoveredChain`] (a covered
+//!    ticker and its latest chain), [`crate::CoveredTicker`] (a covered ticker) or
+//!    [`crate::Ticker`] (any well-formed one); [`crate::QueryParams`] for the query (typed,
+//!    clamped with the registry's bounds) and [`crate::ApiJson`] for POST bodies. Return
+//!    `Result<Json<Envelope<T>>, ApiError>` via [`crate::ok`], and let `?` turn compute errors
+//!    into statuses through the `From` impls of [`crate::error`] (add one there for a new error
+//!    type rather than choosing a status in the handler). Put
+//!    [`crate::AppState::freshness_of`] (the served data's session) and, for trimmed lists, the
 //!    [`crate::window`] block and `QueryParams::clamp_notices()` in the payload.
-//! 2. Derive `utoipa::ToSchema` on `T` and the structs it nests, and list it in the family's
+//! 3. Derive `utoipa::ToSchema` on `T` and the structs it nests, and list it in the family's
 //!    `data_schemas()` as `DataSchema::of::<T>("<slug>")` (see [`crate::openapi`] for the
 //!    stand-ins of dates, timestamps and stored enums); add that function to
 //!    [`data_schemas`] once per family. The OpenAPI document then describes `data` with `T`
 //!    and the reference lists its fields. An endpoint without one is still documented, with
 //!    `data` as a plain object. Parameters always come from the registry.
-//! 3. Add `("<slug>", get(handler))` to [`data_routes`]. The slug must be the registry's; the
-//!    route is then mounted at the registry's path, listed in the index, counted, suggested by
-//!    `did_you_mean` and documented in `/docs` and `/openapi.json`.
+//! 4. Add `(Endpoint::<Variant>, get(<family>::<handler>))` to [`data_routes`]. [`Endpoint`]
+//!    is generated with the registry table (`make registry`), one variant per endpoint, so the
+//!    pairing is checked at compile time; the route is then mounted at the registry's path,
+//!    listed in the index, counted, suggested by `did_you_mean` and documented in `/docs` and
+//!    `/openapi.json`.
 
 pub mod chain;
 pub mod exposure;
@@ -30,6 +40,7 @@ pub mod strategy;
 use axum::routing::MethodRouter;
 
 use crate::openapi::DataSchema;
+use crate::registry::Endpoint;
 use crate::state::AppState;
 
 /// The payload type of every endpoint whose family declares one, by registry slug: the
@@ -43,80 +54,107 @@ pub fn data_schemas() -> Vec<DataSchema> {
     schemas
 }
 
-/// The data endpoints this build serves, by registry slug; nothing unimplemented is mounted
-/// or advertised. `me-usage` needs the token gate (it reads the caller it admitted).
-pub fn data_routes() -> Vec<(&'static str, MethodRouter<AppState>)> {
+/// The data endpoints this build serves, each paired with its registry row; nothing
+/// unimplemented is mounted or advertised. `me-usage` needs the token gate (it reads the caller it admitted).
+pub fn data_routes() -> Vec<(Endpoint, MethodRouter<AppState>)> {
     vec![
         (
-            "me-usage",
+            Endpoint::MeUsage,
             axum::routing::get(crate::limits::usage::me_usage),
         ),
-        ("stock", axum::routing::get(chain::stock)),
-        ("search", axum::routing::get(chain::search)),
+        (Endpoint::Stock, axum::routing::get(chain::stock::stock)),
+        (Endpoint::Search, axum::routing::get(chain::search::search)),
         (
-            "options-by-delta",
-            axum::routing::get(chain::options_by_delta),
-        ),
-        ("chain-at-time", axum::routing::get(chain::chain_at_time)),
-        ("expirations", axum::routing::get(chain::expirations)),
-        ("chain", axum::routing::get(chain::chain)),
-        ("gex", axum::routing::get(exposure::gex)),
-        ("expected-move", axum::routing::get(exposure::expected_move)),
-        ("max-pain", axum::routing::get(exposure::max_pain_of)),
-        ("charm", axum::routing::get(exposure::charm)),
-        ("gex-batch", axum::routing::get(exposure::batch_gex)),
-        (
-            "expected-move-batch",
-            axum::routing::get(exposure::batch_expected_move),
+            Endpoint::OptionsByDelta,
+            axum::routing::get(chain::options_by_delta::options_by_delta),
         ),
         (
-            "cross-index-gex",
-            axum::routing::get(exposure::cross_index_gex),
+            Endpoint::ChainAtTime,
+            axum::routing::get(chain::chain_at_time::chain_at_time),
         ),
         (
-            "greeks-exposure",
-            axum::routing::get(exposure::greeks_exposure),
+            Endpoint::Expirations,
+            axum::routing::get(chain::expirations::expirations),
         ),
-        ("zero-dte", axum::routing::get(exposure::zero_dte)),
+        (Endpoint::Chain, axum::routing::get(chain::chain::chain)),
+        (Endpoint::Gex, axum::routing::get(exposure::gex::gex)),
         (
-            "third-order-greeks",
-            axum::routing::get(greeks::third_order_greeks),
+            Endpoint::ExpectedMove,
+            axum::routing::get(exposure::expected_move::expected_move),
         ),
-        ("greeks-heatmap", axum::routing::get(greeks::greeks_heatmap)),
-        ("flow", axum::routing::get(flow::flow)),
-        ("smart-money", axum::routing::get(flow::smart_money_flow)),
         (
-            "volume-profile",
-            axum::routing::get(flow::volume_profile_of),
+            Endpoint::MaxPain,
+            axum::routing::get(exposure::max_pain::max_pain_of),
         ),
-        ("pop", axum::routing::post(strategy::pop)),
+        (Endpoint::Charm, axum::routing::get(exposure::charm::charm)),
         (
-            "analyze-strategy",
+            Endpoint::GexBatch,
+            axum::routing::get(exposure::gex_batch::batch_gex),
+        ),
+        (
+            Endpoint::ExpectedMoveBatch,
+            axum::routing::get(exposure::expected_move_batch::batch_expected_move),
+        ),
+        (
+            Endpoint::CrossIndexGex,
+            axum::routing::get(exposure::cross_index_gex::cross_index_gex),
+        ),
+        (
+            Endpoint::GreeksExposure,
+            axum::routing::get(exposure::greeks_exposure::greeks_exposure),
+        ),
+        (
+            Endpoint::ZeroDte,
+            axum::routing::get(exposure::zero_dte::zero_dte),
+        ),
+        (
+            Endpoint::ThirdOrderGreeks,
+            axum::routing::get(greeks::third_order_greeks::third_order_greeks),
+        ),
+        (
+            Endpoint::GreeksHeatmap,
+            axum::routing::get(greeks::greeks_heatmap::greeks_heatmap),
+        ),
+        (Endpoint::Flow, axum::routing::get(flow::flow::flow)),
+        (
+            Endpoint::SmartMoney,
+            axum::routing::get(flow::smart_money::smart_money_flow),
+        ),
+        (
+            Endpoint::VolumeProfile,
+            axum::routing::get(flow::volume_profile::volume_profile_of),
+        ),
+        (Endpoint::Pop, axum::routing::post(strategy::pop)),
+        (
+            Endpoint::AnalyzeStrategy,
             axum::routing::post(strategy::analyze_strategy),
         ),
         (
-            "simulate-chain",
+            Endpoint::SimulateChain,
             axum::routing::post(strategy::simulate_chain),
         ),
         (
-            "build-strategy",
+            Endpoint::BuildStrategy,
             axum::routing::post(strategy::build_strategy),
         ),
         (
-            "optimize-strategy",
+            Endpoint::OptimizeStrategy,
             axum::routing::post(strategy::optimize_strategy),
         ),
         (
-            "portfolio-greeks",
+            Endpoint::PortfolioGreeks,
             axum::routing::post(risk::portfolio_greeks),
         ),
         (
-            "scenario-analysis",
+            Endpoint::ScenarioAnalysis,
             axum::routing::post(risk::scenario_analysis),
         ),
-        ("stress-tests", axum::routing::post(risk::stress_tests)),
         (
-            "hedge-recommendations",
+            Endpoint::StressTests,
+            axum::routing::post(risk::stress_tests),
+        ),
+        (
+            Endpoint::HedgeRecommendations,
             axum::routing::post(risk::hedge_recommendations),
         ),
     ]

@@ -14,7 +14,7 @@ use utoipa::ToSchema;
 use crate::API_VERSION;
 use crate::envelope::Envelope;
 use crate::registry::{
-    Cost, DATA_PREFIX, EndpointSpec, Method, ParamKind, ParamLocation, Registry,
+    Cost, DATA_PREFIX, Endpoint, EndpointSpec, Method, ParamKind, ParamLocation, Registry,
 };
 use crate::state::AppState;
 
@@ -37,12 +37,12 @@ pub fn data_schemas() -> Vec<crate::openapi::DataSchema> {
 }
 
 /// The platform routes by registry slug.
-pub fn routes() -> Vec<(&'static str, MethodRouter<AppState>)> {
+pub fn routes() -> Vec<(Endpoint, MethodRouter<AppState>)> {
     vec![
-        ("index", get(index)),
-        ("openapi", get(openapi)),
-        ("docs", get(docs)),
-        ("changelog", get(changelog)),
+        (Endpoint::Index, get(index)),
+        (Endpoint::Openapi, get(openapi)),
+        (Endpoint::Docs, get(docs)),
+        (Endpoint::Changelog, get(changelog)),
     ]
 }
 

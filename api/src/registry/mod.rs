@@ -15,6 +15,8 @@
 
 mod table;
 
+pub use table::Endpoint;
+
 use serde::Serialize;
 
 /// The base path of every data endpoint.

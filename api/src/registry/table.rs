@@ -2290,3 +2290,296 @@ pub(super) static DATA_ENDPOINTS: &[EndpointSpec] = &[
         },
     },
 ];
+
+/// Every endpoint of the contract (the records' endpoints, then the documentation routes),
+/// one variant each: [`crate::handlers::data_routes`] pairs a variant with its handler, so
+/// the route names its registry row at compile time and go-to-definition leads from one to
+/// the other.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Endpoint {
+    /// `hv-regimes`: `GET /hv-regimes/{ticker}`.
+    HvRegimes,
+    /// `iv-opportunities`: `GET /iv-opportunities/{ticker}`.
+    IvOpportunities,
+    /// `iv-rank`: `GET /iv-rank/{ticker}`.
+    IvRank,
+    /// `monies`: `GET /monies/{ticker}`.
+    Monies,
+    /// `skew`: `GET /skew/{ticker}`.
+    Skew,
+    /// `term-structure`: `GET /term-structure/{ticker}`.
+    TermStructure,
+    /// `vix`: `GET /vix`.
+    Vix,
+    /// `volatility-cone`: `GET /volatility-cone/{ticker}`.
+    VolatilityCone,
+    /// `vrp`: `GET /vrp/{ticker}`.
+    Vrp,
+    /// `vrp-expirations`: `GET /vrp/{ticker}/expirations`.
+    VrpExpirations,
+    /// `vrp-timeseries`: `GET /vrp/{ticker}/timeseries`.
+    VrpTimeseries,
+    /// `index`: `GET /`.
+    Index,
+    /// `chain-at-time`: `GET /chain-at-time/{ticker}`.
+    ChainAtTime,
+    /// `chain`: `GET /chain/{ticker}`.
+    Chain,
+    /// `expirations`: `GET /expirations/{ticker}`.
+    Expirations,
+    /// `options-by-delta`: `GET /options-by-delta/{ticker}`.
+    OptionsByDelta,
+    /// `search`: `GET /search`.
+    Search,
+    /// `stock`: `GET /stock/{ticker}`.
+    Stock,
+    /// `charm`: `GET /charm/{ticker}`.
+    Charm,
+    /// `greeks-heatmap`: `GET /greeks-heatmap/{ticker}`.
+    GreeksHeatmap,
+    /// `third-order-greeks`: `GET /third-order-greeks/{ticker}`.
+    ThirdOrderGreeks,
+    /// `cross-index-gex`: `GET /cross-index-gex`.
+    CrossIndexGex,
+    /// `gex`: `GET /gex/{ticker}`.
+    Gex,
+    /// `greeks-exposure`: `GET /greeks-exposure/{ticker}`.
+    GreeksExposure,
+    /// `max-pain`: `GET /max-pain/{ticker}`.
+    MaxPain,
+    /// `volume-profile`: `GET /volume-profile/{ticker}`.
+    VolumeProfile,
+    /// `zero-dte`: `GET /zero-dte/{ticker}`.
+    ZeroDte,
+    /// `flow`: `GET /flow/{ticker}`.
+    Flow,
+    /// `smart-money`: `GET /smart-money/{ticker}`.
+    SmartMoney,
+    /// `earnings-history`: `GET /earnings-history/{ticker}`.
+    EarningsHistory,
+    /// `earnings-verdict`: `GET /earnings-verdict/{ticker}`.
+    EarningsVerdict,
+    /// `expected-move`: `GET /expected-move/{ticker}`.
+    ExpectedMove,
+    /// `expected-vs-actual`: `GET /expected-vs-actual/{ticker}`.
+    ExpectedVsActual,
+    /// `historical-moves`: `GET /historical-moves/{ticker}`.
+    HistoricalMoves,
+    /// `iv-crush`: `GET /iv-crush/{ticker}`.
+    IvCrush,
+    /// `mispricing-assessment`: `GET /mispricing-assessment/{ticker}`.
+    MispricingAssessment,
+    /// `post-earnings-drift`: `GET /post-earnings-drift/{ticker}`.
+    PostEarningsDrift,
+    /// `analyze-strategy`: `POST /analyze-strategy`.
+    AnalyzeStrategy,
+    /// `build-strategy`: `POST /build-strategy`.
+    BuildStrategy,
+    /// `optimize-strategy`: `POST /optimize-strategy`.
+    OptimizeStrategy,
+    /// `pop`: `POST /pop`.
+    Pop,
+    /// `simulate-chain`: `POST /simulate-chain`.
+    SimulateChain,
+    /// `hedge-recommendations`: `POST /hedge-recommendations`.
+    HedgeRecommendations,
+    /// `portfolio-greeks`: `POST /portfolio-greeks`.
+    PortfolioGreeks,
+    /// `scenario-analysis`: `POST /scenario-analysis`.
+    ScenarioAnalysis,
+    /// `stress-tests`: `POST /stress-tests`.
+    StressTests,
+    /// `earnings-calendar`: `GET /earnings-calendar`.
+    EarningsCalendar,
+    /// `economic-calendar`: `GET /economic-calendar`.
+    EconomicCalendar,
+    /// `seasonality`: `GET /seasonality/{ticker}`.
+    Seasonality,
+    /// `market-overview`: `GET /market-overview`.
+    MarketOverview,
+    /// `relative-value-scan`: `GET /relative-value-scan`.
+    RelativeValueScan,
+    /// `screen`: `GET /screen`.
+    Screen,
+    /// `vol-arb-scan`: `GET /vol-arb-scan`.
+    VolArbScan,
+    /// `borrow-rate`: `GET /borrow-rate/{ticker}`.
+    BorrowRate,
+    /// `cores`: `GET /cores/{ticker}`.
+    Cores,
+    /// `correlation`: `GET /correlation/{ticker}`.
+    Correlation,
+    /// `correlation-compare`: `GET /correlation/{ticker}/compare/{ticker2}`.
+    CorrelationCompare,
+    /// `dividend`: `GET /dividend/{ticker}`.
+    Dividend,
+    /// `price-context`: `GET /price-context/{ticker}`.
+    PriceContext,
+    /// `relative-value`: `GET /relative-value/{ticker}`.
+    RelativeValue,
+    /// `iv-rank-batch`: `GET /batch/iv-rank`.
+    IvRankBatch,
+    /// `gex-batch`: `GET /batch/gex`.
+    GexBatch,
+    /// `expected-move-batch`: `GET /batch/expected-move`.
+    ExpectedMoveBatch,
+    /// `me-usage`: `GET /me/usage`.
+    MeUsage,
+    /// `openapi`: documentation route.
+    Openapi,
+    /// `docs`: documentation route.
+    Docs,
+    /// `changelog`: documentation route.
+    Changelog,
+}
+
+impl Endpoint {
+    /// Every variant, in registry order.
+    pub const ALL: &[Endpoint] = &[
+        Endpoint::HvRegimes,
+        Endpoint::IvOpportunities,
+        Endpoint::IvRank,
+        Endpoint::Monies,
+        Endpoint::Skew,
+        Endpoint::TermStructure,
+        Endpoint::Vix,
+        Endpoint::VolatilityCone,
+        Endpoint::Vrp,
+        Endpoint::VrpExpirations,
+        Endpoint::VrpTimeseries,
+        Endpoint::Index,
+        Endpoint::ChainAtTime,
+        Endpoint::Chain,
+        Endpoint::Expirations,
+        Endpoint::OptionsByDelta,
+        Endpoint::Search,
+        Endpoint::Stock,
+        Endpoint::Charm,
+        Endpoint::GreeksHeatmap,
+        Endpoint::ThirdOrderGreeks,
+        Endpoint::CrossIndexGex,
+        Endpoint::Gex,
+        Endpoint::GreeksExposure,
+        Endpoint::MaxPain,
+        Endpoint::VolumeProfile,
+        Endpoint::ZeroDte,
+        Endpoint::Flow,
+        Endpoint::SmartMoney,
+        Endpoint::EarningsHistory,
+        Endpoint::EarningsVerdict,
+        Endpoint::ExpectedMove,
+        Endpoint::ExpectedVsActual,
+        Endpoint::HistoricalMoves,
+        Endpoint::IvCrush,
+        Endpoint::MispricingAssessment,
+        Endpoint::PostEarningsDrift,
+        Endpoint::AnalyzeStrategy,
+        Endpoint::BuildStrategy,
+        Endpoint::OptimizeStrategy,
+        Endpoint::Pop,
+        Endpoint::SimulateChain,
+        Endpoint::HedgeRecommendations,
+        Endpoint::PortfolioGreeks,
+        Endpoint::ScenarioAnalysis,
+        Endpoint::StressTests,
+        Endpoint::EarningsCalendar,
+        Endpoint::EconomicCalendar,
+        Endpoint::Seasonality,
+        Endpoint::MarketOverview,
+        Endpoint::RelativeValueScan,
+        Endpoint::Screen,
+        Endpoint::VolArbScan,
+        Endpoint::BorrowRate,
+        Endpoint::Cores,
+        Endpoint::Correlation,
+        Endpoint::CorrelationCompare,
+        Endpoint::Dividend,
+        Endpoint::PriceContext,
+        Endpoint::RelativeValue,
+        Endpoint::IvRankBatch,
+        Endpoint::GexBatch,
+        Endpoint::ExpectedMoveBatch,
+        Endpoint::MeUsage,
+        Endpoint::Openapi,
+        Endpoint::Docs,
+        Endpoint::Changelog,
+    ];
+
+    /// The endpoint's registry row.
+    pub fn spec(self) -> &'static EndpointSpec {
+        match self {
+            Endpoint::HvRegimes => &DATA_ENDPOINTS[0],
+            Endpoint::IvOpportunities => &DATA_ENDPOINTS[1],
+            Endpoint::IvRank => &DATA_ENDPOINTS[2],
+            Endpoint::Monies => &DATA_ENDPOINTS[3],
+            Endpoint::Skew => &DATA_ENDPOINTS[4],
+            Endpoint::TermStructure => &DATA_ENDPOINTS[5],
+            Endpoint::Vix => &DATA_ENDPOINTS[6],
+            Endpoint::VolatilityCone => &DATA_ENDPOINTS[7],
+            Endpoint::Vrp => &DATA_ENDPOINTS[8],
+            Endpoint::VrpExpirations => &DATA_ENDPOINTS[9],
+            Endpoint::VrpTimeseries => &DATA_ENDPOINTS[10],
+            Endpoint::Index => &DATA_ENDPOINTS[11],
+            Endpoint::ChainAtTime => &DATA_ENDPOINTS[12],
+            Endpoint::Chain => &DATA_ENDPOINTS[13],
+            Endpoint::Expirations => &DATA_ENDPOINTS[14],
+            Endpoint::OptionsByDelta => &DATA_ENDPOINTS[15],
+            Endpoint::Search => &DATA_ENDPOINTS[16],
+            Endpoint::Stock => &DATA_ENDPOINTS[17],
+            Endpoint::Charm => &DATA_ENDPOINTS[18],
+            Endpoint::GreeksHeatmap => &DATA_ENDPOINTS[19],
+            Endpoint::ThirdOrderGreeks => &DATA_ENDPOINTS[20],
+            Endpoint::CrossIndexGex => &DATA_ENDPOINTS[21],
+            Endpoint::Gex => &DATA_ENDPOINTS[22],
+            Endpoint::GreeksExposure => &DATA_ENDPOINTS[23],
+            Endpoint::MaxPain => &DATA_ENDPOINTS[24],
+            Endpoint::VolumeProfile => &DATA_ENDPOINTS[25],
+            Endpoint::ZeroDte => &DATA_ENDPOINTS[26],
+            Endpoint::Flow => &DATA_ENDPOINTS[27],
+            Endpoint::SmartMoney => &DATA_ENDPOINTS[28],
+            Endpoint::EarningsHistory => &DATA_ENDPOINTS[29],
+            Endpoint::EarningsVerdict => &DATA_ENDPOINTS[30],
+            Endpoint::ExpectedMove => &DATA_ENDPOINTS[31],
+            Endpoint::ExpectedVsActual => &DATA_ENDPOINTS[32],
+            Endpoint::HistoricalMoves => &DATA_ENDPOINTS[33],
+            Endpoint::IvCrush => &DATA_ENDPOINTS[34],
+            Endpoint::MispricingAssessment => &DATA_ENDPOINTS[35],
+            Endpoint::PostEarningsDrift => &DATA_ENDPOINTS[36],
+            Endpoint::AnalyzeStrategy => &DATA_ENDPOINTS[37],
+            Endpoint::BuildStrategy => &DATA_ENDPOINTS[38],
+            Endpoint::OptimizeStrategy => &DATA_ENDPOINTS[39],
+            Endpoint::Pop => &DATA_ENDPOINTS[40],
+            Endpoint::SimulateChain => &DATA_ENDPOINTS[41],
+            Endpoint::HedgeRecommendations => &DATA_ENDPOINTS[42],
+            Endpoint::PortfolioGreeks => &DATA_ENDPOINTS[43],
+            Endpoint::ScenarioAnalysis => &DATA_ENDPOINTS[44],
+            Endpoint::StressTests => &DATA_ENDPOINTS[45],
+            Endpoint::EarningsCalendar => &DATA_ENDPOINTS[46],
+            Endpoint::EconomicCalendar => &DATA_ENDPOINTS[47],
+            Endpoint::Seasonality => &DATA_ENDPOINTS[48],
+            Endpoint::MarketOverview => &DATA_ENDPOINTS[49],
+            Endpoint::RelativeValueScan => &DATA_ENDPOINTS[50],
+            Endpoint::Screen => &DATA_ENDPOINTS[51],
+            Endpoint::VolArbScan => &DATA_ENDPOINTS[52],
+            Endpoint::BorrowRate => &DATA_ENDPOINTS[53],
+            Endpoint::Cores => &DATA_ENDPOINTS[54],
+            Endpoint::Correlation => &DATA_ENDPOINTS[55],
+            Endpoint::CorrelationCompare => &DATA_ENDPOINTS[56],
+            Endpoint::Dividend => &DATA_ENDPOINTS[57],
+            Endpoint::PriceContext => &DATA_ENDPOINTS[58],
+            Endpoint::RelativeValue => &DATA_ENDPOINTS[59],
+            Endpoint::IvRankBatch => &DATA_ENDPOINTS[60],
+            Endpoint::GexBatch => &DATA_ENDPOINTS[61],
+            Endpoint::ExpectedMoveBatch => &DATA_ENDPOINTS[62],
+            Endpoint::MeUsage => &DATA_ENDPOINTS[63],
+            Endpoint::Openapi => &super::PLATFORM_ENDPOINTS[0],
+            Endpoint::Docs => &super::PLATFORM_ENDPOINTS[1],
+            Endpoint::Changelog => &super::PLATFORM_ENDPOINTS[2],
+        }
+    }
+
+    /// The endpoint's slug (`gex`, `zero-dte`).
+    pub fn slug(self) -> &'static str {
+        self.spec().slug
+    }
+}

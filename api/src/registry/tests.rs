@@ -224,3 +224,13 @@ fn registry_keeps_contract_order_and_counts_families() {
         ]
     );
 }
+
+#[test]
+fn every_endpoint_variant_names_its_own_registry_row() {
+    let slugs: Vec<&str> = Endpoint::ALL.iter().map(|e| e.slug()).collect();
+    let contract: Vec<&str> = all_endpoints().map(|e| e.slug).collect();
+    assert_eq!(slugs, contract);
+    assert_eq!(Endpoint::Gex.slug(), "gex");
+    assert_eq!(Endpoint::ZeroDte.spec().path, "/zero-dte/{ticker}");
+    assert_eq!(Endpoint::Changelog.spec().path, "/changelog");
+}
