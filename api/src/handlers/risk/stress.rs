@@ -1,0 +1,27 @@
+//! POST /stress-tests: the book under the fixed stress scenario set.
+
+use axum::Json;
+use axum::extract::State;
+use optics_compute::risk;
+use serde_json::Value;
+
+use crate::envelope::{ApiJson, Envelope, ok};
+use crate::error::ApiError;
+use crate::handlers::strategy::fields::body_object;
+use crate::state::AppState;
+
+use super::*;
+
+use super::scenario::scenario_payload;
+
+/// POST /stress-tests: the fixed scenario set ([`STRESS_SCENARIOS`]).
+pub async fn stress_tests(
+    State(state): State<AppState>,
+    ApiJson(body): ApiJson<Value>,
+) -> Result<Json<Envelope<ScenarioPayload>>, ApiError> {
+    let object = body_object(&body)?;
+    let positions = positions(&state, object)?;
+    let prices = underlying_prices(&state, object, &positions)?;
+    let report = risk::stress_tests(&positions, &prices).map_err(risk_error)?;
+    Ok(ok(scenario_payload(&report, true)))
+}
