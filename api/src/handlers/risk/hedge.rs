@@ -3,17 +3,38 @@
 use axum::Json;
 use axum::extract::State;
 use optics_compute::risk::{self, HedgePlan, RiskError};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use utoipa::ToSchema;
 
+use crate::body;
 use crate::envelope::{ApiJson, Envelope, ok};
 use crate::error::ApiError;
-use crate::handlers::strategy::fields::{body_object, opt_number, opt_text};
 use crate::handlers::strategy::market::{first_series_per_strike, open_expirations, side_quote};
 use crate::market::ChainView;
 use crate::state::AppState;
 
 use super::*;
+
+/// The body of `/hedge-recommendations`.
+#[derive(Debug, Clone, Default, Deserialize, ToSchema)]
+#[serde(expecting = "a JSON object")]
+pub struct HedgeRequest {
+    /// The positions (required, 1 to 1,000; an array or a string holding one).
+    #[serde(default)]
+    #[schema(value_type = Vec<PositionBody>)]
+    pub positions: PositionsBody,
+    /// Price per ticker, dollars (`{"SPY": 601.5}`), before STOCK positions and live chains.
+    #[serde(default)]
+    #[schema(value_type = Option<BTreeMap<String, f64>>)]
+    pub underlying_prices: PricesBody,
+    /// Where to land, share-equivalents (default 0).
+    #[serde(default, deserialize_with = "body::number")]
+    pub target_delta: Option<f64>,
+    /// The ticker to hedge with (default SPY).
+    #[serde(default, deserialize_with = "body::text")]
+    pub hedge_ticker: Option<String>,
+}
 
 /// One hedge (`hedges[]`): `type` is `stock` or `option`; the option fields are absent for
 /// the stock hedge.
@@ -282,17 +303,20 @@ pub async fn hedge_recommendations(
     State(state): State<AppState>,
     ApiJson(body): ApiJson<Value>,
 ) -> Result<Json<Envelope<HedgePayload>>, ApiError> {
-    let object = body_object(&body)?;
-    let positions = positions(&state, object)?;
-    let target_delta = opt_number(object, "target_delta", "")?.unwrap_or(0.0);
+    let request: HedgeRequest = body::parse(body)?;
+    let positions = positions(&state, request.positions)?;
+    let target_delta = request.target_delta.unwrap_or(0.0);
     if !target_delta.is_finite() || target_delta.abs() > risk::MAX_MAGNITUDE {
         return Err(ApiError::bad_request(
             "target_delta: must be a finite number of share-equivalents",
         ));
     }
-    let raw_hedge = opt_text(object, "hedge_ticker", "")?.unwrap_or(DEFAULT_HEDGE_TICKER);
+    let raw_hedge = request
+        .hedge_ticker
+        .as_deref()
+        .unwrap_or(DEFAULT_HEDGE_TICKER);
     let hedge = state.covered_ticker(raw_hedge)?;
-    let prices = underlying_prices(&state, object, &positions)?;
+    let prices = underlying_prices(&state, request.underlying_prices, &positions)?;
     let chain = state.market_data()?.chain(&hedge);
     let hedge_price = match prices.iter().find(|p| p.ticker == hedge.as_str()) {
         Some(p) => p.price,

@@ -38,10 +38,12 @@ use optics_compute::risk::{
     self, MAX_POSITIONS, Position, PositionInput, PositionType, RiskError, UnderlyingPrice,
 };
 use optics_compute::time::years_to_expiry;
-use serde_json::{Map, Value};
+use serde::Deserialize;
+use utoipa::ToSchema;
 
+use crate::body::{self, Dollars, List, required};
 use crate::error::ApiError;
-use crate::handlers::strategy::fields::{object_array, opt_date, opt_number, opt_text};
+use crate::openapi::IsoDate;
 use crate::state::AppState;
 use crate::ticker::Ticker;
 
@@ -57,77 +59,128 @@ pub(crate) fn risk_error(error: RiskError) -> ApiError {
     }
 }
 
-pub(crate) fn position_input(
-    object: &Map<String, Value>,
-    index: usize,
-    now: chrono::DateTime<chrono::Utc>,
-) -> Result<PositionInput, ApiError> {
-    let path = format!("positions[{index}].");
-    let expiration = opt_date(object, "expiration", &path)?;
-    // A symbol's syntax is checked here (coverage only where a live price is needed).
-    let ticker = opt_text(object, "ticker", &path)?
-        .filter(|raw| !raw.trim().is_empty())
-        .map(|raw| {
-            Ticker::parse(raw)
-                .map(|t| t.as_str().to_owned())
-                .map_err(|e| ApiError::bad_request(format!("{path}ticker: {}", e.body())))
-        })
-        .transpose()?;
-    Ok(PositionInput {
-        ticker,
-        position_type: opt_text(object, "position_type", &path)?.map(str::to_owned),
-        quantity: opt_number(object, "quantity", &path)?,
-        strike: opt_number(object, "strike", &path)?,
-        years_to_expiry: expiration.map(|e| years_to_expiry(now, e)),
-        expiration,
-        entry_price: opt_number(object, "entry_price", &path)?,
-        current_price: opt_number(object, "current_price", &path)?,
-        delta: opt_number(object, "delta", &path)?,
-        gamma: opt_number(object, "gamma", &path)?,
-        theta: opt_number(object, "theta", &path)?,
-        vega: opt_number(object, "vega", &path)?,
-        iv: opt_number(object, "iv", &path)?,
-    })
+/// The `positions` of a risk body: at most [`MAX_POSITIONS`], an array or a string holding one.
+pub type PositionsBody = Option<List<PositionBody, MAX_POSITIONS>>;
+
+/// The `underlying_prices` of a risk body: ticker → price, dollars.
+pub type PricesBody = Option<BTreeMap<String, Dollars>>;
+
+/// One position (`positions[]`); which fields each `position_type` requires is in
+/// [`optics_compute::risk`]. Enumerations are matched in any case.
+#[derive(Debug, Clone, Default, Deserialize, ToSchema)]
+#[serde(expecting = "an object")]
+pub struct PositionBody {
+    /// The underlying.
+    #[serde(default, deserialize_with = "body::text")]
+    pub ticker: Option<String>,
+    /// STOCK, CALL or PUT.
+    #[serde(default, deserialize_with = "body::text")]
+    pub position_type: Option<String>,
+    /// Shares or contracts, negative for a short.
+    #[serde(default, deserialize_with = "body::number")]
+    pub quantity: Option<f64>,
+    /// Strike, dollars (options).
+    #[serde(default, deserialize_with = "body::number")]
+    pub strike: Option<f64>,
+    /// Expiration, YYYY-MM-DD (options).
+    #[serde(default, deserialize_with = "body::date")]
+    #[schema(value_type = Option<IsoDate>)]
+    pub expiration: Option<chrono::NaiveDate>,
+    /// Entry price, dollars per share.
+    #[serde(default, deserialize_with = "body::number")]
+    pub entry_price: Option<f64>,
+    /// Current price, dollars per share.
+    #[serde(default, deserialize_with = "body::number")]
+    pub current_price: Option<f64>,
+    /// Per-share delta (options).
+    #[serde(default, deserialize_with = "body::number")]
+    pub delta: Option<f64>,
+    /// Per-share gamma, per $1 (options).
+    #[serde(default, deserialize_with = "body::number")]
+    pub gamma: Option<f64>,
+    /// Per-share theta, dollars per calendar day (options).
+    #[serde(default, deserialize_with = "body::number")]
+    pub theta: Option<f64>,
+    /// Per-share vega, dollars per vol point (options).
+    #[serde(default, deserialize_with = "body::number")]
+    pub vega: Option<f64>,
+    /// IV, decimal (options).
+    #[serde(default, deserialize_with = "body::number")]
+    pub iv: Option<f64>,
 }
 
-/// The validated positions of the body.
+impl PositionBody {
+    /// The position of `positions[index]` for the math, expiring at its expiration from `now`.
+    fn input(
+        self,
+        index: usize,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Result<PositionInput, ApiError> {
+        // A symbol's syntax is checked here (coverage only where a live price is needed).
+        let ticker = self
+            .ticker
+            .filter(|raw| !raw.trim().is_empty())
+            .map(|raw| {
+                Ticker::parse(&raw)
+                    .map(|t| t.as_str().to_owned())
+                    .map_err(|e| {
+                        ApiError::bad_request(format!("positions[{index}].ticker: {}", e.body()))
+                    })
+            })
+            .transpose()?;
+        Ok(PositionInput {
+            ticker,
+            position_type: self.position_type,
+            quantity: self.quantity,
+            strike: self.strike,
+            years_to_expiry: self.expiration.map(|e| years_to_expiry(now, e)),
+            expiration: self.expiration,
+            entry_price: self.entry_price,
+            current_price: self.current_price,
+            delta: self.delta,
+            gamma: self.gamma,
+            theta: self.theta,
+            vega: self.vega,
+            iv: self.iv,
+        })
+    }
+}
+
+/// The validated positions of the body (required, at least one).
 pub(crate) fn positions(
     state: &AppState,
-    object: &Map<String, Value>,
+    positions: PositionsBody,
 ) -> Result<Vec<Position>, ApiError> {
     let now = state.now();
-    let inputs = object_array(object, "positions", MAX_POSITIONS)?
+    let inputs = required(positions, "positions")?
+        .non_empty("positions")?
         .into_iter()
         .enumerate()
-        .map(|(index, position)| position_input(position, index, now))
+        .map(|(index, position)| position.input(index, now))
         .collect::<Result<Vec<_>, _>>()?;
     risk::validate_positions(&inputs).map_err(risk_error)
+}
+
+/// The positions and the price of each of their tickers.
+pub(crate) fn book(
+    state: &AppState,
+    positions_body: PositionsBody,
+    supplied: PricesBody,
+) -> Result<(Vec<Position>, Vec<UnderlyingPrice>), ApiError> {
+    let positions = positions(state, positions_body)?;
+    let prices = underlying_prices(state, supplied, &positions)?;
+    Ok((positions, prices))
 }
 
 /// A price per ticker of the book (module docs: supplied, STOCK position, live chain).
 pub(crate) fn underlying_prices(
     state: &AppState,
-    object: &Map<String, Value>,
+    supplied: PricesBody,
     positions: &[Position],
 ) -> Result<Vec<UnderlyingPrice>, ApiError> {
     let mut prices: BTreeMap<String, f64> = BTreeMap::new();
-    match object.get("underlying_prices") {
-        None | Some(Value::Null) => {}
-        Some(Value::Object(supplied)) => {
-            for (ticker, value) in supplied {
-                let price = value.as_f64().ok_or_else(|| {
-                    ApiError::bad_request(format!(
-                        "underlying_prices.{ticker}: must be a number of dollars"
-                    ))
-                })?;
-                prices.insert(ticker.trim().to_ascii_uppercase(), price);
-            }
-        }
-        Some(_) => {
-            return Err(ApiError::bad_request(
-                "underlying_prices: must be an object of ticker → price",
-            ));
-        }
+    for (ticker, Dollars(price)) in supplied.unwrap_or_default() {
+        prices.insert(ticker.trim().to_ascii_uppercase(), price);
     }
     for position in positions {
         if position.position_type == PositionType::Stock {

@@ -5,12 +5,13 @@ use std::collections::BTreeMap;
 use axum::Json;
 use axum::extract::State;
 use optics_compute::risk;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use utoipa::ToSchema;
 
+use crate::body;
 use crate::envelope::{ApiJson, Envelope, ok};
 use crate::error::ApiError;
-use crate::handlers::strategy::fields::body_object;
 use crate::state::AppState;
 
 use super::*;
@@ -95,6 +96,20 @@ pub struct TickerSummary {
     pub positions: usize,
 }
 
+/// The body of `/portfolio-greeks`.
+#[derive(Debug, Clone, Default, Deserialize, ToSchema)]
+#[serde(expecting = "a JSON object")]
+pub struct PortfolioRequest {
+    /// The positions (required, 1 to 1,000; an array or a string holding one).
+    #[serde(default)]
+    #[schema(value_type = Vec<PositionBody>)]
+    pub positions: PositionsBody,
+    /// Price per ticker, dollars (`{"SPY": 601.5}`), before STOCK positions and live chains.
+    #[serde(default)]
+    #[schema(value_type = Option<BTreeMap<String, f64>>)]
+    pub underlying_prices: PricesBody,
+}
+
 /// `data` of `/portfolio-greeks`.
 #[derive(Debug, Clone, Serialize)]
 pub struct PortfolioPayload {
@@ -109,9 +124,8 @@ pub async fn portfolio_greeks(
     State(state): State<AppState>,
     ApiJson(body): ApiJson<Value>,
 ) -> Result<Json<Envelope<PortfolioPayload>>, ApiError> {
-    let object = body_object(&body)?;
-    let positions = positions(&state, object)?;
-    let prices = underlying_prices(&state, object, &positions)?;
+    let request: PortfolioRequest = body::parse(body)?;
+    let (positions, prices) = book(&state, request.positions, request.underlying_prices)?;
     let book = risk::portfolio_greeks(&positions, &prices).map_err(risk_error)?;
     Ok(ok(PortfolioPayload {
         portfolio_summary: PortfolioSummary {

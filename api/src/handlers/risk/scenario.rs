@@ -5,12 +5,13 @@ use axum::extract::State;
 use optics_compute::risk::{
     self, MAX_SCENARIOS, STRESS_SCENARIOS, Scenario, ScenarioEstimate, StressScenario,
 };
-use serde::Serialize;
-use serde_json::{Map, Value};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use utoipa::ToSchema;
 
+use crate::body::{self, List};
 use crate::envelope::{ApiJson, Envelope, ok};
 use crate::error::ApiError;
-use crate::handlers::strategy::fields::{body_object, opt_number};
 use crate::state::AppState;
 
 use super::*;
@@ -114,38 +115,47 @@ pub(crate) fn scenario_payload(report: &risk::ScenarioReport, stress: bool) -> S
     }
 }
 
-/// The body's `scenarios` (default empty); a missing field of a scenario is 0.
-fn scenarios(object: &Map<String, Value>) -> Result<Vec<Scenario>, ApiError> {
-    let items = match object.get("scenarios") {
-        None | Some(Value::Null) => return Ok(Vec::new()),
-        Some(Value::Array(items)) => items,
-        Some(_) => {
-            return Err(ApiError::bad_request(
-                "scenarios: must be an array of {stock_move_pct, iv_change_pct, days_forward}",
-            ));
+/// The body of `/scenario-analysis`.
+#[derive(Debug, Clone, Default, Deserialize, ToSchema)]
+#[serde(expecting = "a JSON object")]
+pub struct ScenarioRequest {
+    /// The positions (required, 1 to 1,000; an array or a string holding one).
+    #[serde(default)]
+    #[schema(value_type = Vec<PositionBody>)]
+    pub positions: PositionsBody,
+    /// Price per ticker, dollars (`{"SPY": 601.5}`), before STOCK positions and live chains.
+    #[serde(default)]
+    #[schema(value_type = Option<BTreeMap<String, f64>>)]
+    pub underlying_prices: PricesBody,
+    /// The scenarios (default none; at most 100; an array or a string holding one).
+    #[serde(default)]
+    #[schema(value_type = Option<Vec<ScenarioBody>>)]
+    pub scenarios: Option<List<ScenarioBody, MAX_SCENARIOS>>,
+}
+
+/// One scenario (`scenarios[]`); a missing field is 0.
+#[derive(Debug, Clone, Copy, Default, Deserialize, ToSchema)]
+#[serde(expecting = "an object")]
+pub struct ScenarioBody {
+    /// Underlying move, percent.
+    #[serde(default, deserialize_with = "body::number")]
+    pub stock_move_pct: Option<f64>,
+    /// IV change, vol points.
+    #[serde(default, deserialize_with = "body::number")]
+    pub iv_change_pct: Option<f64>,
+    /// Calendar days forward.
+    #[serde(default, deserialize_with = "body::number")]
+    pub days_forward: Option<f64>,
+}
+
+impl From<ScenarioBody> for Scenario {
+    fn from(body: ScenarioBody) -> Self {
+        Self {
+            stock_move_pct: body.stock_move_pct.unwrap_or(0.0),
+            iv_change_pct: body.iv_change_pct.unwrap_or(0.0),
+            days_forward: body.days_forward.unwrap_or(0.0),
         }
-    };
-    if items.len() > MAX_SCENARIOS {
-        return Err(ApiError::bad_request(format!(
-            "scenarios: {} given; at most {MAX_SCENARIOS} are accepted",
-            items.len()
-        )));
     }
-    items
-        .iter()
-        .enumerate()
-        .map(|(index, item)| {
-            let path = format!("scenarios[{index}].");
-            let object = item.as_object().ok_or_else(|| {
-                ApiError::bad_request(format!("scenarios[{index}]: must be an object"))
-            })?;
-            Ok(Scenario {
-                stock_move_pct: opt_number(object, "stock_move_pct", &path)?.unwrap_or(0.0),
-                iv_change_pct: opt_number(object, "iv_change_pct", &path)?.unwrap_or(0.0),
-                days_forward: opt_number(object, "days_forward", &path)?.unwrap_or(0.0),
-            })
-        })
-        .collect()
 }
 
 /// POST /scenario-analysis.
@@ -153,10 +163,12 @@ pub async fn scenario_analysis(
     State(state): State<AppState>,
     ApiJson(body): ApiJson<Value>,
 ) -> Result<Json<Envelope<ScenarioPayload>>, ApiError> {
-    let object = body_object(&body)?;
-    let positions = positions(&state, object)?;
-    let scenarios = scenarios(object)?;
-    let prices = underlying_prices(&state, object, &positions)?;
+    let request: ScenarioRequest = body::parse(body)?;
+    let (positions, prices) = book(&state, request.positions, request.underlying_prices)?;
+    let scenarios: Vec<Scenario> = request
+        .scenarios
+        .map(|list| list.0.into_iter().map(Scenario::from).collect())
+        .unwrap_or_default();
     let report = risk::estimate_scenarios(&positions, &prices, &scenarios).map_err(risk_error)?;
     Ok(ok(scenario_payload(&report, false)))
 }

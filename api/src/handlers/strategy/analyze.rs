@@ -4,7 +4,11 @@ use axum::Json;
 use axum::extract::State;
 use optics_compute::strategy::{self, Leg, LegInput, MAX_LEGS, Market};
 use optics_compute::time::years_to_expiry;
-use serde_json::{Map, Value};
+use serde::Deserialize;
+use serde_json::Value;
+use utoipa::ToSchema;
+
+use crate::body::{self, List, required};
 
 use crate::envelope::{ApiJson, Envelope, ok};
 use crate::error::ApiError;
@@ -17,31 +21,40 @@ use super::market::*;
 use super::record::*;
 use super::*;
 
+/// The body of `/analyze-strategy`.
+#[derive(Debug, Clone, Default, Deserialize, ToSchema)]
+#[serde(expecting = "a JSON object")]
+pub struct AnalyzeRequest {
+    /// The underlying (required): its live chain gives the rate, yield, forwards, missing IVs
+    /// and, without `stock_price`, the price.
+    #[serde(default, deserialize_with = "body::text")]
+    pub ticker: Option<String>,
+    /// A name for the record (default `Custom Strategy`).
+    #[serde(default, deserialize_with = "body::text")]
+    pub name: Option<String>,
+    /// Underlying price, dollars (default: the live chain's).
+    #[serde(default, deserialize_with = "body::number")]
+    pub stock_price: Option<f64>,
+    /// The legs (required, 1 to 50, each with its `expiration`; an array or a string holding
+    /// one).
+    #[serde(default)]
+    #[schema(value_type = Vec<LegBody>)]
+    pub legs: Option<List<LegBody, MAX_LEGS>>,
+}
+
+/// One leg as the math reads it: `type` (else `option_type`) and the required expiration.
 fn analyze_leg(
-    object: &Map<String, Value>,
+    leg: LegBody,
     index: usize,
     now: chrono::DateTime<chrono::Utc>,
 ) -> Result<LegInput, ApiError> {
-    let path = format!("legs[{index}].");
-    let expiration = opt_date(object, "expiration", &path)?
-        .ok_or_else(|| ApiError::bad_request(format!("{path}expiration: is required")))?;
-    let option_type = match opt_text(object, "type", &path)? {
-        Some(text) => Some(text),
-        None => opt_text(object, "option_type", &path)?,
-    };
-    Ok(LegInput {
-        option_type: option_type.map(str::to_owned),
-        action: opt_text(object, "action", &path)?.map(str::to_owned),
-        strike: opt_number(object, "strike", &path)?,
-        years_to_expiry: Some(years_to_expiry(now, expiration)),
-        expiration: Some(expiration),
-        premium: opt_number(object, "premium", &path)?,
-        quantity: opt_number(object, "quantity", &path)?,
-        iv: opt_number(object, "iv", &path)?,
-        delta: opt_number(object, "delta", &path)?,
-        theta: opt_number(object, "theta", &path)?,
-        vega: opt_number(object, "vega", &path)?,
-    })
+    let expiration = leg.expiration_date(index)?;
+    let option_type = leg.kind.clone().or_else(|| leg.option_type.clone());
+    Ok(leg.input(
+        option_type,
+        years_to_expiry(now, expiration),
+        Some(expiration),
+    ))
 }
 
 /// Fills the IV of legs that have none from `chain`; returns which legs took the chain's.
@@ -85,11 +98,11 @@ pub async fn analyze_strategy(
     State(state): State<AppState>,
     ApiJson(body): ApiJson<Value>,
 ) -> Result<Json<Envelope<AnalysisRecord>>, ApiError> {
-    let object = body_object(&body)?;
-    let name = opt_text(object, "name", "")?;
-    let stock_price = opt_number(object, "stock_price", "")?;
+    let request: AnalyzeRequest = body::parse(body)?;
+    let stock_price = request.stock_price;
     let now = state.now();
-    let inputs = object_array(object, "legs", MAX_LEGS)?
+    let inputs = required(request.legs, "legs")?
+        .non_empty("legs")?
         .into_iter()
         .enumerate()
         .map(|(index, leg)| analyze_leg(leg, index, now))
@@ -100,7 +113,7 @@ pub async fn analyze_strategy(
             .validate()
             .map_err(strategy_error)?;
     }
-    let ticker = body_ticker(&state, object)?;
+    let ticker = body_ticker(&state, request.ticker.as_deref())?;
     let chain = state.market_data()?.chain(&ticker);
     let chain = chain.as_deref();
     let chain_iv = fill_chain_ivs(&ticker, &mut legs, chain)?;
@@ -123,7 +136,7 @@ pub async fn analyze_strategy(
     let analysis = strategy::analyze(&legs, &market).map_err(strategy_error)?;
     Ok(ok(analysis_record(
         ticker.as_str(),
-        name,
+        request.name.as_deref(),
         &legs,
         &chain_iv,
         &market,

@@ -3,8 +3,12 @@
 use axum::Json;
 use axum::extract::State;
 use optics_compute::strategy;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use utoipa::ToSchema;
+
+use crate::body::{self, required};
+use crate::openapi::IsoDate;
 
 use crate::envelope::{ApiJson, Envelope, ok};
 use crate::error::ApiError;
@@ -14,6 +18,31 @@ use super::fields::*;
 use super::market::*;
 use super::record::*;
 use super::*;
+
+/// The body of `/build-strategy`.
+#[derive(Debug, Clone, Default, Deserialize, ToSchema)]
+#[serde(expecting = "a JSON object")]
+pub struct BuildRequest {
+    /// The underlying (required).
+    #[serde(default, deserialize_with = "body::text")]
+    pub ticker: Option<String>,
+    /// The expiration to use, YYYY-MM-DD (default: the open one nearest `dte`).
+    #[serde(default, deserialize_with = "body::date")]
+    #[schema(value_type = Option<IsoDate>)]
+    pub expiration: Option<chrono::NaiveDate>,
+    /// Target days to expiration, 0 to 3650 (default 30).
+    #[serde(default, deserialize_with = "body::number")]
+    pub dte: Option<f64>,
+    /// The structure (required), any case: `iron_condor`, `straddle`, `calendar`, ….
+    #[serde(default, deserialize_with = "body::text")]
+    pub strategy_type: Option<String>,
+    /// Wing width, dollars (default 5).
+    #[serde(default, deserialize_with = "body::number")]
+    pub width: Option<f64>,
+    /// Short-strike |delta| (default 0.3, clamped to 0.05–0.50).
+    #[serde(default, deserialize_with = "body::number")]
+    pub target_delta: Option<f64>,
+}
 
 /// `data` of `/build-strategy`.
 #[derive(Debug, Clone, Serialize)]
@@ -45,23 +74,21 @@ pub async fn build_strategy(
     State(state): State<AppState>,
     ApiJson(body): ApiJson<Value>,
 ) -> Result<Json<Envelope<BuiltPayload>>, ApiError> {
-    let object = body_object(&body)?;
-    let strategy_type = strategy::StrategyType::parse(
-        opt_text(object, "strategy_type", "")?
-            .ok_or_else(|| ApiError::bad_request("strategy_type: is required"))?,
-    )
-    .map_err(strategy_error)?;
-    let expiration = opt_date(object, "expiration", "")?;
-    let dte = days_param(object)?;
-    let width = opt_number(object, "width", "")?.unwrap_or(DEFAULT_WIDTH);
+    let request: BuildRequest = body::parse(body)?;
+    let strategy_type =
+        strategy::StrategyType::parse(required(request.strategy_type.as_deref(), "strategy_type")?)
+            .map_err(strategy_error)?;
+    let expiration = request.expiration;
+    let dte = days_param(request.dte)?;
+    let width = request.width.unwrap_or(DEFAULT_WIDTH);
     if !(width.is_finite() && width > 0.0 && width <= strategy::MAX_PRICE) {
         return Err(ApiError::bad_request(
             "width: must be a number of dollars greater than zero",
         ));
     }
-    let target_delta = opt_number(object, "target_delta", "")?.unwrap_or(DEFAULT_TARGET_DELTA);
+    let target_delta = request.target_delta.unwrap_or(DEFAULT_TARGET_DELTA);
     strategy::clamp_target_delta(target_delta).map_err(strategy_error)?;
-    let live = live_chain(&state, object)?;
+    let live = live_chain(&state, request.ticker.as_deref())?;
     let near_index = pick_expiration(&live, expiration, dte)?;
     let near = live.chain(near_index);
     let far = if strategy_type.needs_far_expiration() {

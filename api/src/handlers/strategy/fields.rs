@@ -1,136 +1,93 @@
-//! Reading the body: every failure is a 400 naming the field.
+//! What the strategy endpoints' request bodies share: the leg ([`LegBody`]), the ticker and
+//! the mapping of the math's errors to statuses. Bodies are read with [`crate::body`].
 
-use chrono::NaiveDate;
-use optics_compute::strategy::StrategyError;
-use serde_json::{Map, Value};
+use optics_compute::strategy::{LegInput, StrategyError};
+use serde::Deserialize;
+use serde_json::Value;
+use utoipa::ToSchema;
 
+use crate::body::{self, kind_of};
 use crate::error::ApiError;
+use crate::openapi::IsoDate;
 use crate::state::AppState;
 use crate::ticker::Ticker;
 
-/// The body as a JSON object.
-pub(crate) fn body_object(body: &Value) -> Result<&Map<String, Value>, ApiError> {
-    body.as_object().ok_or_else(|| {
-        ApiError::bad_request(format!(
-            "the body must be a JSON object, not {}",
-            kind_of(body)
-        ))
-    })
+/// One leg of `/pop` or `/analyze-strategy` (`legs[]`). Enumerations are matched in any case.
+#[derive(Debug, Clone, Default, Deserialize, ToSchema)]
+#[serde(expecting = "an object")]
+pub struct LegBody {
+    /// CALL or PUT (`/pop`'s name; `/analyze-strategy` reads it when `type` is absent).
+    #[serde(default, deserialize_with = "body::text")]
+    pub option_type: Option<String>,
+    /// CALL or PUT (`/analyze-strategy`'s name; `/pop` reads it when `option_type` is absent).
+    #[serde(default, rename = "type", deserialize_with = "body::text")]
+    pub kind: Option<String>,
+    /// BUY or SELL.
+    #[serde(default, deserialize_with = "body::text")]
+    pub action: Option<String>,
+    /// Strike, dollars.
+    #[serde(default, deserialize_with = "body::number")]
+    pub strike: Option<f64>,
+    /// Expiration, YYYY-MM-DD (`/analyze-strategy`, required there; `/pop` ignores it).
+    #[serde(default)]
+    #[schema(value_type = Option<IsoDate>)]
+    pub expiration: Option<Value>,
+    /// Premium, dollars per share.
+    #[serde(default, deserialize_with = "body::number")]
+    pub premium: Option<f64>,
+    /// Contracts (default 1).
+    #[serde(default, deserialize_with = "body::number")]
+    pub quantity: Option<f64>,
+    /// IV, decimal (above 5 read as percentage points).
+    #[serde(default, deserialize_with = "body::number")]
+    pub iv: Option<f64>,
+    /// Per-share delta.
+    #[serde(default, deserialize_with = "body::number")]
+    pub delta: Option<f64>,
+    /// Per-share theta, dollars per calendar day.
+    #[serde(default, deserialize_with = "body::number")]
+    pub theta: Option<f64>,
+    /// Per-share vega, dollars per vol point.
+    #[serde(default, deserialize_with = "body::number")]
+    pub vega: Option<f64>,
 }
 
-pub(crate) fn kind_of(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
-/// An optional number: absent or null is `None`; anything but a JSON number is a 400.
-pub(crate) fn opt_number(
-    object: &Map<String, Value>,
-    field: &str,
-    path: &str,
-) -> Result<Option<f64>, ApiError> {
-    match object.get(field) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::Number(n)) => n.as_f64().map(Some).ok_or_else(|| {
-            ApiError::bad_request(format!("{path}{field}: is not a representable number"))
-        }),
-        Some(other) => Err(ApiError::bad_request(format!(
-            "{path}{field}: must be a number, not {}",
-            kind_of(other)
-        ))),
-    }
-}
-
-/// A required number.
-pub(crate) fn req_number(
-    object: &Map<String, Value>,
-    field: &str,
-    path: &str,
-) -> Result<f64, ApiError> {
-    opt_number(object, field, path)?
-        .ok_or_else(|| ApiError::bad_request(format!("{path}{field}: is required")))
-}
-
-/// An optional string.
-pub(crate) fn opt_text<'a>(
-    object: &'a Map<String, Value>,
-    field: &str,
-    path: &str,
-) -> Result<Option<&'a str>, ApiError> {
-    match object.get(field) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(text)) => Ok(Some(text.as_str())),
-        Some(other) => Err(ApiError::bad_request(format!(
-            "{path}{field}: must be a string, not {}",
-            kind_of(other)
-        ))),
-    }
-}
-
-/// An optional YYYY-MM-DD date.
-pub(crate) fn opt_date(
-    object: &Map<String, Value>,
-    field: &str,
-    path: &str,
-) -> Result<Option<NaiveDate>, ApiError> {
-    opt_text(object, field, path)?
-        .map(|text| {
-            NaiveDate::parse_from_str(text.trim(), "%Y-%m-%d").map_err(|_| {
-                ApiError::bad_request(format!(
-                    "{path}{field}: {text:?} is not a date in the form YYYY-MM-DD"
-                ))
-            })
-        })
-        .transpose()
-}
-
-/// A required, non-empty array of at most `max` objects.
-pub(crate) fn object_array<'a>(
-    object: &'a Map<String, Value>,
-    field: &str,
-    max: usize,
-) -> Result<Vec<&'a Map<String, Value>>, ApiError> {
-    let items = match object.get(field) {
-        None | Some(Value::Null) => {
-            return Err(ApiError::bad_request(format!("{field}: is required")));
+impl LegBody {
+    /// The leg for the math, of type `option_type`, expiring in `years` (on `expiration`).
+    pub(crate) fn input(
+        self,
+        option_type: Option<String>,
+        years: f64,
+        expiration: Option<chrono::NaiveDate>,
+    ) -> LegInput {
+        LegInput {
+            option_type,
+            action: self.action,
+            strike: self.strike,
+            years_to_expiry: Some(years),
+            expiration,
+            premium: self.premium,
+            quantity: self.quantity,
+            iv: self.iv,
+            delta: self.delta,
+            theta: self.theta,
+            vega: self.vega,
         }
-        Some(Value::Array(items)) => items,
-        Some(other) => {
-            return Err(ApiError::bad_request(format!(
-                "{field}: must be an array, not {}",
+    }
+
+    /// The required `expiration` of `legs[index]`.
+    pub(crate) fn expiration_date(&self, index: usize) -> Result<chrono::NaiveDate, ApiError> {
+        let field = format!("legs[{index}].expiration");
+        match &self.expiration {
+            None => Err(ApiError::bad_request(format!("{field}: is required"))),
+            Some(Value::String(text)) => body::parse_date(text)
+                .map_err(|reason| ApiError::bad_request(format!("{field}: {reason}"))),
+            Some(other) => Err(ApiError::bad_request(format!(
+                "{field}: must be a string, not {}",
                 kind_of(other)
-            )));
+            ))),
         }
-    };
-    if items.is_empty() {
-        return Err(ApiError::bad_request(format!(
-            "{field}: at least one entry is required"
-        )));
     }
-    if items.len() > max {
-        return Err(ApiError::bad_request(format!(
-            "{field}: {} entries given; at most {max} are accepted",
-            items.len()
-        )));
-    }
-    items
-        .iter()
-        .enumerate()
-        .map(|(index, item)| {
-            item.as_object().ok_or_else(|| {
-                ApiError::bad_request(format!(
-                    "{field}[{index}]: must be an object, not {}",
-                    kind_of(item)
-                ))
-            })
-        })
-        .collect()
 }
 
 /// A 424 when the chain lacks the quotes needed; a 400 for malformed input and for
@@ -142,12 +99,7 @@ pub(crate) fn strategy_error(error: StrategyError) -> ApiError {
     }
 }
 
-/// The ticker field, validated and covered.
-pub(crate) fn body_ticker(
-    state: &AppState,
-    object: &Map<String, Value>,
-) -> Result<Ticker, ApiError> {
-    let raw = opt_text(object, "ticker", "")?
-        .ok_or_else(|| ApiError::bad_request("ticker: is required"))?;
-    state.covered_ticker(raw)
+/// The required ticker field, validated and covered.
+pub(crate) fn body_ticker(state: &AppState, ticker: Option<&str>) -> Result<Ticker, ApiError> {
+    state.covered_ticker(body::required(ticker, "ticker")?)
 }

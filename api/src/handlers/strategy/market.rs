@@ -5,7 +5,6 @@ use chrono::NaiveDate;
 use optics_compute::strategy::{self, Market};
 use optics_compute::time::{DAYS_PER_YEAR, years_to_expiry};
 use optics_schemas::ChainRow;
-use serde_json::{Map, Value};
 
 use crate::error::ApiError;
 use crate::market::ChainView;
@@ -217,11 +216,8 @@ impl LiveChain {
     }
 }
 
-pub(crate) fn live_chain(
-    state: &AppState,
-    object: &Map<String, Value>,
-) -> Result<LiveChain, ApiError> {
-    let ticker = body_ticker(state, object)?;
+pub(crate) fn live_chain(state: &AppState, ticker: Option<&str>) -> Result<LiveChain, ApiError> {
+    let ticker = body_ticker(state, ticker)?;
     let view = state
         .market_data()?
         .chain(&ticker)
@@ -275,8 +271,9 @@ pub(crate) fn pick_expiration(
     })
 }
 
-pub(crate) fn days_param(object: &Map<String, Value>) -> Result<f64, ApiError> {
-    let dte = opt_number(object, "dte", "")?.unwrap_or(DEFAULT_DTE);
+/// The `dte` sent (default [`DEFAULT_DTE`]), within 0 to [`MAX_DAYS_TO_EXP`] days.
+pub(crate) fn days_param(dte: Option<f64>) -> Result<f64, ApiError> {
+    let dte = dte.unwrap_or(DEFAULT_DTE);
     if !(0.0..=MAX_DAYS_TO_EXP).contains(&dte) {
         return Err(ApiError::bad_request(format!(
             "dte: must be between 0 and {MAX_DAYS_TO_EXP} days"

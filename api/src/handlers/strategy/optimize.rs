@@ -4,8 +4,12 @@ use axum::Json;
 use axum::extract::State;
 use chrono::NaiveDate;
 use optics_compute::strategy;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use utoipa::ToSchema;
+
+use crate::body::{self, required};
+use crate::openapi::IsoDate;
 
 use crate::envelope::{ApiJson, Envelope, ok};
 use crate::error::ApiError;
@@ -14,6 +18,35 @@ use crate::state::AppState;
 use super::fields::*;
 use super::market::*;
 use super::record::*;
+
+/// The body of `/optimize-strategy`.
+#[derive(Debug, Clone, Default, Deserialize, ToSchema)]
+#[serde(expecting = "a JSON object")]
+pub struct OptimizeRequest {
+    /// The underlying (required).
+    #[serde(default, deserialize_with = "body::text")]
+    pub ticker: Option<String>,
+    /// The expiration to use, YYYY-MM-DD (default: the open one nearest `dte`).
+    #[serde(default, deserialize_with = "body::date")]
+    #[schema(value_type = Option<IsoDate>)]
+    pub expiration: Option<chrono::NaiveDate>,
+    /// Target days to expiration, 0 to 3650 (default 30).
+    #[serde(default, deserialize_with = "body::number")]
+    pub dte: Option<f64>,
+    /// The structure (required), any case: `iron_condor`, `credit_spread`,
+    /// `put_credit_spread` (`bull_put_spread`), `call_credit_spread` (`bear_call_spread`).
+    #[serde(default, deserialize_with = "body::text")]
+    pub strategy_type: Option<String>,
+    /// The objective: `max_profit` (default), `min_loss`, `risk_reward` or `probability`.
+    #[serde(default, deserialize_with = "body::text")]
+    pub target: Option<String>,
+    /// Widest wing, dollars.
+    #[serde(default, deserialize_with = "body::number")]
+    pub max_width: Option<f64>,
+    /// Smallest total credit, dollars per share.
+    #[serde(default, deserialize_with = "body::number")]
+    pub min_credit: Option<f64>,
+}
 
 /// `data` of `/optimize-strategy`.
 #[derive(Debug, Clone, Serialize)]
@@ -64,9 +97,8 @@ pub async fn optimize_strategy(
     ApiJson(body): ApiJson<Value>,
 ) -> Result<Json<Envelope<OptimizePayload>>, ApiError> {
     use optics_compute::pricing::OptionType;
-    let object = body_object(&body)?;
-    let raw_type = opt_text(object, "strategy_type", "")?
-        .ok_or_else(|| ApiError::bad_request("strategy_type: is required"))?;
+    let request: OptimizeRequest = body::parse(body)?;
+    let raw_type = required(request.strategy_type.as_deref(), "strategy_type")?;
     let (structure, type_label) = match raw_type.trim().to_ascii_lowercase().as_str() {
         "iron_condor" => (strategy::OptimizeStructure::IronCondor, "iron_condor"),
         "credit_spread" => (
@@ -88,20 +120,17 @@ pub async fn optimize_strategy(
             )));
         }
     };
-    let target =
-        strategy::OptimizeTarget::parse(opt_text(object, "target", "")?.unwrap_or("max_profit"))
-            .map_err(strategy_error)?;
+    let target = strategy::OptimizeTarget::parse(request.target.as_deref().unwrap_or("max_profit"))
+        .map_err(strategy_error)?;
     let defaults = strategy::OptimizeConstraints::default();
     let constraints = strategy::OptimizeConstraints {
-        max_width_dollars: opt_number(object, "max_width", "")?
-            .unwrap_or(defaults.max_width_dollars),
-        min_credit_per_share: opt_number(object, "min_credit", "")?
-            .unwrap_or(defaults.min_credit_per_share),
+        max_width_dollars: request.max_width.unwrap_or(defaults.max_width_dollars),
+        min_credit_per_share: request.min_credit.unwrap_or(defaults.min_credit_per_share),
         ..defaults
     };
-    let expiration = opt_date(object, "expiration", "")?;
-    let dte = days_param(object)?;
-    let live = live_chain(&state, object)?;
+    let expiration = request.expiration;
+    let dte = days_param(request.dte)?;
+    let live = live_chain(&state, request.ticker.as_deref())?;
     let chain = live.chain(pick_expiration(&live, expiration, dte)?);
     let market = chain_market(&live.view, chain.expiration, live.now);
     let best = strategy::optimize(structure, target, &chain, &market, &constraints)

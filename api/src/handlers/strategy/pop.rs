@@ -6,8 +6,11 @@ use chrono::NaiveDate;
 use optics_compute::pricing::PricingModel;
 use optics_compute::strategy::{self, LegInput, MAX_LEGS, Market};
 use optics_compute::time::DAYS_PER_YEAR;
-use serde::Serialize;
-use serde_json::{Map, Value};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use utoipa::ToSchema;
+
+use crate::body::{self, List, required};
 
 use crate::envelope::{ApiJson, Envelope, ok};
 use crate::error::ApiError;
@@ -19,6 +22,32 @@ use super::fields::*;
 use super::market::*;
 use super::record::*;
 use super::*;
+
+/// The body of `/pop`.
+#[derive(Debug, Clone, Default, Deserialize, ToSchema)]
+#[serde(expecting = "a JSON object")]
+pub struct PopRequest {
+    /// Underlying price, dollars (required).
+    #[serde(default, deserialize_with = "body::number")]
+    pub stock_price: Option<f64>,
+    /// Horizon, calendar days, 0 to 3650 (required).
+    #[serde(default, deserialize_with = "body::number")]
+    pub days_to_exp: Option<f64>,
+    /// Continuously compounded rate, decimal, within ±1 (default: the chain's, else 4 %).
+    #[serde(default, deserialize_with = "body::number")]
+    pub rate: Option<f64>,
+    /// Continuously compounded dividend yield, decimal, within ±1 (default: the chain's,
+    /// else 0).
+    #[serde(default, deserialize_with = "body::number")]
+    pub dividend_yield: Option<f64>,
+    /// The underlying whose live chain gives the rate and yield (optional).
+    #[serde(default, deserialize_with = "body::text")]
+    pub ticker: Option<String>,
+    /// The legs (required, 1 to 50; an array or a string holding one).
+    #[serde(default)]
+    #[schema(value_type = Vec<LegBody>)]
+    pub legs: Option<List<LegBody, MAX_LEGS>>,
+}
 
 /// `data` of `/pop`.
 #[derive(Debug, Clone, Serialize)]
@@ -67,8 +96,7 @@ pub struct PopPayload {
 pub const MAX_ABS_RATE: f64 = 1.0;
 
 /// An optional continuously compounded rate or yield, decimal, within ±[`MAX_ABS_RATE`].
-fn opt_decimal_rate(object: &Map<String, Value>, field: &str) -> Result<Option<f64>, ApiError> {
-    let value = opt_number(object, field, "")?;
+fn decimal_rate(value: Option<f64>, field: &str) -> Result<Option<f64>, ApiError> {
     if let Some(v) = value
         && !(v.is_finite() && v.abs() <= MAX_ABS_RATE)
     {
@@ -97,30 +125,14 @@ fn expiration_nearest_days(
 
 /// One pop leg (`option_type`, `action`, `strike`, `iv`, `premium`, `quantity`); `type` is
 /// accepted for `option_type` so analyze-strategy legs can be sent as they are.
-fn pop_leg(object: &Map<String, Value>, index: usize, years: f64) -> Result<LegInput, ApiError> {
-    let path = format!("legs[{index}].");
-    let option_type = match opt_text(object, "option_type", &path)? {
-        Some(text) => Some(text),
-        None => opt_text(object, "type", &path)?,
-    };
+fn pop_leg(leg: LegBody, index: usize, years: f64) -> Result<LegInput, ApiError> {
+    let option_type = leg.option_type.clone().or_else(|| leg.kind.clone());
     if option_type.is_none() {
         return Err(ApiError::bad_request(format!(
-            "{path}option_type: is required (CALL or PUT)"
+            "legs[{index}].option_type: is required (CALL or PUT)"
         )));
     }
-    Ok(LegInput {
-        option_type: option_type.map(str::to_owned),
-        action: opt_text(object, "action", &path)?.map(str::to_owned),
-        strike: opt_number(object, "strike", &path)?,
-        years_to_expiry: Some(years),
-        expiration: None,
-        premium: opt_number(object, "premium", &path)?,
-        quantity: opt_number(object, "quantity", &path)?,
-        iv: opt_number(object, "iv", &path)?,
-        delta: opt_number(object, "delta", &path)?,
-        theta: opt_number(object, "theta", &path)?,
-        vega: opt_number(object, "vega", &path)?,
-    })
+    Ok(leg.input(option_type, years, None))
 }
 
 /// POST /pop: probability of profit of legs with supplied IVs, at `days_to_exp` days. Only
@@ -131,18 +143,19 @@ pub async fn pop(
     State(state): State<AppState>,
     ApiJson(body): ApiJson<Value>,
 ) -> Result<Json<Envelope<PopPayload>>, ApiError> {
-    let object = body_object(&body)?;
-    let stock_price = req_number(object, "stock_price", "")?;
-    let days = req_number(object, "days_to_exp", "")?;
+    let request: PopRequest = body::parse(body)?;
+    let stock_price = required(request.stock_price, "stock_price")?;
+    let days = required(request.days_to_exp, "days_to_exp")?;
     if !(0.0..=MAX_DAYS_TO_EXP).contains(&days) {
         return Err(ApiError::bad_request(format!(
             "days_to_exp: must be between 0 and {MAX_DAYS_TO_EXP} days"
         )));
     }
-    let rate_sent = opt_decimal_rate(object, "rate")?;
-    let yield_sent = opt_decimal_rate(object, "dividend_yield")?;
+    let rate_sent = decimal_rate(request.rate, "rate")?;
+    let yield_sent = decimal_rate(request.dividend_yield, "dividend_yield")?;
     let years = days / DAYS_PER_YEAR;
-    let inputs = object_array(object, "legs", MAX_LEGS)?
+    let inputs = required(request.legs, "legs")?
+        .non_empty("legs")?
         .into_iter()
         .enumerate()
         .map(|(index, leg)| pop_leg(leg, index, years))
@@ -151,7 +164,9 @@ pub async fn pop(
     Market::spot(stock_price, DEFAULT_RATE, 0.0)
         .validate()
         .map_err(strategy_error)?;
-    let ticker = opt_text(object, "ticker", "")?
+    let ticker = request
+        .ticker
+        .as_deref()
         .map(|raw| state.covered_ticker(raw))
         .transpose()?;
     let chain = match &ticker {

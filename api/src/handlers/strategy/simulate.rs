@@ -5,10 +5,15 @@ use axum::extract::State;
 use chrono::NaiveDate;
 use optics_compute::pricing::PricingModel;
 use optics_compute::strategy;
+use optics_compute::strategy::simulate::MAX_SIM_ROWS;
 use optics_compute::time::years_to_expiry;
 use optics_schemas::ChainRow;
-use serde::Serialize;
-use serde_json::{Map, Value};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use utoipa::ToSchema;
+
+use crate::body::{self, List, required};
+use crate::openapi::IsoDate;
 
 use crate::envelope::{ApiJson, Envelope, ok};
 use crate::error::ApiError;
@@ -166,24 +171,80 @@ pub struct SimulatePayload {
     pub chain: Vec<SimulatedChainRow>,
 }
 
+/// The body of `/simulate-chain`: rows to re-price (`chain`), or a `ticker` whose live chain
+/// to re-price.
+#[derive(Debug, Clone, Default, Deserialize, ToSchema)]
+#[serde(expecting = "a JSON object")]
+pub struct SimulateRequest {
+    /// Hypothetical underlying price, dollars (required; the forward for index chains).
+    #[serde(default, deserialize_with = "body::number")]
+    pub sim_price: Option<f64>,
+    /// Days to expiry in the scenario (required).
+    #[serde(default, deserialize_with = "body::number")]
+    pub sim_dte: Option<f64>,
+    /// Vol points added to every IV (default 0).
+    #[serde(default, deserialize_with = "body::number")]
+    pub iv_adjustment: Option<f64>,
+    /// The expiration, YYYY-MM-DD (default: the nearest still open).
+    #[serde(default, deserialize_with = "body::date")]
+    #[schema(value_type = Option<IsoDate>)]
+    pub expiration: Option<chrono::NaiveDate>,
+    /// Strikes per side of sim_price from a fetched chain (default 20; 0 for all; clamped
+    /// to 0–500).
+    #[serde(default, deserialize_with = "body::number")]
+    pub strikes_around: Option<f64>,
+    /// The underlying whose live chain to re-price, when `chain` is absent.
+    #[serde(default, deserialize_with = "body::text")]
+    pub ticker: Option<String>,
+    /// Rows as returned by /chain (at most 10,000; an array or a string holding one).
+    #[serde(default)]
+    #[schema(value_type = Option<Vec<SimulateRowBody>>)]
+    pub chain: Option<List<SimulateRowBody, MAX_SIM_ROWS>>,
+}
+
+/// One row of `chain[]`, keys as in `/chain`. A side without its IV is not re-priced.
+#[derive(Debug, Clone, Default, Deserialize, ToSchema)]
+#[serde(expecting = "an object")]
+pub struct SimulateRowBody {
+    /// Strike, dollars (required).
+    #[serde(default, rename = "Strike", deserialize_with = "body::number")]
+    pub strike: Option<f64>,
+    /// Call IV, decimal (above 5 read as percentage points).
+    #[serde(default, rename = "IV Call", deserialize_with = "body::number")]
+    pub iv_call: Option<f64>,
+    /// Call bid, dollars.
+    #[serde(default, rename = "Call Bid", deserialize_with = "body::number")]
+    pub call_bid: Option<f64>,
+    /// Call ask, dollars.
+    #[serde(default, rename = "Call Ask", deserialize_with = "body::number")]
+    pub call_ask: Option<f64>,
+    /// Put IV, decimal (above 5 read as percentage points).
+    #[serde(default, rename = "IV Put", deserialize_with = "body::number")]
+    pub iv_put: Option<f64>,
+    /// Put bid, dollars.
+    #[serde(default, rename = "Put Bid", deserialize_with = "body::number")]
+    pub put_bid: Option<f64>,
+    /// Put ask, dollars.
+    #[serde(default, rename = "Put Ask", deserialize_with = "body::number")]
+    pub put_ask: Option<f64>,
+}
+
 /// One side of a row sent in the body: its IV (`IV Call`, decimal; above 5 read as
 /// percentage points) and optional bid and ask. No IV: the side is not re-priced.
 fn sim_side(
-    object: &Map<String, Value>,
     path: &str,
     side: &str,
+    [iv, bid, ask]: [Option<f64>; 3],
 ) -> Result<Option<strategy::SimulationSide>, ApiError> {
-    let iv_key = format!("IV {side}");
-    let Some(iv) = opt_number(object, &iv_key, path)? else {
+    let Some(iv) = iv else {
         return Ok(None);
     };
     let (iv, _) = strategy::read_iv(iv)
-        .map_err(|reason| ApiError::bad_request(format!("{path}{iv_key}: {reason}")))?;
-    let quote = |key: String| -> Result<Option<f64>, ApiError> {
-        let value = opt_number(object, &key, path)?;
+        .map_err(|reason| ApiError::bad_request(format!("{path}IV {side}: {reason}")))?;
+    let quote = |value: Option<f64>, key: &str| -> Result<Option<f64>, ApiError> {
         if value.is_some_and(|v| !(0.0..=strategy::MAX_PRICE).contains(&v)) {
             return Err(ApiError::bad_request(format!(
-                "{path}{key}: must be a number of dollars from 0 to {:e}",
+                "{path}{side} {key}: must be a number of dollars from 0 to {:e}",
                 strategy::MAX_PRICE
             )));
         }
@@ -191,34 +252,24 @@ fn sim_side(
     };
     Ok(Some(strategy::SimulationSide {
         iv,
-        bid: quote(format!("{side} Bid"))?,
-        ask: quote(format!("{side} Ask"))?,
+        bid: quote(bid, "Bid")?,
+        ask: quote(ask, "Ask")?,
     }))
 }
 
-fn request_rows(items: &[Value]) -> Result<Vec<strategy::SimulationRow>, ApiError> {
-    if items.len() > strategy::simulate::MAX_SIM_ROWS {
-        return Err(ApiError::bad_request(format!(
-            "chain: {} rows given; at most {} are accepted",
-            items.len(),
-            strategy::simulate::MAX_SIM_ROWS
-        )));
+/// The rows sent in the body, as the math reads them.
+fn request_rows(rows: Vec<SimulateRowBody>) -> Result<Vec<strategy::SimulationRow>, ApiError> {
+    if rows.is_empty() {
+        return Err(ApiError::bad_request("chain: at least one row is required"));
     }
-    items
-        .iter()
+    rows.into_iter()
         .enumerate()
-        .map(|(index, item)| {
+        .map(|(index, row)| {
             let path = format!("chain[{index}].");
-            let object = item.as_object().ok_or_else(|| {
-                ApiError::bad_request(format!(
-                    "chain[{index}]: must be an object, not {}",
-                    kind_of(item)
-                ))
-            })?;
             Ok(strategy::SimulationRow {
-                strike: req_number(object, "Strike", &path)?,
-                call: sim_side(object, &path, "Call")?,
-                put: sim_side(object, &path, "Put")?,
+                strike: required(row.strike, &format!("{path}Strike"))?,
+                call: sim_side(&path, "Call", [row.iv_call, row.call_bid, row.call_ask])?,
+                put: sim_side(&path, "Put", [row.iv_put, row.put_bid, row.put_ask])?,
             })
         })
         .collect()
@@ -249,15 +300,15 @@ pub async fn simulate_chain(
     State(state): State<AppState>,
     ApiJson(body): ApiJson<Value>,
 ) -> Result<Json<Envelope<SimulatePayload>>, ApiError> {
-    let object = body_object(&body)?;
-    let sim_price = req_number(object, "sim_price", "")?;
-    let sim_dte = req_number(object, "sim_dte", "")?;
-    let iv_adjustment = opt_number(object, "iv_adjustment", "")?.unwrap_or(0.0);
-    let expiration = opt_date(object, "expiration", "")?;
+    let request: SimulateRequest = body::parse(body)?;
+    let sim_price = required(request.sim_price, "sim_price")?;
+    let sim_dte = required(request.sim_dte, "sim_dte")?;
+    let iv_adjustment = request.iv_adjustment.unwrap_or(0.0);
+    let expiration = request.expiration;
     // A whole number; outside 0..=MAX it is clamped and reported (the reference's rule for
     // bounded whole numbers), never rejected.
     let mut clamped = Vec::new();
-    let strikes_around = match opt_number(object, "strikes_around", "")? {
+    let strikes_around = match request.strikes_around {
         None => DEFAULT_SIM_STRIKES_AROUND,
         Some(n) if n.fract() == 0.0 => {
             let used = n.clamp(0.0, MAX_SIM_STRIKES_AROUND as f64);
@@ -280,20 +331,8 @@ pub async fn simulate_chain(
             )));
         }
     };
-    let supplied = match object.get("chain") {
-        None | Some(Value::Null) => None,
-        Some(Value::Array(items)) if items.is_empty() => {
-            return Err(ApiError::bad_request("chain: at least one row is required"));
-        }
-        Some(Value::Array(items)) => Some(request_rows(items)?),
-        Some(other) => {
-            return Err(ApiError::bad_request(format!(
-                "chain: must be an array of rows as returned by /chain, not {}",
-                kind_of(other)
-            )));
-        }
-    };
-    let ticker_raw = opt_text(object, "ticker", "")?;
+    let supplied = request.chain.map(|rows| request_rows(rows.0)).transpose()?;
+    let ticker_raw = request.ticker.as_deref();
     let mut scenario = strategy::SimulationScenario {
         sim_price,
         sim_days: sim_dte,
