@@ -245,3 +245,66 @@ async fn leg_type_names_are_interchangeable_and_dates_trimmed() {
     }
     assert_eq!(data("/analyze-strategy", &body).await, strict);
 }
+
+#[tokio::test]
+async fn openapi_documents_the_request_bodies() {
+    let app = app();
+    let answer = strategy_support::get(&app, "/openapi.json").await;
+    assert_eq!(answer.status, StatusCode::OK);
+    let doc = answer.json();
+    let body = |path: &str| {
+        doc["paths"][path]["post"]["requestBody"]["content"]["application/json"]["schema"].clone()
+    };
+    let required = |schema: &Value| {
+        let mut names: Vec<String> = schema["required"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap().to_owned())
+            .collect();
+        names.sort_unstable();
+        names
+    };
+    let analyze = body("/analyze-strategy");
+    assert_eq!(required(&analyze), ["legs", "ticker"]);
+    assert_eq!(
+        analyze["properties"]["legs"]["items"]["$ref"],
+        "#/components/schemas/LegBody"
+    );
+    let leg = &doc["components"]["schemas"]["LegBody"];
+    for field in [
+        "option_type",
+        "type",
+        "action",
+        "strike",
+        "expiration",
+        "iv",
+    ] {
+        assert!(leg["properties"][field].is_object(), "LegBody.{field}");
+    }
+    assert_eq!(
+        required(&body("/pop")),
+        ["days_to_exp", "legs", "stock_price"]
+    );
+    assert_eq!(
+        required(&body("/build-strategy")),
+        ["strategy_type", "ticker"]
+    );
+    assert_eq!(required(&body("/simulate-chain")), ["sim_dte", "sim_price"]);
+    assert!(body("/simulate-chain")["properties"]["chain"].is_object());
+    for path in [
+        "/portfolio-greeks",
+        "/scenario-analysis",
+        "/stress-tests",
+        "/hedge-recommendations",
+    ] {
+        let schema = body(path);
+        assert_eq!(required(&schema), ["positions"], "{path}");
+        assert_eq!(
+            schema["properties"]["positions"]["items"]["$ref"], "#/components/schemas/PositionBody",
+            "{path}"
+        );
+    }
+    assert!(body("/scenario-analysis")["properties"]["scenarios"].is_object());
+    assert!(body("/hedge-recommendations")["properties"]["hedge_ticker"].is_object());
+}

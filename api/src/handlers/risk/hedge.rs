@@ -3,9 +3,8 @@
 use axum::Json;
 use axum::extract::State;
 use optics_compute::risk::{self, HedgePlan, RiskError};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
-use utoipa::ToSchema;
 
 use crate::body;
 use crate::envelope::{ApiJson, Envelope, ok};
@@ -16,24 +15,16 @@ use crate::state::AppState;
 
 use super::*;
 
-/// The body of `/hedge-recommendations`.
-#[derive(Debug, Clone, Default, Deserialize, ToSchema)]
-#[serde(expecting = "a JSON object")]
-pub struct HedgeRequest {
-    /// The positions (required, 1 to 1,000; an array or a string holding one).
-    #[serde(default)]
-    #[schema(value_type = Vec<PositionBody>)]
-    pub positions: PositionsBody,
-    /// Price per ticker, dollars (`{"SPY": 601.5}`), before STOCK positions and live chains.
-    #[serde(default)]
-    #[schema(value_type = Option<BTreeMap<String, f64>>)]
-    pub underlying_prices: PricesBody,
-    /// Where to land, share-equivalents (default 0).
-    #[serde(default, deserialize_with = "body::number")]
-    pub target_delta: Option<f64>,
-    /// The ticker to hedge with (default SPY).
-    #[serde(default, deserialize_with = "body::text")]
-    pub hedge_ticker: Option<String>,
+book_request! {
+    /// The body of `/hedge-recommendations`.
+    HedgeRequest {
+        /// Where to land, share-equivalents (default 0).
+        #[serde(default, deserialize_with = "body::number")]
+        target_delta: Option<f64>,
+        /// The ticker to hedge with (default SPY).
+        #[serde(default, deserialize_with = "body::text")]
+        hedge_ticker: Option<String>,
+    }
 }
 
 /// One hedge (`hedges[]`): `type` is `stock` or `option`; the option fields are absent for

@@ -47,6 +47,17 @@ use crate::openapi::IsoDate;
 use crate::state::AppState;
 use crate::ticker::Ticker;
 
+/// The request-body types of the family, by registry slug ([`crate::openapi::body_schemas`]).
+pub fn body_schemas() -> Vec<crate::openapi::DataSchema> {
+    use crate::openapi::DataSchema;
+    vec![
+        DataSchema::of::<portfolio::PortfolioRequest>("portfolio-greeks"),
+        DataSchema::of::<scenario::ScenarioRequest>("scenario-analysis"),
+        DataSchema::of::<stress::StressRequest>("stress-tests"),
+        DataSchema::of::<hedge::HedgeRequest>("hedge-recommendations"),
+    ]
+}
+
 /// Where `/hedge-recommendations` hedges when `hedge_ticker` is absent.
 pub const DEFAULT_HEDGE_TICKER: &str = "SPY";
 
@@ -64,6 +75,28 @@ pub type PositionsBody = Option<List<PositionBody, MAX_POSITIONS>>;
 
 /// The `underlying_prices` of a risk body: ticker → price, dollars.
 pub type PricesBody = Option<BTreeMap<String, Dollars>>;
+
+/// A risk endpoint's request type: `positions` and `underlying_prices`, then its own fields.
+macro_rules! book_request {
+    ($(#[$meta:meta])* $name:ident { $($(#[$field_meta:meta])* $field:ident: $ty:ty,)* }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Default, serde::Deserialize, utoipa::ToSchema)]
+        #[serde(expecting = "a JSON object")]
+        pub struct $name {
+            /// The positions (required, 1 to 1,000; an array or a string holding one).
+            #[serde(default)]
+            #[schema(value_type = Vec<PositionBody>, required = true)]
+            pub positions: PositionsBody,
+            /// Price per ticker, dollars (`{"SPY": 601.5}`), before STOCK positions and live
+            /// chains.
+            #[serde(default)]
+            #[schema(value_type = Option<BTreeMap<String, f64>>)]
+            pub underlying_prices: PricesBody,
+            $($(#[$field_meta])* pub $field: $ty,)*
+        }
+    };
+}
+pub(crate) use book_request;
 
 /// One position (`positions[]`); which fields each `position_type` requires is in
 /// [`optics_compute::risk`]. Enumerations are matched in any case.

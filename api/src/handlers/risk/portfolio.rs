@@ -5,9 +5,8 @@ use std::collections::BTreeMap;
 use axum::Json;
 use axum::extract::State;
 use optics_compute::risk;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
-use utoipa::ToSchema;
 
 use crate::body;
 use crate::envelope::{ApiJson, Envelope, ok};
@@ -96,18 +95,10 @@ pub struct TickerSummary {
     pub positions: usize,
 }
 
-/// The body of `/portfolio-greeks`.
-#[derive(Debug, Clone, Default, Deserialize, ToSchema)]
-#[serde(expecting = "a JSON object")]
-pub struct PortfolioRequest {
-    /// The positions (required, 1 to 1,000; an array or a string holding one).
-    #[serde(default)]
-    #[schema(value_type = Vec<PositionBody>)]
-    pub positions: PositionsBody,
-    /// Price per ticker, dollars (`{"SPY": 601.5}`), before STOCK positions and live chains.
-    #[serde(default)]
-    #[schema(value_type = Option<BTreeMap<String, f64>>)]
-    pub underlying_prices: PricesBody,
+book_request! {
+    /// The body of `/portfolio-greeks`.
+    PortfolioRequest {
+    }
 }
 
 /// `data` of `/portfolio-greeks`.

@@ -5,7 +5,7 @@ use axum::extract::State;
 use optics_compute::risk::{
     self, MAX_SCENARIOS, STRESS_SCENARIOS, Scenario, ScenarioEstimate, StressScenario,
 };
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
 
@@ -115,22 +115,14 @@ pub(crate) fn scenario_payload(report: &risk::ScenarioReport, stress: bool) -> S
     }
 }
 
-/// The body of `/scenario-analysis`.
-#[derive(Debug, Clone, Default, Deserialize, ToSchema)]
-#[serde(expecting = "a JSON object")]
-pub struct ScenarioRequest {
-    /// The positions (required, 1 to 1,000; an array or a string holding one).
-    #[serde(default)]
-    #[schema(value_type = Vec<PositionBody>)]
-    pub positions: PositionsBody,
-    /// Price per ticker, dollars (`{"SPY": 601.5}`), before STOCK positions and live chains.
-    #[serde(default)]
-    #[schema(value_type = Option<BTreeMap<String, f64>>)]
-    pub underlying_prices: PricesBody,
-    /// The scenarios (default none; at most 100; an array or a string holding one).
-    #[serde(default)]
-    #[schema(value_type = Option<Vec<ScenarioBody>>)]
-    pub scenarios: Option<List<ScenarioBody, MAX_SCENARIOS>>,
+book_request! {
+    /// The body of `/scenario-analysis`.
+    ScenarioRequest {
+        /// The scenarios (default none; at most 100; an array or a string holding one).
+        #[serde(default)]
+        #[schema(value_type = Option<Vec<ScenarioBody>>)]
+        scenarios: Option<List<ScenarioBody, MAX_SCENARIOS>>,
+    }
 }
 
 /// One scenario (`scenarios[]`); a missing field is 0.

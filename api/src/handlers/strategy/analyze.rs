@@ -28,6 +28,7 @@ pub struct AnalyzeRequest {
     /// The underlying (required): its live chain gives the rate, yield, forwards, missing IVs
     /// and, without `stock_price`, the price.
     #[serde(default, deserialize_with = "body::text")]
+    #[schema(required = true)]
     pub ticker: Option<String>,
     /// A name for the record (default `Custom Strategy`).
     #[serde(default, deserialize_with = "body::text")]
@@ -38,7 +39,7 @@ pub struct AnalyzeRequest {
     /// The legs (required, 1 to 50, each with its `expiration`; an array or a string holding
     /// one).
     #[serde(default)]
-    #[schema(value_type = Vec<LegBody>)]
+    #[schema(value_type = Vec<LegBody>, required = true)]
     pub legs: Option<List<LegBody, MAX_LEGS>>,
 }
 

@@ -3,12 +3,10 @@
 use axum::Json;
 use axum::extract::State;
 use optics_compute::strategy;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
-use utoipa::ToSchema;
 
 use crate::body::{self, required};
-use crate::openapi::IsoDate;
 
 use crate::envelope::{ApiJson, Envelope, ok};
 use crate::error::ApiError;
@@ -19,29 +17,20 @@ use super::market::*;
 use super::record::*;
 use super::*;
 
-/// The body of `/build-strategy`.
-#[derive(Debug, Clone, Default, Deserialize, ToSchema)]
-#[serde(expecting = "a JSON object")]
-pub struct BuildRequest {
-    /// The underlying (required).
-    #[serde(default, deserialize_with = "body::text")]
-    pub ticker: Option<String>,
-    /// The expiration to use, YYYY-MM-DD (default: the open one nearest `dte`).
-    #[serde(default, deserialize_with = "body::date")]
-    #[schema(value_type = Option<IsoDate>)]
-    pub expiration: Option<chrono::NaiveDate>,
-    /// Target days to expiration, 0 to 3650 (default 30).
-    #[serde(default, deserialize_with = "body::number")]
-    pub dte: Option<f64>,
-    /// The structure (required), any case: `iron_condor`, `straddle`, `calendar`, ….
-    #[serde(default, deserialize_with = "body::text")]
-    pub strategy_type: Option<String>,
-    /// Wing width, dollars (default 5).
-    #[serde(default, deserialize_with = "body::number")]
-    pub width: Option<f64>,
-    /// Short-strike |delta| (default 0.3, clamped to 0.05–0.50).
-    #[serde(default, deserialize_with = "body::number")]
-    pub target_delta: Option<f64>,
+live_chain_request! {
+    /// The body of `/build-strategy`.
+    BuildRequest {
+        /// The structure (required), any case: `iron_condor`, `straddle`, `calendar`, ….
+        #[serde(default, deserialize_with = "body::text")]
+        #[schema(required = true)]
+        strategy_type: Option<String>,
+        /// Wing width, dollars (default 5).
+        #[serde(default, deserialize_with = "body::number")]
+        width: Option<f64>,
+        /// Short-strike |delta| (default 0.3, clamped to 0.05–0.50).
+        #[serde(default, deserialize_with = "body::number")]
+        target_delta: Option<f64>,
+    }
 }
 
 /// `data` of `/build-strategy`.

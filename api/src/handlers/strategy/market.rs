@@ -198,6 +198,31 @@ pub(crate) fn side_quote(side: &optics_schemas::ChainSide) -> Option<strategy::S
     })
 }
 
+/// The request type of an endpoint that searches one expiration of a live chain (build,
+/// optimize): `ticker`, `expiration` and `dte`, then its own fields.
+macro_rules! live_chain_request {
+    ($(#[$meta:meta])* $name:ident { $($(#[$field_meta:meta])* $field:ident: $ty:ty,)* }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Default, serde::Deserialize, utoipa::ToSchema)]
+        #[serde(expecting = "a JSON object")]
+        pub struct $name {
+            /// The underlying (required).
+            #[serde(default, deserialize_with = "crate::body::text")]
+            #[schema(required = true)]
+            pub ticker: Option<String>,
+            /// The expiration to use, YYYY-MM-DD (default: the open one nearest `dte`).
+            #[serde(default, deserialize_with = "crate::body::date")]
+            #[schema(value_type = Option<crate::openapi::IsoDate>)]
+            pub expiration: Option<chrono::NaiveDate>,
+            /// Target days to expiration, 0 to 3650 (default 30).
+            #[serde(default, deserialize_with = "crate::body::number")]
+            pub dte: Option<f64>,
+            $($(#[$field_meta])* pub $field: $ty,)*
+        }
+    };
+}
+pub(crate) use live_chain_request;
+
 /// The live chain of the body's ticker, by expiration, with its market.
 pub(crate) struct LiveChain {
     pub(crate) ticker: Ticker,

@@ -61,6 +61,18 @@ pub use simulate::{
     simulate_chain,
 };
 
+/// The request-body types of the family, by registry slug ([`crate::openapi::body_schemas`]).
+pub fn body_schemas() -> Vec<crate::openapi::DataSchema> {
+    use crate::openapi::DataSchema;
+    vec![
+        DataSchema::of::<pop::PopRequest>("pop"),
+        DataSchema::of::<analyze::AnalyzeRequest>("analyze-strategy"),
+        DataSchema::of::<simulate::SimulateRequest>("simulate-chain"),
+        DataSchema::of::<build::BuildRequest>("build-strategy"),
+        DataSchema::of::<optimize::OptimizeRequest>("optimize-strategy"),
+    ]
+}
+
 /// The continuously compounded risk-free rate used when no chain row carries one, decimal.
 pub const DEFAULT_RATE: f64 = 0.04;
 

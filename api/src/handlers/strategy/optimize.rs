@@ -4,12 +4,10 @@ use axum::Json;
 use axum::extract::State;
 use chrono::NaiveDate;
 use optics_compute::strategy;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
-use utoipa::ToSchema;
 
 use crate::body::{self, required};
-use crate::openapi::IsoDate;
 
 use crate::envelope::{ApiJson, Envelope, ok};
 use crate::error::ApiError;
@@ -19,33 +17,24 @@ use super::fields::*;
 use super::market::*;
 use super::record::*;
 
-/// The body of `/optimize-strategy`.
-#[derive(Debug, Clone, Default, Deserialize, ToSchema)]
-#[serde(expecting = "a JSON object")]
-pub struct OptimizeRequest {
-    /// The underlying (required).
-    #[serde(default, deserialize_with = "body::text")]
-    pub ticker: Option<String>,
-    /// The expiration to use, YYYY-MM-DD (default: the open one nearest `dte`).
-    #[serde(default, deserialize_with = "body::date")]
-    #[schema(value_type = Option<IsoDate>)]
-    pub expiration: Option<chrono::NaiveDate>,
-    /// Target days to expiration, 0 to 3650 (default 30).
-    #[serde(default, deserialize_with = "body::number")]
-    pub dte: Option<f64>,
-    /// The structure (required), any case: `iron_condor`, `credit_spread`,
-    /// `put_credit_spread` (`bull_put_spread`), `call_credit_spread` (`bear_call_spread`).
-    #[serde(default, deserialize_with = "body::text")]
-    pub strategy_type: Option<String>,
-    /// The objective: `max_profit` (default), `min_loss`, `risk_reward` or `probability`.
-    #[serde(default, deserialize_with = "body::text")]
-    pub target: Option<String>,
-    /// Widest wing, dollars.
-    #[serde(default, deserialize_with = "body::number")]
-    pub max_width: Option<f64>,
-    /// Smallest total credit, dollars per share.
-    #[serde(default, deserialize_with = "body::number")]
-    pub min_credit: Option<f64>,
+live_chain_request! {
+    /// The body of `/optimize-strategy`.
+    OptimizeRequest {
+        /// The structure (required), any case: `iron_condor`, `credit_spread`,
+        /// `put_credit_spread` (`bull_put_spread`), `call_credit_spread` (`bear_call_spread`).
+        #[serde(default, deserialize_with = "body::text")]
+        #[schema(required = true)]
+        strategy_type: Option<String>,
+        /// The objective: `max_profit` (default), `min_loss`, `risk_reward` or `probability`.
+        #[serde(default, deserialize_with = "body::text")]
+        target: Option<String>,
+        /// Widest wing, dollars.
+        #[serde(default, deserialize_with = "body::number")]
+        max_width: Option<f64>,
+        /// Smallest total credit, dollars per share.
+        #[serde(default, deserialize_with = "body::number")]
+        min_credit: Option<f64>,
+    }
 }
 
 /// `data` of `/optimize-strategy`.

@@ -29,9 +29,11 @@ use super::*;
 pub struct PopRequest {
     /// Underlying price, dollars (required).
     #[serde(default, deserialize_with = "body::number")]
+    #[schema(required = true)]
     pub stock_price: Option<f64>,
     /// Horizon, calendar days, 0 to 3650 (required).
     #[serde(default, deserialize_with = "body::number")]
+    #[schema(required = true)]
     pub days_to_exp: Option<f64>,
     /// Continuously compounded rate, decimal, within ±1 (default: the chain's, else 4 %).
     #[serde(default, deserialize_with = "body::number")]
@@ -45,7 +47,7 @@ pub struct PopRequest {
     pub ticker: Option<String>,
     /// The legs (required, 1 to 50; an array or a string holding one).
     #[serde(default)]
-    #[schema(value_type = Vec<LegBody>)]
+    #[schema(value_type = Vec<LegBody>, required = true)]
     pub legs: Option<List<LegBody, MAX_LEGS>>,
 }
 

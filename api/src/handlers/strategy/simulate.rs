@@ -178,9 +178,11 @@ pub struct SimulatePayload {
 pub struct SimulateRequest {
     /// Hypothetical underlying price, dollars (required; the forward for index chains).
     #[serde(default, deserialize_with = "body::number")]
+    #[schema(required = true)]
     pub sim_price: Option<f64>,
     /// Days to expiry in the scenario (required).
     #[serde(default, deserialize_with = "body::number")]
+    #[schema(required = true)]
     pub sim_dte: Option<f64>,
     /// Vol points added to every IV (default 0).
     #[serde(default, deserialize_with = "body::number")]
