@@ -1,7 +1,10 @@
 //! The chain as the builders and the optimizer see it: one expiration's strikes, each with a
 //! call and a put quote and their per-share Greeks and IV.
 
+use std::collections::HashSet;
+
 use chrono::NaiveDate;
+use optics_schemas::StrikeKey;
 
 use super::StrategyError;
 use super::leg::{Action, Leg};
@@ -47,6 +50,28 @@ impl SideQuote {
             && self.iv.is_finite()
             && self.iv > 0.0
     }
+}
+
+/// The first of `items` at each strike, in the order given: the series a chain is read as when
+/// a date lists a strike twice (AM before PM settlement). Strikes are the same when their
+/// [`StrikeKey`]s are (exact thousandths of a dollar, so float noise merges and 33.375 and
+/// 33.37 stay apart); an item whose strike is not finite names no listed strike and is always
+/// kept. Linear in the items.
+pub fn first_per_strike<T>(items: &[T], strike: impl Fn(&T) -> f64) -> Vec<&T> {
+    let mut seen: HashSet<StrikeKey> = HashSet::with_capacity(items.len());
+    items
+        .iter()
+        .filter(|item| {
+            let k = strike(item);
+            !k.is_finite() || seen.insert(StrikeKey::from_dollars(k))
+        })
+        .collect()
+}
+
+/// Whether two strikes, dollars, are the same listed strike (equal [`StrikeKey`]s; a strike
+/// that is not finite matches none).
+pub fn same_strike(a: f64, b: f64) -> bool {
+    a.is_finite() && b.is_finite() && StrikeKey::from_dollars(a) == StrikeKey::from_dollars(b)
 }
 
 /// One strike of the chain.
@@ -142,5 +167,50 @@ impl ExpirationChain {
             theta: Some(quote.theta),
             vega: Some(quote.vega),
         })
+    }
+}
+
+#[cfg(test)]
+mod strike_tests {
+    use super::{first_per_strike, same_strike};
+
+    #[test]
+    fn first_per_strike_keeps_the_first_series_of_each_strike() {
+        // An AM run then a PM run of one date: 95 and 100 are listed by both (the PM 95 with
+        // float noise), 97.5 and 120 by PM only, 120 twice; NaN and infinity are kept.
+        let strikes = [
+            90.0,
+            95.0,
+            100.0,
+            80.0,
+            0.1 + 0.2 + 94.7, // 95.00000000000001
+            97.5,
+            100.0,
+            120.0,
+            120.0,
+            f64::NAN,
+            f64::INFINITY,
+        ];
+        let kept: Vec<usize> = first_per_strike(&strikes, |k| *k)
+            .into_iter()
+            .map(|k| strikes.iter().position(|s| std::ptr::eq(s, k)).unwrap())
+            .collect();
+        // Indices: 90, 95 (AM), 100 (AM), 80, 97.5, the first 120, NaN, infinity.
+        assert_eq!(kept, [0, 1, 2, 3, 5, 7, 9, 10]);
+        assert!(first_per_strike(&[] as &[f64], |k| *k).is_empty());
+    }
+
+    #[test]
+    fn adjusted_strikes_a_cent_apart_are_different_strikes() {
+        let strikes = [33.375, 33.37, 33.38, 33.375];
+        assert_eq!(
+            first_per_strike(&strikes, |k| *k),
+            [&33.375, &33.37, &33.38]
+        );
+        assert!(same_strike(33.375, 33.375));
+        assert!(!same_strike(33.375, 33.37));
+        assert!(same_strike(600.0, 599.9999999999999));
+        assert!(!same_strike(f64::NAN, f64::NAN));
+        assert!(!same_strike(f64::NAN, 0.0));
     }
 }

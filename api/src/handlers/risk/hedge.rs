@@ -237,11 +237,7 @@ fn hedges_of(plan: &HedgePlan, hedge_price: f64) -> Vec<Hedge> {
                 liquidity: Some(HedgeLiquidity {
                     bid: c.bid,
                     ask: c.ask,
-                    spread_pct_of_mid: if c.mid > 0.0 {
-                        100.0 * (c.ask - c.bid) / c.mid
-                    } else {
-                        f64::INFINITY
-                    },
+                    spread_pct_of_mid: 100.0 * c.spread_fraction_of_mid(),
                     open_interest: c.open_interest,
                     volume: c.volume,
                     rule: risk::liquidity_rule(),

@@ -67,7 +67,7 @@ pub(crate) fn chain_row(
     chain
         .rows_of(expiration)
         .iter()
-        .find(|r| (r.strike - strike).abs() < STRIKE_TOLERANCE)
+        .find(|r| strategy::same_strike(r.strike, strike))
 }
 
 /// An expiration of a live chain still open at some instant.
@@ -118,73 +118,11 @@ pub(crate) fn expiration_chain(
     }
 }
 
-/// The rows of one expiration with one series per strike: of rows whose strikes are closer
-/// than [`STRIKE_TOLERANCE`], the first listed (AM before PM when a date has both), in the
-/// order listed.
-///
-/// `rows` is [`ChainView::rows_of`]: one run of ascending strikes per settlement style. Each
-/// strike is compared with the last strike kept in its own run and, through a cursor that
-/// only moves forward, with the strikes kept from the earlier runs (merged in ascending
-/// order), so the pass is linear in the rows rather than quadratic.
+/// The rows of one expiration with one series per strike: of rows at the same strike
+/// ([`optics_schemas::StrikeKey`]), the first listed (AM before PM when a date has both), in
+/// the order listed ([`strategy::first_per_strike`]).
 pub(crate) fn first_series_per_strike(rows: &[ChainRow]) -> Vec<&ChainRow> {
-    let mut kept: Vec<&ChainRow> = Vec::with_capacity(rows.len());
-    // Strikes kept from the runs already read, ascending, and from the current run.
-    let mut earlier: Vec<f64> = Vec::new();
-    let mut current: Vec<f64> = Vec::new();
-    let mut cursor = 0;
-    let mut previous = f64::NEG_INFINITY;
-    for row in rows {
-        let strike = row.strike;
-        if !strike.is_finite() {
-            // |NaN − x| and |±∞ − x| are never below the tolerance: never a repeat.
-            kept.push(row);
-            continue;
-        }
-        if strike < previous {
-            // The next settlement style's run begins.
-            earlier = merge_ascending(&earlier, &current);
-            current.clear();
-            cursor = 0;
-        }
-        previous = strike;
-        // Skip the earlier strikes too far below this one (they are for the next ones too:
-        // the run ascends).
-        while cursor < earlier.len()
-            && earlier[cursor] < strike
-            && strike - earlier[cursor] >= STRIKE_TOLERANCE
-        {
-            cursor += 1;
-        }
-        let repeats_earlier = earlier
-            .get(cursor)
-            .is_some_and(|k| (k - strike).abs() < STRIKE_TOLERANCE);
-        let repeats_current = current
-            .last()
-            .is_some_and(|k| strike - k < STRIKE_TOLERANCE);
-        if !(repeats_earlier || repeats_current) {
-            kept.push(row);
-            current.push(strike);
-        }
-    }
-    kept
-}
-
-/// Two ascending lists merged into one.
-pub(crate) fn merge_ascending(a: &[f64], b: &[f64]) -> Vec<f64> {
-    let mut merged = Vec::with_capacity(a.len() + b.len());
-    let (mut i, mut j) = (0, 0);
-    while i < a.len() && j < b.len() {
-        if a[i] <= b[j] {
-            merged.push(a[i]);
-            i += 1;
-        } else {
-            merged.push(b[j]);
-            j += 1;
-        }
-    }
-    merged.extend_from_slice(&a[i..]);
-    merged.extend_from_slice(&b[j..]);
-    merged
+    strategy::first_per_strike(rows, |row| row.strike)
 }
 
 pub(crate) fn side_quote(side: &optics_schemas::ChainSide) -> Option<strategy::SideQuote> {
@@ -305,99 +243,4 @@ pub(crate) fn days_param(dte: Option<f64>) -> Result<f64, ApiError> {
         )));
     }
     Ok(dte)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use optics_schemas::{ChainSide, ForwardSource, PricingModelCode, SettlementStyle};
-
-    fn row(settlement: SettlementStyle, strike: f64) -> ChainRow {
-        let as_of = chrono::DateTime::<chrono::Utc>::UNIX_EPOCH;
-        ChainRow {
-            underlying: "SPX".into(),
-            trade_date: as_of.date_naive(),
-            as_of,
-            expiration: as_of.date_naive(),
-            settlement,
-            dte: 0,
-            years_to_expiry: 0.0,
-            strike,
-            spot: 100.0,
-            forward: 100.0,
-            forward_source: ForwardSource::Carry,
-            forward_strike_count: 0,
-            rate: 0.0,
-            carry_yield: 0.0,
-            model: PricingModelCode::Bsm,
-            call: ChainSide::default(),
-            put: ChainSide::default(),
-        }
-    }
-
-    /// The rule the linear pass replaced: keep a row unless a kept row is within tolerance.
-    fn quadratic(rows: &[ChainRow]) -> Vec<&ChainRow> {
-        let mut kept: Vec<&ChainRow> = Vec::new();
-        for row in rows {
-            if !kept
-                .iter()
-                .any(|r| (r.strike - row.strike).abs() < STRIKE_TOLERANCE)
-            {
-                kept.push(row);
-            }
-        }
-        kept
-    }
-
-    #[test]
-    fn first_series_per_strike_keeps_what_the_quadratic_rule_kept() {
-        use SettlementStyle::{Am, Pm};
-        let tol = STRIKE_TOLERANCE;
-        // An AM run and a PM run, each ascending (the order of ChainView::rows_of), with
-        // shared strikes, PM-only strikes between and beyond the AM ones, strikes a hair
-        // inside and outside the tolerance, chains of near-equal strikes, and strikes that
-        // are not numbers.
-        let am = [
-            90.0,
-            95.0,
-            100.0,
-            100.0 + 0.6 * tol,
-            100.0 + 1.2 * tol,
-            105.0,
-            110.0,
-            f64::NAN,
-        ];
-        let pm = [
-            80.0,
-            95.0 - 0.5 * tol,
-            97.5,
-            100.0 + 0.9 * tol,
-            102.5,
-            105.0 + tol,
-            110.0 + 0.99 * tol,
-            120.0,
-            120.0,
-            f64::INFINITY,
-        ];
-        let rows: Vec<ChainRow> = am
-            .iter()
-            .map(|&k| row(Am, k))
-            .chain(pm.iter().map(|&k| row(Pm, k)))
-            .collect();
-        let expected: Vec<*const ChainRow> = quadratic(&rows)
-            .into_iter()
-            .map(|r| r as *const _)
-            .collect();
-        let linear: Vec<*const ChainRow> = first_series_per_strike(&rows)
-            .into_iter()
-            .map(|r| r as *const _)
-            .collect();
-        assert_eq!(linear, expected);
-        // And on a single run and on nothing.
-        assert_eq!(
-            first_series_per_strike(&rows[..am.len()]).len(),
-            quadratic(&rows[..am.len()]).len()
-        );
-        assert!(first_series_per_strike(&[]).is_empty());
-    }
 }

@@ -82,9 +82,6 @@ pub const UNLIMITED: &str = "unlimited";
 /// The longest horizon `/pop` accepts, days (ten years: beyond any listed option).
 pub const MAX_DAYS_TO_EXP: f64 = 3_650.0;
 
-/// Strikes closer than this are the same strike, dollars (chain strikes are cents).
-const STRIKE_TOLERANCE: f64 = 1e-6;
-
 /// Target days to expiration when neither `expiration` nor `dte` is sent.
 pub const DEFAULT_DTE: f64 = 30.0;
 
