@@ -6,6 +6,8 @@ use std::collections::HashSet;
 use chrono::NaiveDate;
 use optics_schemas::StrikeKey;
 
+use crate::time::DAYS_PER_YEAR;
+
 use super::StrategyError;
 use super::leg::{Action, Leg};
 use crate::pricing::OptionType;
@@ -72,6 +74,21 @@ pub fn first_per_strike<T>(items: &[T], strike: impl Fn(&T) -> f64) -> Vec<&T> {
 /// that is not finite matches none).
 pub fn same_strike(a: f64, b: f64) -> bool {
     a.is_finite() && b.is_finite() && StrikeKey::from_dollars(a) == StrikeKey::from_dollars(b)
+}
+
+/// The index of the horizon nearest `days` calendar days among `years` (years to each
+/// expiration, calendar days / 365, in listing order), a tie going to the later listed; `None`
+/// when there is none. The rule the strategy endpoints pick an expiration by from `dte` or
+/// `days_to_exp`.
+pub fn nearest_horizon(years: &[f64], days: f64) -> Option<usize> {
+    let miss = |y: f64| (y * DAYS_PER_YEAR - days).abs();
+    let mut best: Option<usize> = None;
+    for (index, &y) in years.iter().enumerate() {
+        if best.is_none_or(|b| miss(y) <= miss(years[b])) {
+            best = Some(index);
+        }
+    }
+    best
 }
 
 /// One strike of the chain.
@@ -172,7 +189,21 @@ impl ExpirationChain {
 
 #[cfg(test)]
 mod strike_tests {
-    use super::{first_per_strike, same_strike};
+    use super::{first_per_strike, nearest_horizon, same_strike};
+
+    #[test]
+    fn nearest_horizon_picks_the_closest_and_ties_go_later() {
+        // 0, half a year (182.5 days) and a year (365 days).
+        let years = [0.0, 0.5, 1.0];
+        assert_eq!(nearest_horizon(&years, 100.0), Some(1)); // 82.5 days off vs 100
+        assert_eq!(nearest_horizon(&years, 91.0), Some(0)); // 91 vs 91.5 days off
+        assert_eq!(nearest_horizon(&years, 300.0), Some(2)); // 65 vs 117.5
+        // 91.25 days is 91.25 from both 0 and 182.5: the later.
+        assert_eq!(nearest_horizon(&years, 91.25), Some(1));
+        // 0.5 and 0.5 again: the later listed.
+        assert_eq!(nearest_horizon(&[0.5, 0.5], 10.0), Some(1));
+        assert_eq!(nearest_horizon(&[], 30.0), None);
+    }
 
     #[test]
     fn first_per_strike_keeps_the_first_series_of_each_strike() {

@@ -3,7 +3,7 @@
 
 use chrono::NaiveDate;
 use optics_compute::strategy::{self, Market};
-use optics_compute::time::{DAYS_PER_YEAR, years_to_expiry};
+use optics_compute::time::years_to_expiry;
 use optics_schemas::ChainRow;
 
 use crate::error::ApiError;
@@ -219,14 +219,8 @@ pub(crate) fn pick_expiration(
                 ))
             });
     }
-    let miss = |o: &OpenExpiration| (o.years_to_expiry * DAYS_PER_YEAR - dte).abs();
-    let mut best: Option<usize> = None;
-    for (index, open) in live.open.iter().enumerate() {
-        if best.is_none_or(|b| miss(open) <= miss(&live.open[b])) {
-            best = Some(index);
-        }
-    }
-    best.ok_or_else(|| {
+    let years: Vec<f64> = live.open.iter().map(|o| o.years_to_expiry).collect();
+    strategy::nearest_horizon(&years, dte).ok_or_else(|| {
         ApiError::upstream(format!(
             "{} has no open expiration in the live chain",
             live.ticker

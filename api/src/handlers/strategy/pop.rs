@@ -115,14 +115,9 @@ fn expiration_nearest_days(
     now: chrono::DateTime<chrono::Utc>,
     days: f64,
 ) -> Option<NaiveDate> {
-    let mut best: Option<(NaiveDate, f64)> = None;
-    for open in open_expirations(chain, now) {
-        let miss = (open.years_to_expiry * DAYS_PER_YEAR - days).abs();
-        if best.is_none_or(|(_, b)| miss <= b) {
-            best = Some((open.expiration, miss));
-        }
-    }
-    best.map(|(expiration, _)| expiration)
+    let open = open_expirations(chain, now);
+    let years: Vec<f64> = open.iter().map(|o| o.years_to_expiry).collect();
+    strategy::nearest_horizon(&years, days).map(|index| open[index].expiration)
 }
 
 /// One pop leg (`option_type`, `action`, `strike`, `iv`, `premium`, `quantity`); `type` is
