@@ -1,7 +1,7 @@
 //! Typed request bodies of the POST endpoints.
 //!
-//! A handler takes the body as [`crate::ApiJson`]`<Value>` (bounded in size by the router) and
-//! reads it into its request type with [`parse`]: `#[derive(Deserialize)]` types whose fields
+//! A handler takes the body as [`crate::ApiJson`]`<Value>` (its size bounded by axum's default
+//! body limit, 2 MB, and its nesting by serde_json's recursion limit) and reads it into its request type with [`parse`]: `#[derive(Deserialize)]` types whose fields
 //! use the deserializers below, through `serde_path_to_error`, so a bad field is a 400 in the
 //! error envelope naming it: `legs[2].strike: must be a number, not a string`.
 //!

@@ -85,30 +85,9 @@ pub async fn optimize_strategy(
     State(state): State<AppState>,
     ApiJson(body): ApiJson<Value>,
 ) -> Result<Json<Envelope<OptimizePayload>>, ApiError> {
-    use optics_compute::pricing::OptionType;
     let request: OptimizeRequest = body::parse(body)?;
     let raw_type = required(request.strategy_type.as_deref(), "strategy_type")?;
-    let (structure, type_label) = match raw_type.trim().to_ascii_lowercase().as_str() {
-        "iron_condor" => (strategy::OptimizeStructure::IronCondor, "iron_condor"),
-        "credit_spread" => (
-            strategy::OptimizeStructure::CreditSpread(None),
-            "credit_spread",
-        ),
-        "put_credit_spread" | "bull_put_spread" => (
-            strategy::OptimizeStructure::CreditSpread(Some(OptionType::Put)),
-            "put_credit_spread",
-        ),
-        "call_credit_spread" | "bear_call_spread" => (
-            strategy::OptimizeStructure::CreditSpread(Some(OptionType::Call)),
-            "call_credit_spread",
-        ),
-        _ => {
-            return Err(ApiError::bad_request(format!(
-                "strategy_type: {raw_type:?} cannot be optimized; expected iron_condor or \
-                 credit_spread (put_credit_spread, call_credit_spread)"
-            )));
-        }
-    };
+    let structure = strategy::OptimizeStructure::parse(raw_type).map_err(strategy_error)?;
     let target = strategy::OptimizeTarget::parse(request.target.as_deref().unwrap_or("max_profit"))
         .map_err(strategy_error)?;
     let defaults = strategy::OptimizeConstraints::default();
@@ -139,7 +118,7 @@ pub async fn optimize_strategy(
     Ok(ok(OptimizePayload {
         ticker: live.ticker.to_string(),
         name: best.name.clone(),
-        strategy_type: type_label,
+        strategy_type: structure.as_str(),
         optimization_target: target.as_str(),
         objective_value,
         expiration: chain.expiration,
