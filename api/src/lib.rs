@@ -31,6 +31,7 @@
 
 pub mod accounts;
 pub mod auth;
+pub mod body;
 pub mod envelope;
 pub mod error;
 pub mod extract;

@@ -107,6 +107,7 @@ pub fn document(registry: &Registry) -> utoipa::openapi::OpenApi {
 pub fn document_with(registry: &Registry, data_schemas: &[DataSchema]) -> utoipa::openapi::OpenApi {
     let mut doc = ApiDoc::openapi();
     let mounted = registry.mounted();
+    let bodies = body_schemas();
     // Drop operations that are not mounted.
     doc.paths.paths.retain(|path, item| {
         let served = |method: Method| {
@@ -166,6 +167,25 @@ pub fn document_with(registry: &Registry, data_schemas: &[DataSchema]) -> utoipa
                     .or_insert_with(|| RefOr::T(envelope_response(None)));
             }
         }
+        if spec.method == Method::Post
+            && let Some(body) = bodies.iter().find(|b| b.slug == spec.slug)
+        {
+            // The request type's schema inline (the type last), what it references as
+            // components.
+            let mut parts = body.components();
+            if let Some((_, schema)) = parts.pop() {
+                add_components(components, parts);
+                operation.request_body = Some(
+                    RequestBodyBuilder::new()
+                        .required(Some(Required::True))
+                        .content(
+                            "application/json",
+                            ContentBuilder::new().schema(Some(schema)).build(),
+                        )
+                        .build(),
+                );
+            }
+        }
         reconcile(operation, spec);
         if crate::auth::requires_token(spec) {
             operation.security = Some(vec![SecurityRequirement::new(
@@ -175,6 +195,16 @@ pub fn document_with(registry: &Registry, data_schemas: &[DataSchema]) -> utoipa
         }
     }
     doc
+}
+
+/// The request-body types of the POST endpoints, by registry slug: the JSON body each handler
+/// reads ([`crate::body`]), documented inline as the operation's `requestBody` with the types
+/// it references under `components.schemas`. An endpoint without one keeps the body the
+/// registry's body parameters describe.
+pub fn body_schemas() -> Vec<DataSchema> {
+    let mut schemas = handlers::strategy::body_schemas();
+    schemas.extend(handlers::risk::body_schemas());
+    schemas
 }
 
 /// [`document`] serialized (what `/openapi.json` serves).

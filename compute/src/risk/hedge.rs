@@ -97,6 +97,18 @@ pub fn liquidity_rule() -> String {
     )
 }
 
+impl HedgeContract {
+    /// (ask − bid) / mid of the contract's quote; infinite without a positive mid (as
+    /// [`HedgeCandidate::spread_fraction_of_mid`], the figure [`is_liquid`] bounds).
+    pub fn spread_fraction_of_mid(&self) -> f64 {
+        if self.mid > 0.0 {
+            (self.ask - self.bid) / self.mid
+        } else {
+            f64::INFINITY
+        }
+    }
+}
+
 /// The trade a hedge makes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TradeAction {
@@ -416,4 +428,40 @@ pub fn select_hedge_contract(
         open_interest: c.open_interest,
         volume: c.volume,
     })
+}
+
+#[cfg(test)]
+mod spread_tests {
+    use super::HedgeContract;
+    use crate::pricing::OptionType;
+
+    fn contract(bid: f64, ask: f64, mid: f64) -> HedgeContract {
+        HedgeContract {
+            option_type: OptionType::Put,
+            strike: 590.0,
+            expiration: None,
+            years_to_expiry: 0.1,
+            delta: -0.3,
+            theta: -0.2,
+            vega: 0.5,
+            mid,
+            bid,
+            ask,
+            open_interest: None,
+            volume: None,
+        }
+    }
+
+    #[test]
+    fn spread_is_a_fraction_of_the_mid() {
+        // 2.00 / 2.20: 0.20 wide on a 2.10 mid = 0.0952…
+        let c = contract(2.0, 2.2, 2.1);
+        assert!((c.spread_fraction_of_mid() - 0.2 / 2.1).abs() < 1e-15);
+        assert!((c.spread_fraction_of_mid() - 0.095_238_095_238).abs() < 1e-12);
+        assert_eq!(contract(1.0, 1.0, 1.0).spread_fraction_of_mid(), 0.0);
+        assert_eq!(
+            contract(0.0, 0.0, 0.0).spread_fraction_of_mid(),
+            f64::INFINITY
+        );
+    }
 }

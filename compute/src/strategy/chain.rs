@@ -1,7 +1,12 @@
 //! The chain as the builders and the optimizer see it: one expiration's strikes, each with a
 //! call and a put quote and their per-share Greeks and IV.
 
+use std::collections::HashSet;
+
 use chrono::NaiveDate;
+use optics_schemas::StrikeKey;
+
+use crate::time::DAYS_PER_YEAR;
 
 use super::StrategyError;
 use super::leg::{Action, Leg};
@@ -47,6 +52,43 @@ impl SideQuote {
             && self.iv.is_finite()
             && self.iv > 0.0
     }
+}
+
+/// The first of `items` at each strike, in the order given: the series a chain is read as when
+/// a date lists a strike twice (AM before PM settlement). Strikes are the same when their
+/// [`StrikeKey`]s are (exact thousandths of a dollar, so float noise merges and 33.375 and
+/// 33.37 stay apart); an item whose strike is not finite names no listed strike and is always
+/// kept. Linear in the items.
+pub fn first_per_strike<T>(items: &[T], strike: impl Fn(&T) -> f64) -> Vec<&T> {
+    let mut seen: HashSet<StrikeKey> = HashSet::with_capacity(items.len());
+    items
+        .iter()
+        .filter(|item| {
+            let k = strike(item);
+            !k.is_finite() || seen.insert(StrikeKey::from_dollars(k))
+        })
+        .collect()
+}
+
+/// Whether two strikes, dollars, are the same listed strike (equal [`StrikeKey`]s; a strike
+/// that is not finite matches none).
+pub fn same_strike(a: f64, b: f64) -> bool {
+    a.is_finite() && b.is_finite() && StrikeKey::from_dollars(a) == StrikeKey::from_dollars(b)
+}
+
+/// The index of the horizon nearest `days` calendar days among `years` (years to each
+/// expiration, calendar days / 365, in listing order), a tie going to the later listed; `None`
+/// when there is none. The rule the strategy endpoints pick an expiration by from `dte` or
+/// `days_to_exp`.
+pub fn nearest_horizon(years: &[f64], days: f64) -> Option<usize> {
+    let miss = |y: f64| (y * DAYS_PER_YEAR - days).abs();
+    let mut best: Option<usize> = None;
+    for (index, &y) in years.iter().enumerate() {
+        if best.is_none_or(|b| miss(y) <= miss(years[b])) {
+            best = Some(index);
+        }
+    }
+    best
 }
 
 /// One strike of the chain.
@@ -142,5 +184,64 @@ impl ExpirationChain {
             theta: Some(quote.theta),
             vega: Some(quote.vega),
         })
+    }
+}
+
+#[cfg(test)]
+mod strike_tests {
+    use super::{first_per_strike, nearest_horizon, same_strike};
+
+    #[test]
+    fn nearest_horizon_picks_the_closest_and_ties_go_later() {
+        // 0, half a year (182.5 days) and a year (365 days).
+        let years = [0.0, 0.5, 1.0];
+        assert_eq!(nearest_horizon(&years, 100.0), Some(1)); // 82.5 days off vs 100
+        assert_eq!(nearest_horizon(&years, 91.0), Some(0)); // 91 vs 91.5 days off
+        assert_eq!(nearest_horizon(&years, 300.0), Some(2)); // 65 vs 117.5
+        // 91.25 days is 91.25 from both 0 and 182.5: the later.
+        assert_eq!(nearest_horizon(&years, 91.25), Some(1));
+        // 0.5 and 0.5 again: the later listed.
+        assert_eq!(nearest_horizon(&[0.5, 0.5], 10.0), Some(1));
+        assert_eq!(nearest_horizon(&[], 30.0), None);
+    }
+
+    #[test]
+    fn first_per_strike_keeps_the_first_series_of_each_strike() {
+        // An AM run then a PM run of one date: 95 and 100 are listed by both (the PM 95 with
+        // float noise), 97.5 and 120 by PM only, 120 twice; NaN and infinity are kept.
+        let strikes = [
+            90.0,
+            95.0,
+            100.0,
+            80.0,
+            0.1 + 0.2 + 94.7, // 95.00000000000001
+            97.5,
+            100.0,
+            120.0,
+            120.0,
+            f64::NAN,
+            f64::INFINITY,
+        ];
+        let kept: Vec<usize> = first_per_strike(&strikes, |k| *k)
+            .into_iter()
+            .map(|k| strikes.iter().position(|s| std::ptr::eq(s, k)).unwrap())
+            .collect();
+        // Indices: 90, 95 (AM), 100 (AM), 80, 97.5, the first 120, NaN, infinity.
+        assert_eq!(kept, [0, 1, 2, 3, 5, 7, 9, 10]);
+        assert!(first_per_strike(&[] as &[f64], |k| *k).is_empty());
+    }
+
+    #[test]
+    fn adjusted_strikes_a_cent_apart_are_different_strikes() {
+        let strikes = [33.375, 33.37, 33.38, 33.375];
+        assert_eq!(
+            first_per_strike(&strikes, |k| *k),
+            [&33.375, &33.37, &33.38]
+        );
+        assert!(same_strike(33.375, 33.375));
+        assert!(!same_strike(33.375, 33.37));
+        assert!(same_strike(600.0, 599.9999999999999));
+        assert!(!same_strike(f64::NAN, f64::NAN));
+        assert!(!same_strike(f64::NAN, 0.0));
     }
 }

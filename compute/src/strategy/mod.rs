@@ -63,7 +63,9 @@ pub use analysis::{
     profit_probability, risk_reward_ratio,
 };
 pub use builder::{BuiltStrategy, StrategyType, build_strategy, clamp_target_delta, strategy_name};
-pub use chain::{ChainRow, ExpirationChain, SideQuote};
+pub use chain::{
+    ChainRow, ExpirationChain, SideQuote, first_per_strike, nearest_horizon, same_strike,
+};
 pub use leg::{
     Action, IvUnits, Leg, LegInput, parse_option_type, read_iv, validate_legs, validate_legs_named,
 };

@@ -96,6 +96,41 @@ pub enum OptimizeStructure {
     CreditSpread(Option<OptionType>),
 }
 
+impl OptimizeStructure {
+    /// Parses `iron_condor`, `credit_spread` (either side), `put_credit_spread` (or
+    /// `bull_put_spread`) or `call_credit_spread` (or `bear_call_spread`), any case; anything
+    /// else is a [`StrategyError::Input`] on `strategy_type` listing them.
+    pub fn parse(text: &str) -> Result<Self, StrategyError> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "iron_condor" => Ok(Self::IronCondor),
+            "credit_spread" => Ok(Self::CreditSpread(None)),
+            "put_credit_spread" | "bull_put_spread" => {
+                Ok(Self::CreditSpread(Some(OptionType::Put)))
+            }
+            "call_credit_spread" | "bear_call_spread" => {
+                Ok(Self::CreditSpread(Some(OptionType::Call)))
+            }
+            _ => Err(StrategyError::Input {
+                field: "strategy_type",
+                reason: format!(
+                    "{text:?} cannot be optimized; expected iron_condor or credit_spread \
+                     (put_credit_spread, call_credit_spread)"
+                ),
+            }),
+        }
+    }
+
+    /// The canonical name, echoed as the optimize endpoint's `strategy_type`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::IronCondor => "iron_condor",
+            Self::CreditSpread(None) => "credit_spread",
+            Self::CreditSpread(Some(OptionType::Put)) => "put_credit_spread",
+            Self::CreditSpread(Some(OptionType::Call)) => "call_credit_spread",
+        }
+    }
+}
+
 /// The search constraints.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct OptimizeConstraints {
@@ -680,5 +715,54 @@ fn no_winner(prepared: &Prepared) -> StrategyError {
                 ),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod structure_tests {
+    use super::OptimizeStructure;
+    use crate::pricing::OptionType;
+
+    #[test]
+    fn structures_parse_in_any_case_with_their_aliases() {
+        let cases = [
+            ("iron_condor", OptimizeStructure::IronCondor, "iron_condor"),
+            (
+                " Iron_Condor ",
+                OptimizeStructure::IronCondor,
+                "iron_condor",
+            ),
+            (
+                "CREDIT_SPREAD",
+                OptimizeStructure::CreditSpread(None),
+                "credit_spread",
+            ),
+            (
+                "bull_put_spread",
+                OptimizeStructure::CreditSpread(Some(OptionType::Put)),
+                "put_credit_spread",
+            ),
+            (
+                "Put_Credit_Spread",
+                OptimizeStructure::CreditSpread(Some(OptionType::Put)),
+                "put_credit_spread",
+            ),
+            (
+                "bear_call_spread",
+                OptimizeStructure::CreditSpread(Some(OptionType::Call)),
+                "call_credit_spread",
+            ),
+        ];
+        for (text, structure, name) in cases {
+            assert_eq!(OptimizeStructure::parse(text).unwrap(), structure, "{text}");
+            assert_eq!(structure.as_str(), name);
+        }
+        assert_eq!(
+            OptimizeStructure::parse("straddle")
+                .unwrap_err()
+                .to_string(),
+            "strategy_type: \"straddle\" cannot be optimized; expected iron_condor or \
+             credit_spread (put_credit_spread, call_credit_spread)"
+        );
     }
 }

@@ -1,0 +1,146 @@
+//! POST /analyze-strategy: the analysis record of caller-supplied legs.
+
+use axum::Json;
+use axum::extract::State;
+use optics_compute::strategy::{self, Leg, LegInput, MAX_LEGS, Market};
+use optics_compute::time::years_to_expiry;
+use serde::Deserialize;
+use serde_json::Value;
+use utoipa::ToSchema;
+
+use crate::body::{self, List, required};
+
+use crate::envelope::{ApiJson, Envelope, ok};
+use crate::error::ApiError;
+use crate::market::ChainView;
+use crate::state::AppState;
+use crate::ticker::Ticker;
+
+use super::fields::*;
+use super::market::*;
+use super::record::*;
+use super::*;
+
+/// The body of `/analyze-strategy`.
+#[derive(Debug, Clone, Default, Deserialize, ToSchema)]
+#[serde(expecting = "a JSON object")]
+pub struct AnalyzeRequest {
+    /// The underlying (required): its live chain gives the rate, yield, forwards, missing IVs
+    /// and, without `stock_price`, the price.
+    #[serde(default, deserialize_with = "body::text")]
+    #[schema(required = true)]
+    pub ticker: Option<String>,
+    /// A name for the record (default `Custom Strategy`).
+    #[serde(default, deserialize_with = "body::text")]
+    pub name: Option<String>,
+    /// Underlying price, dollars (default: the live chain's).
+    #[serde(default, deserialize_with = "body::number")]
+    pub stock_price: Option<f64>,
+    /// The legs (required, 1 to 50, each with its `expiration`; an array or a string holding
+    /// one).
+    #[serde(default)]
+    #[schema(value_type = Vec<LegBody>, required = true)]
+    pub legs: Option<List<LegBody, MAX_LEGS>>,
+}
+
+/// One leg as the math reads it: `type` (else `option_type`) and the required expiration.
+fn analyze_leg(
+    leg: LegBody,
+    index: usize,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Result<LegInput, ApiError> {
+    let expiration = leg.expiration_date(index)?;
+    let option_type = leg.kind.clone().or_else(|| leg.option_type.clone());
+    Ok(leg.input(
+        option_type,
+        years_to_expiry(now, expiration),
+        Some(expiration),
+    ))
+}
+
+/// Fills the IV of legs that have none from `chain`; returns which legs took the chain's.
+/// A leg without IV whose contract the chain does not price is a 424.
+fn fill_chain_ivs(
+    ticker: &Ticker,
+    legs: &mut [Leg],
+    chain: Option<&ChainView>,
+) -> Result<Vec<bool>, ApiError> {
+    let mut from_chain = vec![false; legs.len()];
+    for (index, leg) in legs.iter_mut().enumerate() {
+        if leg.iv.is_some() {
+            continue;
+        }
+        let side = chain.zip(leg.expiration).and_then(|(chain, expiration)| {
+            chain_row(chain, expiration, leg.strike).map(|row| match leg.option_type {
+                optics_compute::pricing::OptionType::Call => &row.call,
+                optics_compute::pricing::OptionType::Put => &row.put,
+            })
+        });
+        let iv = side
+            .and_then(|s| s.iv)
+            .filter(|v| v.is_finite() && *v > 0.0);
+        let Some(iv) = iv else {
+            return Err(ApiError::upstream(format!(
+                "legs[{index}].iv: not supplied, and the live chain of {ticker} has no IV for \
+                 the {} {} {}; send iv with the leg",
+                leg.expiration.map(|e| e.to_string()).unwrap_or_default(),
+                leg.strike,
+                option_type_label(leg)
+            )));
+        };
+        leg.iv = Some(iv);
+        from_chain[index] = true;
+    }
+    Ok(from_chain)
+}
+
+/// POST /analyze-strategy: the analysis record of caller-supplied legs.
+pub async fn analyze_strategy(
+    State(state): State<AppState>,
+    ApiJson(body): ApiJson<Value>,
+) -> Result<Json<Envelope<AnalysisRecord>>, ApiError> {
+    let request: AnalyzeRequest = body::parse(body)?;
+    let stock_price = request.stock_price;
+    let now = state.now();
+    let inputs = required(request.legs, "legs")?
+        .non_empty("legs")?
+        .into_iter()
+        .enumerate()
+        .map(|(index, leg)| analyze_leg(leg, index, now))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut legs = strategy::validate_legs(&inputs).map_err(strategy_error)?;
+    if let Some(price) = stock_price {
+        Market::spot(price, DEFAULT_RATE, 0.0)
+            .validate()
+            .map_err(strategy_error)?;
+    }
+    let ticker = body_ticker(&state, request.ticker.as_deref())?;
+    let chain = state.market_data()?.chain(&ticker);
+    let chain = chain.as_deref();
+    let chain_iv = fill_chain_ivs(&ticker, &mut legs, chain)?;
+    let first_expiration = legs.iter().filter_map(|l| l.expiration).min();
+    let market = match (chain, stock_price) {
+        (Some(chain), None) => chain_market(chain, first_expiration, now),
+        (Some(chain), Some(price)) => {
+            chain_market(chain, first_expiration, now).with_underlying_price(price)
+        }
+        (None, Some(price)) => Market::spot(price, DEFAULT_RATE, 0.0),
+        (None, None) => {
+            return Err(ApiError::upstream(format!(
+                "No live chain for {ticker} to take the price from; send stock_price"
+            )));
+        }
+    };
+    market
+        .validate()
+        .map_err(|_| ApiError::upstream(format!("The live price of {ticker} is not usable")))?;
+    let analysis = strategy::analyze(&legs, &market).map_err(strategy_error)?;
+    Ok(ok(analysis_record(
+        ticker.as_str(),
+        request.name.as_deref(),
+        &legs,
+        &chain_iv,
+        &market,
+        &analysis,
+    )))
+}
