@@ -19,7 +19,8 @@
 //! - [`List`]: an array of at most `MAX` entries, or a JSON string holding such an array
 //!   (`"legs": "[{…}]"`, what some form-based clients send). The count is checked before an
 //!   entry is read.
-//! - [`Dollars`]: a number of dollars (the values of `underlying_prices`).
+//! - [`Dollars`]: a number of dollars; [`Prices`], an object of at most `MAX` ticker → dollars
+//!   entries (`underlying_prices`), counted before an entry is read.
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -299,5 +300,43 @@ impl<'de, T: DeserializeOwned, const MAX: usize> Deserialize<'de> for List<T, MA
             text_allowed: true,
             entries: PhantomData,
         })
+    }
+}
+
+/// An object of at most `MAX` entries of key → [`Dollars`] (`underlying_prices`), in key
+/// order. Absent or `null` is an absent `Option<Prices<…>>`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Prices<const MAX: usize>(pub std::collections::BTreeMap<String, f64>);
+
+struct PricesVisitor<const MAX: usize>;
+
+impl<'de, const MAX: usize> Visitor<'de> for PricesVisitor<MAX> {
+    type Value = Prices<MAX>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object of ticker → price")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let hint = map.size_hint();
+        if hint.is_some_and(|n| n > MAX) {
+            return Err(too_many(hint, MAX));
+        }
+        let mut prices = std::collections::BTreeMap::new();
+        while let Some((key, Dollars(price))) = map.next_entry::<String, Dollars>()? {
+            if prices.len() == MAX {
+                return Err(too_many(None, MAX));
+            }
+            prices.insert(key, price);
+        }
+        Ok(Prices(prices))
+    }
+
+    reject!("an object of ticker → price"; bool str number seq);
+}
+
+impl<'de, const MAX: usize> Deserialize<'de> for Prices<MAX> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(PricesVisitor::<MAX>)
     }
 }
