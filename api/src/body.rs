@@ -226,7 +226,8 @@ impl<T, const MAX: usize> List<T, MAX> {
     }
 }
 
-/// The error of a list longer than `MAX`.
+/// The error of a list or object longer than `max`: `given` entries (a size the input
+/// declares, checked before any entry is read), or one more than `max` (counted as read).
 fn too_many<E: de::Error>(given: Option<usize>, max: usize) -> E {
     match given {
         Some(n) => E::custom(format_args!(
@@ -235,6 +236,23 @@ fn too_many<E: de::Error>(given: Option<usize>, max: usize) -> E {
         None => E::custom(format_args!(
             "more than {max} entries given; at most {max} are accepted"
         )),
+    }
+}
+
+/// The declared size `hint`, refused with [`too_many`] above `max`.
+fn within<E: de::Error>(hint: Option<usize>, max: usize) -> Result<usize, E> {
+    match hint {
+        Some(n) if n > max => Err(too_many(hint, max)),
+        _ => Ok(hint.unwrap_or(0)),
+    }
+}
+
+/// One more entry read where `held` are already held: refused with [`too_many`] at `max`.
+fn room_for<E: de::Error>(held: usize, max: usize) -> Result<(), E> {
+    if held >= max {
+        Err(too_many(None, max))
+    } else {
+        Ok(())
     }
 }
 
@@ -252,15 +270,10 @@ impl<'de, T: DeserializeOwned, const MAX: usize> Visitor<'de> for ListVisitor<T,
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        let hint = seq.size_hint();
-        if hint.is_some_and(|n| n > MAX) {
-            return Err(too_many(hint, MAX));
-        }
-        let mut entries = Vec::with_capacity(hint.unwrap_or(0).min(MAX));
+        let declared = within(seq.size_hint(), MAX)?;
+        let mut entries = Vec::with_capacity(declared);
         while let Some(entry) = seq.next_element::<T>()? {
-            if entries.len() == MAX {
-                return Err(too_many(None, MAX));
-            }
+            room_for(entries.len(), MAX)?;
             entries.push(entry);
         }
         Ok(List(entries))
@@ -318,15 +331,10 @@ impl<'de, const MAX: usize> Visitor<'de> for PricesVisitor<MAX> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let hint = map.size_hint();
-        if hint.is_some_and(|n| n > MAX) {
-            return Err(too_many(hint, MAX));
-        }
+        within(map.size_hint(), MAX)?;
         let mut prices = std::collections::BTreeMap::new();
         while let Some((key, Dollars(price))) = map.next_entry::<String, Dollars>()? {
-            if prices.len() == MAX {
-                return Err(too_many(None, MAX));
-            }
+            room_for(prices.len(), MAX)?;
             prices.insert(key, price);
         }
         Ok(Prices(prices))
