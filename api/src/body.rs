@@ -19,7 +19,8 @@
 //! - [`List`]: an array of at most `MAX` entries, or a JSON string holding such an array
 //!   (`"legs": "[{…}]"`, what some form-based clients send). The count is checked before an
 //!   entry is read.
-//! - [`Dollars`]: a number of dollars (the values of `underlying_prices`).
+//! - [`Dollars`]: a number of dollars; [`Prices`], an object of at most `MAX` ticker → dollars
+//!   entries (`underlying_prices`), counted before an entry is read.
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -225,7 +226,8 @@ impl<T, const MAX: usize> List<T, MAX> {
     }
 }
 
-/// The error of a list longer than `MAX`.
+/// The error of a list or object longer than `max`: `given` entries (a size the input
+/// declares, checked before any entry is read), or one more than `max` (counted as read).
 fn too_many<E: de::Error>(given: Option<usize>, max: usize) -> E {
     match given {
         Some(n) => E::custom(format_args!(
@@ -234,6 +236,23 @@ fn too_many<E: de::Error>(given: Option<usize>, max: usize) -> E {
         None => E::custom(format_args!(
             "more than {max} entries given; at most {max} are accepted"
         )),
+    }
+}
+
+/// The declared size `hint`, refused with [`too_many`] above `max`.
+fn within<E: de::Error>(hint: Option<usize>, max: usize) -> Result<usize, E> {
+    match hint {
+        Some(n) if n > max => Err(too_many(hint, max)),
+        _ => Ok(hint.unwrap_or(0)),
+    }
+}
+
+/// One more entry read where `held` are already held: refused with [`too_many`] at `max`.
+fn room_for<E: de::Error>(held: usize, max: usize) -> Result<(), E> {
+    if held >= max {
+        Err(too_many(None, max))
+    } else {
+        Ok(())
     }
 }
 
@@ -251,15 +270,10 @@ impl<'de, T: DeserializeOwned, const MAX: usize> Visitor<'de> for ListVisitor<T,
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        let hint = seq.size_hint();
-        if hint.is_some_and(|n| n > MAX) {
-            return Err(too_many(hint, MAX));
-        }
-        let mut entries = Vec::with_capacity(hint.unwrap_or(0).min(MAX));
+        let declared = within(seq.size_hint(), MAX)?;
+        let mut entries = Vec::with_capacity(declared);
         while let Some(entry) = seq.next_element::<T>()? {
-            if entries.len() == MAX {
-                return Err(too_many(None, MAX));
-            }
+            room_for(entries.len(), MAX)?;
             entries.push(entry);
         }
         Ok(List(entries))
@@ -299,5 +313,38 @@ impl<'de, T: DeserializeOwned, const MAX: usize> Deserialize<'de> for List<T, MA
             text_allowed: true,
             entries: PhantomData,
         })
+    }
+}
+
+/// An object of at most `MAX` entries of key → [`Dollars`] (`underlying_prices`), in key
+/// order. Absent or `null` is an absent `Option<Prices<…>>`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Prices<const MAX: usize>(pub std::collections::BTreeMap<String, f64>);
+
+struct PricesVisitor<const MAX: usize>;
+
+impl<'de, const MAX: usize> Visitor<'de> for PricesVisitor<MAX> {
+    type Value = Prices<MAX>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object of ticker → price")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        within(map.size_hint(), MAX)?;
+        let mut prices = std::collections::BTreeMap::new();
+        while let Some((key, Dollars(price))) = map.next_entry::<String, Dollars>()? {
+            room_for(prices.len(), MAX)?;
+            prices.insert(key, price);
+        }
+        Ok(Prices(prices))
+    }
+
+    reject!("an object of ticker → price"; bool str number seq);
+}
+
+impl<'de, const MAX: usize> Deserialize<'de> for Prices<MAX> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(PricesVisitor::<MAX>)
     }
 }

@@ -122,6 +122,20 @@ async fn list_bounds_are_checked_before_the_entries_are_read() {
         message("/scenario-analysis", &body).await,
         "scenarios: 101 entries given; at most 100 are accepted"
     );
+    let mut body = book_body();
+    let prices: serde_json::Map<String, Value> =
+        (0..1_001).map(|i| (format!("T{i}"), json!(1.0))).collect();
+    body["underlying_prices"] = Value::Object(prices);
+    assert_eq!(
+        message("/portfolio-greeks", &body).await,
+        "underlying_prices: 1001 entries given; at most 1000 are accepted"
+    );
+    let mut body = book_body();
+    body["underlying_prices"] = json!([610.0]);
+    assert_eq!(
+        message("/hedge-recommendations", &body).await,
+        "underlying_prices: must be an object of ticker → price, not an array"
+    );
     // In a JSON string too, counted as the string's array is read.
     let mut body = pop_body();
     body["legs"] = json!(json!(vec![body["legs"][0].clone(); 51]).to_string());

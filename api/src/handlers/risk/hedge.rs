@@ -13,7 +13,10 @@ use crate::handlers::strategy::market::{first_series_per_strike, open_expiration
 use crate::market::ChainView;
 use crate::state::AppState;
 
-use super::*;
+use super::{
+    DEFAULT_HEDGE_TICKER, PositionBody, PositionsBody, PricesBody, book_request, live_price,
+    positions, risk_error, underlying_prices,
+};
 
 book_request! {
     /// The body of `/hedge-recommendations`.

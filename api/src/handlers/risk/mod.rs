@@ -41,7 +41,7 @@ use optics_compute::time::years_to_expiry;
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use crate::body::{self, Dollars, List, required};
+use crate::body::{self, List, Prices, required};
 use crate::error::ApiError;
 use crate::openapi::IsoDate;
 use crate::state::AppState;
@@ -73,8 +73,9 @@ pub(crate) fn risk_error(error: RiskError) -> ApiError {
 /// The `positions` of a risk body: at most [`MAX_POSITIONS`], an array or a string holding one.
 pub type PositionsBody = Option<List<PositionBody, MAX_POSITIONS>>;
 
-/// The `underlying_prices` of a risk body: ticker → price, dollars.
-pub type PricesBody = Option<BTreeMap<String, Dollars>>;
+/// The `underlying_prices` of a risk body: ticker → price, dollars, at most
+/// [`MAX_POSITIONS`] entries (one per ticker of the largest book).
+pub type PricesBody = Option<Prices<MAX_POSITIONS>>;
 
 /// A risk endpoint's request type: `positions` and `underlying_prices`, then its own fields.
 macro_rules! book_request {
@@ -212,7 +213,7 @@ pub(crate) fn underlying_prices(
     positions: &[Position],
 ) -> Result<Vec<UnderlyingPrice>, ApiError> {
     let mut prices: BTreeMap<String, f64> = BTreeMap::new();
-    for (ticker, Dollars(price)) in supplied.unwrap_or_default() {
+    for (ticker, price) in supplied.unwrap_or_default().0 {
         prices.insert(ticker.trim().to_ascii_uppercase(), price);
     }
     for position in positions {

@@ -13,7 +13,7 @@ use crate::envelope::{ApiJson, Envelope, ok};
 use crate::error::ApiError;
 use crate::state::AppState;
 
-use super::*;
+use super::{PositionBody, PositionsBody, PricesBody, book, book_request, risk_error};
 
 /// `portfolio_summary` of `/portfolio-greeks`.
 #[derive(Debug, Clone, Serialize)]

@@ -5,7 +5,7 @@ use axum::extract::State;
 use optics_compute::risk::{
     self, MAX_SCENARIOS, STRESS_SCENARIOS, Scenario, ScenarioEstimate, StressScenario,
 };
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
 
@@ -14,7 +14,7 @@ use crate::envelope::{ApiJson, Envelope, ok};
 use crate::error::ApiError;
 use crate::state::AppState;
 
-use super::*;
+use super::{PositionBody, PositionsBody, PricesBody, book, book_request, risk_error};
 
 /// One scenario's estimate (`scenarios[]`).
 #[derive(Debug, Clone, Serialize)]

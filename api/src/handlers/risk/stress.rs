@@ -10,9 +10,11 @@ use crate::envelope::{ApiJson, Envelope, ok};
 use crate::error::ApiError;
 use crate::state::AppState;
 
-use super::*;
-
 use super::scenario::scenario_payload;
+
+use super::{
+    PositionBody, PositionsBody, PricesBody, ScenarioPayload, book, book_request, risk_error,
+};
 
 book_request! {
     /// The body of `/stress-tests`.

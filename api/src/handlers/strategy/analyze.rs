@@ -9,17 +9,16 @@ use serde_json::Value;
 use utoipa::ToSchema;
 
 use crate::body::{self, List, required};
-
 use crate::envelope::{ApiJson, Envelope, ok};
 use crate::error::ApiError;
 use crate::market::ChainView;
 use crate::state::AppState;
 use crate::ticker::Ticker;
 
-use super::fields::*;
-use super::market::*;
-use super::record::*;
-use super::*;
+use super::fields::{LegBody, body_ticker, strategy_error};
+use super::market::{chain_market, chain_row};
+use super::record::{analysis_record, option_type_label};
+use super::{AnalysisRecord, DEFAULT_RATE};
 
 /// The body of `/analyze-strategy`.
 #[derive(Debug, Clone, Default, Deserialize, ToSchema)]

@@ -7,15 +7,14 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::body::{self, required};
-
 use crate::envelope::{ApiJson, Envelope, ok};
 use crate::error::ApiError;
 use crate::state::AppState;
 
-use super::fields::*;
-use super::market::*;
-use super::record::*;
-use super::*;
+use super::fields::strategy_error;
+use super::market::{chain_market, days_param, live_chain, live_chain_request, pick_expiration};
+use super::record::{analysis_record, built_leg};
+use super::{AnalysisRecord, BuiltLeg, DEFAULT_TARGET_DELTA, DEFAULT_WIDTH};
 
 live_chain_request! {
     /// The body of `/build-strategy`.

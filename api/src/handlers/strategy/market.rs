@@ -11,8 +11,8 @@ use crate::market::ChainView;
 use crate::state::AppState;
 use crate::ticker::Ticker;
 
-use super::fields::*;
-use super::*;
+use super::fields::body_ticker;
+use super::{DEFAULT_DTE, DEFAULT_RATE, MAX_DAYS_TO_EXP};
 
 /// The market of a live chain at the chain's own price ([`ChainView::stock_price`]): the
 /// rate and carry yield of its rows at `expiration` (the chain's first row when no row has

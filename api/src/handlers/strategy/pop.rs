@@ -11,17 +11,16 @@ use serde_json::Value;
 use utoipa::ToSchema;
 
 use crate::body::{self, List, required};
-
 use crate::envelope::{ApiJson, Envelope, ok};
 use crate::error::ApiError;
 use crate::market::ChainView;
 use crate::state::AppState;
 use crate::ticker::Ticker;
 
-use super::fields::*;
-use super::market::*;
-use super::record::*;
-use super::*;
+use super::fields::{LegBody, strategy_error};
+use super::market::{chain_market, chain_rate_and_carry, open_expirations};
+use super::record::{leg_summary, model_label};
+use super::{DEFAULT_RATE, LegSummary, MAX_DAYS_TO_EXP};
 
 /// The body of `/pop`.
 #[derive(Debug, Clone, Default, Deserialize, ToSchema)]

@@ -8,7 +8,7 @@ use optics_compute::strategy::{
 use optics_compute::time::DAYS_PER_YEAR;
 use serde::Serialize;
 
-use super::*;
+use super::UNLIMITED;
 
 /// A dollar amount or ratio that may be unbounded: a number, or the string `"unlimited"`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]

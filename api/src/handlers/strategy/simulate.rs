@@ -13,17 +13,16 @@ use serde_json::Value;
 use utoipa::ToSchema;
 
 use crate::body::{self, List, required};
-use crate::openapi::IsoDate;
-
 use crate::envelope::{ApiJson, Envelope, ok};
 use crate::error::ApiError;
+use crate::openapi::IsoDate;
 use crate::params::ClampNotice;
 use crate::state::AppState;
 
-use super::fields::*;
-use super::market::*;
-use super::record::*;
-use super::*;
+use super::DEFAULT_RATE;
+use super::fields::strategy_error;
+use super::market::{chain_market, first_series_per_strike};
+use super::record::model_label;
 
 /// Strikes per side of `sim_price` re-priced from a fetched chain when `strikes_around` is
 /// absent.
