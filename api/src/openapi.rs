@@ -82,7 +82,12 @@ pub const BEARER_SCHEME: &str = "bearerAuth";
                        the full reference and /changelog for versions."
     ),
     servers((url = "/api/mcp/data", description = "Data endpoints")),
-    paths(platform::index, platform::openapi, platform::docs, platform::changelog),
+    paths(
+        platform::index::index,
+        platform::openapi::openapi,
+        platform::docs::docs,
+        platform::changelog::changelog
+    ),
     components(schemas(
         ErrorBody,
         Suggestion,
