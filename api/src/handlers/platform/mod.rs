@@ -29,7 +29,9 @@ pub const MONTHLY_EXPIRY_PLACEHOLDER: &str = "{monthly_expiry}";
 
 /// The payload of the index (the documents are served as they are, outside the envelope).
 pub fn data_schemas() -> Vec<crate::openapi::DataSchema> {
-    vec![crate::openapi::DataSchema::of::<IndexPayload>("index")]
+    vec![crate::openapi::DataSchema::of::<IndexPayload>(
+        Endpoint::Index,
+    )]
 }
 
 /// The platform routes by registry slug.
