@@ -27,7 +27,7 @@
 //!
 //! Derive `utoipa::ToSchema` on the payload and on every struct it nests (doc comments become
 //! the field descriptions; serde renames such as `"Call Bid"` are respected), then list it in
-//! the family's `data_schemas()` as `DataSchema::of::<Payload>("<slug>")`. Fields of types
+//! the family's `data_schemas()` as `DataSchema::of::<Payload>(Endpoint::<Variant>)`. Fields of types
 //! utoipa does not know take a stand-in: `#[schema(value_type = IsoDate)]` for `NaiveDate`,
 //! [`Timestamp`] for `DateTime<Utc>`, [`LocalTimestamp`] for the zone-less `NaiveDateTime`,
 //! the `*Code` types below for the stored enums (`SettlementCode` for `SettlementStyle`, …;
@@ -60,7 +60,7 @@ use crate::freshness::{DataFreshness, Freshness};
 use crate::handlers::{self, platform};
 use crate::params::ClampNotice;
 use crate::registry::{
-    DATA_PREFIX, EndpointSpec, Method, ParamKind, ParamLocation, ParamSpec, Registry,
+    DATA_PREFIX, Endpoint, EndpointSpec, Method, ParamKind, ParamLocation, ParamSpec, Registry,
 };
 use crate::ticker::Ticker;
 use crate::window::{Detail, Window};
@@ -82,7 +82,12 @@ pub const BEARER_SCHEME: &str = "bearerAuth";
                        the full reference and /changelog for versions."
     ),
     servers((url = "/api/mcp/data", description = "Data endpoints")),
-    paths(platform::index, platform::openapi, platform::docs, platform::changelog),
+    paths(
+        platform::index::index,
+        platform::openapi::openapi,
+        platform::docs::docs,
+        platform::changelog::changelog
+    ),
     components(schemas(
         ErrorBody,
         Suggestion,
@@ -290,9 +295,9 @@ pub struct DataSchema {
 
 impl DataSchema {
     /// Endpoint `slug` answers `T` under `data`.
-    pub fn of<T: ToSchema>(slug: &'static str) -> Self {
+    pub fn of<T: ToSchema>(endpoint: Endpoint) -> Self {
         Self {
-            slug,
+            slug: endpoint.slug(),
             name: T::name,
             alias: None,
             schema: T::schema,
@@ -302,10 +307,10 @@ impl DataSchema {
 
     /// Endpoint `slug` answers `T` under `data`, documented as component `name`: for the
     /// instances of a generic payload (`BatchPayload<GexPayload>`), which utoipa names alike.
-    pub fn named<T: ToSchema>(slug: &'static str, name: &'static str) -> Self {
+    pub fn named<T: ToSchema>(endpoint: Endpoint, name: &'static str) -> Self {
         Self {
             alias: Some(name),
-            ..Self::of::<T>(slug)
+            ..Self::of::<T>(endpoint)
         }
     }
 

@@ -83,9 +83,9 @@ pub fn router_with(
 
     let mut state = state;
     state.catalogue = Arc::new(Catalogue {
-        reference_markdown: handlers::platform::reference_markdown(&registry),
+        reference_markdown: handlers::platform::docs::reference_markdown(&registry),
         openapi_json: crate::openapi::document_json(&registry),
-        index_json: handlers::platform::index_json(&registry),
+        index_json: handlers::platform::index::index_json(&registry),
         registry,
     });
 

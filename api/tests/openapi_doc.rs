@@ -379,8 +379,8 @@ fn the_conflict_check_can_fail() {
         strike: String,
     }
     let schemas = [
-        DataSchema::of::<optics_api::handlers::chain::chain::ChainPayload>("chain"),
-        DataSchema::of::<Impostor>("stock"),
+        DataSchema::of::<optics_api::handlers::chain::chain::ChainPayload>(Endpoint::Chain),
+        DataSchema::of::<Impostor>(Endpoint::Stock),
     ];
     assert_eq!(schema_name_conflicts(&schemas), ["ChainRow"]);
 }

@@ -18,7 +18,7 @@
 //!    [`crate::AppState::freshness_of`] (the served data's session) and, for trimmed lists, the
 //!    [`crate::window`] block and `QueryParams::clamp_notices()` in the payload.
 //! 3. Derive `utoipa::ToSchema` on `T` and the structs it nests, and list it in the family's
-//!    `data_schemas()` as `DataSchema::of::<T>("<slug>")` (see [`crate::openapi`] for the
+//!    `data_schemas()` as `DataSchema::of::<T>(Endpoint::<Variant>)` (see [`crate::openapi`] for the
 //!    stand-ins of dates, timestamps and stored enums); add that function to
 //!    [`data_schemas`] once per family. The OpenAPI document then describes `data` with `T`
 //!    and the reference lists its fields. An endpoint without one is still documented, with
@@ -43,7 +43,7 @@ use crate::openapi::DataSchema;
 use crate::registry::Endpoint;
 use crate::state::AppState;
 
-/// The payload type of every endpoint whose family declares one, by registry slug: the
+/// The payload type of every endpoint whose family declares one, by endpoint: the
 /// `data` schema of its OpenAPI 200 response and the field list of its reference section.
 pub fn data_schemas() -> Vec<DataSchema> {
     let mut schemas = platform::data_schemas();

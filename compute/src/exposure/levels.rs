@@ -446,6 +446,30 @@ pub fn max_pain(open_interest: &[OpenInterestAtStrike], spot: f64) -> Option<Max
     })
 }
 
+/// Max pain's pull reads `STRONG` within this distance of spot, percent.
+pub const MAGNET_STRONG_WITHIN_PCT: f64 = 1.0;
+/// … and `MODERATE` within this one; `WEAK` beyond.
+pub const MAGNET_MODERATE_WITHIN_PCT: f64 = 3.0;
+
+/// How strongly max pain `distance_pct` percent from spot may pull the price (see
+/// [`magnet_rule`]).
+pub fn magnet_strength(distance_pct: f64) -> &'static str {
+    match distance_pct.abs() {
+        d if d <= MAGNET_STRONG_WITHIN_PCT => "STRONG",
+        d if d <= MAGNET_MODERATE_WITHIN_PCT => "MODERATE",
+        _ => "WEAK",
+    }
+}
+
+/// The rule [`magnet_strength`] applies, for the payload.
+pub fn magnet_rule() -> String {
+    format!(
+        "STRONG within {MAGNET_STRONG_WITHIN_PCT}% of spot, MODERATE within \
+         {MAGNET_MODERATE_WITHIN_PCT}%, WEAK beyond; a pull toward max pain into expiration is a \
+         tendency, not a forecast"
+    )
+}
+
 // ---------------------------------------------------------------------------------------------
 // Implications.
 

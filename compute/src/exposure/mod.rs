@@ -69,8 +69,9 @@ pub use flip::{FlipConfig, FlipDegeneracy, FlipLevel};
 pub use input::{ContractAnalytics, UnderlyingContext};
 pub use levels::{
     DirectionalBias, GammaLevels, GreekLevels, Implications, ImplicationsConfig, KeyLevels,
-    MaxPain, OpenInterestAtStrike, Positioning, PriceLevel, StrikeLevel, StrikePain,
-    VolatilityRegime, cumulative_crossing, cumulative_net, distance_pct, gex_ratio, max_pain,
+    MAGNET_MODERATE_WITHIN_PCT, MAGNET_STRONG_WITHIN_PCT, MaxPain, OpenInterestAtStrike,
+    Positioning, PriceLevel, StrikeLevel, StrikePain, VolatilityRegime, cumulative_crossing,
+    cumulative_net, distance_pct, gex_ratio, magnet_rule, magnet_strength, max_pain,
     running_sum_crossing,
 };
 pub use report::{

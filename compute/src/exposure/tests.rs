@@ -1219,3 +1219,18 @@ mod snapshot_rows {
         ));
     }
 }
+
+#[test]
+fn max_pain_magnet_reads_strong_moderate_weak_by_distance() {
+    use super::{magnet_rule, magnet_strength};
+    assert_eq!(magnet_strength(0.0), "STRONG");
+    assert_eq!(magnet_strength(-1.0), "STRONG");
+    assert_eq!(magnet_strength(1.5), "MODERATE");
+    assert_eq!(magnet_strength(-3.0), "MODERATE");
+    assert_eq!(magnet_strength(3.01), "WEAK");
+    assert_eq!(
+        magnet_rule(),
+        "STRONG within 1% of spot, MODERATE within 3%, WEAK beyond; a pull toward max pain into \
+         expiration is a tendency, not a forecast"
+    );
+}

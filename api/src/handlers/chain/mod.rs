@@ -50,7 +50,7 @@ use crate::error::ApiError;
 use crate::freshness::{DataFreshness, Freshness};
 use crate::market::ChainView;
 use crate::openapi::DataSchema;
-use crate::registry::DATA_PREFIX;
+use crate::registry::{DATA_PREFIX, Endpoint};
 use crate::ticker::Ticker;
 
 /// The unit every IV of this family is in.
@@ -61,12 +61,12 @@ type Answer<T> = Result<Json<Envelope<T>>, ApiError>;
 /// The payload type of each endpoint of the family, for the OpenAPI document and the reference.
 pub fn data_schemas() -> Vec<DataSchema> {
     vec![
-        DataSchema::of::<ExpirationsPayload>("expirations"),
-        DataSchema::of::<ChainPayload>("chain"),
-        DataSchema::of::<StockPayload>("stock"),
-        DataSchema::of::<SearchPayload>("search"),
-        DataSchema::of::<OptionByDeltaPayload>("options-by-delta"),
-        DataSchema::of::<ChainAtTimePayload>("chain-at-time"),
+        DataSchema::of::<ExpirationsPayload>(Endpoint::Expirations),
+        DataSchema::of::<ChainPayload>(Endpoint::Chain),
+        DataSchema::of::<StockPayload>(Endpoint::Stock),
+        DataSchema::of::<SearchPayload>(Endpoint::Search),
+        DataSchema::of::<OptionByDeltaPayload>(Endpoint::OptionsByDelta),
+        DataSchema::of::<ChainAtTimePayload>(Endpoint::ChainAtTime),
     ]
 }
 

@@ -3,7 +3,7 @@
 use axum::Json;
 use axum::extract::State;
 use chrono::{DateTime, NaiveDate, Utc};
-use optics_compute::exposure::max_pain;
+use optics_compute::exposure::{magnet_rule, magnet_strength, max_pain};
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -16,11 +16,6 @@ use crate::handlers::flow::listed_or_nearest;
 use crate::openapi::{IsoDate, Timestamp};
 use crate::params::QueryParams;
 use crate::state::AppState;
-
-/// Max pain is "strong" within this distance of spot, percent.
-const MAGNET_STRONG_WITHIN_PCT: f64 = 1.0;
-/// … and "moderate" within this one; "weak" beyond.
-const MAGNET_MODERATE_WITHIN_PCT: f64 = 3.0;
 
 /// One strike of `all_strikes[]`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, ToSchema)]
@@ -60,7 +55,7 @@ pub struct MaxPainPayload {
     /// `UP` when max pain is above spot, `DOWN` below, `AT_SPOT` on it.
     pub likely_direction: &'static str,
     /// The rule behind `magnet_strength`.
-    pub magnet_rule: &'static str,
+    pub magnet_rule: String,
     /// Σ call open interest of the expiration, contracts.
     pub total_call_oi: u64,
     /// Σ put open interest, contracts.
@@ -92,11 +87,6 @@ pub async fn max_pain_of(
             "No open interest on the {expiration} expiration of {ticker} to compute max pain"
         ))
     })?;
-    let magnet_strength = match pain.distance_pct.abs() {
-        d if d <= MAGNET_STRONG_WITHIN_PCT => "STRONG",
-        d if d <= MAGNET_MODERATE_WITHIN_PCT => "MODERATE",
-        _ => "WEAK",
-    };
     let likely_direction = match pain.distance_from_spot {
         d if d > 0.0 => "UP",
         d if d < 0.0 => "DOWN",
@@ -111,10 +101,9 @@ pub async fn max_pain_of(
         max_pain_value: pain.total_pain_usd,
         distance_from_spot: pain.distance_from_spot,
         distance_pct: pain.distance_pct,
-        magnet_strength,
+        magnet_strength: magnet_strength(pain.distance_pct),
         likely_direction,
-        magnet_rule: "STRONG within 1% of spot, MODERATE within 3%, WEAK beyond; a pull toward \
-                      max pain into expiration is a tendency, not a forecast",
+        magnet_rule: magnet_rule(),
         total_call_oi: open_interest.iter().map(|o| o.call).sum(),
         total_put_oi: open_interest.iter().map(|o| o.put).sum(),
         all_strikes: pain

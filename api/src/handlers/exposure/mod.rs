@@ -47,6 +47,7 @@ use crate::extract::no_chain;
 use crate::market::{ChainView, ExposureView};
 use crate::openapi::DataSchema;
 use crate::params::ClampNotice;
+use crate::registry::Endpoint;
 use crate::state::{AppState, MarketDataReader};
 use crate::ticker::Ticker;
 
@@ -56,16 +57,16 @@ const USD_PER_BILLION: f64 = 1e9;
 /// The payload type of each endpoint of the family, for the OpenAPI document and the reference.
 pub fn data_schemas() -> Vec<DataSchema> {
     vec![
-        DataSchema::of::<GexPayload>("gex"),
-        DataSchema::named::<BatchPayload<GexPayload>>("gex-batch", "GexBatchPayload"),
-        DataSchema::of::<GreeksExposurePayload>("greeks-exposure"),
-        DataSchema::of::<CharmPayload>("charm"),
-        DataSchema::of::<CrossIndexPayload>("cross-index-gex"),
-        DataSchema::of::<ZeroDtePayload>("zero-dte"),
-        DataSchema::of::<MaxPainPayload>("max-pain"),
-        DataSchema::of::<ExpectedMovePayload>("expected-move"),
+        DataSchema::of::<GexPayload>(Endpoint::Gex),
+        DataSchema::named::<BatchPayload<GexPayload>>(Endpoint::GexBatch, "GexBatchPayload"),
+        DataSchema::of::<GreeksExposurePayload>(Endpoint::GreeksExposure),
+        DataSchema::of::<CharmPayload>(Endpoint::Charm),
+        DataSchema::of::<CrossIndexPayload>(Endpoint::CrossIndexGex),
+        DataSchema::of::<ZeroDtePayload>(Endpoint::ZeroDte),
+        DataSchema::of::<MaxPainPayload>(Endpoint::MaxPain),
+        DataSchema::of::<ExpectedMovePayload>(Endpoint::ExpectedMove),
         DataSchema::named::<BatchPayload<ExpectedMovePayload>>(
-            "expected-move-batch",
+            Endpoint::ExpectedMoveBatch,
             "ExpectedMoveBatchPayload",
         ),
     ]

@@ -58,6 +58,7 @@ use crate::extract::no_chain;
 use crate::freshness::{DataFreshness, Freshness};
 use crate::market::{ChainView, FlowView};
 use crate::openapi::{DataSchema, IsoDate, LocalTimestamp};
+use crate::registry::Endpoint;
 use crate::state::AppState;
 use crate::ticker::Ticker;
 
@@ -72,9 +73,9 @@ pub const FLOW_LIVE_MAX_AGE: TimeDelta = TimeDelta::minutes(5);
 /// The payload type of each endpoint of the family, for the OpenAPI document and the reference.
 pub fn data_schemas() -> Vec<DataSchema> {
     vec![
-        DataSchema::of::<FlowPayload>("flow"),
-        DataSchema::of::<SmartMoneyPayload>("smart-money"),
-        DataSchema::of::<VolumeProfilePayload>("volume-profile"),
+        DataSchema::of::<FlowPayload>(Endpoint::Flow),
+        DataSchema::of::<SmartMoneyPayload>(Endpoint::SmartMoney),
+        DataSchema::of::<VolumeProfilePayload>(Endpoint::VolumeProfile),
     ]
 }
 

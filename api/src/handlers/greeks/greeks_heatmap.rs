@@ -27,6 +27,15 @@ pub const HEATMAP_EXPIRATIONS: usize = 12;
 /// Strikes in the grid lie within this fraction of the stock price on either side.
 pub const HEATMAP_STRIKE_RANGE: f64 = 0.15;
 
+/// How the grid is chosen, from the constants that choose it.
+fn grid_rule() -> String {
+    format!(
+        "the nearest {HEATMAP_EXPIRATIONS} open expirations; the strikes they list within {}% of \
+         stock_price",
+        (100.0 * HEATMAP_STRIKE_RANGE).round()
+    )
+}
+
 /// One matrix: rows are the `expirations`, columns the `strikes`; `null` where the strike is
 /// not listed for that expiration or the contract has no IV.
 pub type Matrix = Vec<Vec<Option<f64>>>;
@@ -139,7 +148,7 @@ pub struct HeatmapLevels {
 }
 
 /// How the grid was chosen from the chain.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct HeatmapGrid {
     /// Open expirations the chain lists.
     pub expirations_listed: usize,
@@ -150,7 +159,7 @@ pub struct HeatmapGrid {
     /// Columns of every matrix.
     pub strikes_shown: usize,
     /// The rule.
-    pub rule: &'static str,
+    pub rule: String,
 }
 
 /// The `/greeks-heatmap/{ticker}` payload.
@@ -392,8 +401,7 @@ pub(crate) fn heatmap_payload(
             expirations_shown: shown.len(),
             strikes_listed: listed_strikes.len(),
             strikes_shown: columns.len(),
-            rule: "the nearest 12 open expirations; the strikes they list within 15% of \
-                   stock_price",
+            rule: grid_rule(),
         },
         units: "per share for one contract: delta; gamma per $1; theta per calendar day; \
                 vega per vol point; rho per point of rate; vanna delta per vol point; charm \
@@ -404,4 +412,15 @@ pub(crate) fn heatmap_payload(
         as_of: chain.as_of,
         freshness,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_grid_rule_quotes_the_grid_constants() {
+        assert_eq!(
+            super::grid_rule(),
+            "the nearest 12 open expirations; the strikes they list within 15% of stock_price"
+        );
+    }
 }

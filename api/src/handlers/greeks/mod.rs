@@ -21,12 +21,13 @@ use self::third_order_greeks::ThirdOrderPayload;
 use crate::handlers::exposure::type_code;
 use crate::market::ChainView;
 use crate::openapi::DataSchema;
+use crate::registry::Endpoint;
 
 /// The payload type of each endpoint of the family, for the OpenAPI document and the reference.
 pub fn data_schemas() -> Vec<DataSchema> {
     vec![
-        DataSchema::of::<ThirdOrderPayload>("third-order-greeks"),
-        DataSchema::of::<HeatmapPayload>("greeks-heatmap"),
+        DataSchema::of::<ThirdOrderPayload>(Endpoint::ThirdOrderGreeks),
+        DataSchema::of::<HeatmapPayload>(Endpoint::GreeksHeatmap),
     ]
 }
 
