@@ -50,11 +50,12 @@ use crate::ticker::Ticker;
 /// The request-body types of the family, by registry slug ([`crate::openapi::body_schemas`]).
 pub fn body_schemas() -> Vec<crate::openapi::DataSchema> {
     use crate::openapi::DataSchema;
+    use crate::registry::Endpoint;
     vec![
-        DataSchema::of::<portfolio::PortfolioRequest>("portfolio-greeks"),
-        DataSchema::of::<scenario::ScenarioRequest>("scenario-analysis"),
-        DataSchema::of::<stress::StressRequest>("stress-tests"),
-        DataSchema::of::<hedge::HedgeRequest>("hedge-recommendations"),
+        DataSchema::of::<portfolio::PortfolioRequest>(Endpoint::PortfolioGreeks),
+        DataSchema::of::<scenario::ScenarioRequest>(Endpoint::ScenarioAnalysis),
+        DataSchema::of::<stress::StressRequest>(Endpoint::StressTests),
+        DataSchema::of::<hedge::HedgeRequest>(Endpoint::HedgeRecommendations),
     ]
 }
 

@@ -64,12 +64,13 @@ pub use simulate::{
 /// The request-body types of the family, by registry slug ([`crate::openapi::body_schemas`]).
 pub fn body_schemas() -> Vec<crate::openapi::DataSchema> {
     use crate::openapi::DataSchema;
+    use crate::registry::Endpoint;
     vec![
-        DataSchema::of::<pop::PopRequest>("pop"),
-        DataSchema::of::<analyze::AnalyzeRequest>("analyze-strategy"),
-        DataSchema::of::<simulate::SimulateRequest>("simulate-chain"),
-        DataSchema::of::<build::BuildRequest>("build-strategy"),
-        DataSchema::of::<optimize::OptimizeRequest>("optimize-strategy"),
+        DataSchema::of::<pop::PopRequest>(Endpoint::Pop),
+        DataSchema::of::<analyze::AnalyzeRequest>(Endpoint::AnalyzeStrategy),
+        DataSchema::of::<simulate::SimulateRequest>(Endpoint::SimulateChain),
+        DataSchema::of::<build::BuildRequest>(Endpoint::BuildStrategy),
+        DataSchema::of::<optimize::OptimizeRequest>(Endpoint::OptimizeStrategy),
     ]
 }
 
