@@ -11,7 +11,6 @@
 //! columns are ignored and a missing nullable column reads as nulls.
 
 use std::cmp::Ordering;
-use std::fmt;
 use std::sync::{Arc, LazyLock};
 
 use arrow_array::{ArrayRef, Date32Array, RecordBatch};
@@ -20,21 +19,22 @@ use chrono::{DateTime, NaiveDate, Utc};
 
 use crate::columns::flow_aggregates as col;
 use crate::enums::WireEnum;
+use crate::enums::wire_enum;
 use crate::error::SchemaError;
-use crate::exposure_snapshot::{SnapshotColumns, conform, snapshot_code_enum};
+use crate::snapshot::{SnapshotColumns, SnapshotDataset, conform};
 use crate::table::{
     date_to_days, dates, f64s, f64s_opt, field, opt, read_rows, snapshot_identity_columns,
     timestamp_type, timestamps, u64s, utf8,
 };
 
 /// The dataset's name (storage paths, events, error messages).
-pub const FLOW_AGGREGATES_DATASET: &str = crate::bus::snapshot_datasets::FLOW_AGGREGATES;
+pub const FLOW_AGGREGATES_DATASET: &str = SnapshotDataset::FlowAggregates.name();
 
 /// How far `premium_usd` may stray from `call_premium_usd + put_premium_usd`, relative: the
 /// three are sums of the same premiums in different orders, which round differently.
 pub const PREMIUM_SUM_TOLERANCE: f64 = 1e-9;
 
-snapshot_code_enum! {
+wire_enum! {
     /// What a row aggregates over. Declared in code order, the dataset's row order.
     FlowGroupingCode, "flow grouping" {
         /// `expiration`: every contract of one expiration.
@@ -199,7 +199,7 @@ impl FlowAggregateRow {
     /// reads its rows.
     pub fn from_batch(batch: &RecordBatch) -> Result<Vec<FlowAggregateRow>, SchemaError> {
         let batch = conform(
-            FLOW_AGGREGATES_DATASET,
+            SnapshotDataset::FlowAggregates,
             &flow_aggregates_schema(),
             col::ALL,
             batch,
@@ -238,7 +238,7 @@ fn write_batch<'r, R>(
 }
 
 fn read(batch: &RecordBatch, keep: bool) -> Result<Vec<FlowAggregateRow>, SchemaError> {
-    let c = SnapshotColumns::new(FLOW_AGGREGATES_DATASET, batch);
+    let c = SnapshotColumns::new(SnapshotDataset::FlowAggregates, batch);
     let underlying = c.str(col::UNDERLYING)?;
     let trade_date = c.date(col::TRADE_DATE)?;
     let as_of = c.timestamp(col::AS_OF)?;

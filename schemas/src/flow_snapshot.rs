@@ -8,7 +8,6 @@
 //! Batches are read by column name: unknown extra columns are ignored and a missing nullable
 //! column reads as nulls.
 
-use std::fmt;
 use std::sync::{Arc, LazyLock};
 
 use arrow_array::{ArrayRef, Float64Array, Int32Array, RecordBatch};
@@ -16,18 +15,19 @@ use arrow_schema::{DataType, Schema, SchemaRef};
 use chrono::{DateTime, NaiveDate, Utc};
 
 use crate::columns::flow as col;
+use crate::enums::wire_enum;
 use crate::enums::{OptionType, WireEnum};
 use crate::error::SchemaError;
-use crate::exposure_snapshot::{SnapshotColumns, conform, snapshot_code_enum};
+use crate::snapshot::{SnapshotColumns, SnapshotDataset, conform};
 use crate::table::{
     bools, calendar_dte, dates, f64s, f64s_opt, field, opt, read_rows, snapshot_identity_columns,
     timestamp_type, timestamps, u64s, utf8,
 };
 
 /// The dataset's name (storage paths, events, error messages).
-pub const FLOW_DATASET: &str = crate::bus::snapshot_datasets::FLOW;
+pub const FLOW_DATASET: &str = SnapshotDataset::Flow.name();
 
-snapshot_code_enum! {
+wire_enum! {
     /// In or out of the money against spot.
     MoneynessCode, "moneyness" {
         /// `ITM`.
@@ -266,7 +266,7 @@ impl FlowSnapshotRow {
 
     /// Validates a batch (columns by name, types, nulls, every value rule) and reads its rows.
     pub fn from_batch(batch: &RecordBatch) -> Result<Vec<FlowSnapshotRow>, SchemaError> {
-        let batch = conform(FLOW_DATASET, &flow_schema(), col::ALL, batch)?;
+        let batch = conform(SnapshotDataset::Flow, &flow_schema(), col::ALL, batch)?;
         read(&batch, true)
     }
 }
@@ -302,7 +302,7 @@ fn write_batch<'r, R>(
 }
 
 fn read(batch: &RecordBatch, keep: bool) -> Result<Vec<FlowSnapshotRow>, SchemaError> {
-    let c = SnapshotColumns::new(FLOW_DATASET, batch);
+    let c = SnapshotColumns::new(SnapshotDataset::Flow, batch);
     let underlying = c.str(col::UNDERLYING)?;
     let trade_date = c.date(col::TRADE_DATE)?;
     let as_of = c.timestamp(col::AS_OF)?;

@@ -75,6 +75,7 @@ pub mod memory;
 pub mod occ;
 mod option_quotes;
 mod reference;
+pub mod snapshot;
 mod strike;
 mod table;
 mod underlying;
@@ -110,6 +111,7 @@ pub use reference::{
     BorrowRate, Company, Dividend, EarningsEvent, EconomicEvent, borrow_rates_schema,
     companies_schema, dividends_schema, earnings_schema, economic_calendar_schema,
 };
+pub use snapshot::SnapshotDataset;
 pub use strike::StrikeKey;
 pub use table::{
     Dataset, Record, calendar_dte, date_to_days, days_to_date, text_runs, timestamp_type,

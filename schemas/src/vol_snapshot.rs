@@ -26,13 +26,13 @@ use crate::columns::vol_daily as col;
 use crate::columns::vol_term as t;
 use crate::enums::SettlementStyle;
 use crate::error::SchemaError;
-use crate::exposure_snapshot::{SnapshotColumns, conform};
+use crate::snapshot::{SnapshotColumns, SnapshotDataset, conform};
 use crate::table::{
     date_to_days, dates, f64s, f64s_opt, field, opt, timestamp_type, timestamps, utf8,
 };
 
 /// The dataset's name (storage paths, events, error messages).
-pub const VOL_DAILY_DATASET: &str = crate::bus::snapshot_datasets::VOL_DAILY;
+pub const VOL_DAILY_DATASET: &str = SnapshotDataset::VolDaily.name();
 
 /// One underlying's volatility statistics for one session. Units:
 /// [`crate::columns::vol_daily`]; `None` is a null (not computable from the data at hand).
@@ -337,13 +337,18 @@ impl VolDailyRow {
 
     /// Validates a batch (columns by name, types, nulls, every value rule) and reads its rows.
     pub fn from_batch(batch: &RecordBatch) -> Result<Vec<VolDailyRow>, SchemaError> {
-        let batch = conform(VOL_DAILY_DATASET, &vol_daily_schema(), col::ALL, batch)?;
+        let batch = conform(
+            SnapshotDataset::VolDaily,
+            &vol_daily_schema(),
+            col::ALL,
+            batch,
+        )?;
         read(&batch)
     }
 }
 
 fn read(batch: &RecordBatch) -> Result<Vec<VolDailyRow>, SchemaError> {
-    let c = SnapshotColumns::new(VOL_DAILY_DATASET, batch);
+    let c = SnapshotColumns::new(SnapshotDataset::VolDaily, batch);
     let underlying = c.str(col::UNDERLYING)?;
     let trade_date = c.date(col::TRADE_DATE)?;
     let as_of = c.timestamp(col::AS_OF)?;
@@ -473,7 +478,7 @@ fn check(c: &SnapshotColumns<'_>, s: &Stat, row: usize, v: f64) -> Result<f64, S
 }
 
 /// The `vol_term` dataset's name.
-pub const VOL_TERM_DATASET: &str = crate::bus::snapshot_datasets::VOL_TERM;
+pub const VOL_TERM_DATASET: &str = SnapshotDataset::VolTerm.name();
 
 /// One expiration of an underlying's at-the-money term structure at a session close. Units:
 /// [`crate::columns::vol_term`].
@@ -552,13 +557,13 @@ impl VolTermRow {
     /// Validates a batch (columns by name: a missing nullable column reads as nulls, an extra
     /// one is ignored) and reads its rows.
     pub fn from_batch(batch: &RecordBatch) -> Result<Vec<VolTermRow>, SchemaError> {
-        let batch = conform(VOL_TERM_DATASET, &vol_term_schema(), t::ALL, batch)?;
+        let batch = conform(SnapshotDataset::VolTerm, &vol_term_schema(), t::ALL, batch)?;
         read_term(&batch)
     }
 }
 
 fn read_term(batch: &RecordBatch) -> Result<Vec<VolTermRow>, SchemaError> {
-    let c = SnapshotColumns::new(VOL_TERM_DATASET, batch);
+    let c = SnapshotColumns::new(SnapshotDataset::VolTerm, batch);
     let underlying = c.str(t::UNDERLYING)?;
     let trade_date = c.date(t::TRADE_DATE)?;
     let as_of = c.timestamp(t::AS_OF)?;
