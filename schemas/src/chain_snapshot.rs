@@ -31,7 +31,7 @@ use crate::enums::wire_enum;
 use crate::enums::{OptionType, SettlementStyle, WireEnum};
 use crate::error::SchemaError;
 use crate::occ::OccSymbol;
-use crate::snapshot::{SnapshotColumns, SnapshotDataset, conform};
+use crate::snapshot::{SnapshotColumns, SnapshotDataset, snapshot_row, validate};
 use crate::table::{check_symbol, date_to_days, field, opt, timestamp_type};
 
 /// The dataset's name, as used in storage paths, snapshot events and error messages.
@@ -280,42 +280,13 @@ pub fn chain_schema() -> SchemaRef {
     Arc::clone(&SCHEMA)
 }
 
-impl ChainRow {
-    /// Validates the rows and builds a batch in the canonical schema.
-    pub fn to_batch(rows: &[ChainRow]) -> Result<RecordBatch, SchemaError> {
-        let batch = build_batch(rows)?;
-        check(&batch)?;
-        Ok(batch)
-    }
-
-    /// Builds a batch of rows the caller derived itself by the dataset's rules (the compute
-    /// worker's chain): every rule is checked in debug builds (tests) only, since the rules hold
-    /// by construction and every reader checks them again ([`ChainRow::from_batch`]). Rows from
-    /// outside (files, requests, other processes) go through [`ChainRow::to_batch`].
-    pub fn to_batch_trusted(rows: &[ChainRow]) -> Result<RecordBatch, SchemaError> {
-        let batch = build_batch(rows)?;
-        if cfg!(debug_assertions) {
-            check(&batch)?;
-        }
-        Ok(batch)
-    }
-
-    /// Validates a batch (the checks of [`validate_chain_batch`]) and reads its rows.
-    pub fn from_batch(batch: &RecordBatch) -> Result<Vec<ChainRow>, SchemaError> {
-        read(
-            &conform(SnapshotDataset::Chain, &chain_schema(), col::ALL, batch)?,
-            true,
-        )
-    }
-}
+snapshot_row!(ChainRow, Chain, col::ALL, chain_schema, build: build_batch, read: read);
 
 /// Checks a `chain` batch: columns found by name (unknown extra columns are dropped, missing
 /// nullable columns become nulls), types, nullability and every value rule. Returns the batch
 /// in the canonical schema.
 pub fn validate_chain_batch(batch: &RecordBatch) -> Result<RecordBatch, SchemaError> {
-    let batch = conform(SnapshotDataset::Chain, &chain_schema(), col::ALL, batch)?;
-    check(&batch)?;
-    Ok(batch)
+    validate::<ChainRow>(batch)
 }
 
 /// The batch of `rows` in the canonical schema, unchecked.
@@ -436,7 +407,7 @@ impl ChainArrays {
     pub fn into_batch_trusted(self) -> Result<RecordBatch, SchemaError> {
         let batch = self.into_batch()?;
         if cfg!(debug_assertions) {
-            check(&batch)?;
+            read(&batch, false)?;
         }
         Ok(batch)
     }
@@ -916,11 +887,6 @@ fn read(batch: &RecordBatch, keep: bool) -> Result<Vec<ChainRow>, SchemaError> {
         }
     }
     Ok(rows)
-}
-
-/// The rules of [`read`], without keeping the rows.
-fn check(batch: &RecordBatch) -> Result<(), SchemaError> {
-    read(batch, false).map(drop)
 }
 
 #[cfg(test)]

@@ -24,7 +24,7 @@ use crate::columns::exposures::{self as col, CALL, MEASURE_COUNT, MeasureColumns
 use crate::enums::WireEnum;
 use crate::enums::wire_enum;
 use crate::error::SchemaError;
-use crate::snapshot::{SnapshotColumns, SnapshotDataset, conform};
+use crate::snapshot::{SnapshotColumns, SnapshotDataset, snapshot_row};
 use crate::table::{
     bools, calendar_dte, date_to_days, dates, f64s, f64s_opt, field, opt, read_rows,
     snapshot_identity_columns, timestamp_type, timestamps, u64s, utf8, utf8_opt,
@@ -317,27 +317,10 @@ fn measure_arrays<R>(rows: &[R], side: impl Fn(&R) -> &ExposureMeasures) -> Vec<
         .collect()
 }
 
+snapshot_row!(ExposureRow, Exposures, col::ALL, exposures_schema, build: ExposureRow::build_batch, read: read_exposures);
+
 impl ExposureRow {
-    /// Validates the rows and builds a batch in the canonical schema.
-    pub fn to_batch(rows: &[ExposureRow]) -> Result<RecordBatch, SchemaError> {
-        let batch = Self::build_batch(rows)?;
-        read_exposures(&batch, false)?;
-        Ok(batch)
-    }
-
-    /// Builds a batch of rows the caller derived itself by the dataset's rules (the compute
-    /// worker's exposures): every rule is checked in debug builds (tests) only, since the rules
-    /// hold by construction and every reader checks them again ([`ExposureRow::from_batch`]).
-    /// Rows from outside go through [`ExposureRow::to_batch`].
-    pub fn to_batch_trusted(rows: &[ExposureRow]) -> Result<RecordBatch, SchemaError> {
-        let batch = Self::build_batch(rows)?;
-        if cfg!(debug_assertions) {
-            read_exposures(&batch, false)?;
-        }
-        Ok(batch)
-    }
-
-    fn build_batch(rows: &[ExposureRow]) -> Result<RecordBatch, SchemaError> {
+    fn build_batch(rows: &[Self]) -> Result<RecordBatch, SchemaError> {
         let mut columns = vec![
             utf8(rows.iter().map(|r| r.underlying.as_str())),
             dates(rows.iter().map(|r| r.trade_date)),
@@ -353,17 +336,6 @@ impl ExposureRow {
         columns.extend(measure_arrays(rows, |r| &r.put));
         columns.extend(measure_arrays(rows, |r| &r.net));
         Ok(RecordBatch::try_new(exposures_schema(), columns)?)
-    }
-
-    /// Validates a batch (columns by name, types, nulls, every value rule) and reads its rows.
-    pub fn from_batch(batch: &RecordBatch) -> Result<Vec<ExposureRow>, SchemaError> {
-        let batch = conform(
-            SnapshotDataset::Exposures,
-            &exposures_schema(),
-            col::ALL,
-            batch,
-        )?;
-        read_exposures(&batch, true)
     }
 }
 
@@ -478,28 +450,10 @@ impl ExposureBatchBuilder {
     }
 }
 
+snapshot_row!(ExposureSummaryRow, ExposureSummary, scol::ALL, exposure_summary_schema, build: ExposureSummaryRow::build_batch, read: read_summary);
+
 impl ExposureSummaryRow {
-    /// Validates the rows and builds a batch in the canonical schema.
-    pub fn to_batch(rows: &[ExposureSummaryRow]) -> Result<RecordBatch, SchemaError> {
-        let batch = Self::build_batch(rows)?;
-        read_summary(&batch, false)?;
-        Ok(batch)
-    }
-
-    /// Builds a batch of rows the caller derived itself by the dataset's rules (the compute
-    /// worker's summaries): every rule is checked in debug builds (tests) only, since the rules
-    /// hold by construction and every reader checks them again
-    /// ([`ExposureSummaryRow::from_batch`]). Rows from outside go through
-    /// [`ExposureSummaryRow::to_batch`].
-    pub fn to_batch_trusted(rows: &[ExposureSummaryRow]) -> Result<RecordBatch, SchemaError> {
-        let batch = Self::build_batch(rows)?;
-        if cfg!(debug_assertions) {
-            read_summary(&batch, false)?;
-        }
-        Ok(batch)
-    }
-
-    fn build_batch(rows: &[ExposureSummaryRow]) -> Result<RecordBatch, SchemaError> {
+    fn build_batch(rows: &[Self]) -> Result<RecordBatch, SchemaError> {
         let mut columns = vec![
             utf8(rows.iter().map(|r| r.underlying.as_str())),
             dates(rows.iter().map(|r| r.trade_date)),
@@ -531,17 +485,6 @@ impl ExposureSummaryRow {
         columns.push(utf8(rows.iter().map(|r| r.positioning.as_str())));
         columns.push(utf8(rows.iter().map(|r| r.directional_bias.as_str())));
         Ok(RecordBatch::try_new(exposure_summary_schema(), columns)?)
-    }
-
-    /// Validates a batch (columns by name, types, nulls, every value rule) and reads its rows.
-    pub fn from_batch(batch: &RecordBatch) -> Result<Vec<ExposureSummaryRow>, SchemaError> {
-        let batch = conform(
-            SnapshotDataset::ExposureSummary,
-            &exposure_summary_schema(),
-            scol::ALL,
-            batch,
-        )?;
-        read_summary(&batch, true)
     }
 }
 

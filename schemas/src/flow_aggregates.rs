@@ -21,7 +21,7 @@ use crate::columns::flow_aggregates as col;
 use crate::enums::WireEnum;
 use crate::enums::wire_enum;
 use crate::error::SchemaError;
-use crate::snapshot::{SnapshotColumns, SnapshotDataset, conform};
+use crate::snapshot::{SnapshotColumns, SnapshotDataset, snapshot_row};
 use crate::table::{
     date_to_days, dates, f64s, f64s_opt, field, opt, read_rows, snapshot_identity_columns,
     timestamp_type, timestamps, u64s, utf8,
@@ -147,27 +147,9 @@ pub fn flow_aggregates_schema() -> SchemaRef {
     Arc::clone(&SCHEMA)
 }
 
+snapshot_row!(FlowAggregateRow, FlowAggregates, col::ALL, flow_aggregates_schema, build: FlowAggregateRow::build_batch, read: read);
+
 impl FlowAggregateRow {
-    /// Validates the rows and builds a batch in the canonical schema.
-    pub fn to_batch(rows: &[FlowAggregateRow]) -> Result<RecordBatch, SchemaError> {
-        let batch = Self::build_batch(rows)?;
-        read(&batch, false)?;
-        Ok(batch)
-    }
-
-    /// Builds a batch of rows the caller derived itself by the dataset's rules (the compute
-    /// worker's aggregates): every rule is checked in debug builds (tests) only, since the
-    /// rules hold by construction and every reader checks them again
-    /// ([`FlowAggregateRow::from_batch`]). Rows from outside go through
-    /// [`FlowAggregateRow::to_batch`].
-    pub fn to_batch_trusted(rows: &[FlowAggregateRow]) -> Result<RecordBatch, SchemaError> {
-        let batch = Self::build_batch(rows)?;
-        if cfg!(debug_assertions) {
-            read(&batch, false)?;
-        }
-        Ok(batch)
-    }
-
     /// The batch of one underlying's groups, each a [`FlowAggregateRow`] of `underlying`,
     /// `trade_date` and `as_of` with that key and totals, written column by column without a
     /// row (or a copy of the symbol) per group: the compute worker's path. As
@@ -186,25 +168,13 @@ impl FlowAggregateRow {
         Ok(batch)
     }
 
-    fn build_batch(rows: &[FlowAggregateRow]) -> Result<RecordBatch, SchemaError> {
+    fn build_batch(rows: &[Self]) -> Result<RecordBatch, SchemaError> {
         let identity = [
             utf8(rows.iter().map(|r| r.underlying.as_str())),
             dates(rows.iter().map(|r| r.trade_date)),
             timestamps(rows.iter().map(|r| r.as_of)),
         ];
         write_batch(rows, identity, |r| (r.key, &r.totals))
-    }
-
-    /// Validates a batch (columns by name, types, nulls, every value rule, the row order) and
-    /// reads its rows.
-    pub fn from_batch(batch: &RecordBatch) -> Result<Vec<FlowAggregateRow>, SchemaError> {
-        let batch = conform(
-            SnapshotDataset::FlowAggregates,
-            &flow_aggregates_schema(),
-            col::ALL,
-            batch,
-        )?;
-        read(&batch, true)
     }
 }
 

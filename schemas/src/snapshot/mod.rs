@@ -429,3 +429,86 @@ impl<'a> SnapshotColumns<'a> {
         }
     }
 }
+
+/// What a snapshot dataset's batches are read and checked by (implemented by [`snapshot_row`],
+/// which also gives the row type its `to_batch`, `to_batch_trusted` and `from_batch`).
+pub(crate) trait SnapshotCodec: Sized {
+    const DATASET: SnapshotDataset;
+    /// The schema's column names, in schema order.
+    const COLUMNS: &'static [&'static str];
+    fn schema() -> SchemaRef;
+    /// Checks every value rule of a conformed batch and, when `keep`, reads its rows (without
+    /// `keep` nothing need be allocated per row).
+    fn read(batch: &RecordBatch, keep: bool) -> Result<Vec<Self>, SchemaError>;
+}
+
+/// `batch` conformed to `R`'s schema (see [`conform`]) with every value rule checked.
+pub(crate) fn validate<R: SnapshotCodec>(batch: &RecordBatch) -> Result<RecordBatch, SchemaError> {
+    let batch = conform(R::DATASET, &R::schema(), R::COLUMNS, batch)?;
+    R::read(&batch, false)?;
+    Ok(batch)
+}
+
+/// Makes `$row` a snapshot row: its [`SnapshotCodec`] and the public codec methods, the same for
+/// every dataset. `build` writes the rows' batch unchecked; `read(batch, keep)` checks every
+/// value rule of a conformed batch and, when `keep`, reads its rows.
+macro_rules! snapshot_row {
+    ($row:ty, $dataset:ident, $columns:expr, $schema:path, build: $build:path, read: $read:path) => {
+        impl $crate::snapshot::SnapshotCodec for $row {
+            const DATASET: $crate::snapshot::SnapshotDataset =
+                $crate::snapshot::SnapshotDataset::$dataset;
+            const COLUMNS: &'static [&'static str] = $columns;
+            fn schema() -> ::arrow_schema::SchemaRef {
+                $schema()
+            }
+            fn read(
+                batch: &::arrow_array::RecordBatch,
+                keep: bool,
+            ) -> Result<Vec<Self>, $crate::SchemaError> {
+                $read(batch, keep)
+            }
+        }
+
+        impl $row {
+            /// Validates the rows and builds a batch in the canonical schema.
+            pub fn to_batch(
+                rows: &[Self],
+            ) -> Result<::arrow_array::RecordBatch, $crate::SchemaError> {
+                let batch = $build(rows)?;
+                $read(&batch, false)?;
+                Ok(batch)
+            }
+
+            /// Builds a batch of rows the caller derived itself by the dataset's rules (the
+            /// compute worker's): every rule is checked in debug builds (tests) only, since the
+            /// rules hold by construction and every reader checks them again
+            /// ([`Self::from_batch`]). Rows from outside (files, requests, other processes) go
+            /// through [`Self::to_batch`].
+            pub fn to_batch_trusted(
+                rows: &[Self],
+            ) -> Result<::arrow_array::RecordBatch, $crate::SchemaError> {
+                let batch = $build(rows)?;
+                if cfg!(debug_assertions) {
+                    $read(&batch, false)?;
+                }
+                Ok(batch)
+            }
+
+            /// Validates a batch (columns by name: unknown extra columns are dropped, a missing
+            /// nullable column reads as nulls; types, nulls and every value rule) and reads its
+            /// rows.
+            pub fn from_batch(
+                batch: &::arrow_array::RecordBatch,
+            ) -> Result<Vec<Self>, $crate::SchemaError> {
+                let batch = $crate::snapshot::conform(
+                    $crate::snapshot::SnapshotDataset::$dataset,
+                    &$schema(),
+                    $columns,
+                    batch,
+                )?;
+                $read(&batch, true)
+            }
+        }
+    };
+}
+pub(crate) use snapshot_row;
