@@ -734,6 +734,7 @@ fn read_summary(batch: &RecordBatch, keep: bool) -> Result<Vec<ExposureSummaryRo
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::snapshot::test_support::invalid_column;
 
     #[test]
     fn schemas_follow_the_column_constants() {
@@ -838,13 +839,6 @@ mod tests {
             ..per_expiration.clone()
         };
         vec![aggregate, per_expiration]
-    }
-
-    fn invalid_column(err: SchemaError) -> &'static str {
-        match err {
-            SchemaError::InvalidSnapshot { column, .. } => column,
-            other => panic!("unexpected error {other}"),
-        }
     }
 
     #[test]

@@ -315,13 +315,7 @@ fn read(batch: &RecordBatch, keep: bool) -> Result<Vec<FlowAggregateRow>, Schema
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn schema_follows_the_column_constants() {
-        let schema = flow_aggregates_schema();
-        let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
-        assert_eq!(names, col::ALL);
-    }
+    use crate::snapshot::test_support::invalid_column;
 
     fn day(d: u32) -> NaiveDate {
         NaiveDate::from_ymd_opt(2026, 11, d).unwrap()
@@ -359,13 +353,6 @@ mod tests {
             row(FlowAggregateKey::Strike(230.0), 1_500, 0, 322_500.0, 0.0),
             row(FlowAggregateKey::Strike(235.0), 0, 20, 0.0, 50.0),
         ]
-    }
-
-    fn invalid_column(err: SchemaError) -> &'static str {
-        match err {
-            SchemaError::InvalidSnapshot { column, .. } => column,
-            other => panic!("unexpected error {other}"),
-        }
     }
 
     /// `rows` with one column replaced (its field takes the column's type), as a reader would

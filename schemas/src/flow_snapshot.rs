@@ -353,13 +353,7 @@ fn read(batch: &RecordBatch, keep: bool) -> Result<Vec<FlowSnapshotRow>, SchemaE
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn schema_follows_the_column_constants() {
-        let schema = flow_schema();
-        let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
-        assert_eq!(names, col::ALL);
-    }
+    use crate::snapshot::test_support::invalid_column;
 
     use arrow_schema::Field;
 
@@ -402,13 +396,6 @@ mod tests {
             ..row.clone()
         };
         vec![row, no_oi]
-    }
-
-    fn invalid_column(err: SchemaError) -> &'static str {
-        match err {
-            SchemaError::InvalidSnapshot { column, .. } => column,
-            other => panic!("unexpected error {other}"),
-        }
     }
 
     #[test]

@@ -829,15 +829,6 @@ mod tests {
     }
 
     #[test]
-    fn schemas_follow_the_column_constants() {
-        for d in Dataset::ALL {
-            let schema = d.schema();
-            let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
-            assert_eq!(names, d.columns(), "{d}");
-        }
-    }
-
-    #[test]
     fn symbols() {
         assert!(check_symbol("BRK.B").is_ok());
         assert!(check_symbol("").is_err());

@@ -587,6 +587,7 @@ fn read_term(batch: &RecordBatch, _keep: bool) -> Result<Vec<VolTermRow>, Schema
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::snapshot::test_support::invalid_column;
     use arrow_schema::Field;
 
     fn day(d: u32) -> NaiveDate {
@@ -646,13 +647,6 @@ mod tests {
             ..VolDailyRow::new("NEWCO", day(20), as_of, 12.5)
         };
         vec![full, sparse]
-    }
-
-    fn invalid_column(err: SchemaError) -> &'static str {
-        match err {
-            SchemaError::InvalidSnapshot { column, .. } => column,
-            other => panic!("unexpected error {other}"),
-        }
     }
 
     #[test]

@@ -79,6 +79,34 @@ impl SnapshotDataset {
     pub fn from_name(name: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|d| d.name() == name)
     }
+
+    /// The dataset's Arrow schema.
+    pub fn schema(self) -> SchemaRef {
+        match self {
+            Self::Chain => crate::chain_schema(),
+            Self::Exposures => crate::exposures_schema(),
+            Self::ExposureSummary => crate::exposure_summary_schema(),
+            Self::Flow => crate::flow_schema(),
+            Self::FlowAggregates => crate::flow_aggregates_schema(),
+            Self::VolDaily => crate::vol_daily_schema(),
+            Self::VolTerm => crate::vol_term_schema(),
+        }
+    }
+
+    /// The dataset's column names, in schema order (the `ALL` of its [`crate::columns`]
+    /// module).
+    pub fn columns(self) -> &'static [&'static str] {
+        use crate::columns as c;
+        match self {
+            Self::Chain => c::chain::ALL,
+            Self::Exposures => c::exposures::ALL,
+            Self::ExposureSummary => c::exposures::summary::ALL,
+            Self::Flow => c::flow::ALL,
+            Self::FlowAggregates => c::flow_aggregates::ALL,
+            Self::VolDaily => c::vol_daily::ALL,
+            Self::VolTerm => c::vol_term::ALL,
+        }
+    }
 }
 
 impl fmt::Display for SnapshotDataset {
@@ -512,3 +540,39 @@ macro_rules! snapshot_row {
     };
 }
 pub(crate) use snapshot_row;
+
+#[cfg(test)]
+pub(crate) mod test_support {
+    use crate::error::SchemaError;
+
+    /// The column a snapshot's validation error names.
+    pub(crate) fn invalid_column(err: SchemaError) -> &'static str {
+        match err {
+            SchemaError::InvalidSnapshot { column, .. } => column,
+            other => panic!("unexpected error {other}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schemas_follow_the_column_constants() {
+        let inbound = Dataset::ALL.map(|d| (d.to_string(), d.schema(), d.columns()));
+        let snapshots = SnapshotDataset::ALL.map(|d| (d.to_string(), d.schema(), d.columns()));
+        for (name, schema, columns) in inbound.into_iter().chain(snapshots) {
+            let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+            assert_eq!(names, columns, "{name}");
+        }
+    }
+
+    #[test]
+    fn snapshot_dataset_names_round_trip() {
+        for d in SnapshotDataset::ALL {
+            assert_eq!(SnapshotDataset::from_name(d.name()), Some(d));
+        }
+        assert_eq!(SnapshotDataset::from_name("option_quotes"), None);
+    }
+}
