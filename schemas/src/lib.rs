@@ -36,6 +36,17 @@
 //! read by column *name*: unknown extra columns are dropped, a missing nullable column reads as
 //! nulls, so producers and consumers can be upgraded independently.
 //!
+//! # Snapshots
+//!
+//! The datasets compute publishes ([`SnapshotDataset`]: `chain`, `exposures`,
+//! `exposure_summary`, `flow`, `flow_aggregates`, `vol_daily`, `vol_term`) have row types with
+//! the same `to_batch` / `to_batch_trusted` / `from_batch` and the same rules; their problems
+//! are [`SchemaError::InvalidSnapshot`] naming the dataset, column and row. Every dataset,
+//! inbound or snapshot, is read through the one codec of [`snapshot`]: one conforming by
+//! column name, one typed-column accessor, one place that picks the error variant. Strikes
+//! used as keys (grouping, maps, joins) are [`StrikeKey`]s: exact thousandths of a dollar, so
+//! adjusted strikes a fraction of a cent apart (33.375 and 33.37) stay distinct.
+//!
 //! # Bus messages
 //!
 //! A [`Message`] is either a [`DataBatch`] (one dataset's validated batch and its key, the

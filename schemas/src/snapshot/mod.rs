@@ -1,12 +1,13 @@
-//! The one codec every dataset's batches go through: [`conform`] (select a schema's columns by
-//! name), one typed-column accessor ([`Columns`]), the value rules of the snapshot datasets
-//! ([`SnapshotColumns`]) and the list of snapshot datasets ([`SnapshotDataset`]).
+//! The one codec every dataset's batches go through: `conform` (select a schema's columns by
+//! name), one typed-column accessor (`Columns`), the per-value rules of the snapshot datasets
+//! (`SnapshotColumns`), the codec methods every snapshot row type shares (`snapshot_row!`) and
+//! the list of snapshot datasets ([`SnapshotDataset`]).
 //!
 //! Inbound datasets ([`Dataset`]) and the snapshots compute publishes share the code but keep
 //! their error variants, since consumers and tests match on them: a column problem of an
 //! inbound batch is [`SchemaError::MissingColumn`], [`SchemaError::ColumnType`] or
 //! [`SchemaError::UnexpectedNull`]; of a snapshot, [`SchemaError::InvalidSnapshot`]. Which one
-//! is chosen in one place, [`Target::column_error`].
+//! is chosen in one place, `Target::column_error`.
 
 use std::fmt;
 use std::ops::Deref;
