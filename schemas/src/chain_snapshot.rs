@@ -13,77 +13,31 @@
 //! unknown extra columns are ignored and a missing nullable column reads as nulls, so a reader
 //! accepts snapshots written before a column was added.
 
-use std::fmt;
 use std::sync::{Arc, LazyLock};
 
 use arrow_array::builder::{
     Date32Builder, Float64Builder, Int32Builder, StringBuilder, TimestampMicrosecondBuilder,
     UInt32Builder, UInt64Builder,
 };
-use arrow_array::cast::AsArray;
-use arrow_array::types::{
-    Date32Type, Float64Type, Int32Type, TimestampMicrosecondType, UInt32Type, UInt64Type,
-};
 use arrow_array::{
-    Array, ArrayRef, Date32Array, Float64Array, Int32Array, RecordBatch, StringArray,
-    TimestampMicrosecondArray, UInt32Array, UInt64Array, new_null_array,
+    ArrayRef, Date32Array, Float64Array, RecordBatch, StringArray, TimestampMicrosecondArray,
+    UInt32Array, UInt64Array,
 };
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
-use chrono::{DateTime, Datelike, NaiveDate, Utc};
+use chrono::{DateTime, NaiveDate, Utc};
 
 use crate::columns::chain::{self as col, CALL, PUT, SideColumns};
+use crate::enums::wire_enum;
 use crate::enums::{OptionType, SettlementStyle, WireEnum};
 use crate::error::SchemaError;
 use crate::occ::OccSymbol;
-use crate::table::{
-    check_symbol, date_to_days, days_to_date, field, micros_to_timestamp, opt, timestamp_type,
-};
+use crate::snapshot::{SnapshotColumns, SnapshotDataset, snapshot_row, validate};
+use crate::table::{check_symbol, date_to_days, field, opt, timestamp_type};
 
 /// The dataset's name, as used in storage paths, snapshot events and error messages.
-pub const CHAIN_DATASET: &str = "chain";
+pub const CHAIN_DATASET: &str = SnapshotDataset::Chain.name();
 
-/// Small enums stored as code strings, like [`crate::enums`]'s.
-macro_rules! code_enum {
-    (
-        $(#[$meta:meta])*
-        $name:ident, $what:literal {
-            $( $(#[$vmeta:meta])* $variant:ident = $code:literal ),+ $(,)?
-        }
-    ) => {
-        $(#[$meta])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-        #[derive(serde::Serialize, serde::Deserialize)]
-        pub enum $name {
-            $( $(#[$vmeta])* #[serde(rename = $code)] $variant ),+
-        }
-
-        impl WireEnum for $name {
-            const WHAT: &'static str = $what;
-            const ALL: &'static [Self] = &[$(Self::$variant),+];
-            fn as_str(self) -> &'static str {
-                match self { $(Self::$variant => $code),+ }
-            }
-            fn from_code(code: &str) -> Option<Self> {
-                match code { $($code => Some(Self::$variant),)+ _ => None }
-            }
-        }
-
-        impl $name {
-            /// The code stored in Arrow and JSON.
-            pub fn as_str(self) -> &'static str {
-                <Self as WireEnum>::as_str(self)
-            }
-        }
-
-        impl fmt::Display for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(self.as_str())
-            }
-        }
-    };
-}
-
-code_enum! {
+wire_enum! {
     /// How an expiration's forward was obtained.
     ForwardSource, "forward source" {
         /// `parity`: implied from call and put mids near the money by put–call parity.
@@ -94,7 +48,7 @@ code_enum! {
     }
 }
 
-code_enum! {
+wire_enum! {
     /// The model a chain was priced with.
     PricingModelCode, "pricing model" {
         /// `bsm`: Black–Scholes–Merton on the spot with the implied carry yield (stocks, ETFs).
@@ -105,7 +59,7 @@ code_enum! {
     }
 }
 
-code_enum! {
+wire_enum! {
     /// Why a listed contract has no implied volatility (and so no Greeks).
     NoIvReason, "reason for no implied volatility" {
         /// `no_two_sided_quote`: no bid, or the ask is below the bid; there is no mid.
@@ -326,39 +280,13 @@ pub fn chain_schema() -> SchemaRef {
     Arc::clone(&SCHEMA)
 }
 
-impl ChainRow {
-    /// Validates the rows and builds a batch in the canonical schema.
-    pub fn to_batch(rows: &[ChainRow]) -> Result<RecordBatch, SchemaError> {
-        let batch = build_batch(rows)?;
-        check(&batch)?;
-        Ok(batch)
-    }
-
-    /// Builds a batch of rows the caller derived itself by the dataset's rules (the compute
-    /// worker's chain): every rule is checked in debug builds (tests) only, since the rules hold
-    /// by construction and every reader checks them again ([`ChainRow::from_batch`]). Rows from
-    /// outside (files, requests, other processes) go through [`ChainRow::to_batch`].
-    pub fn to_batch_trusted(rows: &[ChainRow]) -> Result<RecordBatch, SchemaError> {
-        let batch = build_batch(rows)?;
-        if cfg!(debug_assertions) {
-            check(&batch)?;
-        }
-        Ok(batch)
-    }
-
-    /// Validates a batch (the checks of [`validate_chain_batch`]) and reads its rows.
-    pub fn from_batch(batch: &RecordBatch) -> Result<Vec<ChainRow>, SchemaError> {
-        read(&conform(batch)?, true)
-    }
-}
+snapshot_row!(ChainRow, Chain, col::ALL, chain_schema, build: build_batch, read: read);
 
 /// Checks a `chain` batch: columns found by name (unknown extra columns are dropped, missing
 /// nullable columns become nulls), types, nullability and every value rule. Returns the batch
 /// in the canonical schema.
 pub fn validate_chain_batch(batch: &RecordBatch) -> Result<RecordBatch, SchemaError> {
-    let batch = conform(batch)?;
-    check(&batch)?;
-    Ok(batch)
+    validate::<ChainRow>(batch)
 }
 
 /// The batch of `rows` in the canonical schema, unchecked.
@@ -479,7 +407,7 @@ impl ChainArrays {
     pub fn into_batch_trusted(self) -> Result<RecordBatch, SchemaError> {
         let batch = self.into_batch()?;
         if cfg!(debug_assertions) {
-            check(&batch)?;
+            read(&batch, false)?;
         }
         Ok(batch)
     }
@@ -691,159 +619,6 @@ impl SideBuilders {
 // ---------------------------------------------------------------------------------------------
 // Conformance, validation and reading.
 
-fn invalid(column: &'static str, row: Option<usize>, reason: impl Into<String>) -> SchemaError {
-    SchemaError::InvalidSnapshot {
-        dataset: CHAIN_DATASET,
-        column,
-        row,
-        reason: reason.into(),
-    }
-}
-
-/// The schema's columns of `batch` by name, in schema order: extra columns are dropped, a
-/// missing nullable column becomes nulls; a missing required column, another type or a null in
-/// a non-nullable column is an error.
-fn conform(batch: &RecordBatch) -> Result<RecordBatch, SchemaError> {
-    let schema = chain_schema();
-    let mut columns = Vec::with_capacity(schema.fields().len());
-    for (field, &name) in schema.fields().iter().zip(col::ALL) {
-        match batch.column_by_name(name) {
-            Some(column) => {
-                if column.data_type() != field.data_type() {
-                    return Err(invalid(
-                        name,
-                        None,
-                        format!(
-                            "has type {}, expected {}",
-                            column.data_type(),
-                            field.data_type()
-                        ),
-                    ));
-                }
-                if !field.is_nullable() && column.null_count() > 0 {
-                    let row = (0..column.len()).find(|&i| column.is_null(i));
-                    return Err(invalid(name, row, "null in a column that is not nullable"));
-                }
-                columns.push(Arc::clone(column));
-            }
-            None if field.is_nullable() => {
-                columns.push(new_null_array(field.data_type(), batch.num_rows()));
-            }
-            None => return Err(invalid(name, None, "required column is missing")),
-        }
-    }
-    Ok(RecordBatch::try_new(schema, columns)?)
-}
-
-/// Typed access to the columns of a batch in the canonical schema.
-struct Columns<'a> {
-    batch: &'a RecordBatch,
-}
-
-macro_rules! typed_column {
-    ($method:ident, $array:ty, $cast:expr) => {
-        fn $method(&self, name: &'static str) -> Result<&'a $array, SchemaError> {
-            self.batch
-                .column_by_name(name)
-                .and_then($cast)
-                .ok_or_else(|| invalid(name, None, "missing or of another type"))
-        }
-    };
-}
-
-impl<'a> Columns<'a> {
-    typed_column!(f64, Float64Array, |c| c.as_primitive_opt::<Float64Type>());
-    typed_column!(i32, Int32Array, |c| c.as_primitive_opt::<Int32Type>());
-    typed_column!(u32, UInt32Array, |c| c.as_primitive_opt::<UInt32Type>());
-    typed_column!(u64, UInt64Array, |c| c.as_primitive_opt::<UInt64Type>());
-    typed_column!(date, Date32Array, |c| c.as_primitive_opt::<Date32Type>());
-    typed_column!(timestamp, TimestampMicrosecondArray, |c| {
-        c.as_primitive_opt::<TimestampMicrosecondType>()
-    });
-    typed_column!(str, StringArray, |c| c.as_string_opt::<i32>());
-}
-
-const MIN_YEAR: i32 = 1900;
-const MAX_YEAR: i32 = 2199;
-
-fn date_value(
-    column: &'static str,
-    array: &Date32Array,
-    row: usize,
-) -> Result<NaiveDate, SchemaError> {
-    days_to_date(array.value(row))
-        .filter(|d| (MIN_YEAR..=MAX_YEAR).contains(&d.year()))
-        .ok_or_else(|| {
-            invalid(
-                column,
-                Some(row),
-                format!("day {} is outside {MIN_YEAR}–{MAX_YEAR}", array.value(row)),
-            )
-        })
-}
-
-fn timestamp_value(
-    column: &'static str,
-    array: &TimestampMicrosecondArray,
-    row: usize,
-) -> Result<DateTime<Utc>, SchemaError> {
-    micros_to_timestamp(array.value(row))
-        .filter(|t| (MIN_YEAR..=MAX_YEAR).contains(&t.year()))
-        .ok_or_else(|| {
-            invalid(
-                column,
-                Some(row),
-                format!(
-                    "{} µs since the epoch is outside {MIN_YEAR}–{MAX_YEAR}",
-                    array.value(row)
-                ),
-            )
-        })
-}
-
-fn code_value<E: WireEnum>(
-    column: &'static str,
-    array: &StringArray,
-    row: usize,
-) -> Result<E, SchemaError> {
-    let code = array.value(row);
-    E::from_code(code).ok_or_else(|| {
-        let codes: Vec<&str> = E::ALL.iter().map(|e| e.as_str()).collect();
-        invalid(
-            column,
-            Some(row),
-            format!("unknown {} {code:?} (expected one of {codes:?})", E::WHAT),
-        )
-    })
-}
-
-/// A finite number satisfying `rule` (described by `what`).
-fn number(
-    column: &'static str,
-    row: usize,
-    value: f64,
-    what: &str,
-    rule: impl Fn(f64) -> bool,
-) -> Result<f64, SchemaError> {
-    if value.is_finite() && rule(value) {
-        Ok(value)
-    } else {
-        Err(invalid(column, Some(row), format!("{value} is not {what}")))
-    }
-}
-
-fn finite(column: &'static str, row: usize, value: f64) -> Result<f64, SchemaError> {
-    number(column, row, value, "a finite number", |_| true)
-}
-
-fn positive(column: &'static str, row: usize, value: f64) -> Result<f64, SchemaError> {
-    number(column, row, value, "a finite number > 0", |v| v > 0.0)
-}
-
-fn non_negative(column: &'static str, row: usize, value: f64) -> Result<f64, SchemaError> {
-    number(column, row, value, "a finite number ≥ 0", |v| v >= 0.0)
-}
-
 /// The columns of one side of a conformed batch.
 struct SideArrays<'a> {
     names: &'static SideColumns,
@@ -875,7 +650,7 @@ struct RowContext {
 
 impl<'a> SideArrays<'a> {
     fn new(
-        c: &Columns<'a>,
+        c: &SnapshotColumns<'a>,
         names: &'static SideColumns,
         option_type: OptionType,
     ) -> Result<Self, SchemaError> {
@@ -904,25 +679,35 @@ impl<'a> SideArrays<'a> {
     }
 
     /// Checks every rule of the side at `ctx.row` and, when `keep`, reads it.
-    fn read(&self, ctx: &RowContext, keep: bool) -> Result<Option<ChainSide>, SchemaError> {
+    fn read(
+        &self,
+        c: &SnapshotColumns<'a>,
+        ctx: &RowContext,
+        keep: bool,
+    ) -> Result<Option<ChainSide>, SchemaError> {
         let n = self.names;
         let row = ctx.row;
         let f64_opt = |column: &'static str,
                        array: &Float64Array,
-                       rule: fn(&'static str, usize, f64) -> Result<f64, SchemaError>|
+                       rule: fn(
+            &SnapshotColumns<'a>,
+            &'static str,
+            usize,
+            f64,
+        ) -> Result<f64, SchemaError>|
          -> Result<Option<f64>, SchemaError> {
-            opt(array, row, || rule(column, row, array.value(row))).transpose()
+            opt(array, row, || rule(c, column, row, array.value(row))).transpose()
         };
 
         let option_symbol = opt(self.option_symbol, row, || self.option_symbol.value(row));
         if let Some(symbol) = option_symbol {
-            self.check_symbol(symbol, ctx)?;
+            self.check_symbol(c, symbol, ctx)?;
         }
-        let bid = f64_opt(n.bid, self.bid, non_negative)?;
-        let ask = f64_opt(n.ask, self.ask, non_negative)?;
-        let mid = f64_opt(n.mid, self.mid, non_negative)?;
+        let bid = f64_opt(n.bid, self.bid, SnapshotColumns::non_negative)?;
+        let ask = f64_opt(n.ask, self.ask, SnapshotColumns::non_negative)?;
+        let mid = f64_opt(n.mid, self.mid, SnapshotColumns::non_negative)?;
         if mid.is_some() && !matches!((bid, ask), (Some(b), Some(a)) if b > 0.0 && a >= b) {
-            return Err(invalid(
+            return Err(c.invalid(
                 n.mid,
                 Some(row),
                 "a mid needs a two-sided quote (bid > 0 and ask ≥ bid)",
@@ -930,11 +715,11 @@ impl<'a> SideArrays<'a> {
         }
         let open_interest = opt(self.open_interest, row, || self.open_interest.value(row));
         let oi_date = opt(self.oi_date, row, || {
-            date_value(n.oi_date, self.oi_date, row)
+            c.date_value(n.oi_date, self.oi_date, row)
         })
         .transpose()?;
         if open_interest.is_some() != oi_date.is_some() {
-            return Err(invalid(
+            return Err(c.invalid(
                 n.oi_date,
                 Some(row),
                 "open interest and its date must be both present or both null",
@@ -943,7 +728,7 @@ impl<'a> SideArrays<'a> {
         if let Some(date) = oi_date
             && date > ctx.trade_date
         {
-            return Err(invalid(
+            return Err(c.invalid(
                 n.oi_date,
                 Some(row),
                 format!(
@@ -952,13 +737,13 @@ impl<'a> SideArrays<'a> {
                 ),
             ));
         }
-        let iv = f64_opt(n.iv, self.iv, positive)?;
+        let iv = f64_opt(n.iv, self.iv, SnapshotColumns::positive)?;
         let iv_status = opt(self.iv_status, row, || {
-            code_value::<NoIvReason>(n.iv_status, self.iv_status, row)
+            c.code::<NoIvReason>(n.iv_status, self.iv_status, row)
         })
         .transpose()?;
         if iv.is_some() && iv_status.is_some() {
-            return Err(invalid(
+            return Err(c.invalid(
                 n.iv_status,
                 Some(row),
                 "a solved IV has no reason for missing",
@@ -967,14 +752,14 @@ impl<'a> SideArrays<'a> {
         let names = ChainGreeks::column_names(n);
         let mut greeks = [None; ChainGreeks::COUNT];
         for ((value, array), name) in greeks.iter_mut().zip(&self.greeks).zip(names) {
-            *value = f64_opt(name, array, finite)?;
+            *value = f64_opt(name, array, SnapshotColumns::finite)?;
         }
         let quote_time = opt(self.quote_time, row, || {
-            timestamp_value(n.quote_time, self.quote_time, row)
+            c.timestamp_value(n.quote_time, self.quote_time, row)
         })
         .transpose()?;
-        let last = f64_opt(n.last, self.last, non_negative)?;
-        let extrinsic = f64_opt(n.extrinsic, self.extrinsic, non_negative)?;
+        let last = f64_opt(n.last, self.last, SnapshotColumns::non_negative)?;
+        let extrinsic = f64_opt(n.extrinsic, self.extrinsic, SnapshotColumns::non_negative)?;
         Ok(keep.then(|| ChainSide {
             option_symbol: option_symbol.map(str::to_owned),
             quote_time,
@@ -995,12 +780,17 @@ impl<'a> SideArrays<'a> {
     }
 
     /// The OCC symbol parses and names this side's type, the row's expiration and strike.
-    fn check_symbol(&self, symbol: &str, ctx: &RowContext) -> Result<(), SchemaError> {
+    fn check_symbol(
+        &self,
+        c: &SnapshotColumns<'_>,
+        symbol: &str,
+        ctx: &RowContext,
+    ) -> Result<(), SchemaError> {
         let column = self.names.option_symbol;
-        let occ =
-            OccSymbol::parse(symbol).map_err(|e| invalid(column, Some(ctx.row), e.to_string()))?;
+        let occ = OccSymbol::parse(symbol)
+            .map_err(|e| c.invalid(column, Some(ctx.row), e.to_string()))?;
         let disagrees = |what: &str| {
-            invalid(
+            c.invalid(
                 column,
                 Some(ctx.row),
                 format!("{symbol} disagrees with the row's {what}"),
@@ -1022,7 +812,7 @@ impl<'a> SideArrays<'a> {
 /// Checks every value rule of a conformed batch and, when `keep`, reads its rows (without
 /// `keep` nothing is allocated per row: the check of [`ChainRow::to_batch`]).
 fn read(batch: &RecordBatch, keep: bool) -> Result<Vec<ChainRow>, SchemaError> {
-    let c = Columns { batch };
+    let c = SnapshotColumns::new(SnapshotDataset::Chain, batch);
     let underlying = c.str(col::UNDERLYING)?;
     let trade_date = c.date(col::TRADE_DATE)?;
     let as_of = c.timestamp(col::AS_OF)?;
@@ -1044,36 +834,36 @@ fn read(batch: &RecordBatch, keep: bool) -> Result<Vec<ChainRow>, SchemaError> {
     let mut rows = Vec::with_capacity(if keep { batch.num_rows() } else { 0 });
     for row in 0..batch.num_rows() {
         let symbol = underlying.value(row);
-        check_symbol(symbol).map_err(|reason| invalid(col::UNDERLYING, Some(row), reason))?;
-        let trade_date = date_value(col::TRADE_DATE, trade_date, row)?;
-        let expiration = date_value(col::EXPIRATION, expiration, row)?;
+        check_symbol(symbol).map_err(|reason| c.invalid(col::UNDERLYING, Some(row), reason))?;
+        let trade_date = c.date_value(col::TRADE_DATE, trade_date, row)?;
+        let expiration = c.date_value(col::EXPIRATION, expiration, row)?;
         let dte = dte.value(row);
         let days = expiration.signed_duration_since(trade_date).num_days();
         if i64::from(dte) != days {
-            return Err(invalid(
+            return Err(c.invalid(
                 col::DTE,
                 Some(row),
                 format!("{dte} is not the {days} days from the trade date to the expiration"),
             ));
         }
-        let strike = positive(col::STRIKE, row, strike.value(row))?;
-        let as_of = timestamp_value(col::AS_OF, as_of, row)?;
-        let settlement = code_value(col::SETTLEMENT, settlement, row)?;
-        let years_to_expiry = finite(col::YEARS_TO_EXPIRY, row, years_to_expiry.value(row))?;
-        let spot = positive(col::SPOT, row, spot.value(row))?;
-        let forward = positive(col::FORWARD, row, forward.value(row))?;
-        let forward_source = code_value(col::FORWARD_SOURCE, forward_source, row)?;
-        let rate = finite(col::RATE, row, rate.value(row))?;
-        let carry_yield = finite(col::CARRY_YIELD, row, carry_yield.value(row))?;
-        let model = code_value(col::MODEL, model, row)?;
+        let strike = c.positive(col::STRIKE, row, strike.value(row))?;
+        let as_of = c.timestamp_value(col::AS_OF, as_of, row)?;
+        let settlement = c.code(col::SETTLEMENT, settlement, row)?;
+        let years_to_expiry = c.finite(col::YEARS_TO_EXPIRY, row, years_to_expiry.value(row))?;
+        let spot = c.positive(col::SPOT, row, spot.value(row))?;
+        let forward = c.positive(col::FORWARD, row, forward.value(row))?;
+        let forward_source = c.code(col::FORWARD_SOURCE, forward_source, row)?;
+        let rate = c.finite(col::RATE, row, rate.value(row))?;
+        let carry_yield = c.finite(col::CARRY_YIELD, row, carry_yield.value(row))?;
+        let model = c.code(col::MODEL, model, row)?;
         let ctx = RowContext {
             row,
             trade_date,
             expiration,
             strike,
         };
-        let call = call.read(&ctx, keep)?;
-        let put = put.read(&ctx, keep)?;
+        let call = call.read(&c, &ctx, keep)?;
+        let put = put.read(&c, &ctx, keep)?;
         if let (Some(call), Some(put)) = (call, put) {
             rows.push(ChainRow {
                 underlying: symbol.to_owned(),
@@ -1097,11 +887,6 @@ fn read(batch: &RecordBatch, keep: bool) -> Result<Vec<ChainRow>, SchemaError> {
         }
     }
     Ok(rows)
-}
-
-/// The rules of [`read`], without keeping the rows.
-fn check(batch: &RecordBatch) -> Result<(), SchemaError> {
-    read(batch, false).map(drop)
 }
 
 #[cfg(test)]

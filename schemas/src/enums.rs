@@ -2,11 +2,6 @@
 //! (the string in the table below), so Parquet dictionary-encodes it and a DataFusion query can
 //! say `WHERE option_type = 'C'`. The same codes are the serde representation.
 
-use std::fmt;
-use std::str::FromStr;
-
-use crate::error::SchemaError;
-
 /// Implemented by every enum stored as a code string.
 pub trait WireEnum: Copy + Sized + 'static {
     /// What the enum is, for error messages ("option type").
@@ -51,16 +46,16 @@ macro_rules! wire_enum {
             }
         }
 
-        impl fmt::Display for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        impl ::std::fmt::Display for $name {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
                 f.write_str(self.as_str())
             }
         }
 
-        impl FromStr for $name {
-            type Err = SchemaError;
-            fn from_str(code: &str) -> Result<Self, SchemaError> {
-                <Self as WireEnum>::from_code(code).ok_or_else(|| SchemaError::UnknownEnumValue {
+        impl ::std::str::FromStr for $name {
+            type Err = $crate::SchemaError;
+            fn from_str(code: &str) -> Result<Self, $crate::SchemaError> {
+                <Self as WireEnum>::from_code(code).ok_or_else(|| $crate::SchemaError::UnknownEnumValue {
                     what: $what,
                     value: code.to_owned(),
                 })
@@ -68,6 +63,9 @@ macro_rules! wire_enum {
         }
     };
 }
+
+/// Every code enum of the crate (inbound and snapshot datasets) is declared with this macro.
+pub(crate) use wire_enum;
 
 wire_enum! {
     /// Call or put; the codes are the letters of the OCC symbol.
@@ -173,7 +171,7 @@ impl DividendFrequency {
 mod tests {
     use super::*;
 
-    fn round_trips<E: WireEnum + PartialEq + fmt::Debug>() {
+    fn round_trips<E: WireEnum + PartialEq + std::fmt::Debug>() {
         for &variant in E::ALL {
             assert_eq!(E::from_code(variant.as_str()), Some(variant));
         }

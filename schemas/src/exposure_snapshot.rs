@@ -11,78 +11,31 @@
 //! [`SchemaError::InvalidSnapshot`] naming the column and row. Batches are read by column
 //! name: unknown extra columns are ignored and a missing nullable column reads as nulls.
 
-use std::fmt;
 use std::sync::{Arc, LazyLock};
 
-use arrow_array::cast::AsArray;
-use arrow_array::types::{
-    Date32Type, Float64Type, Int32Type, TimestampMicrosecondType, UInt64Type,
-};
 use arrow_array::{
-    Array, ArrayRef, BooleanArray, Date32Array, Float64Array, Int32Array, RecordBatch, StringArray,
-    TimestampMicrosecondArray, UInt64Array, new_null_array,
+    Array, ArrayRef, Date32Array, Float64Array, Int32Array, RecordBatch, UInt64Array,
 };
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
-use chrono::{DateTime, Datelike, NaiveDate, Utc};
+use chrono::{DateTime, NaiveDate, Utc};
 
 use crate::columns::exposures::summary as scol;
 use crate::columns::exposures::{self as col, CALL, MEASURE_COUNT, MeasureColumns, NET, PUT};
 use crate::enums::WireEnum;
+use crate::enums::wire_enum;
 use crate::error::SchemaError;
+use crate::snapshot::{SnapshotColumns, SnapshotDataset, snapshot_row};
 use crate::table::{
-    bools, calendar_dte, check_symbol, date_to_days, dates, days_to_date, f64s, f64s_opt, field,
-    micros_to_timestamp, opt, read_rows, snapshot_identity_columns, timestamp_type, timestamps,
-    u64s, utf8, utf8_opt,
+    bools, calendar_dte, date_to_days, dates, f64s, f64s_opt, field, opt, read_rows,
+    snapshot_identity_columns, timestamp_type, timestamps, u64s, utf8, utf8_opt,
 };
 
 /// The strike-grain dataset's name (storage paths, events, error messages).
-pub const EXPOSURES_DATASET: &str = crate::bus::snapshot_datasets::EXPOSURES;
+pub const EXPOSURES_DATASET: &str = SnapshotDataset::Exposures.name();
 /// The summary dataset's name.
-pub const EXPOSURE_SUMMARY_DATASET: &str = crate::bus::snapshot_datasets::EXPOSURE_SUMMARY;
+pub const EXPOSURE_SUMMARY_DATASET: &str = SnapshotDataset::ExposureSummary.name();
 
-/// Small enums stored as code strings, like [`crate::enums`]'s.
-macro_rules! snapshot_code_enum {
-    (
-        $(#[$meta:meta])*
-        $name:ident, $what:literal {
-            $( $(#[$vmeta:meta])* $variant:ident = $code:literal ),+ $(,)?
-        }
-    ) => {
-        $(#[$meta])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-        #[derive(serde::Serialize, serde::Deserialize)]
-        pub enum $name {
-            $( $(#[$vmeta])* #[serde(rename = $code)] $variant ),+
-        }
-
-        impl WireEnum for $name {
-            const WHAT: &'static str = $what;
-            const ALL: &'static [Self] = &[$(Self::$variant),+];
-            fn as_str(self) -> &'static str {
-                match self { $(Self::$variant => $code),+ }
-            }
-            fn from_code(code: &str) -> Option<Self> {
-                match code { $($code => Some(Self::$variant),)+ _ => None }
-            }
-        }
-
-        impl $name {
-            /// The code stored in Arrow and JSON.
-            pub fn as_str(self) -> &'static str {
-                <Self as WireEnum>::as_str(self)
-            }
-        }
-
-        impl fmt::Display for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(self.as_str())
-            }
-        }
-    };
-}
-pub(crate) use snapshot_code_enum;
-
-snapshot_code_enum! {
+wire_enum! {
     /// Why there is no flip level.
     FlipDegeneracyCode, "flip degeneracy" {
         /// `no_exposure`: no contract with an IV and open interest.
@@ -94,7 +47,7 @@ snapshot_code_enum! {
     }
 }
 
-snapshot_code_enum! {
+wire_enum! {
     /// What dealer hedging does to moves (sign of net GEX).
     VolatilityRegimeCode, "volatility regime" {
         /// `SUPPRESSED`: net GEX > 0.
@@ -106,7 +59,7 @@ snapshot_code_enum! {
     }
 }
 
-snapshot_code_enum! {
+wire_enum! {
     /// Which side's gamma dominates (from `gex_ratio`).
     PositioningCode, "positioning" {
         /// `CALL_DOMINATED`.
@@ -118,7 +71,7 @@ snapshot_code_enum! {
     }
 }
 
-snapshot_code_enum! {
+wire_enum! {
     /// The direction hedging flows lean.
     DirectionalBiasCode, "directional bias" {
         /// `BULLISH`.
@@ -364,27 +317,10 @@ fn measure_arrays<R>(rows: &[R], side: impl Fn(&R) -> &ExposureMeasures) -> Vec<
         .collect()
 }
 
+snapshot_row!(ExposureRow, Exposures, col::ALL, exposures_schema, build: ExposureRow::build_batch, read: read_exposures);
+
 impl ExposureRow {
-    /// Validates the rows and builds a batch in the canonical schema.
-    pub fn to_batch(rows: &[ExposureRow]) -> Result<RecordBatch, SchemaError> {
-        let batch = Self::build_batch(rows)?;
-        read_exposures(&batch, false)?;
-        Ok(batch)
-    }
-
-    /// Builds a batch of rows the caller derived itself by the dataset's rules (the compute
-    /// worker's exposures): every rule is checked in debug builds (tests) only, since the rules
-    /// hold by construction and every reader checks them again ([`ExposureRow::from_batch`]).
-    /// Rows from outside go through [`ExposureRow::to_batch`].
-    pub fn to_batch_trusted(rows: &[ExposureRow]) -> Result<RecordBatch, SchemaError> {
-        let batch = Self::build_batch(rows)?;
-        if cfg!(debug_assertions) {
-            read_exposures(&batch, false)?;
-        }
-        Ok(batch)
-    }
-
-    fn build_batch(rows: &[ExposureRow]) -> Result<RecordBatch, SchemaError> {
+    fn build_batch(rows: &[Self]) -> Result<RecordBatch, SchemaError> {
         let mut columns = vec![
             utf8(rows.iter().map(|r| r.underlying.as_str())),
             dates(rows.iter().map(|r| r.trade_date)),
@@ -400,12 +336,6 @@ impl ExposureRow {
         columns.extend(measure_arrays(rows, |r| &r.put));
         columns.extend(measure_arrays(rows, |r| &r.net));
         Ok(RecordBatch::try_new(exposures_schema(), columns)?)
-    }
-
-    /// Validates a batch (columns by name, types, nulls, every value rule) and reads its rows.
-    pub fn from_batch(batch: &RecordBatch) -> Result<Vec<ExposureRow>, SchemaError> {
-        let batch = conform(EXPOSURES_DATASET, &exposures_schema(), col::ALL, batch)?;
-        read_exposures(&batch, true)
     }
 }
 
@@ -520,28 +450,10 @@ impl ExposureBatchBuilder {
     }
 }
 
+snapshot_row!(ExposureSummaryRow, ExposureSummary, scol::ALL, exposure_summary_schema, build: ExposureSummaryRow::build_batch, read: read_summary);
+
 impl ExposureSummaryRow {
-    /// Validates the rows and builds a batch in the canonical schema.
-    pub fn to_batch(rows: &[ExposureSummaryRow]) -> Result<RecordBatch, SchemaError> {
-        let batch = Self::build_batch(rows)?;
-        read_summary(&batch, false)?;
-        Ok(batch)
-    }
-
-    /// Builds a batch of rows the caller derived itself by the dataset's rules (the compute
-    /// worker's summaries): every rule is checked in debug builds (tests) only, since the rules
-    /// hold by construction and every reader checks them again
-    /// ([`ExposureSummaryRow::from_batch`]). Rows from outside go through
-    /// [`ExposureSummaryRow::to_batch`].
-    pub fn to_batch_trusted(rows: &[ExposureSummaryRow]) -> Result<RecordBatch, SchemaError> {
-        let batch = Self::build_batch(rows)?;
-        if cfg!(debug_assertions) {
-            read_summary(&batch, false)?;
-        }
-        Ok(batch)
-    }
-
-    fn build_batch(rows: &[ExposureSummaryRow]) -> Result<RecordBatch, SchemaError> {
+    fn build_batch(rows: &[Self]) -> Result<RecordBatch, SchemaError> {
         let mut columns = vec![
             utf8(rows.iter().map(|r| r.underlying.as_str())),
             dates(rows.iter().map(|r| r.trade_date)),
@@ -573,17 +485,6 @@ impl ExposureSummaryRow {
         columns.push(utf8(rows.iter().map(|r| r.positioning.as_str())));
         columns.push(utf8(rows.iter().map(|r| r.directional_bias.as_str())));
         Ok(RecordBatch::try_new(exposure_summary_schema(), columns)?)
-    }
-
-    /// Validates a batch (columns by name, types, nulls, every value rule) and reads its rows.
-    pub fn from_batch(batch: &RecordBatch) -> Result<Vec<ExposureSummaryRow>, SchemaError> {
-        let batch = conform(
-            EXPOSURE_SUMMARY_DATASET,
-            &exposure_summary_schema(),
-            scol::ALL,
-            batch,
-        )?;
-        read_summary(&batch, true)
     }
 }
 
@@ -640,7 +541,7 @@ fn check_net(
 }
 
 fn read_exposures(batch: &RecordBatch, keep: bool) -> Result<Vec<ExposureRow>, SchemaError> {
-    let c = SnapshotColumns::new(EXPOSURES_DATASET, batch);
+    let c = SnapshotColumns::new(SnapshotDataset::Exposures, batch);
     let underlying = c.str(col::UNDERLYING)?;
     let trade_date = c.date(col::TRADE_DATE)?;
     let as_of = c.timestamp(col::AS_OF)?;
@@ -678,7 +579,7 @@ fn read_exposures(batch: &RecordBatch, keep: bool) -> Result<Vec<ExposureRow>, S
 }
 
 fn read_summary(batch: &RecordBatch, keep: bool) -> Result<Vec<ExposureSummaryRow>, SchemaError> {
-    let c = SnapshotColumns::new(EXPOSURE_SUMMARY_DATASET, batch);
+    let c = SnapshotColumns::new(SnapshotDataset::ExposureSummary, batch);
     let underlying = c.str(scol::UNDERLYING)?;
     let trade_date = c.date(scol::TRADE_DATE)?;
     let as_of = c.timestamp(scol::AS_OF)?;
@@ -830,240 +731,10 @@ fn read_summary(batch: &RecordBatch, keep: bool) -> Result<Vec<ExposureSummaryRo
     })
 }
 
-// ---------------------------------------------------------------------------------------------
-// Helpers shared by the snapshot datasets of this file and of `flow_snapshot`.
-
-/// The schema's columns of `batch` by name, in schema order: extra columns are dropped, a
-/// missing nullable column becomes nulls; a missing required column, another type or a null in
-/// a non-nullable column is an error.
-pub(crate) fn conform(
-    dataset: &'static str,
-    schema: &SchemaRef,
-    names: &'static [&'static str],
-    batch: &RecordBatch,
-) -> Result<RecordBatch, SchemaError> {
-    let bad = |column, row, reason: String| SchemaError::InvalidSnapshot {
-        dataset,
-        column,
-        row,
-        reason,
-    };
-    let mut columns = Vec::with_capacity(schema.fields().len());
-    for (field, &name) in schema.fields().iter().zip(names) {
-        match batch.column_by_name(name) {
-            Some(column) => {
-                if column.data_type() != field.data_type() {
-                    return Err(bad(
-                        name,
-                        None,
-                        format!(
-                            "has type {}, expected {}",
-                            column.data_type(),
-                            field.data_type()
-                        ),
-                    ));
-                }
-                if !field.is_nullable() && column.null_count() > 0 {
-                    let row = (0..column.len()).find(|&i| column.is_null(i));
-                    return Err(bad(
-                        name,
-                        row,
-                        "null in a column that is not nullable".to_owned(),
-                    ));
-                }
-                columns.push(Arc::clone(column));
-            }
-            None if field.is_nullable() => {
-                columns.push(new_null_array(field.data_type(), batch.num_rows()));
-            }
-            None => return Err(bad(name, None, "required column is missing".to_owned())),
-        }
-    }
-    Ok(RecordBatch::try_new(Arc::clone(schema), columns)?)
-}
-
-const MIN_YEAR: i32 = 1900;
-const MAX_YEAR: i32 = 2199;
-
-/// Typed access and value rules on a conformed batch of a snapshot dataset; errors are
-/// [`SchemaError::InvalidSnapshot`].
-pub(crate) struct SnapshotColumns<'a> {
-    dataset: &'static str,
-    batch: &'a RecordBatch,
-}
-
-macro_rules! typed_snapshot_column {
-    ($method:ident, $array:ty, $cast:expr) => {
-        pub(crate) fn $method(&self, name: &'static str) -> Result<&'a $array, SchemaError> {
-            self.batch
-                .column_by_name(name)
-                .and_then($cast)
-                .ok_or_else(|| self.invalid(name, None, "missing or of another type"))
-        }
-    };
-}
-
-impl<'a> SnapshotColumns<'a> {
-    pub(crate) fn new(dataset: &'static str, batch: &'a RecordBatch) -> Self {
-        Self { dataset, batch }
-    }
-
-    typed_snapshot_column!(f64, Float64Array, |c| c.as_primitive_opt::<Float64Type>());
-    typed_snapshot_column!(i32, Int32Array, |c| c.as_primitive_opt::<Int32Type>());
-    typed_snapshot_column!(u64, UInt64Array, |c| c.as_primitive_opt::<UInt64Type>());
-    typed_snapshot_column!(date, Date32Array, |c| c.as_primitive_opt::<Date32Type>());
-    typed_snapshot_column!(timestamp, TimestampMicrosecondArray, |c| {
-        c.as_primitive_opt::<TimestampMicrosecondType>()
-    });
-    typed_snapshot_column!(str, StringArray, |c| c.as_string_opt::<i32>());
-    typed_snapshot_column!(bool, BooleanArray, |c| c.as_boolean_opt());
-
-    pub(crate) fn invalid(
-        &self,
-        column: &'static str,
-        row: Option<usize>,
-        reason: impl Into<String>,
-    ) -> SchemaError {
-        SchemaError::InvalidSnapshot {
-            dataset: self.dataset,
-            column,
-            row,
-            reason: reason.into(),
-        }
-    }
-
-    fn number(
-        &self,
-        column: &'static str,
-        row: usize,
-        value: f64,
-        what: &str,
-        rule: impl Fn(f64) -> bool,
-    ) -> Result<f64, SchemaError> {
-        if value.is_finite() && rule(value) {
-            Ok(value)
-        } else {
-            Err(self.invalid(column, Some(row), format!("{value} is not {what}")))
-        }
-    }
-
-    pub(crate) fn finite(
-        &self,
-        column: &'static str,
-        row: usize,
-        v: f64,
-    ) -> Result<f64, SchemaError> {
-        self.number(column, row, v, "a finite number", |_| true)
-    }
-
-    pub(crate) fn positive(
-        &self,
-        column: &'static str,
-        row: usize,
-        v: f64,
-    ) -> Result<f64, SchemaError> {
-        self.number(column, row, v, "a finite number > 0", |v| v > 0.0)
-    }
-
-    pub(crate) fn non_negative(
-        &self,
-        column: &'static str,
-        row: usize,
-        v: f64,
-    ) -> Result<f64, SchemaError> {
-        self.number(column, row, v, "a finite number ≥ 0", |v| v >= 0.0)
-    }
-
-    pub(crate) fn symbol(
-        &self,
-        column: &'static str,
-        array: &StringArray,
-        row: usize,
-    ) -> Result<String, SchemaError> {
-        let s = array.value(row);
-        check_symbol(s).map_err(|reason| self.invalid(column, Some(row), reason))?;
-        Ok(s.to_owned())
-    }
-
-    pub(crate) fn date_value(
-        &self,
-        column: &'static str,
-        array: &Date32Array,
-        row: usize,
-    ) -> Result<NaiveDate, SchemaError> {
-        days_to_date(array.value(row))
-            .filter(|d| (MIN_YEAR..=MAX_YEAR).contains(&d.year()))
-            .ok_or_else(|| {
-                self.invalid(
-                    column,
-                    Some(row),
-                    format!("day {} is outside {MIN_YEAR}–{MAX_YEAR}", array.value(row)),
-                )
-            })
-    }
-
-    pub(crate) fn timestamp_value(
-        &self,
-        column: &'static str,
-        array: &TimestampMicrosecondArray,
-        row: usize,
-    ) -> Result<DateTime<Utc>, SchemaError> {
-        micros_to_timestamp(array.value(row))
-            .filter(|t| (MIN_YEAR..=MAX_YEAR).contains(&t.year()))
-            .ok_or_else(|| {
-                self.invalid(
-                    column,
-                    Some(row),
-                    format!(
-                        "{} µs since the epoch is outside {MIN_YEAR}–{MAX_YEAR}",
-                        array.value(row)
-                    ),
-                )
-            })
-    }
-
-    pub(crate) fn code<E: WireEnum>(
-        &self,
-        column: &'static str,
-        array: &StringArray,
-        row: usize,
-    ) -> Result<E, SchemaError> {
-        let code = array.value(row);
-        E::from_code(code).ok_or_else(|| {
-            let codes: Vec<&str> = E::ALL.iter().map(|e| e.as_str()).collect();
-            self.invalid(
-                column,
-                Some(row),
-                format!("unknown {} {code:?} (expected one of {codes:?})", E::WHAT),
-            )
-        })
-    }
-
-    /// `dte` is the calendar days from the trade date to the expiration.
-    pub(crate) fn check_dte(
-        &self,
-        column: &'static str,
-        row: usize,
-        trade_date: NaiveDate,
-        expiration: NaiveDate,
-        dte: i32,
-    ) -> Result<(), SchemaError> {
-        let days = expiration.signed_duration_since(trade_date).num_days();
-        if i64::from(dte) == days {
-            Ok(())
-        } else {
-            Err(self.invalid(
-                column,
-                Some(row),
-                format!("{dte} is not the {days} days from the trade date to the expiration"),
-            ))
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::snapshot::test_support::invalid_column;
 
     #[test]
     fn schemas_follow_the_column_constants() {
@@ -1168,13 +839,6 @@ mod tests {
             ..per_expiration.clone()
         };
         vec![aggregate, per_expiration]
-    }
-
-    fn invalid_column(err: SchemaError) -> &'static str {
-        match err {
-            SchemaError::InvalidSnapshot { column, .. } => column,
-            other => panic!("unexpected error {other}"),
-        }
     }
 
     #[test]

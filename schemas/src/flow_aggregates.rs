@@ -11,7 +11,6 @@
 //! columns are ignored and a missing nullable column reads as nulls.
 
 use std::cmp::Ordering;
-use std::fmt;
 use std::sync::{Arc, LazyLock};
 
 use arrow_array::{ArrayRef, Date32Array, RecordBatch};
@@ -20,21 +19,22 @@ use chrono::{DateTime, NaiveDate, Utc};
 
 use crate::columns::flow_aggregates as col;
 use crate::enums::WireEnum;
+use crate::enums::wire_enum;
 use crate::error::SchemaError;
-use crate::exposure_snapshot::{SnapshotColumns, conform, snapshot_code_enum};
+use crate::snapshot::{SnapshotColumns, SnapshotDataset, snapshot_row};
 use crate::table::{
     date_to_days, dates, f64s, f64s_opt, field, opt, read_rows, snapshot_identity_columns,
     timestamp_type, timestamps, u64s, utf8,
 };
 
 /// The dataset's name (storage paths, events, error messages).
-pub const FLOW_AGGREGATES_DATASET: &str = crate::bus::snapshot_datasets::FLOW_AGGREGATES;
+pub const FLOW_AGGREGATES_DATASET: &str = SnapshotDataset::FlowAggregates.name();
 
 /// How far `premium_usd` may stray from `call_premium_usd + put_premium_usd`, relative: the
 /// three are sums of the same premiums in different orders, which round differently.
 pub const PREMIUM_SUM_TOLERANCE: f64 = 1e-9;
 
-snapshot_code_enum! {
+wire_enum! {
     /// What a row aggregates over. Declared in code order, the dataset's row order.
     FlowGroupingCode, "flow grouping" {
         /// `expiration`: every contract of one expiration.
@@ -147,27 +147,9 @@ pub fn flow_aggregates_schema() -> SchemaRef {
     Arc::clone(&SCHEMA)
 }
 
+snapshot_row!(FlowAggregateRow, FlowAggregates, col::ALL, flow_aggregates_schema, build: FlowAggregateRow::build_batch, read: read);
+
 impl FlowAggregateRow {
-    /// Validates the rows and builds a batch in the canonical schema.
-    pub fn to_batch(rows: &[FlowAggregateRow]) -> Result<RecordBatch, SchemaError> {
-        let batch = Self::build_batch(rows)?;
-        read(&batch, false)?;
-        Ok(batch)
-    }
-
-    /// Builds a batch of rows the caller derived itself by the dataset's rules (the compute
-    /// worker's aggregates): every rule is checked in debug builds (tests) only, since the
-    /// rules hold by construction and every reader checks them again
-    /// ([`FlowAggregateRow::from_batch`]). Rows from outside go through
-    /// [`FlowAggregateRow::to_batch`].
-    pub fn to_batch_trusted(rows: &[FlowAggregateRow]) -> Result<RecordBatch, SchemaError> {
-        let batch = Self::build_batch(rows)?;
-        if cfg!(debug_assertions) {
-            read(&batch, false)?;
-        }
-        Ok(batch)
-    }
-
     /// The batch of one underlying's groups, each a [`FlowAggregateRow`] of `underlying`,
     /// `trade_date` and `as_of` with that key and totals, written column by column without a
     /// row (or a copy of the symbol) per group: the compute worker's path. As
@@ -186,25 +168,13 @@ impl FlowAggregateRow {
         Ok(batch)
     }
 
-    fn build_batch(rows: &[FlowAggregateRow]) -> Result<RecordBatch, SchemaError> {
+    fn build_batch(rows: &[Self]) -> Result<RecordBatch, SchemaError> {
         let identity = [
             utf8(rows.iter().map(|r| r.underlying.as_str())),
             dates(rows.iter().map(|r| r.trade_date)),
             timestamps(rows.iter().map(|r| r.as_of)),
         ];
         write_batch(rows, identity, |r| (r.key, &r.totals))
-    }
-
-    /// Validates a batch (columns by name, types, nulls, every value rule, the row order) and
-    /// reads its rows.
-    pub fn from_batch(batch: &RecordBatch) -> Result<Vec<FlowAggregateRow>, SchemaError> {
-        let batch = conform(
-            FLOW_AGGREGATES_DATASET,
-            &flow_aggregates_schema(),
-            col::ALL,
-            batch,
-        )?;
-        read(&batch, true)
     }
 }
 
@@ -238,7 +208,7 @@ fn write_batch<'r, R>(
 }
 
 fn read(batch: &RecordBatch, keep: bool) -> Result<Vec<FlowAggregateRow>, SchemaError> {
-    let c = SnapshotColumns::new(FLOW_AGGREGATES_DATASET, batch);
+    let c = SnapshotColumns::new(SnapshotDataset::FlowAggregates, batch);
     let underlying = c.str(col::UNDERLYING)?;
     let trade_date = c.date(col::TRADE_DATE)?;
     let as_of = c.timestamp(col::AS_OF)?;
@@ -345,13 +315,7 @@ fn read(batch: &RecordBatch, keep: bool) -> Result<Vec<FlowAggregateRow>, Schema
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn schema_follows_the_column_constants() {
-        let schema = flow_aggregates_schema();
-        let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
-        assert_eq!(names, col::ALL);
-    }
+    use crate::snapshot::test_support::invalid_column;
 
     fn day(d: u32) -> NaiveDate {
         NaiveDate::from_ymd_opt(2026, 11, d).unwrap()
@@ -389,13 +353,6 @@ mod tests {
             row(FlowAggregateKey::Strike(230.0), 1_500, 0, 322_500.0, 0.0),
             row(FlowAggregateKey::Strike(235.0), 0, 20, 0.0, 50.0),
         ]
-    }
-
-    fn invalid_column(err: SchemaError) -> &'static str {
-        match err {
-            SchemaError::InvalidSnapshot { column, .. } => column,
-            other => panic!("unexpected error {other}"),
-        }
     }
 
     /// `rows` with one column replaced (its field takes the column's type), as a reader would

@@ -8,7 +8,6 @@
 //! Batches are read by column name: unknown extra columns are ignored and a missing nullable
 //! column reads as nulls.
 
-use std::fmt;
 use std::sync::{Arc, LazyLock};
 
 use arrow_array::{ArrayRef, Float64Array, Int32Array, RecordBatch};
@@ -16,18 +15,19 @@ use arrow_schema::{DataType, Schema, SchemaRef};
 use chrono::{DateTime, NaiveDate, Utc};
 
 use crate::columns::flow as col;
+use crate::enums::wire_enum;
 use crate::enums::{OptionType, WireEnum};
 use crate::error::SchemaError;
-use crate::exposure_snapshot::{SnapshotColumns, conform, snapshot_code_enum};
+use crate::snapshot::{SnapshotColumns, SnapshotDataset, snapshot_row};
 use crate::table::{
     bools, calendar_dte, dates, f64s, f64s_opt, field, opt, read_rows, snapshot_identity_columns,
     timestamp_type, timestamps, u64s, utf8,
 };
 
 /// The dataset's name (storage paths, events, error messages).
-pub const FLOW_DATASET: &str = crate::bus::snapshot_datasets::FLOW;
+pub const FLOW_DATASET: &str = SnapshotDataset::Flow.name();
 
-snapshot_code_enum! {
+wire_enum! {
     /// In or out of the money against spot.
     MoneynessCode, "moneyness" {
         /// `ITM`.
@@ -135,26 +135,9 @@ pub fn flow_schema() -> SchemaRef {
     Arc::clone(&SCHEMA)
 }
 
+snapshot_row!(FlowSnapshotRow, Flow, col::ALL, flow_schema, build: FlowSnapshotRow::build_batch, read: read);
+
 impl FlowSnapshotRow {
-    /// Validates the rows and builds a batch in the canonical schema.
-    pub fn to_batch(rows: &[FlowSnapshotRow]) -> Result<RecordBatch, SchemaError> {
-        let batch = Self::build_batch(rows)?;
-        read(&batch, false)?;
-        Ok(batch)
-    }
-
-    /// Builds a batch of rows the caller derived itself by the dataset's rules (the compute
-    /// worker's flow): every rule is checked in debug builds (tests) only, since the rules hold
-    /// by construction and every reader checks them again ([`FlowSnapshotRow::from_batch`]).
-    /// Rows from outside go through [`FlowSnapshotRow::to_batch`].
-    pub fn to_batch_trusted(rows: &[FlowSnapshotRow]) -> Result<RecordBatch, SchemaError> {
-        let batch = Self::build_batch(rows)?;
-        if cfg!(debug_assertions) {
-            read(&batch, false)?;
-        }
-        Ok(batch)
-    }
-
     /// The row of `values` for `underlying` in session `trade_date` at `as_of` (`dte` from the
     /// dates, as [`calendar_dte`]).
     pub fn new(
@@ -254,7 +237,7 @@ impl FlowSnapshotRow {
         Ok(batch)
     }
 
-    fn build_batch(rows: &[FlowSnapshotRow]) -> Result<RecordBatch, SchemaError> {
+    fn build_batch(rows: &[Self]) -> Result<RecordBatch, SchemaError> {
         let identity = [
             utf8(rows.iter().map(|r| r.underlying.as_str())),
             dates(rows.iter().map(|r| r.trade_date)),
@@ -262,12 +245,6 @@ impl FlowSnapshotRow {
         ];
         let dte = Arc::new(Int32Array::from_iter_values(rows.iter().map(|r| r.dte)));
         write_batch(rows, identity, dte, FlowSnapshotRow::values)
-    }
-
-    /// Validates a batch (columns by name, types, nulls, every value rule) and reads its rows.
-    pub fn from_batch(batch: &RecordBatch) -> Result<Vec<FlowSnapshotRow>, SchemaError> {
-        let batch = conform(FLOW_DATASET, &flow_schema(), col::ALL, batch)?;
-        read(&batch, true)
     }
 }
 
@@ -302,7 +279,7 @@ fn write_batch<'r, R>(
 }
 
 fn read(batch: &RecordBatch, keep: bool) -> Result<Vec<FlowSnapshotRow>, SchemaError> {
-    let c = SnapshotColumns::new(FLOW_DATASET, batch);
+    let c = SnapshotColumns::new(SnapshotDataset::Flow, batch);
     let underlying = c.str(col::UNDERLYING)?;
     let trade_date = c.date(col::TRADE_DATE)?;
     let as_of = c.timestamp(col::AS_OF)?;
@@ -376,13 +353,7 @@ fn read(batch: &RecordBatch, keep: bool) -> Result<Vec<FlowSnapshotRow>, SchemaE
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn schema_follows_the_column_constants() {
-        let schema = flow_schema();
-        let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
-        assert_eq!(names, col::ALL);
-    }
+    use crate::snapshot::test_support::invalid_column;
 
     use arrow_schema::Field;
 
@@ -425,13 +396,6 @@ mod tests {
             ..row.clone()
         };
         vec![row, no_oi]
-    }
-
-    fn invalid_column(err: SchemaError) -> &'static str {
-        match err {
-            SchemaError::InvalidSnapshot { column, .. } => column,
-            other => panic!("unexpected error {other}"),
-        }
     }
 
     #[test]

@@ -36,6 +36,17 @@
 //! read by column *name*: unknown extra columns are dropped, a missing nullable column reads as
 //! nulls, so producers and consumers can be upgraded independently.
 //!
+//! # Snapshots
+//!
+//! The datasets compute publishes ([`SnapshotDataset`]: `chain`, `exposures`,
+//! `exposure_summary`, `flow`, `flow_aggregates`, `vol_daily`, `vol_term`) have row types with
+//! the same `to_batch` / `to_batch_trusted` / `from_batch` and the same rules; their problems
+//! are [`SchemaError::InvalidSnapshot`] naming the dataset, column and row. Every dataset,
+//! inbound or snapshot, is read through the one codec of [`snapshot`]: one conforming by
+//! column name, one typed-column accessor, one place that picks the error variant. Strikes
+//! used as keys (grouping, maps, joins) are [`StrikeKey`]s: exact thousandths of a dollar, so
+//! adjusted strikes a fraction of a cent apart (33.375 and 33.37) stay distinct.
+//!
 //! # Bus messages
 //!
 //! A [`Message`] is either a [`DataBatch`] (one dataset's validated batch and its key, the
@@ -75,6 +86,7 @@ pub mod memory;
 pub mod occ;
 mod option_quotes;
 mod reference;
+pub mod snapshot;
 mod strike;
 mod table;
 mod underlying;
@@ -110,6 +122,7 @@ pub use reference::{
     BorrowRate, Company, Dividend, EarningsEvent, EconomicEvent, borrow_rates_schema,
     companies_schema, dividends_schema, earnings_schema, economic_calendar_schema,
 };
+pub use snapshot::SnapshotDataset;
 pub use strike::StrikeKey;
 pub use table::{
     Dataset, Record, calendar_dte, date_to_days, days_to_date, text_runs, timestamp_type,

@@ -26,13 +26,13 @@ use crate::columns::vol_daily as col;
 use crate::columns::vol_term as t;
 use crate::enums::SettlementStyle;
 use crate::error::SchemaError;
-use crate::exposure_snapshot::{SnapshotColumns, conform};
+use crate::snapshot::{SnapshotColumns, SnapshotDataset, snapshot_row};
 use crate::table::{
     date_to_days, dates, f64s, f64s_opt, field, opt, timestamp_type, timestamps, utf8,
 };
 
 /// The dataset's name (storage paths, events, error messages).
-pub const VOL_DAILY_DATASET: &str = crate::bus::snapshot_datasets::VOL_DAILY;
+pub const VOL_DAILY_DATASET: &str = SnapshotDataset::VolDaily.name();
 
 /// One underlying's volatility statistics for one session. Units:
 /// [`crate::columns::vol_daily`]; `None` is a null (not computable from the data at hand).
@@ -299,51 +299,44 @@ pub fn vol_daily_schema() -> SchemaRef {
     Arc::clone(&SCHEMA)
 }
 
-impl VolDailyRow {
-    /// Validates the rows and builds a batch in the canonical schema.
-    pub fn to_batch(rows: &[VolDailyRow]) -> Result<RecordBatch, SchemaError> {
-        let columns: Vec<ArrayRef> = col::ALL
-            .iter()
-            .map(|&name| -> ArrayRef {
-                match name {
-                    col::UNDERLYING => utf8(rows.iter().map(|r| r.underlying.as_str())),
-                    col::TRADE_DATE => dates(rows.iter().map(|r| r.trade_date)),
-                    col::AS_OF => timestamps(rows.iter().map(|r| r.as_of)),
-                    col::CLOSE => f64s(rows.iter().map(|r| r.close)),
-                    col::EARNINGS_IN_HV_30D_WINDOW => Arc::new(
-                        rows.iter()
-                            .map(|r| r.earnings_in_hv_30d_window)
-                            .collect::<BooleanArray>(),
-                    ),
-                    col::FRONT_EXPIRATION => Arc::new(
-                        rows.iter()
-                            .map(|r| r.front_expiration.map(date_to_days))
-                            .collect::<Date32Array>(),
-                    ),
-                    _ => match (stat(name), COUNTS.iter().find(|c| c.name == name)) {
-                        (Some(s), _) => f64s_opt(rows.iter().map(s.get)),
-                        (None, Some(count)) => {
-                            Arc::new(rows.iter().map(count.get).collect::<UInt64Array>())
-                        }
-                        (None, None) => f64s_opt(rows.iter().map(|_| None)),
-                    },
-                }
-            })
-            .collect();
-        let batch = RecordBatch::try_new(vol_daily_schema(), columns)?;
-        read(&batch)?;
-        Ok(batch)
-    }
+snapshot_row!(VolDailyRow, VolDaily, col::ALL, vol_daily_schema, build: build_daily, read: read);
 
-    /// Validates a batch (columns by name, types, nulls, every value rule) and reads its rows.
-    pub fn from_batch(batch: &RecordBatch) -> Result<Vec<VolDailyRow>, SchemaError> {
-        let batch = conform(VOL_DAILY_DATASET, &vol_daily_schema(), col::ALL, batch)?;
-        read(&batch)
-    }
+fn build_daily(rows: &[VolDailyRow]) -> Result<RecordBatch, SchemaError> {
+    let columns: Vec<ArrayRef> = col::ALL
+        .iter()
+        .map(|&name| -> ArrayRef {
+            match name {
+                col::UNDERLYING => utf8(rows.iter().map(|r| r.underlying.as_str())),
+                col::TRADE_DATE => dates(rows.iter().map(|r| r.trade_date)),
+                col::AS_OF => timestamps(rows.iter().map(|r| r.as_of)),
+                col::CLOSE => f64s(rows.iter().map(|r| r.close)),
+                col::EARNINGS_IN_HV_30D_WINDOW => Arc::new(
+                    rows.iter()
+                        .map(|r| r.earnings_in_hv_30d_window)
+                        .collect::<BooleanArray>(),
+                ),
+                col::FRONT_EXPIRATION => Arc::new(
+                    rows.iter()
+                        .map(|r| r.front_expiration.map(date_to_days))
+                        .collect::<Date32Array>(),
+                ),
+                _ => match (stat(name), COUNTS.iter().find(|c| c.name == name)) {
+                    (Some(s), _) => f64s_opt(rows.iter().map(s.get)),
+                    (None, Some(count)) => {
+                        Arc::new(rows.iter().map(count.get).collect::<UInt64Array>())
+                    }
+                    (None, None) => f64s_opt(rows.iter().map(|_| None)),
+                },
+            }
+        })
+        .collect();
+    Ok(RecordBatch::try_new(vol_daily_schema(), columns)?)
 }
 
-fn read(batch: &RecordBatch) -> Result<Vec<VolDailyRow>, SchemaError> {
-    let c = SnapshotColumns::new(VOL_DAILY_DATASET, batch);
+/// Checks every value rule of a conformed batch and reads its rows (always: vol batches are
+/// small, so `_keep` saves nothing).
+fn read(batch: &RecordBatch, _keep: bool) -> Result<Vec<VolDailyRow>, SchemaError> {
+    let c = SnapshotColumns::new(SnapshotDataset::VolDaily, batch);
     let underlying = c.str(col::UNDERLYING)?;
     let trade_date = c.date(col::TRADE_DATE)?;
     let as_of = c.timestamp(col::AS_OF)?;
@@ -473,7 +466,7 @@ fn check(c: &SnapshotColumns<'_>, s: &Stat, row: usize, v: f64) -> Result<f64, S
 }
 
 /// The `vol_term` dataset's name.
-pub const VOL_TERM_DATASET: &str = crate::bus::snapshot_datasets::VOL_TERM;
+pub const VOL_TERM_DATASET: &str = SnapshotDataset::VolTerm.name();
 
 /// One expiration of an underlying's at-the-money term structure at a session close. Units:
 /// [`crate::columns::vol_term`].
@@ -527,38 +520,29 @@ pub fn vol_term_schema() -> SchemaRef {
     Arc::clone(&TERM_SCHEMA)
 }
 
-impl VolTermRow {
-    /// Validates the rows and builds a batch in the canonical schema.
-    pub fn to_batch(rows: &[VolTermRow]) -> Result<RecordBatch, SchemaError> {
-        let columns: Vec<ArrayRef> = vec![
-            utf8(rows.iter().map(|r| r.underlying.as_str())),
-            dates(rows.iter().map(|r| r.trade_date)),
-            timestamps(rows.iter().map(|r| r.as_of)),
-            dates(rows.iter().map(|r| r.expiration)),
-            utf8(rows.iter().map(|r| r.settlement.as_str())),
-            Arc::new(Int32Array::from_iter_values(rows.iter().map(|r| r.dte))),
-            f64s(rows.iter().map(|r| r.years_to_expiry)),
-            f64s(rows.iter().map(|r| r.forward)),
-            f64s_opt(rows.iter().map(|r| r.atm_iv_pct)),
-            f64s_opt(rows.iter().map(|r| r.call25_iv_pct)),
-            f64s_opt(rows.iter().map(|r| r.put25_iv_pct)),
-            f64s_opt(rows.iter().map(|r| r.skew25_pct)),
-        ];
-        let batch = RecordBatch::try_new(vol_term_schema(), columns)?;
-        read_term(&batch)?;
-        Ok(batch)
-    }
+snapshot_row!(VolTermRow, VolTerm, t::ALL, vol_term_schema, build: build_term, read: read_term);
 
-    /// Validates a batch (columns by name: a missing nullable column reads as nulls, an extra
-    /// one is ignored) and reads its rows.
-    pub fn from_batch(batch: &RecordBatch) -> Result<Vec<VolTermRow>, SchemaError> {
-        let batch = conform(VOL_TERM_DATASET, &vol_term_schema(), t::ALL, batch)?;
-        read_term(&batch)
-    }
+fn build_term(rows: &[VolTermRow]) -> Result<RecordBatch, SchemaError> {
+    let columns: Vec<ArrayRef> = vec![
+        utf8(rows.iter().map(|r| r.underlying.as_str())),
+        dates(rows.iter().map(|r| r.trade_date)),
+        timestamps(rows.iter().map(|r| r.as_of)),
+        dates(rows.iter().map(|r| r.expiration)),
+        utf8(rows.iter().map(|r| r.settlement.as_str())),
+        Arc::new(Int32Array::from_iter_values(rows.iter().map(|r| r.dte))),
+        f64s(rows.iter().map(|r| r.years_to_expiry)),
+        f64s(rows.iter().map(|r| r.forward)),
+        f64s_opt(rows.iter().map(|r| r.atm_iv_pct)),
+        f64s_opt(rows.iter().map(|r| r.call25_iv_pct)),
+        f64s_opt(rows.iter().map(|r| r.put25_iv_pct)),
+        f64s_opt(rows.iter().map(|r| r.skew25_pct)),
+    ];
+    Ok(RecordBatch::try_new(vol_term_schema(), columns)?)
 }
 
-fn read_term(batch: &RecordBatch) -> Result<Vec<VolTermRow>, SchemaError> {
-    let c = SnapshotColumns::new(VOL_TERM_DATASET, batch);
+/// As [`read`], for `vol_term`.
+fn read_term(batch: &RecordBatch, _keep: bool) -> Result<Vec<VolTermRow>, SchemaError> {
+    let c = SnapshotColumns::new(SnapshotDataset::VolTerm, batch);
     let underlying = c.str(t::UNDERLYING)?;
     let trade_date = c.date(t::TRADE_DATE)?;
     let as_of = c.timestamp(t::AS_OF)?;
@@ -603,6 +587,7 @@ fn read_term(batch: &RecordBatch) -> Result<Vec<VolTermRow>, SchemaError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::snapshot::test_support::invalid_column;
     use arrow_schema::Field;
 
     fn day(d: u32) -> NaiveDate {
@@ -662,13 +647,6 @@ mod tests {
             ..VolDailyRow::new("NEWCO", day(20), as_of, 12.5)
         };
         vec![full, sparse]
-    }
-
-    fn invalid_column(err: SchemaError) -> &'static str {
-        match err {
-            SchemaError::InvalidSnapshot { column, .. } => column,
-            other => panic!("unexpected error {other}"),
-        }
     }
 
     #[test]

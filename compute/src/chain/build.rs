@@ -16,7 +16,8 @@ use arrow_buffer::{NullBuffer, NullBufferBuilder};
 use chrono::{Datelike, NaiveDate};
 use optics_schemas::{
     ChainArrays, ChainGreekArrays, ChainGreeks, ChainRow, ChainSideArrays, NoIvReason, OccSymbol,
-    OptionQuote, PricingModelCode, Record, SettlementStyle, calendar_dte, date_to_days, text_runs,
+    OptionQuote, PricingModelCode, Record, SettlementStyle, StrikeKey, calendar_dte, date_to_days,
+    text_runs,
 };
 use rayon::prelude::*;
 
@@ -341,7 +342,7 @@ enum QuoteClass {
 struct ContractKey {
     expiration: NaiveDate,
     settlement: SettlementStyle,
-    strike_thousandths: u32,
+    strike: StrikeKey,
     option_type: optics_schemas::OptionType,
 }
 
@@ -370,7 +371,7 @@ fn contract_key(quote: &OptionQuote, symbol: Option<ContractSymbol>) -> Option<C
     agrees.then_some(ContractKey {
         expiration: quote.expiration,
         settlement: quote.settlement,
-        strike_thousandths: occ.strike_thousandths,
+        strike: StrikeKey::from_thousandths(i64::from(occ.strike_thousandths)),
         option_type: quote.option_type,
     })
 }
@@ -951,13 +952,12 @@ fn side_arrays(built: &[ExpirationBuild<'_>], rows: usize) -> (ChainSideArrays, 
 fn pair_by_strike<'q>(
     contracts: &[(ContractKey, &'q OptionQuote)],
 ) -> Vec<(f64, Option<&'q OptionQuote>, Option<&'q OptionQuote>)> {
-    let mut strikes: Vec<(u32, f64, Option<&OptionQuote>, Option<&OptionQuote>)> =
+    let mut strikes: Vec<(StrikeKey, f64, Option<&OptionQuote>, Option<&OptionQuote>)> =
         Vec::with_capacity(contracts.len() / 2 + 1);
     for &(key, quote) in contracts {
-        if strikes.last().is_none_or(|s| s.0 != key.strike_thousandths) {
+        if strikes.last().is_none_or(|s| s.0 != key.strike) {
             // The symbol's strike: exact thousandths, the same for both sides.
-            let strike = f64::from(key.strike_thousandths) / 1000.0;
-            strikes.push((key.strike_thousandths, strike, None, None));
+            strikes.push((key.strike, key.strike.dollars(), None, None));
         }
         if let Some(last) = strikes.last_mut() {
             match key.option_type {

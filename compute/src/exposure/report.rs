@@ -1,6 +1,7 @@
 //! Per-contract exposures and their aggregation by strike, by expiration and over everything.
 
 use chrono::{DateTime, NaiveDate, Utc};
+use optics_schemas::StrikeKey;
 
 use super::flip::{CurveContract, CurveTerms, FlipConfig, FlipLevel, GammaCurve};
 use super::input::{ContractAnalytics, UnderlyingContext};
@@ -254,11 +255,6 @@ fn exposure_vector(
     v
 }
 
-/// Strikes are listed in multiples of 0.001, so thousandths identify a strike exactly.
-fn strike_key(strike: f64) -> i64 {
-    (strike * 1000.0).round() as i64
-}
-
 /// Per-strike, per-expiration and aggregate dealer exposures of `contracts`, with
 /// flip levels, walls, key levels, max pain and implications for each expiration and for all
 /// of them together.
@@ -333,11 +329,9 @@ pub fn compute_exposures(
         let Some(group) = groups.last_mut() else {
             continue;
         };
-        if group
-            .strikes
-            .last()
-            .is_none_or(|r| strike_key(r.strike) != strike_key(contract.strike))
-        {
+        if group.strikes.last().is_none_or(|r| {
+            StrikeKey::from_dollars(r.strike) != StrikeKey::from_dollars(contract.strike)
+        }) {
             group.strikes.push(StrikeExposure::empty(contract.strike));
         }
         let Some(row) = group.strikes.last_mut() else {
@@ -431,9 +425,13 @@ fn strikes_across<'g>(
     groups: impl Iterator<Item = &'g [StrikeExposure]> + Clone,
 ) -> Vec<StrikeExposure> {
     let rows = groups.clone().map(<[StrikeExposure]>::len).sum();
-    let mut order: Vec<(i64, &StrikeExposure)> = Vec::with_capacity(rows);
+    let mut order: Vec<(StrikeKey, &StrikeExposure)> = Vec::with_capacity(rows);
     for group in groups {
-        order.extend(group.iter().map(|row| (strike_key(row.strike), row)));
+        order.extend(
+            group
+                .iter()
+                .map(|row| (StrikeKey::from_dollars(row.strike), row)),
+        );
     }
     if !order.is_sorted_by(|a, b| a.0 <= b.0) {
         order.sort_by_key(|(key, _)| *key);

@@ -38,7 +38,7 @@ use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
 use chrono::NaiveDate;
-use optics_schemas::FlowTotals;
+use optics_schemas::{FlowTotals, StrikeKey};
 
 use crate::exposure::{CONTRACT_MULTIPLIER, ContractAnalytics, ExposureError};
 use crate::pricing::OptionType;
@@ -459,7 +459,7 @@ fn group_rows<O: Ord + Copy, K: Copy>(
 
 /// The flow of every strike that traded, across expirations, ascending by strike.
 pub fn strike_flows(rows: &[FlowRow]) -> Vec<StrikeFlow> {
-    group_rows(rows, |r| (strike_key(r.strike), r.strike))
+    group_rows(rows, |r| (StrikeKey::from_dollars(r.strike), r.strike))
 }
 
 /// The flow of every expiration that traded, ascending.
@@ -482,11 +482,6 @@ pub fn top_flow_groups<K: GroupKey>(
     });
     groups.truncate(limit);
     groups
-}
-
-/// Strikes are listed in multiples of 0.001.
-fn strike_key(strike: f64) -> i64 {
-    (strike * 1000.0).round() as i64
 }
 
 /// One strike of the volume profile.
@@ -530,10 +525,10 @@ pub fn volume_profile(
     expiration: NaiveDate,
     top: usize,
 ) -> VolumeProfile {
-    let mut by_strike: BTreeMap<i64, VolumeProfileRow> = BTreeMap::new();
+    let mut by_strike: BTreeMap<StrikeKey, VolumeProfileRow> = BTreeMap::new();
     for c in contracts.iter().filter(|c| c.expiration == expiration) {
         let row = by_strike
-            .entry(strike_key(c.strike))
+            .entry(StrikeKey::from_dollars(c.strike))
             .or_insert(VolumeProfileRow {
                 strike: c.strike,
                 call_volume: 0,
