@@ -7,9 +7,9 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use chrono::NaiveDate;
-use optics_compute::store::SnapshotStore;
-use optics_compute::worker::close::read_reference;
 use optics_ingest::archive::QuoteArchive;
+use optics_pipeline::store::SnapshotStore;
+use optics_pipeline::worker::close::read_reference;
 use optics_schemas::DailyBar;
 use optics_tests::run_optics;
 

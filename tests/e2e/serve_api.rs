@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use optics_compute::store::{MARKET_WIDE, SnapshotKey, SnapshotStore};
+use optics_pipeline::store::{MARKET_WIDE, SnapshotKey, SnapshotStore};
 use optics_schemas::{
     AssetClass, ChainRow, Company, DailyBar, EarningsEvent, PricingModelCode, Record,
     SettlementStyle,
