@@ -22,17 +22,17 @@ use optics_compute::exposure::{
     ExposureConfig, compute_exposures, exposure_batch, exposure_summary_rows,
 };
 use optics_compute::flow::{FlowConfig, flow_batch, flow_rows};
-use optics_compute::store::{SnapshotKey, SnapshotStore};
 use optics_compute::time::ManualClock;
 use optics_compute::time::NyseCalendar;
-use optics_compute::worker::cycle::{CycleContext, build_all, chain_of};
-use optics_compute::worker::{
-    ComputeWorker, DatasetSnapshot, PUBLISH_CONCURRENCY, UnderlyingBook, WorkerConfig, WorkerError,
-};
 use optics_ingest::archive::QuoteArchive;
 use optics_ingest::replay::replay_session;
 use optics_ingest::simulator::session::{SessionConfig, SessionSimulator};
 use optics_ingest::simulator::universe::Universe;
+use optics_pipeline::store::{SnapshotKey, SnapshotStore};
+use optics_pipeline::worker::cycle::{CycleContext, build_all, chain_of};
+use optics_pipeline::worker::{
+    ComputeWorker, DatasetSnapshot, PUBLISH_CONCURRENCY, UnderlyingBook, WorkerConfig, WorkerError,
+};
 use optics_schemas::ExposureSummaryRow;
 use optics_schemas::{Dataset, Message, OptionQuote};
 use optics_tests::bench::median;

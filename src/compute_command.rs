@@ -5,9 +5,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Args;
-use optics_compute::store::SnapshotStore;
 use optics_compute::time::{Clock, SystemClock};
-use optics_compute::worker::{ComputeWorker, WorkerConfig, close_latest_session};
+use optics_pipeline::store::SnapshotStore;
+use optics_pipeline::worker::{ComputeWorker, WorkerConfig, close_latest_session};
 use optics_schemas::bus::topics;
 use optics_schemas::{Bus, Message};
 

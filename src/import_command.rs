@@ -8,12 +8,12 @@ use anyhow::{Context, bail};
 use chrono::{TimeDelta, Utc};
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
-use optics_compute::store::SnapshotKey;
 use optics_ingest::archive::{ArchiveSink, QuoteArchive};
 use optics_ingest::vendor::{
     ImportError, ImportKind, ImportOptions, ImportSink, ImportSummary, MemorySink, Progress,
     import_file_with,
 };
+use optics_pipeline::store::SnapshotKey;
 use optics_schemas::{DailyBar, Dataset, Record};
 
 use crate::seeding::merge_bars_into_market_wide;

@@ -7,8 +7,8 @@ use anyhow::Context;
 use chrono::NaiveDate;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use optics_compute::worker::WorkerConfig;
 use optics_ingest::replay::replay_session;
+use optics_pipeline::worker::WorkerConfig;
 
 use crate::settings::{ArchiveArgs, RuntimeArgs, StoreArgs, parse_date};
 

@@ -14,17 +14,17 @@ use std::sync::Arc;
 use anyhow::Context;
 use chrono::{DateTime, NaiveDate, TimeDelta, Utc};
 use indicatif::ProgressBar;
-use optics_compute::store::{MARKET_WIDE, SnapshotKey, SnapshotStore};
 use optics_compute::time::{ManualClock, NyseCalendar};
 use optics_compute::vol::ConstantMaturityIv;
-use optics_compute::worker::close::{ModelIv, read_prior_vol_daily, vol_daily_history_rows};
-use optics_compute::worker::reference;
-use optics_compute::worker::{CloseReference, ComputeWorker, WorkerConfig, publish_vol_daily};
 use optics_ingest::simulator::history::{DailyIv, HistoryConfig, MarketHistory, history_from_tape};
 use optics_ingest::simulator::market::MarketTape;
 use optics_ingest::simulator::quotes::OpenInterestBook;
 use optics_ingest::simulator::session::{SessionConfig, SessionSimulator};
 use optics_ingest::simulator::universe::Universe;
+use optics_pipeline::store::{MARKET_WIDE, SnapshotKey, SnapshotStore};
+use optics_pipeline::worker::close::{ModelIv, read_prior_vol_daily, vol_daily_history_rows};
+use optics_pipeline::worker::reference;
+use optics_pipeline::worker::{CloseReference, ComputeWorker, WorkerConfig, publish_vol_daily};
 use optics_schemas::bus::snapshot_datasets;
 use optics_schemas::columns::vol_daily;
 use optics_schemas::{
@@ -381,8 +381,8 @@ fn model_iv(iv: &DailyIv) -> ModelIv {
 mod tests {
     use std::collections::BTreeMap;
 
-    use optics_compute::worker::close::read_reference;
     use optics_ingest::simulator::universe::Universe;
+    use optics_pipeline::worker::close::read_reference;
 
     use super::*;
 

@@ -7,9 +7,9 @@ use std::sync::Arc;
 use anyhow::Context;
 use chrono::NaiveDate;
 use clap::Args;
-use optics_compute::store::SnapshotStore;
 use optics_ingest::archive::QuoteArchive;
 use optics_ingest::simulator::universe::Universe;
+use optics_pipeline::store::SnapshotStore;
 
 /// Where data lives.
 #[derive(Debug, Clone, Args)]

@@ -562,9 +562,9 @@ mod store_backed {
     use object_store::memory::InMemory;
     use object_store::path::Path;
     use optics_api::market::StoreMarketData;
-    use optics_compute::store::SnapshotStore;
     use optics_compute::time::ManualClock;
-    use optics_compute::worker::{ComputeWorker, WorkerConfig};
+    use optics_pipeline::store::SnapshotStore;
+    use optics_pipeline::worker::{ComputeWorker, WorkerConfig};
     use optics_schemas::{DataBatch, Message, OptionQuote};
 
     pub fn store() -> SnapshotStore {
@@ -739,11 +739,11 @@ async fn flow_is_503_when_no_contract_carries_a_session_volume() {
 
 /// The rows of the newest `dataset` snapshot of SPY on the 20th.
 async fn stored_rows<R>(
-    store: &optics_compute::store::SnapshotStore,
+    store: &optics_pipeline::store::SnapshotStore,
     dataset: &str,
     read: fn(&arrow_array::RecordBatch) -> Result<Vec<R>, optics_schemas::SchemaError>,
 ) -> Vec<R> {
-    let key = optics_compute::store::SnapshotKey::new(
+    let key = optics_pipeline::store::SnapshotKey::new(
         dataset,
         store_backed::at(20, 0, 0).date_naive(),
         "SPY",
@@ -758,7 +758,7 @@ async fn stored_rows<R>(
 
 /// The `/flow` bodies, full and compact, over `store` at 15:31 on the 20th (the bytes, as
 /// text).
-async fn flow_bodies(store: &optics_compute::store::SnapshotStore) -> Vec<String> {
+async fn flow_bodies(store: &optics_pipeline::store::SnapshotStore) -> Vec<String> {
     let app = store_backed::app(store, store_backed::at(20, 15, 31)).await;
     let mut bodies = Vec::new();
     for uri in [
@@ -777,7 +777,7 @@ async fn flow_bodies(store: &optics_compute::store::SnapshotStore) -> Vec<String
 /// another cycle's, the flow rows' own sums, ranked alike.
 #[tokio::test]
 async fn flow_clusters_rank_the_stored_aggregates_of_the_flows_cycle() {
-    use optics_compute::store::SnapshotKey;
+    use optics_pipeline::store::SnapshotKey;
     use optics_schemas::bus::snapshot_datasets::{CHAIN, FLOW, FLOW_AGGREGATES};
     use optics_schemas::{ChainRow, FlowAggregateKey, FlowAggregateRow, FlowSnapshotRow};
     use store_backed::{at, publish, store};
@@ -872,7 +872,7 @@ async fn flow_clusters_rank_the_stored_aggregates_of_the_flows_cycle() {
 /// up to the chain's session.
 #[tokio::test]
 async fn zero_dte_reads_the_stored_vol_daily_history_of_its_symbol() {
-    use optics_compute::store::{MARKET_WIDE, SnapshotKey};
+    use optics_pipeline::store::{MARKET_WIDE, SnapshotKey};
     use optics_schemas::VolDailyRow;
     use optics_schemas::bus::snapshot_datasets;
 

@@ -15,8 +15,8 @@ use optics_api::market::StoreMarketData;
 use optics_api::{MarketDataReader, Ticker};
 use optics_compute::chain::{ChainMarket, build_chain};
 use optics_compute::pricing::PricingModel;
-use optics_compute::store::{MARKET_WIDE, SnapshotKey, SnapshotStore};
 use optics_compute::time::{Clock, ManualClock};
+use optics_pipeline::store::{MARKET_WIDE, SnapshotKey, SnapshotStore};
 use optics_schemas::{
     AssetClass, ChainRow, Company, EarningsEvent, EarningsTiming, Record, SnapshotEvent,
 };
@@ -173,7 +173,7 @@ async fn loads_the_newest_snapshots_and_swaps_on_events() {
 
 #[tokio::test]
 async fn a_snapshot_handed_over_in_process_is_served_and_not_read_back() {
-    use optics_compute::worker::PublishedSnapshots;
+    use optics_pipeline::worker::PublishedSnapshots;
     use optics_schemas::memory::MemoryHolder;
 
     let store = SnapshotStore::new(Arc::new(InMemory::new()), Path::from("snapshots"));

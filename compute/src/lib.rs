@@ -1,7 +1,10 @@
-//! optics-compute: the quantitative core of optics, and the snapshot store it publishes to.
+//! optics-compute: the pure quantitative core of optics.
 //!
-//! The math modules are plain functions over plain data and slices: no I/O, no async runtime,
-//! no logging; tests and benchmarks call them directly. Only [`store`] touches storage.
+//! Plain functions over plain data and slices: no I/O, no async runtime, no logging; tests and
+//! benchmarks call them directly. The snapshot store and the compute worker that run this math
+//! on live quotes and publish its results are in `optics-pipeline` (`compute/pipeline/`), the
+//! crate that brings tokio, object_store and Parquet in; a test (`tests/crate_deps/`) keeps
+//! them out of this one.
 //!
 //! - [`pricing`]: Black–Scholes–Merton and Black-76 prices, the full closed-form Greek set,
 //!   implied volatility (after Jäckel's "Let's Be Rational") and batch kernels over slices and
@@ -19,9 +22,6 @@
 //!   level, first-order scenario and stress estimates, and delta hedges.
 //! - [`strategy`]: option strategies — exact expiration payoffs, probability of profit,
 //!   builders by delta and width, the credit-spread / iron-condor optimizer, simulate-chain.
-//! - [`store`]: the snapshot store (Parquet over object_store), the one module here that does
-//!   I/O; the math modules never call it.
-//! - [`worker`]: the compute worker (bus in, snapshots out) and its pure per-cycle build.
 //! - [`vol`]: volatility statistics once per session close — close-to-close HV at 5–252
 //!   sessions (and ex-earnings), ATM IV, 25-delta skew and constant-maturity IV from a chain,
 //!   IV rank and percentile, VRP, correlation and beta, earnings-move statistics.
@@ -40,9 +40,7 @@ pub mod probability;
 pub mod risk;
 mod run_cache;
 pub mod same_day;
-pub mod store;
 pub mod strategy;
 pub mod time;
 pub mod vol;
-pub mod worker;
 pub mod zero_dte;

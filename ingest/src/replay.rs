@@ -12,9 +12,9 @@
 use std::sync::Arc;
 
 use chrono::NaiveDate;
-use optics_compute::store::{MARKET_WIDE, SnapshotKey, SnapshotStore};
 use optics_compute::time::{ManualClock, NyseCalendar};
-use optics_compute::worker::{ComputeWorker, WorkerConfig, WorkerError};
+use optics_pipeline::store::{MARKET_WIDE, SnapshotKey, SnapshotStore};
+use optics_pipeline::worker::{ComputeWorker, WorkerConfig, WorkerError};
 use optics_schemas::{
     Company, DataBatch, Dataset, MARKET_WIDE_KEY, Message, Record, SnapshotEvent,
 };

@@ -13,8 +13,8 @@ use clap::Parser;
 use optics_api::accounts::AccountStore;
 use optics_api::accounts::admin::LOCAL_TOKEN_FILE;
 use optics_api::limits::{Limiter as _, PlanBudgets, RateLimits, RedisLimiter};
-use optics_compute::store::SnapshotStore;
 use optics_compute::time::{AcceleratedClock, ManualClock};
+use optics_pipeline::store::SnapshotStore;
 
 use super::*;
 use crate::run_command::announce_token;
@@ -77,7 +77,7 @@ async fn serve(market_clock: Arc<dyn Clock>, access: &ApiAccess) -> SocketAddr {
 async fn serve_with_spy_chain(market_clock: Arc<dyn Clock>, access: &ApiAccess) -> SocketAddr {
     use optics_compute::chain::{ChainMarket, build_chain};
     use optics_compute::pricing::PricingModel;
-    use optics_compute::store::SnapshotKey;
+    use optics_pipeline::store::SnapshotKey;
     use optics_schemas::ChainRow;
 
     let store = SnapshotStore::from_url("memory://").unwrap();

@@ -3,9 +3,9 @@
 use std::process::{Command, Stdio};
 
 use chrono::NaiveDate;
-use optics_compute::store::SnapshotStore;
-use optics_compute::worker::close::read_reference;
 use optics_ingest::archive::QuoteArchive;
+use optics_pipeline::store::SnapshotStore;
+use optics_pipeline::worker::close::read_reference;
 use optics_schemas::DailyBar;
 use optics_tests::run_optics;
 

@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use optics_compute::store::{MARKET_WIDE, SnapshotKey, SnapshotStore};
+use optics_pipeline::store::{MARKET_WIDE, SnapshotKey, SnapshotStore};
 use optics_schemas::{
     AssetClass, ChainRow, Company, DailyBar, EarningsEvent, PricingModelCode, Record,
     SettlementStyle,

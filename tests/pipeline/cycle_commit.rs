@@ -10,9 +10,9 @@ use std::time::Duration;
 use arrow_array::{Array, RecordBatch, StringArray};
 use object_store::ObjectStoreExt;
 use object_store::path::Path;
-use optics_compute::store::{SnapshotKey, SnapshotStore};
-use optics_compute::worker::WorkerConfig;
 use optics_ingest::bus::{EmbeddedBus, EmbeddedBusConfig};
+use optics_pipeline::store::{SnapshotKey, SnapshotStore};
+use optics_pipeline::worker::WorkerConfig;
 use optics_schemas::bus::{snapshot_datasets, topics};
 use optics_schemas::columns::chain as chain_col;
 use optics_schemas::{

@@ -12,9 +12,9 @@ use std::f64::consts::PI;
 use std::time::Duration;
 
 use chrono::NaiveDate;
-use optics_compute::store::SnapshotKey;
 use optics_compute::time::years_to_expiry;
-use optics_compute::worker::WorkerConfig;
+use optics_pipeline::store::SnapshotKey;
+use optics_pipeline::worker::WorkerConfig;
 use optics_schemas::bus::{snapshot_datasets, topics};
 use optics_schemas::{
     DataBatch, ExerciseStyle, ExposureSummaryRow, FlowSnapshotRow, Message, MoneynessCode,

@@ -24,10 +24,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use chrono::{DateTime, NaiveDate, TimeDelta, Utc};
-use optics_compute::store::{MARKET_WIDE, Snapshot, SnapshotKey, SnapshotStore};
 use optics_compute::time::{Clock, ManualClock};
-use optics_compute::worker::{ComputeWorker, WorkerConfig, WorkerStats};
 use optics_ingest::bus::kafka::{KafkaBus, KafkaBusConfig};
+use optics_pipeline::store::{MARKET_WIDE, Snapshot, SnapshotKey, SnapshotStore};
+use optics_pipeline::worker::{ComputeWorker, WorkerConfig, WorkerStats};
 use optics_schemas::bus::{snapshot_datasets, topics};
 use optics_schemas::{
     AssetClass, BorrowRate, Bus, ChainRow, Company, Dataset, Dividend, EarningsEvent,
@@ -556,7 +556,7 @@ async fn reference_merger(events: &mut Box<dyn Subscription>, market: &Market) -
     merger
 }
 
-type WorkerTask = JoinHandle<Result<WorkerStats, optics_compute::worker::WorkerError>>;
+type WorkerTask = JoinHandle<Result<WorkerStats, optics_pipeline::worker::WorkerError>>;
 
 /// Runs a worker on `market`'s clock `name` until `shutdown` resolves.
 fn spawn_worker(

@@ -8,9 +8,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use chrono::NaiveDate;
-use optics_compute::store::{MARKET_WIDE, SnapshotKey};
-use optics_compute::worker::close::read_reference;
-use optics_compute::worker::{SESSION_CLOSE_GRACE, WorkerConfig, close_latest_session};
+use optics_pipeline::store::{MARKET_WIDE, SnapshotKey};
+use optics_pipeline::worker::close::read_reference;
+use optics_pipeline::worker::{SESSION_CLOSE_GRACE, WorkerConfig, close_latest_session};
 use optics_schemas::bus::{snapshot_datasets, topics};
 use optics_schemas::{
     BorrowRate, ChainRow, DailyBar, Dataset, Dividend, EarningsEvent, EarningsTiming,

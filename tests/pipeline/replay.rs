@@ -7,15 +7,15 @@ use chrono::{DateTime, NaiveDate, TimeZone, Timelike, Utc};
 use object_store::ObjectStoreExt;
 use object_store::memory::InMemory;
 use object_store::path::Path;
-use optics_compute::store::SnapshotStore;
 use optics_compute::time::NyseCalendar;
-use optics_compute::worker::WorkerConfig;
 use optics_ingest::archive::{ArchiveSink, QuoteArchive};
 use optics_ingest::replay::replay_session;
 use optics_ingest::simulator::quotes::{ChainSpec, chain_snapshot};
 use optics_ingest::simulator::surface::{Surface, SurfaceInputs};
 use optics_ingest::simulator::universe::Universe;
 use optics_ingest::vendor::{ImportBatch, ImportSink};
+use optics_pipeline::store::SnapshotStore;
+use optics_pipeline::worker::WorkerConfig;
 use optics_schemas::bus::snapshot_datasets;
 use optics_schemas::{ChainRow, OptionQuote};
 
@@ -95,7 +95,7 @@ fn replaying_a_session_twice_writes_identical_snapshots() {
                 .iter()
                 .find(|e| e.dataset == snapshot_datasets::CHAIN && e.underlying == "SPY")
                 .unwrap();
-            let key = optics_compute::store::SnapshotKey::new(
+            let key = optics_pipeline::store::SnapshotKey::new(
                 snapshot_datasets::CHAIN,
                 chain.trade_date,
                 "SPY",
@@ -158,7 +158,7 @@ async fn replayed(archive: &QuoteArchive) -> (Vec<String>, Vec<DateTime<Utc>>) {
     .await
     .unwrap();
     let key =
-        optics_compute::store::SnapshotKey::new(snapshot_datasets::CHAIN, trade_date(), "SPY");
+        optics_pipeline::store::SnapshotKey::new(snapshot_datasets::CHAIN, trade_date(), "SPY");
     let snapshot = store.read(&key).await.unwrap().unwrap();
     let mut times: Vec<DateTime<Utc>> = ChainRow::from_batch(&snapshot.batches[0])
         .unwrap()

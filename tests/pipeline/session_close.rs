@@ -6,9 +6,9 @@
 use std::sync::Arc;
 
 use chrono::{NaiveDate, TimeDelta};
-use optics_compute::store::{MARKET_WIDE, SnapshotKey, SnapshotStore};
 use optics_compute::time::ManualClock;
-use optics_compute::worker::{
+use optics_pipeline::store::{MARKET_WIDE, SnapshotKey, SnapshotStore};
+use optics_pipeline::worker::{
     ComputeWorker, SESSION_CLOSE_GRACE, WorkerConfig, close_latest_session,
 };
 use optics_schemas::bus::snapshot_datasets;

@@ -8,13 +8,13 @@ use arrow_array::RecordBatch;
 use chrono::{DateTime, NaiveDate, TimeZone, Utc};
 use object_store::memory::InMemory;
 use object_store::path::Path;
-use optics_compute::store::{MARKET_WIDE, Snapshot, SnapshotKey, SnapshotStore};
 use optics_compute::time::{ManualClock, NyseCalendar};
-use optics_compute::worker::{ComputeWorker, WorkerConfig, WorkerError, WorkerStats};
 use optics_ingest::bus::{EmbeddedBus, EmbeddedBusConfig};
 use optics_ingest::simulator::quotes::{ChainSpec, SimulatedQuote, simulate_chain};
 use optics_ingest::simulator::surface::{Surface, SurfaceInputs};
 use optics_ingest::simulator::universe::Universe;
+use optics_pipeline::store::{MARKET_WIDE, Snapshot, SnapshotKey, SnapshotStore};
+use optics_pipeline::worker::{ComputeWorker, WorkerConfig, WorkerError, WorkerStats};
 use optics_schemas::bus::topics;
 use optics_schemas::{
     BorrowRate, Bus, DataBatch, Dividend, DividendFrequency, EarningsEvent, EarningsTiming,

@@ -2,9 +2,9 @@ use std::time::Duration;
 
 use chrono::NaiveDate;
 use optics_compute::pricing::{OptionInputs, OptionType, PricingModel, greeks, implied_vol};
-use optics_compute::store::SnapshotKey;
 use optics_compute::time::years_to_expiry;
-use optics_compute::worker::WorkerConfig;
+use optics_pipeline::store::SnapshotKey;
+use optics_pipeline::worker::WorkerConfig;
 use optics_schemas::bus::{snapshot_datasets, topics};
 use optics_schemas::{
     ChainRow, DataBatch, ExposureRow, FlowAggregateKey, FlowAggregateRow, FlowSnapshotRow, Message,

@@ -7,8 +7,8 @@ use std::sync::{Arc, RwLock};
 use arrow_array::RecordBatch;
 use chrono::{DateTime, NaiveDate, Utc};
 use optics_compute::flow::{ExpirationFlow, StrikeFlow};
-use optics_compute::store::{MARKET_WIDE, Snapshot, SnapshotKey, SnapshotStore, StoreError};
-use optics_compute::worker::PublishedSnapshots;
+use optics_pipeline::store::{MARKET_WIDE, Snapshot, SnapshotKey, SnapshotStore, StoreError};
+use optics_pipeline::worker::PublishedSnapshots;
 use optics_schemas::bus::snapshot_datasets;
 use optics_schemas::memory::{HeapBytes, HeldMemory, MemoryHolder};
 use optics_schemas::{

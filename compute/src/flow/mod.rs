@@ -212,7 +212,7 @@ fn check_market(spot: f64, config: &FlowConfig) -> Result<(), FlowError> {
 
 /// [`flow_rows`] of contracts that [`crate::exposure::compute_exposures`] has just accepted
 /// (the worker's cycle): the same rows, without validating every contract a second time.
-pub(crate) fn flow_rows_of_accepted(
+pub fn flow_rows_of_accepted(
     contracts: &[ContractAnalytics],
     spot: f64,
     config: &FlowConfig,

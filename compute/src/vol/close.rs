@@ -143,9 +143,10 @@ pub fn vol_daily_rows(inputs: &SessionCloseInputs<'_>) -> SessionCloseRows {
 
 /// Daily bars and earnings reports by symbol (then date): what the session close and the
 /// history's `vol_daily` rows both read.
-pub(crate) struct SymbolSeries<'a> {
+#[derive(Debug)]
+pub struct SymbolSeries<'a> {
     /// Each symbol's closes by date.
-    pub(crate) closes: BTreeMap<&'a str, BTreeMap<NaiveDate, f64>>,
+    pub closes: BTreeMap<&'a str, BTreeMap<NaiveDate, f64>>,
     opens: BTreeMap<&'a str, BTreeMap<NaiveDate, f64>>,
     reports: BTreeMap<&'a str, Vec<&'a EarningsEvent>>,
 }
@@ -153,7 +154,7 @@ pub(crate) struct SymbolSeries<'a> {
 impl<'a> SymbolSeries<'a> {
     /// Indexes `bars` (a later bar of a symbol and date replaces an earlier one) and
     /// `earnings` (in their order).
-    pub(crate) fn new(
+    pub fn new(
         bars: impl IntoIterator<Item = &'a DailyBar>,
         earnings: &'a [EarningsEvent],
     ) -> Self {
@@ -182,7 +183,7 @@ impl<'a> SymbolSeries<'a> {
     }
 
     /// The earnings reports of `symbol` (none: empty).
-    pub(crate) fn reports_of(&self, symbol: &str) -> &[&'a EarningsEvent] {
+    pub fn reports_of(&self, symbol: &str) -> &[&'a EarningsEvent] {
         self.reports
             .get(symbol)
             .map(Vec::as_slice)
@@ -190,7 +191,7 @@ impl<'a> SymbolSeries<'a> {
     }
 
     /// The open of `symbol` on each of `dates`, `None` where it has no bar.
-    pub(crate) fn opens_on(&self, symbol: &str, dates: &[NaiveDate]) -> Vec<Option<f64>> {
+    pub fn opens_on(&self, symbol: &str, dates: &[NaiveDate]) -> Vec<Option<f64>> {
         let opens = self.opens.get(symbol);
         dates
             .iter()
@@ -200,7 +201,7 @@ impl<'a> SymbolSeries<'a> {
 }
 
 /// Each underlying's `iv30d_pct` by date, from the rows that have one.
-pub(crate) fn iv30_by_underlying<'a>(
+pub fn iv30_by_underlying<'a>(
     rows: impl IntoIterator<Item = &'a VolDailyRow>,
 ) -> BTreeMap<&'a str, BTreeMap<NaiveDate, f64>> {
     let mut by_underlying: BTreeMap<&str, BTreeMap<NaiveDate, f64>> = BTreeMap::new();

@@ -74,7 +74,7 @@ use arrow_array::RecordBatch;
 use chrono::{DateTime, NaiveDate, Utc};
 use object_store::path::Path;
 use object_store::{ObjectMeta, ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload};
-use optics_compute::store::{StoreError, layout};
+use optics_pipeline::store::{StoreError, layout};
 use optics_schemas::columns::option_quotes as col;
 use optics_schemas::{OptionQuote, Record};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
@@ -199,7 +199,7 @@ impl QuoteArchive {
     }
 
     /// The archive an `--archive` setting names, parsed exactly as the snapshot store's
-    /// `--store` ([`SnapshotStore::from_url`](optics_compute::store::SnapshotStore::from_url)):
+    /// `--store` ([`SnapshotStore::from_url`](optics_pipeline::store::SnapshotStore::from_url)):
     /// a plain directory or `file:///dir` (local, created if missing), `memory://` (this
     /// process only) or `s3://bucket/prefix` (configured from the `AWS_*` variables).
     ///
@@ -207,7 +207,7 @@ impl QuoteArchive {
     /// [`ArchiveError::Location`] for an empty, malformed or unsupported location, or one
     /// whose directory cannot be created.
     pub fn from_url(location: &str) -> Result<Self, ArchiveError> {
-        let store = optics_compute::store::SnapshotStore::from_url(location)
+        let store = optics_pipeline::store::SnapshotStore::from_url(location)
             .map_err(|e| ArchiveError::Location(e.to_string()))?;
         Ok(Self::new(
             Arc::clone(store.object_store()),
@@ -674,7 +674,7 @@ pub(crate) fn encode_part(
         col::OPTION_TYPE,
         col::QUOTE_TIME,
     ];
-    optics_compute::store::encode_parquet(&batch, &sorting, row_group_rows).map_err(|e| match e {
+    optics_pipeline::store::encode_parquet(&batch, &sorting, row_group_rows).map_err(|e| match e {
         StoreError::Parquet(e) => ArchiveError::Parquet(e),
         other => ArchiveError::Io(other.to_string()),
     })

@@ -13,8 +13,8 @@ use optics_schemas::{
 };
 
 use super::*;
-use crate::pricing::{OptionInputs, OptionType, PricingModel, price};
-use crate::time::ManualClock;
+use optics_compute::pricing::{OptionInputs, OptionType, PricingModel, price};
+use optics_compute::time::ManualClock;
 
 fn trade_date() -> NaiveDate {
     NaiveDate::from_ymd_opt(2026, 11, 18).unwrap()
@@ -29,7 +29,7 @@ fn quoted_at() -> DateTime<Utc> {
 /// `underlying` makes quotes of one underlying sent under another's key).
 fn quotes(underlying: &str, symbol_root: &str) -> Vec<OptionQuote> {
     let expiration = NaiveDate::from_ymd_opt(2026, 12, 18).unwrap();
-    let years = crate::time::years_to_expiry(quoted_at(), expiration);
+    let years = optics_compute::time::years_to_expiry(quoted_at(), expiration);
     let mut quotes = Vec::new();
     for strike in [90.0, 95.0, 100.0, 105.0, 110.0] {
         for (quote_type, option_type) in [

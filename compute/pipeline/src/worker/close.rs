@@ -1,6 +1,6 @@
 //! The session close: once a session's last chain snapshots are in the store, the market-wide
 //! `vol_daily` partition of that trade date and its `vol_term` partition (the ATM term
-//! structure per expiration) are computed from them (see [`crate::vol::vol_daily_rows`]) and
+//! structure per expiration) are computed from them (see [`optics_compute::vol::vol_daily_rows`]) and
 //! published, `vol_term` first: a `vol_daily` partition marks the session closed.
 //!
 //! Inputs come from the store — the closing chain of every underlying of the trade date, the
@@ -20,9 +20,9 @@ use rayon::prelude::*;
 
 use super::WorkerError;
 use crate::store::{MARKET_WIDE, SnapshotKey, SnapshotStore};
-use crate::time::NyseCalendar;
-use crate::vol::close::{SymbolSeries, iv30_by_underlying, reaction_sessions};
-use crate::vol::{
+use optics_compute::time::NyseCalendar;
+use optics_compute::vol::close::{SymbolSeries, iv30_by_underlying, reaction_sessions};
+use optics_compute::vol::{
     BENCHMARK_SYMBOL, ConstantMaturityIv, DailyVolInputs, EarningsMove, IV_RANK_LOOKBACK_SESSIONS,
     SessionCloseInputs, VolError, earnings_moves, iv_rank_against_prior, vol_daily_row,
     vol_daily_rows, vrp,

@@ -82,7 +82,7 @@ pub use cycle::{CycleContext, DatasetSnapshot};
 use rayon::prelude::*;
 
 use crate::store::{EncodedSnapshot, SnapshotKey, SnapshotStore, StoreError};
-use crate::time::{Clock, NyseCalendar};
+use optics_compute::time::{Clock, NyseCalendar};
 use reference::PendingReference;
 
 /// Most snapshot files of a cycle written at once (object stores answer many requests in

@@ -9,8 +9,8 @@ use chrono::{DateTime, NaiveDate, Utc};
 use optics_schemas::memory::HeapBytes;
 use optics_schemas::{Company, OptionQuote};
 
-use crate::chain::ContractSymbol;
-use crate::time::new_york_date;
+use optics_compute::chain::ContractSymbol;
+use optics_compute::time::new_york_date;
 
 /// What a worker knows of one underlying.
 #[derive(Debug, Clone, Default)]
@@ -194,7 +194,7 @@ impl UnderlyingBook {
     }
 
     /// The parsed OCC symbol of each of [`quotes`](Self::quotes) (`None` when it does not
-    /// parse), for [`crate::chain::build_chain_with_symbols`].
+    /// parse), for [`optics_compute::chain::build_chain_with_symbols`].
     pub fn symbols(&self) -> &[Option<ContractSymbol>] {
         &self.symbols
     }

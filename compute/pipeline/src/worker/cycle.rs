@@ -15,10 +15,12 @@ use optics_schemas::columns::flow_aggregates as flow_aggregates_col;
 use rayon::prelude::*;
 
 use super::{UnderlyingBook, WorkerError};
-use crate::chain::{ChainBatch, ChainMarket, build_chain_with_symbols};
-use crate::exposure::{ExposureConfig, compute_exposures, exposure_batch, exposure_summary_rows};
-use crate::flow::{FlowConfig, flow_aggregates_batch, flow_batch, flow_rows_of_accepted};
-use crate::pricing::PricingModel;
+use optics_compute::chain::{ChainBatch, ChainMarket, build_chain_with_symbols};
+use optics_compute::exposure::{
+    ExposureConfig, compute_exposures, exposure_batch, exposure_summary_rows,
+};
+use optics_compute::flow::{FlowConfig, flow_aggregates_batch, flow_batch, flow_rows_of_accepted};
+use optics_compute::pricing::PricingModel;
 
 /// What a cycle prices with.
 #[derive(Debug, Clone, Copy, PartialEq)]
