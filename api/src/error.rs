@@ -12,6 +12,8 @@ use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use optics_compute::expected_move::ExpectedMoveError;
 use optics_compute::exposure::ExposureError;
+use optics_compute::risk::RiskError;
+use optics_compute::strategy::StrategyError;
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -273,6 +275,30 @@ impl IntoResponse for ApiError {
 impl From<ExposureError> for ApiError {
     fn from(error: ExposureError) -> Self {
         Self::upstream(format!("The chain cannot be read: {error}"))
+    }
+}
+
+/// A strategy request the chain cannot serve: missing quotes are upstream data (424); every
+/// other refusal names the input at fault (400).
+impl From<StrategyError> for ApiError {
+    fn from(error: StrategyError) -> Self {
+        match error {
+            StrategyError::MissingQuotes(_) => Self::upstream(error.to_string()),
+            other => Self::bad_request(other.to_string()),
+        }
+    }
+}
+
+/// A risk request: no hedge contract or no price for an underlying is upstream data (424);
+/// every other refusal names the input at fault (400).
+impl From<RiskError> for ApiError {
+    fn from(error: RiskError) -> Self {
+        match error {
+            RiskError::NoHedgeContract(_) | RiskError::MissingUnderlyingPrice { .. } => {
+                Self::upstream(error.to_string())
+            }
+            other => Self::bad_request(other.to_string()),
+        }
     }
 }
 

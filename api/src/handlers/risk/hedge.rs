@@ -15,7 +15,7 @@ use crate::state::AppState;
 
 use super::{
     DEFAULT_HEDGE_TICKER, PositionBody, PositionsBody, PricesBody, book_request, live_price,
-    positions, risk_error, underlying_prices,
+    positions, underlying_prices,
 };
 
 book_request! {
@@ -312,7 +312,7 @@ pub async fn hedge_recommendations(
         Some(p) => p.price,
         None => live_price(&state, hedge.as_str())?,
     };
-    let book = risk::portfolio_greeks(&positions, &prices).map_err(risk_error)?;
+    let book = risk::portfolio_greeks(&positions, &prices)?;
     let gap = target_delta - book.total_delta_shares;
     let (contract, unavailable) = if gap.round() == 0.0 {
         (None, None)
@@ -323,7 +323,7 @@ pub async fn hedge_recommendations(
                 match risk::select_hedge_contract(&hedge_candidates(chain, state.now()), gap) {
                     Ok(contract) => (Some(contract), None),
                     Err(RiskError::NoHedgeContract(reason)) => (None, Some(reason)),
-                    Err(other) => return Err(risk_error(other)),
+                    Err(other) => return Err(other.into()),
                 }
             }
         }
@@ -335,8 +335,7 @@ pub async fn hedge_recommendations(
         hedge_price,
         target_delta,
         contract.as_ref(),
-    )
-    .map_err(risk_error)?;
+    )?;
     Ok(ok(HedgePayload {
         current_delta: plan.current_delta,
         target_delta: plan.target_delta,

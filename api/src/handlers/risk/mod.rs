@@ -35,7 +35,7 @@ pub use stress::stress_tests;
 use std::collections::BTreeMap;
 
 use optics_compute::risk::{
-    self, MAX_POSITIONS, Position, PositionInput, PositionType, RiskError, UnderlyingPrice,
+    self, MAX_POSITIONS, Position, PositionInput, PositionType, UnderlyingPrice,
 };
 use optics_compute::time::years_to_expiry;
 use serde::Deserialize;
@@ -61,15 +61,6 @@ pub fn body_schemas() -> Vec<crate::openapi::DataSchema> {
 
 /// Where `/hedge-recommendations` hedges when `hedge_ticker` is absent.
 pub const DEFAULT_HEDGE_TICKER: &str = "SPY";
-
-pub(crate) fn risk_error(error: RiskError) -> ApiError {
-    match error {
-        RiskError::NoHedgeContract(_) | RiskError::MissingUnderlyingPrice { .. } => {
-            ApiError::upstream(error.to_string())
-        }
-        other => ApiError::bad_request(other.to_string()),
-    }
-}
 
 /// The `positions` of a risk body: at most [`MAX_POSITIONS`], an array or a string holding one.
 pub type PositionsBody = Option<List<PositionBody, MAX_POSITIONS>>;
@@ -193,7 +184,7 @@ pub(crate) fn positions(
         .enumerate()
         .map(|(index, position)| position.input(index, now))
         .collect::<Result<Vec<_>, _>>()?;
-    risk::validate_positions(&inputs).map_err(risk_error)
+    Ok(risk::validate_positions(&inputs)?)
 }
 
 /// The positions and the price of each of their tickers.

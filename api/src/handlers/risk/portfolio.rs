@@ -13,7 +13,7 @@ use crate::envelope::{ApiJson, Envelope, ok};
 use crate::error::ApiError;
 use crate::state::AppState;
 
-use super::{PositionBody, PositionsBody, PricesBody, book, book_request, risk_error};
+use super::{PositionBody, PositionsBody, PricesBody, book, book_request};
 
 /// `portfolio_summary` of `/portfolio-greeks`.
 #[derive(Debug, Clone, Serialize)]
@@ -117,7 +117,7 @@ pub async fn portfolio_greeks(
 ) -> Result<Json<Envelope<PortfolioPayload>>, ApiError> {
     let request: PortfolioRequest = body::parse(body)?;
     let (positions, prices) = book(&state, request.positions, request.underlying_prices)?;
-    let book = risk::portfolio_greeks(&positions, &prices).map_err(risk_error)?;
+    let book = risk::portfolio_greeks(&positions, &prices)?;
     Ok(ok(PortfolioPayload {
         portfolio_summary: PortfolioSummary {
             total_delta: book.total_delta_shares,

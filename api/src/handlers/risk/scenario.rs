@@ -14,7 +14,7 @@ use crate::envelope::{ApiJson, Envelope, ok};
 use crate::error::ApiError;
 use crate::state::AppState;
 
-use super::{PositionBody, PositionsBody, PricesBody, book, book_request, risk_error};
+use super::{PositionBody, PositionsBody, PricesBody, book, book_request};
 
 /// One scenario's estimate (`scenarios[]`).
 #[derive(Debug, Clone, Serialize)]
@@ -161,6 +161,6 @@ pub async fn scenario_analysis(
         .scenarios
         .map(|list| list.0.into_iter().map(Scenario::from).collect())
         .unwrap_or_default();
-    let report = risk::estimate_scenarios(&positions, &prices, &scenarios).map_err(risk_error)?;
+    let report = risk::estimate_scenarios(&positions, &prices, &scenarios)?;
     Ok(ok(scenario_payload(&report, false)))
 }

@@ -12,9 +12,7 @@ use crate::state::AppState;
 
 use super::scenario::scenario_payload;
 
-use super::{
-    PositionBody, PositionsBody, PricesBody, ScenarioPayload, book, book_request, risk_error,
-};
+use super::{PositionBody, PositionsBody, PricesBody, ScenarioPayload, book, book_request};
 
 book_request! {
     /// The body of `/stress-tests`.
@@ -29,6 +27,6 @@ pub async fn stress_tests(
 ) -> Result<Json<Envelope<ScenarioPayload>>, ApiError> {
     let request: StressRequest = body::parse(body)?;
     let (positions, prices) = book(&state, request.positions, request.underlying_prices)?;
-    let report = risk::stress_tests(&positions, &prices).map_err(risk_error)?;
+    let report = risk::stress_tests(&positions, &prices)?;
     Ok(ok(scenario_payload(&report, true)))
 }

@@ -15,7 +15,7 @@ use crate::market::ChainView;
 use crate::state::AppState;
 use crate::ticker::Ticker;
 
-use super::fields::{LegBody, body_ticker, strategy_error};
+use super::fields::{LegBody, body_ticker};
 use super::market::{chain_market, chain_row};
 use super::record::{analysis_record, option_type_label};
 use super::{AnalysisRecord, DEFAULT_RATE};
@@ -107,11 +107,9 @@ pub async fn analyze_strategy(
         .enumerate()
         .map(|(index, leg)| analyze_leg(leg, index, now))
         .collect::<Result<Vec<_>, _>>()?;
-    let mut legs = strategy::validate_legs(&inputs).map_err(strategy_error)?;
+    let mut legs = strategy::validate_legs(&inputs)?;
     if let Some(price) = stock_price {
-        Market::spot(price, DEFAULT_RATE, 0.0)
-            .validate()
-            .map_err(strategy_error)?;
+        Market::spot(price, DEFAULT_RATE, 0.0).validate()?;
     }
     let ticker = body_ticker(&state, request.ticker.as_deref())?;
     let chain = state.market_data()?.chain(&ticker);
@@ -133,7 +131,7 @@ pub async fn analyze_strategy(
     market
         .validate()
         .map_err(|_| ApiError::upstream(format!("The live price of {ticker} is not usable")))?;
-    let analysis = strategy::analyze(&legs, &market).map_err(strategy_error)?;
+    let analysis = strategy::analyze(&legs, &market)?;
     Ok(ok(analysis_record(
         ticker.as_str(),
         request.name.as_deref(),

@@ -11,7 +11,6 @@ use crate::envelope::{ApiJson, Envelope, ok};
 use crate::error::ApiError;
 use crate::state::AppState;
 
-use super::fields::strategy_error;
 use super::market::{chain_market, days_param, live_chain, live_chain_request, pick_expiration};
 use super::record::{analysis_record, built_leg};
 use super::{AnalysisRecord, BuiltLeg, DEFAULT_TARGET_DELTA, DEFAULT_WIDTH};
@@ -63,9 +62,10 @@ pub async fn build_strategy(
     ApiJson(body): ApiJson<Value>,
 ) -> Result<Json<Envelope<BuiltPayload>>, ApiError> {
     let request: BuildRequest = body::parse(body)?;
-    let strategy_type =
-        strategy::StrategyType::parse(required(request.strategy_type.as_deref(), "strategy_type")?)
-            .map_err(strategy_error)?;
+    let strategy_type = strategy::StrategyType::parse(required(
+        request.strategy_type.as_deref(),
+        "strategy_type",
+    )?)?;
     let expiration = request.expiration;
     let dte = days_param(request.dte)?;
     let width = request.width.unwrap_or(DEFAULT_WIDTH);
@@ -75,7 +75,7 @@ pub async fn build_strategy(
         ));
     }
     let target_delta = request.target_delta.unwrap_or(DEFAULT_TARGET_DELTA);
-    strategy::clamp_target_delta(target_delta).map_err(strategy_error)?;
+    strategy::clamp_target_delta(target_delta)?;
     let live = live_chain(&state, request.ticker.as_deref())?;
     let near_index = pick_expiration(&live, expiration, dte)?;
     let near = live.chain(near_index);
@@ -98,8 +98,7 @@ pub async fn build_strategy(
         &near,
         far.as_ref(),
         &market,
-    )
-    .map_err(strategy_error)?;
+    )?;
     let analysis = analysis_record(
         live.ticker.as_str(),
         Some(&built.name),

@@ -1,7 +1,7 @@
 //! What the strategy endpoints' request bodies share: the leg ([`LegBody`]), the ticker and
 //! the mapping of the math's errors to statuses. Bodies are read with [`crate::body`].
 
-use optics_compute::strategy::{LegInput, StrategyError};
+use optics_compute::strategy::LegInput;
 use serde::Deserialize;
 use serde_json::Value;
 use utoipa::ToSchema;
@@ -87,15 +87,6 @@ impl LegBody {
                 kind_of(other)
             ))),
         }
-    }
-}
-
-/// A 424 when the chain lacks the quotes needed; a 400 for malformed input and for
-/// constraints the chain cannot meet (module docs).
-pub(crate) fn strategy_error(error: StrategyError) -> ApiError {
-    match error {
-        StrategyError::MissingQuotes(_) => ApiError::upstream(error.to_string()),
-        other => ApiError::bad_request(other.to_string()),
     }
 }
 

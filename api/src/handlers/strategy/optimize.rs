@@ -12,7 +12,6 @@ use crate::envelope::{ApiJson, Envelope, ok};
 use crate::error::ApiError;
 use crate::state::AppState;
 
-use super::fields::strategy_error;
 use super::market::{chain_market, days_param, live_chain, live_chain_request, pick_expiration};
 use super::record::{analysis_record, built_leg};
 use super::{AnalysisRecord, BuiltLeg};
@@ -87,9 +86,9 @@ pub async fn optimize_strategy(
 ) -> Result<Json<Envelope<OptimizePayload>>, ApiError> {
     let request: OptimizeRequest = body::parse(body)?;
     let raw_type = required(request.strategy_type.as_deref(), "strategy_type")?;
-    let structure = strategy::OptimizeStructure::parse(raw_type).map_err(strategy_error)?;
-    let target = strategy::OptimizeTarget::parse(request.target.as_deref().unwrap_or("max_profit"))
-        .map_err(strategy_error)?;
+    let structure = strategy::OptimizeStructure::parse(raw_type)?;
+    let target =
+        strategy::OptimizeTarget::parse(request.target.as_deref().unwrap_or("max_profit"))?;
     let defaults = strategy::OptimizeConstraints::default();
     let constraints = strategy::OptimizeConstraints {
         max_width_dollars: request.max_width.unwrap_or(defaults.max_width_dollars),
@@ -101,8 +100,7 @@ pub async fn optimize_strategy(
     let live = live_chain(&state, request.ticker.as_deref())?;
     let chain = live.chain(pick_expiration(&live, expiration, dte)?);
     let market = chain_market(&live.view, chain.expiration, live.now);
-    let best = strategy::optimize(structure, target, &chain, &market, &constraints)
-        .map_err(strategy_error)?;
+    let best = strategy::optimize(structure, target, &chain, &market, &constraints)?;
     let objective_value = match target {
         strategy::OptimizeTarget::Probability => 100.0 * best.objective,
         _ => best.objective,

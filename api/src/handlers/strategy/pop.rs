@@ -17,7 +17,7 @@ use crate::market::ChainView;
 use crate::state::AppState;
 use crate::ticker::Ticker;
 
-use super::fields::{LegBody, strategy_error};
+use super::fields::LegBody;
 use super::market::{chain_market, chain_rate_and_carry, open_expirations};
 use super::record::{leg_summary, model_label};
 use super::{DEFAULT_RATE, LegSummary, MAX_DAYS_TO_EXP};
@@ -156,10 +156,8 @@ pub async fn pop(
         .enumerate()
         .map(|(index, leg)| pop_leg(leg, index, years))
         .collect::<Result<Vec<_>, _>>()?;
-    let legs = strategy::validate_legs_named(&inputs, "option_type").map_err(strategy_error)?;
-    Market::spot(stock_price, DEFAULT_RATE, 0.0)
-        .validate()
-        .map_err(strategy_error)?;
+    let legs = strategy::validate_legs_named(&inputs, "option_type")?;
+    Market::spot(stock_price, DEFAULT_RATE, 0.0).validate()?;
     let ticker = request
         .ticker
         .as_deref()
@@ -217,7 +215,7 @@ pub async fn pop(
             ticker.as_ref().map(Ticker::as_str).unwrap_or_default()
         )));
     }
-    let probability = strategy::profit_probability(&legs, &market).map_err(strategy_error)?;
+    let probability = strategy::profit_probability(&legs, &market)?;
     Ok(ok(PopPayload {
         probability_of_profit: probability.probability_of_profit_pct,
         legs_count: legs.len(),

@@ -20,7 +20,6 @@ use crate::params::ClampNotice;
 use crate::state::AppState;
 
 use super::DEFAULT_RATE;
-use super::fields::strategy_error;
 use super::market::{chain_market, first_series_per_strike};
 use super::record::model_label;
 
@@ -403,7 +402,7 @@ pub async fn simulate_chain(
             )
         }
     };
-    let simulated = strategy::simulate_chain(&rows, &scenario).map_err(strategy_error)?;
+    let simulated = strategy::simulate_chain(&rows, &scenario)?;
     Ok(ok(SimulatePayload {
         ticker,
         expiration,
