@@ -12,6 +12,15 @@ use super::model::{Account, Plan, TokenInfo};
 use crate::auth::password::Password;
 use crate::auth::token::random_secret;
 
+/// The plans as CLI values (`none`, `trial`, `basic`, `premium`, `pro`), each with its help line.
+fn plan_parser() -> impl clap::builder::TypedValueParser<Value = Plan> {
+    use clap::builder::TypedValueParser as _;
+    let values = Plan::ALL
+        .map(|plan| clap::builder::PossibleValue::new(plan.as_str()).help(plan.describe()));
+    clap::builder::PossibleValuesParser::new(values)
+        .map(|name: String| Plan::parse(&name).unwrap_or(Plan::None))
+}
+
 /// Where the accounts live (shared by `run`, `serve`, `accounts` and `tokens`).
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct AccountDbArgs {
@@ -47,7 +56,7 @@ pub enum AccountsCommand {
         #[arg(long)]
         email: String,
         /// Plan.
-        #[arg(long, value_enum, default_value_t = Plan::Basic)]
+        #[arg(long, value_parser = plan_parser(), default_value = "basic")]
         plan: Plan,
         /// Last day of the plan (YYYY-MM-DD, inclusive, UTC); default: no end.
         #[arg(long)]
@@ -65,7 +74,7 @@ pub enum AccountsCommand {
         #[arg(long)]
         email: String,
         /// New plan.
-        #[arg(long, value_enum)]
+        #[arg(long, value_parser = plan_parser())]
         plan: Plan,
         /// Last day of the plan (YYYY-MM-DD, inclusive, UTC); default: no end.
         #[arg(long)]
