@@ -1,4 +1,4 @@
-//! The schema migrations of both stores, compiled into the binary from `api/migrations/`.
+//! The schema migrations of both stores, compiled into the binary from `api/accounts/migrations/`.
 //!
 //! Each store records applied versions in `optics_schema_migrations` and applies the missing
 //! ones in order, each in its own transaction, when it is opened. PostgreSQL takes an advisory
