@@ -11,10 +11,10 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::accounts_command::{AccountDbArgs, LimiterArgs};
 use anyhow::Context;
 use clap::Args;
 use optics_api::AppState;
-use optics_api::accounts::cli::{AccountDbArgs, LimiterArgs};
 use optics_api::accounts::{AccountStore, open_store};
 use optics_api::auth::{AccessConfig, AccessControl, PasswordCost, PasswordHasher};
 use optics_api::limits::{

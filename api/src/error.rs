@@ -23,27 +23,7 @@ use crate::registry::{DATA_PREFIX, Tier};
 pub const INTERNAL_ERROR_MESSAGE: &str =
     "Internal error: the request could not be completed. It has been logged; please retry later.";
 
-/// Which limit a 429 hit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum RateLimit {
-    /// 60 requests per minute per token.
-    PerMinute,
-    /// 1,000 requests per hour per token.
-    PerHour,
-    /// The account's monthly budget.
-    MonthlyBudget,
-}
-
-impl RateLimit {
-    fn describe(self) -> &'static str {
-        match self {
-            Self::PerMinute => "Rate limit exceeded: too many requests this minute",
-            Self::PerHour => "Rate limit exceeded: too many requests this hour",
-            Self::MonthlyBudget => "Monthly budget exceeded",
-        }
-    }
-}
+pub use optics_accounts::limits::RateLimit;
 
 /// One entry of `did_you_mean`: a mounted endpoint near the requested path.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]

@@ -3,6 +3,9 @@
 //!
 //! `optics-compute`, the pure quantitative core, builds without an async runtime or object
 //! storage: the snapshot store and the worker that need them live in `optics-pipeline`.
+//!
+//! `optics-api` and `optics-accounts` are libraries without a command line: clap and the
+//! argument structs live in the binary (`optics`).
 
 use std::path::Path;
 use std::process::Command;
@@ -66,4 +69,24 @@ fn the_pipeline_crate_is_where_they_are() {
     let tree = dependency_tree("optics-pipeline");
     assert!(!naming(&tree, &["tokio"]).is_empty(), "{tree:?}");
     assert!(!naming(&tree, &["object_store"]).is_empty(), "{tree:?}");
+}
+
+#[test]
+fn the_api_and_accounts_crates_pull_no_clap() {
+    for package in ["optics-api", "optics-accounts"] {
+        let tree = dependency_tree(package);
+        let found = naming(&tree, &["clap"]);
+        assert!(
+            found.is_empty(),
+            "{package} must build without clap (the command line belongs in the binary), \
+             but its tree has: {found:?}"
+        );
+    }
+}
+
+#[test]
+fn the_binary_is_where_clap_is() {
+    // As above: the check of the libraries is only as good as the name it looks for.
+    let tree = dependency_tree("optics");
+    assert!(!naming(&tree, &["clap"]).is_empty(), "{tree:?}");
 }

@@ -1,6 +1,6 @@
-//! Clap arguments of `optics accounts …` and `optics tokens …`, and the functions that run
-//! them. The binary parses, opens the store ([`super::open_store`]) and calls [`run_accounts`]
-//! or [`run_tokens`] with stdout and stdin.
+//! The commands of `optics accounts …` and `optics tokens …`, and the functions that run them.
+//! The binary parses its arguments (clap, in the binary) into these, opens the store
+//! ([`super::open_store`]) and calls [`run_accounts`] or [`run_tokens`] with stdout and stdin.
 
 use std::io::{BufRead, Write};
 
@@ -12,72 +12,37 @@ use super::model::{Account, Plan, TokenInfo};
 use crate::auth::password::Password;
 use crate::auth::token::random_secret;
 
-/// Where the accounts live (shared by `run`, `serve`, `accounts` and `tokens`).
-#[derive(Debug, Clone, Default, clap::Args)]
-pub struct AccountDbArgs {
-    /// Account store: `postgres://user@host/db` for a shared PostgreSQL, or `sqlite://<file>`;
-    /// default: `accounts.sqlite3` in the data directory.
-    #[arg(long = "db", env = "OPTICS_DB", global = true)]
-    pub db: Option<String>,
-}
-
-/// Where the rate-limit counters live.
-#[derive(Debug, Clone, Default, clap::Args)]
-pub struct LimiterArgs {
-    /// Rate-limit counters: `redis://host:6379` to share them between API replicas; default:
-    /// in this process.
-    #[arg(long = "limiter", env = "OPTICS_LIMITER")]
-    pub limiter: Option<String>,
-    /// Prefix of every Redis key (deployments sharing one Redis).
-    #[arg(
-        long = "limiter-prefix",
-        env = "OPTICS_LIMITER_PREFIX",
-        default_value = "optics:rl"
-    )]
-    pub limiter_prefix: String,
-}
-
 /// `optics accounts …`
-#[derive(Debug, Clone, clap::Subcommand)]
+#[derive(Debug, Clone)]
 pub enum AccountsCommand {
     /// Create an account. The password is read from stdin with `--password-stdin`; without
     /// it a random one is generated and printed once.
     Create {
         /// Login email.
-        #[arg(long)]
         email: String,
         /// Plan.
-        #[arg(long, value_enum, default_value_t = Plan::Basic)]
         plan: Plan,
         /// Last day of the plan (YYYY-MM-DD, inclusive, UTC); default: no end.
-        #[arg(long)]
         until: Option<NaiveDate>,
         /// Own monthly budget in data units; default: the plan's.
-        #[arg(long)]
         monthly_budget: Option<u64>,
         /// Read the password from the first line of stdin.
-        #[arg(long)]
         password_stdin: bool,
     },
     /// Change an account's plan.
     SetPlan {
         /// Login email.
-        #[arg(long)]
         email: String,
         /// New plan.
-        #[arg(long, value_enum)]
         plan: Plan,
         /// Last day of the plan (YYYY-MM-DD, inclusive, UTC); default: no end.
-        #[arg(long)]
         until: Option<NaiveDate>,
     },
     /// Set (or with no `--units`, clear) an account's own monthly budget.
     SetBudget {
         /// Login email.
-        #[arg(long)]
         email: String,
         /// Units per month; omit to use the plan's budget.
-        #[arg(long)]
         units: Option<u64>,
     },
     /// List accounts.
@@ -85,24 +50,20 @@ pub enum AccountsCommand {
 }
 
 /// `optics tokens …`
-#[derive(Debug, Clone, clap::Subcommand)]
+#[derive(Debug, Clone)]
 pub enum TokensCommand {
     /// Create a token; it is printed once and only its hash is kept.
     Create {
         /// The owner's email.
-        #[arg(long)]
         email: String,
         /// A label.
-        #[arg(long)]
         name: Option<String>,
         /// Lifetime in days (0 = never expires; default 365).
-        #[arg(long)]
         expires_in_days: Option<u32>,
     },
     /// List an account's tokens (ids and prefixes only).
     List {
         /// The owner's email.
-        #[arg(long)]
         email: String,
     },
     /// Revoke a token by id.

@@ -1,107 +1,19 @@
 //! Accounts, plans, API tokens and login sessions (spec parts 5 and 8).
 //!
-//! - [`model`]: the records — [`Account`] with its [`Plan`] (none, trial, basic, premium, pro)
-//!   and optional own monthly budget, [`TokenInfo`], [`TokenGrant`], sessions.
-//! - [`AccountStore`]: the storage trait, with [`SqliteStore`] (the embedded default, a file
-//!   beside the data directory) and [`PgStore`] (`--db postgres://…`, shared by API replicas).
-//!   Both run their migrations (`api/migrations/{sqlite,postgres}/`) when opened. The store
-//!   also keeps each account's [`MonthlyUsage`], written behind by the in-memory limiter so
-//!   the monthly budget survives a restart.
-//! - [`tokens`]: issuing, rotating and revoking tokens with the lifetime and cap rules.
-//! - [`admin`]: the operator functions behind `optics accounts …` / `optics tokens …` and the
-//!   first-start bootstrap; [`cli`]: their clap arguments.
+//! The records, the [`AccountStore`] trait with its SQLite and PostgreSQL stores, token issuing
+//! and the operator functions live in [`optics_accounts`] and are re-exported here, so
+//! `crate::accounts::…` names them as before. This crate adds the HTTP side:
+//!
 //! - [`http`]: the account area (`/account`, `/api/account/…`): login to a session, list,
 //!   create, rotate and revoke tokens.
-//!
-//! Secrets never leave through `Debug`, errors or logs: passwords, password hashes, tokens and
-//! session secrets have redacting `Debug` impls, and the store keeps tokens and sessions as
-//! SHA-256 digests only.
+//! - [`cli`]: the functions behind `optics accounts …` / `optics tokens …`.
 
-pub mod admin;
 pub mod cli;
 pub mod http;
-mod migrate;
-pub mod model;
-mod open;
-pub mod postgres;
-pub(crate) mod rows;
-pub mod sqlite;
-mod store;
-pub mod tokens;
 
-pub use model::{
-    Account, AccountId, Credentials, MonthlyUsage, NewAccount, NewSession, NewToken,
-    PasswordHashPhc, Plan, TokenGrant, TokenInfo, TokenStatus, normalise_email,
+pub use optics_accounts::{
+    Account, AccountError, AccountId, AccountStore, Credentials, DEFAULT_SQLITE_FILE, IssuedToken,
+    MonthlyUsage, NewAccount, NewSession, NewToken, PasswordHashPhc, PgStore, Plan, SqliteStore,
+    StoreFuture, TokenGrant, TokenInfo, TokenPolicy, TokenStatus, admin, model, normalise_email,
+    open_store, postgres, sqlite, tokens,
 };
-pub use open::{DEFAULT_SQLITE_FILE, open_store};
-pub use postgres::PgStore;
-pub use sqlite::SqliteStore;
-pub use store::{AccountStore, StoreFuture};
-pub use tokens::{IssuedToken, TokenPolicy};
-
-/// Everything that can go wrong with accounts, tokens and their stores. Messages name the
-/// problem and never carry a secret, a password or a hash.
-#[derive(Debug, thiserror::Error)]
-pub enum AccountError {
-    /// Bad input from a caller or an operator; the message says what is wrong.
-    #[error("{0}")]
-    InvalidInput(String),
-    /// An account with this email exists.
-    #[error("an account with this email already exists")]
-    EmailTaken,
-    /// No account with this id or email.
-    #[error("no such account")]
-    AccountNotFound,
-    /// No token with this id (for this account).
-    #[error("no such token")]
-    TokenNotFound,
-    /// The token is revoked or expired, so it cannot be rotated.
-    #[error("the token is revoked or expired; create a new one")]
-    TokenNotActive,
-    /// The account already has the maximum number of active tokens.
-    #[error("at most {max} tokens may be active; revoke one first")]
-    TokenCapReached {
-        /// The cap.
-        max: u32,
-    },
-    /// Hashing a password failed (argon2 refused its input).
-    #[error("password hashing failed: {0}")]
-    Password(String),
-    /// The operating system's random source failed.
-    #[error(transparent)]
-    Randomness(#[from] crate::auth::token::RandomnessUnavailable),
-    /// A stored row could not be read back (a corrupt value).
-    #[error("corrupt account data: {0}")]
-    Corrupt(String),
-    /// A migration failed; the store is not usable.
-    #[error("migration {version} ({name}) failed: {reason}")]
-    Migration {
-        /// Migration number.
-        version: u32,
-        /// Its file name.
-        name: &'static str,
-        /// Why.
-        reason: String,
-    },
-    /// The store could not be reached or opened.
-    #[error("account store unavailable: {0}")]
-    Unavailable(String),
-    /// An SQLite error.
-    #[error("sqlite: {0}")]
-    Sqlite(#[from] rusqlite::Error),
-    /// A PostgreSQL error.
-    #[error("postgres: {0}")]
-    Postgres(#[from] tokio_postgres::Error),
-    /// A file could not be written (the bootstrap token file).
-    #[error("{path}: {source}")]
-    Io {
-        /// The file.
-        path: std::path::PathBuf,
-        /// The cause.
-        #[source]
-        source: std::io::Error,
-    },
-    /// A background task failed.
-    #[error("internal: {0}")]
-    Internal(String),
-}

@@ -22,8 +22,8 @@
 //! when present, otherwise from the matched route template looked up in the registry.
 
 mod gate;
-pub mod password;
-pub mod token;
+
+pub use optics_accounts::{password, token};
 
 pub use gate::{
     AccessConfig, AccessControl, Admission, Caller, Denied, Reservation, SessionPolicy,

@@ -22,32 +22,7 @@ use serde::Serialize;
 /// The base path of every data endpoint.
 pub const DATA_PREFIX: &str = "/api/mcp/data";
 
-/// The lowest plan whose tokens may call an endpoint.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Tier {
-    /// Any account with an active plan (utility endpoints: index, search, expirations,
-    /// calendars, usage).
-    Any,
-    /// Basic plan and above.
-    Basic,
-    /// Premium plan and above.
-    Premium,
-    /// Pro plan.
-    Pro,
-}
-
-impl Tier {
-    /// The lower-case name used in payloads (`basic`, `premium`, …).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Any => "any",
-            Self::Basic => "basic",
-            Self::Premium => "premium",
-            Self::Pro => "pro",
-        }
-    }
-}
+pub use optics_accounts::Tier;
 
 /// HTTP method of an endpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]

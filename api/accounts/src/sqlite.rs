@@ -27,7 +27,7 @@ use super::rows::{
     RawToken, RawUsage, TOKEN_COLUMNS, count_to_db, opt_secs, secs, units_to_db, with_placeholders,
 };
 use super::store::{AccountStore, StoreFuture};
-use crate::auth::token::TokenHash;
+use crate::token::TokenHash;
 
 /// Read connections kept open (two cores: more would only queue on the CPU).
 const READ_CONNECTIONS: usize = 4;

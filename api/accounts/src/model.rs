@@ -5,15 +5,41 @@ use std::fmt;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::auth::token::TokenHash;
-use crate::registry::Tier;
+use crate::token::TokenHash;
+
+/// The lowest plan whose tokens may call an endpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Tier {
+    /// Any account with an active plan (utility endpoints: index, search, expirations,
+    /// calendars, usage).
+    Any,
+    /// Basic plan and above.
+    Basic,
+    /// Premium plan and above.
+    Premium,
+    /// Pro plan.
+    Pro,
+}
+
+impl Tier {
+    /// The lower-case name used in payloads (`basic`, `premium`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Any => "any",
+            Self::Basic => "basic",
+            Self::Premium => "premium",
+            Self::Pro => "pro",
+        }
+    }
+}
 
 /// Database id of an account.
 pub type AccountId = i64;
 
 /// The subscription an account holds. Only `trial`, `basic`, `premium` and `pro` open the data
 /// endpoints (spec part 5); `none` is an account without an active plan.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Plan {
     /// No subscription: every data request is a 403 without `upgrade_required`.
@@ -52,6 +78,17 @@ impl Plan {
     /// Parses the lower-case name; anything else is `None`.
     pub fn parse(name: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|plan| plan.as_str() == name)
+    }
+
+    /// One line on what the plan opens (the CLI's help on its values).
+    pub fn describe(self) -> &'static str {
+        match self {
+            Self::None => "No subscription: every data request is a 403 without `upgrade_required`",
+            Self::Trial => "A trial: opens what Basic opens (utility and Basic-tier endpoints)",
+            Self::Basic => "Basic: utility, chain, strategy and other Basic-tier endpoints",
+            Self::Premium => "Premium: everything up to the Premium tier",
+            Self::Pro => "Pro: every endpoint",
+        }
     }
 
     /// Whether the plan opens the data endpoints at all (a paid or trial plan).

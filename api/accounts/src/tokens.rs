@@ -7,7 +7,7 @@ use chrono::{DateTime, TimeDelta, Utc};
 
 use super::model::{AccountId, NewToken, TokenInfo};
 use super::{AccountError, AccountStore};
-use crate::auth::token::{ApiToken, random_public_id};
+use crate::token::{ApiToken, random_public_id};
 
 /// Longest token name, in characters.
 pub const MAX_TOKEN_NAME_CHARS: usize = 100;

@@ -28,7 +28,7 @@ use super::rows::{
     RawToken, RawUsage, TOKEN_COLUMNS, count_to_db, opt_secs, secs, units_to_db, with_placeholders,
 };
 use super::store::{AccountStore, StoreFuture};
-use crate::auth::token::TokenHash;
+use crate::token::TokenHash;
 
 /// Connections kept per store.
 const CONNECTIONS: usize = 4;

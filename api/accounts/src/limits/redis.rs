@@ -20,7 +20,7 @@ use super::{
     Decision, EndpointUsage, LimitError, LimitFuture, LimitRequest, Limiter, Quota, RateLimits,
     Settlement, UsageReport, WindowState, Windows, refusal, sort_usage,
 };
-use crate::accounts::AccountId;
+use crate::AccountId;
 
 /// How long connecting, and each command, may take before the request fails.
 const REDIS_TIMEOUT: Duration = Duration::from_secs(2);

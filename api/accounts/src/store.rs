@@ -13,7 +13,7 @@ use super::model::{
     Account, AccountId, Credentials, MonthlyUsage, NewAccount, NewSession, NewToken, Plan,
     TokenGrant, TokenInfo,
 };
-use crate::auth::token::TokenHash;
+use crate::token::TokenHash;
 
 /// The future every store method returns (boxed so the trait can be used as `dyn`).
 pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, AccountError>> + Send + 'a>>;

@@ -25,7 +25,7 @@ use super::{
     Decision, EndpointUsage, LimitFuture, LimitRequest, Limiter, Quota, RateLimits, Settlement,
     UsageReport, WindowState, Windows, month_label, refusal, sort_usage,
 };
-use crate::accounts::{AccountError, AccountId, AccountStore, MonthlyUsage};
+use crate::{AccountError, AccountId, AccountStore, MonthlyUsage};
 
 /// The in-memory [`Limiter`] (the embedded default).
 #[derive(Debug)]
@@ -486,7 +486,7 @@ impl Limiter for InMemoryLimiter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::RateLimit;
+    use crate::limits::RateLimit;
     use chrono::{TimeDelta, TimeZone};
     use std::sync::Arc;
 

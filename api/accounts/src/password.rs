@@ -11,7 +11,7 @@ use argon2::password_hash::phc::PasswordHash;
 use argon2::password_hash::{PasswordHasher as _, PasswordVerifier as _};
 use argon2::{Algorithm, Argon2, Params, Version};
 
-use crate::accounts::{AccountError, PasswordHashPhc};
+use crate::{AccountError, PasswordHashPhc};
 
 /// Shortest accepted password, in characters.
 pub const MIN_PASSWORD_CHARS: usize = 8;
@@ -118,7 +118,7 @@ impl PasswordHasher {
         let params = Params::new(cost.memory_kib, cost.iterations, cost.parallelism, None)
             .map_err(|e| AccountError::InvalidInput(format!("argon2 parameters: {e}")))?;
         let argon2 = Argon2::new(Algorithm::Argon2id, Version::V0x13, params);
-        let decoy = hash_with(&argon2, &Password(crate::auth::token::random_secret()?))?;
+        let decoy = hash_with(&argon2, &Password(crate::token::random_secret()?))?;
         Ok(Self {
             inner: Arc::new(HasherInner { argon2, decoy }),
         })

@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 
 use super::AccountError;
 use super::model::{Account, MonthlyUsage, Plan, TokenGrant, TokenInfo};
-use crate::auth::token::TokenHash;
+use crate::token::TokenHash;
 
 /// Columns of `accounts` that make an [`Account`], in this order.
 pub(crate) const ACCOUNT_COLUMNS: &str =

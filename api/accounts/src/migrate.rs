@@ -1,4 +1,4 @@
-//! The schema migrations of both stores, compiled into the binary from `api/migrations/`.
+//! The schema migrations of both stores, compiled into the binary from `api/accounts/migrations/`.
 //!
 //! Each store records applied versions in `optics_schema_migrations` and applies the missing
 //! ones in order, each in its own transaction, when it is opened. PostgreSQL takes an advisory
@@ -17,12 +17,12 @@ pub(crate) const SQLITE: &[Migration] = &[
     Migration {
         version: 1,
         name: "0001_accounts.sql",
-        sql: include_str!("../../migrations/sqlite/0001_accounts.sql"),
+        sql: include_str!("../migrations/sqlite/0001_accounts.sql"),
     },
     Migration {
         version: 2,
         name: "0002_monthly_usage.sql",
-        sql: include_str!("../../migrations/sqlite/0002_monthly_usage.sql"),
+        sql: include_str!("../migrations/sqlite/0002_monthly_usage.sql"),
     },
 ];
 
@@ -31,12 +31,12 @@ pub(crate) const POSTGRES: &[Migration] = &[
     Migration {
         version: 1,
         name: "0001_accounts.sql",
-        sql: include_str!("../../migrations/postgres/0001_accounts.sql"),
+        sql: include_str!("../migrations/postgres/0001_accounts.sql"),
     },
     Migration {
         version: 2,
         name: "0002_monthly_usage.sql",
-        sql: include_str!("../../migrations/postgres/0002_monthly_usage.sql"),
+        sql: include_str!("../migrations/postgres/0002_monthly_usage.sql"),
     },
 ];
 

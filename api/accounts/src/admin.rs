@@ -11,8 +11,8 @@ use optics_compute::time::Clock;
 use super::model::{Account, NewAccount, Plan, TokenInfo, normalise_email};
 use super::tokens::{IssuedToken, TokenPolicy, issue_token, rotate_token as rotate};
 use super::{AccountError, AccountStore};
-use crate::auth::password::{Password, PasswordHasher};
-use crate::auth::token::random_secret;
+use crate::password::{Password, PasswordHasher};
+use crate::token::random_secret;
 
 /// Email of the account `optics run` creates on first start.
 pub const LOCAL_ACCOUNT_EMAIL: &str = "local@optics.localhost";
