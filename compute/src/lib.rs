@@ -25,7 +25,7 @@
 //! - [`vol`]: volatility statistics once per session close — close-to-close HV at 5–252
 //!   sessions (and ex-earnings), ATM IV, 25-delta skew and constant-maturity IV from a chain,
 //!   IV rank and percentile, VRP, correlation and beta, earnings-move statistics.
-//! - [`time`]: year fractions to the 16:00 America/New_York close and the NYSE calendar.
+//! - [`time`]: year fractions to the expiration day's close (16:00 New York, 13:00 on early-close days) and the NYSE calendar.
 //! - [`zero_dte`]: the scored read of `/zero-dte` — the expected-move hit rate and edge score
 //!   over stored sessions, and the IV forecast blending ATM IV with HAR realized volatility.
 

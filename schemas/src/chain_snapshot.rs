@@ -64,7 +64,7 @@ wire_enum! {
     NoIvReason, "reason for no implied volatility" {
         /// `no_two_sided_quote`: no bid, or the ask is below the bid; there is no mid.
         NoTwoSidedQuote = "no_two_sided_quote",
-        /// `expired`: the snapshot is at or after 16:00 New York on the expiration date.
+        /// `expired`: the snapshot is at or after the close of the expiration day's session.
         Expired = "expired",
         /// `below_intrinsic`: the mid is below the discounted intrinsic value on the forward.
         BelowIntrinsic = "below_intrinsic",
@@ -205,7 +205,7 @@ pub struct ChainRow {
     pub settlement: SettlementStyle,
     /// Calendar days from `trade_date` to `expiration`.
     pub dte: i32,
-    /// Years from `as_of` to 16:00 New York on `expiration` (ACT/365).
+    /// Years from `as_of` to the close of `expiration`'s session (ACT/365).
     pub years_to_expiry: f64,
     /// Strike, dollars.
     pub strike: f64,

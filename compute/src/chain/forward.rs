@@ -82,7 +82,7 @@ pub struct ForwardMarket {
     pub spot: f64,
     /// Continuous risk-free rate, decimal.
     pub rate: f64,
-    /// Years to expiry (ACT/365 to the 16:00 New York close).
+    /// Years to expiry (ACT/365 to the expiration day's close).
     pub years: f64,
     /// The caller's continuous dividend yield, decimal: used only by the carry fallback.
     pub dividend_yield: f64,

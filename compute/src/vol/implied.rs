@@ -47,7 +47,7 @@ pub struct ExpirationVol {
     pub settlement: SettlementStyle,
     /// Calendar days from the trade date.
     pub dte: i32,
-    /// Years to expiry of the chain rows (ACT/365 to the 16:00 New York close).
+    /// Years to expiry of the chain rows (ACT/365 to the expiration day's close).
     pub years_to_expiry: f64,
     /// The expiration's forward, dollars.
     pub forward: f64,

@@ -6,6 +6,7 @@ use chrono::NaiveDate;
 use optics_compute::pricing::PricingModel;
 use optics_compute::strategy::{self, LegInput, MAX_LEGS, Market};
 use optics_compute::time::DAYS_PER_YEAR;
+use optics_schemas::PricingModelCode;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
@@ -19,7 +20,7 @@ use crate::ticker::Ticker;
 
 use super::fields::LegBody;
 use super::market::{chain_market, chain_rate_and_carry, open_expirations};
-use super::record::{leg_summary, model_label};
+use super::record::leg_summary;
 use super::{DEFAULT_RATE, LegSummary, MAX_DAYS_TO_EXP};
 
 /// The body of `/pop`.
@@ -229,7 +230,7 @@ pub async fn pop(
         dividend_yield: market.dividend_yield,
         dividend_yield_source,
         market_expiration,
-        pricing_model: model_label(market.model),
+        pricing_model: PricingModelCode::from(market.model).as_str(),
         forward: probability.forward_at_valuation,
         legs_summary: legs.iter().map(|leg| leg_summary(leg, false)).collect(),
     }))

@@ -6,6 +6,7 @@ use optics_compute::strategy::{
     Bound, IvUnits, Leg, Market, NET_PREMIUM_CONVENTION, StrategyAnalysis, ValuationMethod,
 };
 use optics_compute::time::DAYS_PER_YEAR;
+use optics_schemas::PricingModelCode;
 use serde::Serialize;
 
 use super::UNLIMITED;
@@ -155,7 +156,7 @@ pub(crate) fn analysis_record(
             .to_owned(),
         stock_price: market.underlying_price,
         stock_price_basis: stock_price_basis(market),
-        pricing_model: model_label(market.model),
+        pricing_model: PricingModelCode::from(market.model).as_str(),
         forward_at_first_expiration: analysis.forward_at_valuation,
         legs_summary: legs
             .iter()
@@ -189,13 +190,6 @@ pub(crate) fn stock_price_basis(market: &Market) -> &'static str {
     match market.model {
         PricingModel::BlackScholesMerton => "spot",
         PricingModel::Black76 => "nearest_forward",
-    }
-}
-
-pub(crate) fn model_label(model: PricingModel) -> &'static str {
-    match model {
-        PricingModel::BlackScholesMerton => "bsm",
-        PricingModel::Black76 => "black76",
     }
 }
 

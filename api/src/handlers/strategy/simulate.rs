@@ -8,6 +8,7 @@ use optics_compute::strategy;
 use optics_compute::strategy::simulate::MAX_SIM_ROWS;
 use optics_compute::time::years_to_expiry;
 use optics_schemas::ChainRow;
+use optics_schemas::PricingModelCode;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
@@ -21,7 +22,6 @@ use crate::state::AppState;
 
 use super::DEFAULT_RATE;
 use super::market::{chain_market, first_series_per_strike};
-use super::record::model_label;
 
 /// Strikes per side of `sim_price` re-priced from a fetched chain when `strikes_around` is
 /// absent.
@@ -413,7 +413,7 @@ pub async fn simulate_chain(
         iv_units: "decimal",
         rate: scenario.rate,
         dividend_yield: scenario.dividend_yield,
-        model: model_label(scenario.model),
+        model: PricingModelCode::from(scenario.model).as_str(),
         window,
         clamped,
         chain: simulated.iter().map(SimulatedChainRow::from).collect(),
