@@ -10,8 +10,10 @@
 //! serde's `missing field`. Unknown fields are ignored.
 //!
 //! # What is accepted
-//! - [`number`]: a JSON number; `null` or absent is none. A string, even `"600"`, is a 400
-//!   (`must be a number, not a string`): the endpoints have always refused numbers in strings.
+//! - [`number`]: a JSON number, or a string holding one in decimal notation (`"600"`,
+//!   `" -5.5 "`, what form-based and assistant clients send); `null` or absent is none. A string
+//!   that is not a finite decimal number (`"six"`, `"NaN"`, `"inf"`, `""`) is a 400:
+//!   `must be a number, not the string "six"`.
 //! - [`text`]: a string; `null` or absent is none. Enumerations (`option_type`, `action`,
 //!   `strategy_type`, `position_type`, …) are read as text and matched in any case by the
 //!   compute crate's parsers (`call`, `Call`, `CALL`).
@@ -151,8 +153,38 @@ impl<'de> Visitor<'de> for NumberVisitor {
         Ok(Some(v))
     }
 
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        decimal(v).map(Some).ok_or_else(|| {
+            E::custom(format_args!(
+                "must be a number, not the string {:?}",
+                truncated(v)
+            ))
+        })
+    }
+
     null_is_none!();
-    reject!("a number"; bool str seq map);
+    reject!("a number"; bool seq map);
+}
+
+/// The finite number a string spells in decimal notation: digits with an optional sign,
+/// point and exponent, blanks around it ignored. `f64::from_str` alone would also take
+/// `inf` and `NaN`.
+fn decimal(text: &str) -> Option<f64> {
+    let text = text.trim();
+    let spelled = text
+        .bytes()
+        .all(|b| b.is_ascii_digit() || matches!(b, b'+' | b'-' | b'.' | b'e' | b'E'));
+    let value: f64 = text.parse().ok().filter(|_| spelled)?;
+    value.is_finite().then_some(value)
+}
+
+/// At most 40 characters of a client's string, for an error message.
+fn truncated(text: &str) -> String {
+    const KEEP: usize = 40;
+    match text.char_indices().nth(KEEP) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_owned(),
+    }
 }
 
 /// An optional number: `#[serde(default, deserialize_with = "body::number")]`.

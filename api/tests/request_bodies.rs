@@ -43,10 +43,10 @@ async fn message(path: &str, body: &Value) -> String {
 #[tokio::test]
 async fn a_bad_field_is_named_by_its_path() {
     let mut body = pop_body();
-    body["legs"][1]["strike"] = json!("575");
+    body["legs"][1]["strike"] = json!("575 dollars");
     assert_eq!(
         message("/pop", &body).await,
-        "legs[1].strike: must be a number, not a string"
+        "legs[1].strike: must be a number, not the string \"575 dollars\""
     );
     let mut body = analyze_body();
     body["legs"][0]["expiration"] = json!("12/19/2025");
@@ -67,10 +67,10 @@ async fn a_bad_field_is_named_by_its_path() {
         "positions[1].delta: must be a number, not a boolean"
     );
     let mut body = book_body();
-    body["underlying_prices"]["SPY"] = json!("610");
+    body["underlying_prices"]["SPY"] = json!("NaN");
     assert_eq!(
         message("/stress-tests", &body).await,
-        "underlying_prices.SPY: must be a number, not a string"
+        "underlying_prices.SPY: must be a number, not the string \"NaN\""
     );
     let mut body = book_body();
     body["scenarios"] = json!([{"stock_move_pct": -5}, {"days_forward": {}}]);
@@ -79,10 +79,10 @@ async fn a_bad_field_is_named_by_its_path() {
         "scenarios[1].days_forward: must be a number, not an object"
     );
     let body = json!({"sim_price": 600.0, "sim_dte": 10,
-                      "chain": [{"Strike": 600.0, "IV Call": "0.2"}]});
+                      "chain": [{"Strike": 600.0, "IV Call": "inf"}]});
     assert_eq!(
         message("/simulate-chain", &body).await,
-        "chain[0].IV Call: must be a number, not a string"
+        "chain[0].IV Call: must be a number, not the string \"inf\""
     );
     let body = json!({"ticker": "SPY", "strategy_type": "iron_condor", "expiration": 20251219});
     assert_eq!(
@@ -161,6 +161,23 @@ async fn data(path: &str, body: &Value) -> Value {
 }
 
 #[tokio::test]
+async fn numbers_sent_as_strings_are_read_as_the_numbers() {
+    let strict = data("/pop", &pop_body()).await;
+    let mut lenient = pop_body();
+    lenient["stock_price"] = json!("600");
+    lenient["days_to_exp"] = json!(" 30 ");
+    lenient["legs"][1]["strike"] = json!("575.0");
+    lenient["legs"][1]["iv"] = json!("2.1e-1");
+    assert_eq!(data("/pop", &lenient).await, strict);
+
+    let strict = data("/stress-tests", &book_body()).await;
+    let mut lenient = book_body();
+    lenient["underlying_prices"]["SPY"] = json!("610");
+    lenient["positions"][1]["quantity"] = json!("-2");
+    assert_eq!(data("/stress-tests", &lenient).await, strict);
+}
+
+#[tokio::test]
 async fn lists_sent_as_json_strings_are_read_as_the_lists() {
     for (path, body, field) in [
         ("/pop", pop_body(), "legs"),
@@ -185,10 +202,10 @@ async fn lists_sent_as_json_strings_are_read_as_the_lists() {
     // A string that does not hold an array is still a 400 naming the field, with where it
     // failed inside the string.
     let mut body = pop_body();
-    body["legs"] = json!(r#"[{"strike": "575"}]"#);
+    body["legs"] = json!(r#"[{"strike": "575 dollars"}]"#);
     let text = message("/pop", &body).await;
     assert!(
-        text.starts_with("legs: (a JSON string) at [0].strike: must be a number, not a string"),
+        text.starts_with("legs: (a JSON string) at [0].strike: must be a number, not the string"),
         "{text}"
     );
     body["legs"] = json!("all of them");

@@ -133,7 +133,7 @@ async fn rejects_malformed_positions(path: &str) {
     bad(path, json!({"positions": []}), "positions").await;
     bad(path, json!({"positions": {"a": 1}}), "positions").await;
     let mut positions = book();
-    positions[1]["strike"] = json!("590");
+    positions[1]["strike"] = json!("590 or so");
     bad(path, json!({"positions": positions}), "positions[1].strike").await;
     let mut positions = book();
     positions[1]["strike"] = json!(-590.0);
@@ -226,7 +226,7 @@ async fn scenario_analysis_rejects_malformed_bodies() {
     .await;
     bad(
         "/scenario-analysis",
-        json!({"positions": book(), "scenarios": [{"stock_move_pct": "-5"}]}),
+        json!({"positions": book(), "scenarios": [{"stock_move_pct": "minus five"}]}),
         "scenarios[0].stock_move_pct",
     )
     .await;
@@ -455,7 +455,7 @@ async fn hedge_recommendations_edge_cases_and_errors() {
     .error(StatusCode::NOT_FOUND);
     bad(
         "/hedge-recommendations",
-        json!({"positions": book(), "target_delta": "0"}),
+        json!({"positions": book(), "target_delta": "zero"}),
         "target_delta",
     )
     .await;

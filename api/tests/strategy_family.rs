@@ -87,7 +87,7 @@ async fn pop_rejects_malformed_bodies_naming_the_field() {
     body["legs"] = json!([]);
     bad("/pop", body, "legs").await;
     let mut body = ok_body();
-    body["legs"][1]["strike"] = json!("575");
+    body["legs"][1]["strike"] = json!("575 USD");
     bad("/pop", body, "legs[1].strike").await;
     let mut body = ok_body();
     body["legs"][0]["strike"] = json!(-580.0);
@@ -108,7 +108,7 @@ async fn pop_rejects_malformed_bodies_naming_the_field() {
     body["legs"][0]["quantity"] = json!(1.5);
     bad("/pop", body, "legs[0].quantity").await;
     let mut body = ok_body();
-    body["stock_price"] = json!("600");
+    body["stock_price"] = json!("six hundred");
     bad("/pop", body, "stock_price").await;
     let mut body = ok_body();
     body["stock_price"] = json!(-1.0);
@@ -304,7 +304,7 @@ async fn analyze_strategy_rejects_malformed_bodies_naming_the_field() {
     body["legs"] = json!([]);
     bad("/analyze-strategy", body, "legs").await;
     let mut body = ok_body();
-    body["legs"][0]["premium"] = json!("8.2");
+    body["legs"][0]["premium"] = json!("8.2!");
     bad("/analyze-strategy", body, "legs[0].premium").await;
     let mut body = ok_body();
     body["legs"][1]["strike"] = json!(-610.0);
@@ -322,7 +322,7 @@ async fn analyze_strategy_rejects_malformed_bodies_naming_the_field() {
     body["legs"] = json!(vec![body["legs"][0].clone(); 10_000]);
     bad("/analyze-strategy", body, "legs").await;
     let mut body = ok_body();
-    body["stock_price"] = json!("600");
+    body["stock_price"] = json!("");
     bad("/analyze-strategy", body, "stock_price").await;
     let mut body = ok_body();
     body["ticker"] = json!(42);
@@ -654,7 +654,7 @@ async fn simulate_chain_errors() {
     )
     .await;
     let mut body = ok_body();
-    body["sim_price"] = json!("590");
+    body["sim_price"] = json!("590x");
     bad("/simulate-chain", body, "sim_price").await;
     let mut body = ok_body();
     body["sim_price"] = json!(-590);
@@ -849,7 +849,7 @@ async fn build_strategy_errors() {
     body.as_object_mut().unwrap().remove("strategy_type");
     bad("/build-strategy", body, "strategy_type").await;
     let mut body = ok_body();
-    body["width"] = json!("5");
+    body["width"] = json!("5 wide");
     bad("/build-strategy", body, "width").await;
     let mut body = ok_body();
     body["width"] = json!(-5);
@@ -858,7 +858,7 @@ async fn build_strategy_errors() {
     body["dte"] = json!(-1);
     bad("/build-strategy", body, "dte").await;
     let mut body = ok_body();
-    body["target_delta"] = json!("0.3");
+    body["target_delta"] = json!("0.3d");
     bad("/build-strategy", body, "target_delta").await;
     let mut body = ok_body();
     body.as_object_mut().unwrap().remove("ticker");

@@ -362,7 +362,7 @@ async fn named_malformed_cases_are_400s_that_name_the_field() {
         negative_quantity["legs"][1]["quantity"] = json!(-1);
         cases.push((path, negative_quantity, "legs[1].quantity"));
         let mut string_premium = body.clone();
-        string_premium["legs"][0]["premium"] = json!("8.2");
+        string_premium["legs"][0]["premium"] = json!("8.2 USD");
         cases.push((path, string_premium, "legs[0].premium"));
         let mut nan_iv = body.clone();
         nan_iv["legs"][0]["iv"] = json!("NaN");
@@ -373,7 +373,7 @@ async fn named_malformed_cases_are_400s_that_name_the_field() {
         negative_strike["positions"][1]["strike"] = json!(-590.0);
         cases.push((path, negative_strike, "positions[1].strike"));
         let mut string_delta = valid(path);
-        string_delta["positions"][1]["delta"] = json!("-0.28");
+        string_delta["positions"][1]["delta"] = json!("-0.28 per share");
         cases.push((path, string_delta, "positions[1].delta"));
     }
     // Build and optimize: a missing ticker, strings for numbers, huge numbers.
@@ -381,13 +381,13 @@ async fn named_malformed_cases_are_400s_that_name_the_field() {
         let body = valid(path);
         cases.push((path, without(&body, "ticker"), "ticker"));
         cases.push((path, without(&body, "strategy_type"), "strategy_type"));
-        cases.push((path, with(&body, "dte", json!("30")), "dte"));
+        cases.push((path, with(&body, "dte", json!("30 days")), "dte"));
         cases.push((path, with(&body, "dte", json!(1e308)), "dte"));
     }
     let optimize = valid("/optimize-strategy");
     cases.push((
         "/optimize-strategy",
-        with(&optimize, "min_credit", json!("0.5")),
+        with(&optimize, "min_credit", json!("fifty cents")),
         "min_credit",
     ));
     cases.push((
@@ -403,7 +403,7 @@ async fn named_malformed_cases_are_400s_that_name_the_field() {
     ));
     cases.push((
         "/build-strategy",
-        with(&build, "target_delta", json!("0.3")),
+        with(&build, "target_delta", json!("0.3 delta")),
         "target_delta",
     ));
     let pop = valid("/pop");
@@ -432,7 +432,7 @@ async fn named_malformed_cases_are_400s_that_name_the_field() {
     ));
     cases.push((
         "/simulate-chain",
-        with(&simulate, "sim_dte", json!("10")),
+        with(&simulate, "sim_dte", json!("ten")),
         "sim_dte",
     ));
     cases.push((
@@ -449,7 +449,7 @@ async fn named_malformed_cases_are_400s_that_name_the_field() {
     let scenario = valid("/scenario-analysis");
     cases.push((
         "/scenario-analysis",
-        with(&scenario, "scenarios", json!([{"stock_move_pct": "-5"}])),
+        with(&scenario, "scenarios", json!([{"stock_move_pct": "-5%"}])),
         "scenarios[0].stock_move_pct",
     ));
     for (path, body, names) in cases {

@@ -9,7 +9,7 @@
 //! spots or forwards, negative prices, a mid on a quote that is not two-sided, an IV together
 //! with a reason for not having one, open interest dated after the trade date, unknown codes,
 //! OCC symbols that disagree with the row, and dates out of range are rejected with
-//! [`SchemaError::InvalidSnapshot`] naming the column and row. Batches are read by column name:
+//! [`SchemaError::InvalidValue`] naming the column and row. Batches are read by column name:
 //! unknown extra columns are ignored and a missing nullable column reads as nulls, so a reader
 //! accepts snapshots written before a column was added.
 
@@ -709,7 +709,7 @@ impl<'a> SideArrays<'a> {
         if mid.is_some() && !matches!((bid, ask), (Some(b), Some(a)) if b > 0.0 && a >= b) {
             return Err(c.invalid(
                 n.mid,
-                Some(row),
+                row,
                 "a mid needs a two-sided quote (bid > 0 and ask ≥ bid)",
             ));
         }
@@ -721,7 +721,7 @@ impl<'a> SideArrays<'a> {
         if open_interest.is_some() != oi_date.is_some() {
             return Err(c.invalid(
                 n.oi_date,
-                Some(row),
+                row,
                 "open interest and its date must be both present or both null",
             ));
         }
@@ -730,7 +730,7 @@ impl<'a> SideArrays<'a> {
         {
             return Err(c.invalid(
                 n.oi_date,
-                Some(row),
+                row,
                 format!(
                     "open interest of {date} is after the trade date {}",
                     ctx.trade_date
@@ -743,11 +743,7 @@ impl<'a> SideArrays<'a> {
         })
         .transpose()?;
         if iv.is_some() && iv_status.is_some() {
-            return Err(c.invalid(
-                n.iv_status,
-                Some(row),
-                "a solved IV has no reason for missing",
-            ));
+            return Err(c.invalid(n.iv_status, row, "a solved IV has no reason for missing"));
         }
         let names = ChainGreeks::column_names(n);
         let mut greeks = [None; ChainGreeks::COUNT];
@@ -787,12 +783,12 @@ impl<'a> SideArrays<'a> {
         ctx: &RowContext,
     ) -> Result<(), SchemaError> {
         let column = self.names.option_symbol;
-        let occ = OccSymbol::parse(symbol)
-            .map_err(|e| c.invalid(column, Some(ctx.row), e.to_string()))?;
+        let occ =
+            OccSymbol::parse(symbol).map_err(|e| c.invalid(column, ctx.row, e.to_string()))?;
         let disagrees = |what: &str| {
             c.invalid(
                 column,
-                Some(ctx.row),
+                ctx.row,
                 format!("{symbol} disagrees with the row's {what}"),
             )
         };
@@ -834,7 +830,7 @@ fn read(batch: &RecordBatch, keep: bool) -> Result<Vec<ChainRow>, SchemaError> {
     let mut rows = Vec::with_capacity(if keep { batch.num_rows() } else { 0 });
     for row in 0..batch.num_rows() {
         let symbol = underlying.value(row);
-        check_symbol(symbol).map_err(|reason| c.invalid(col::UNDERLYING, Some(row), reason))?;
+        check_symbol(symbol).map_err(|reason| c.invalid(col::UNDERLYING, row, reason))?;
         let trade_date = c.date_value(col::TRADE_DATE, trade_date, row)?;
         let expiration = c.date_value(col::EXPIRATION, expiration, row)?;
         let dte = dte.value(row);
@@ -842,7 +838,7 @@ fn read(batch: &RecordBatch, keep: bool) -> Result<Vec<ChainRow>, SchemaError> {
         if i64::from(dte) != days {
             return Err(c.invalid(
                 col::DTE,
-                Some(row),
+                row,
                 format!("{dte} is not the {days} days from the trade date to the expiration"),
             ));
         }

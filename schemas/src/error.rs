@@ -3,12 +3,14 @@
 use arrow_schema::{ArrowError, DataType};
 
 use crate::bus::MessageKind;
+use crate::snapshot::DatasetId;
 use crate::table::Dataset;
 
 /// Everything that can go wrong while building, validating, encoding or decoding data.
 ///
-/// Row-level problems name the dataset, the column (one of the constants of
-/// [`crate::columns`]) and the zero-based row index, so an importer can point at the offending
+/// Batch problems, of inbound datasets and of the snapshots compute publishes alike, name the
+/// dataset ([`DatasetId`]), the column (one of the constants of [`crate::columns`]) and, for
+/// row-level ones, the zero-based row index, so an importer can point at the offending
 /// line and a consumer can log exactly what it dropped.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -17,7 +19,7 @@ pub enum SchemaError {
     /// unknown enum code, date out of range, option symbol inconsistent with its columns …).
     #[error("{dataset}: row {row}, column `{column}`: {reason}")]
     InvalidValue {
-        dataset: Dataset,
+        dataset: DatasetId,
         column: &'static str,
         row: usize,
         reason: String,
@@ -25,20 +27,20 @@ pub enum SchemaError {
     /// A null in a column the schema declares non-nullable.
     #[error("{dataset}: row {row}, column `{column}` is null but the column is not nullable")]
     UnexpectedNull {
-        dataset: Dataset,
+        dataset: DatasetId,
         column: &'static str,
         row: usize,
     },
     /// A required (non-nullable) column is absent from the batch.
     #[error("{dataset}: required column `{column}` is missing")]
     MissingColumn {
-        dataset: Dataset,
+        dataset: DatasetId,
         column: &'static str,
     },
     /// A column is present with another Arrow type than the schema's.
     #[error("{dataset}: column `{column}` has type {found}, expected {expected}")]
     ColumnType {
-        dataset: Dataset,
+        dataset: DatasetId,
         column: &'static str,
         expected: DataType,
         found: DataType,
@@ -89,22 +91,7 @@ pub enum SchemaError {
     /// The body of a message could not be read (bad Arrow IPC, bad JSON, non-UTF-8 key …).
     #[error("invalid {kind} message body: {reason}")]
     InvalidPayload { kind: MessageKind, reason: String },
-    /// A batch of a snapshot dataset that compute publishes (`chain`, …) breaks its schema: a
-    /// required column is missing, a column has another type, a null sits in a non-nullable
-    /// column, or a value breaks its column's rule. `row` is `None` for whole-column problems.
-    #[error("{dataset} snapshot: column `{column}`{}: {reason}", row_suffix(*.row))]
-    InvalidSnapshot {
-        dataset: &'static str,
-        column: &'static str,
-        row: Option<usize>,
-        reason: String,
-    },
     /// An Arrow error while assembling or writing a batch.
     #[error("arrow: {0}")]
     Arrow(#[from] ArrowError),
-}
-
-/// `", row N"` for row-level problems, nothing for whole-column ones.
-fn row_suffix(row: Option<usize>) -> String {
-    row.map(|r| format!(", row {r}")).unwrap_or_default()
 }

@@ -8,7 +8,7 @@
 //! non-positive strikes, spots or levels, a `dte` that disagrees with the dates, a net that is
 //! not call + put, unknown codes and inconsistent null patterns (a flip level together with a
 //! degeneracy reason, a wall without its GEX, an aggregate row with a `dte`) are rejected with
-//! [`SchemaError::InvalidSnapshot`] naming the column and row. Batches are read by column
+//! [`SchemaError::InvalidValue`] naming the column and row. Batches are read by column
 //! name: unknown extra columns are ignored and a missing nullable column reads as nulls.
 
 use std::sync::{Arc, LazyLock};
@@ -530,11 +530,7 @@ fn check_net(
     for (m, name) in NET.names().into_iter().enumerate() {
         let sum = call[m] + put[m];
         if (net[m] - sum).abs() > 1e-9 * (call[m].abs() + put[m].abs()) + f64::MIN_POSITIVE {
-            return Err(c.invalid(
-                name,
-                Some(row),
-                format!("{} is not call + put = {sum}", net[m]),
-            ));
+            return Err(c.invalid(name, row, format!("{} is not call + put = {sum}", net[m])));
         }
     }
     Ok(())
@@ -615,7 +611,7 @@ fn read_summary(batch: &RecordBatch, keep: bool) -> Result<Vec<ExposureSummaryRo
             _ => {
                 return Err(c.invalid(
                     scol::DTE,
-                    Some(row),
+                    row,
                     "expiration and dte must be both present or both null (aggregate row)",
                 ));
             }
@@ -629,7 +625,7 @@ fn read_summary(batch: &RecordBatch, keep: bool) -> Result<Vec<ExposureSummaryRo
         if flip_degenerate.is_null(row) || flip_degenerate.value(row) != flip.is_none() {
             return Err(c.invalid(
                 scol::FLIP_DEGENERATE,
-                Some(row),
+                row,
                 "must be true exactly when flip_level is null",
             ));
         }
@@ -640,7 +636,7 @@ fn read_summary(batch: &RecordBatch, keep: bool) -> Result<Vec<ExposureSummaryRo
         if degeneracy.is_some() == flip.is_some() {
             return Err(c.invalid(
                 scol::FLIP_DEGENERACY,
-                Some(row),
+                row,
                 "a reason is given exactly when there is no flip level",
             ));
         }
@@ -687,7 +683,7 @@ fn read_summary(batch: &RecordBatch, keep: bool) -> Result<Vec<ExposureSummaryRo
             if level.is_some() != exposure.is_some() {
                 return Err(c.invalid(
                     name,
-                    Some(row),
+                    row,
                     "a level and its value must be both present or both null",
                 ));
             }

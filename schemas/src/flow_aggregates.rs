@@ -7,7 +7,7 @@
 //! key that disagrees with its grouping, zero volume, call and put volumes that do not add up
 //! to the volume, non-finite or negative premiums, a premium that is not the call and put
 //! premiums' sum, a contract count of 0 or above the volume, rows out of order or repeated)
-//! with [`SchemaError::InvalidSnapshot`]. Batches are read by column name: unknown extra
+//! with [`SchemaError::InvalidValue`]. Batches are read by column name: unknown extra
 //! columns are ignored and a missing nullable column reads as nulls.
 
 use std::cmp::Ordering;
@@ -240,7 +240,7 @@ fn read(batch: &RecordBatch, keep: bool) -> Result<Vec<FlowAggregateRow>, Schema
             (grouping, _, _) => {
                 return Err(c.invalid(
                     col::GROUPING,
-                    Some(row),
+                    row,
                     format!(
                         "a {grouping} row carries its {grouping} and only it (strike {strike:?}, \
                          expiration {expiration:?})"
@@ -251,7 +251,7 @@ fn read(batch: &RecordBatch, keep: bool) -> Result<Vec<FlowAggregateRow>, Schema
         if previous.is_some_and(|p| p.row_order(&key) != Ordering::Less) {
             return Err(c.invalid(
                 col::GROUPING,
-                Some(row),
+                row,
                 "rows are ordered by grouping then key ascending, one row per key",
             ));
         }
@@ -264,7 +264,7 @@ fn read(batch: &RecordBatch, keep: bool) -> Result<Vec<FlowAggregateRow>, Schema
         if volume == 0 || calls.checked_add(puts) != Some(volume) {
             return Err(c.invalid(
                 col::VOLUME,
-                Some(row),
+                row,
                 format!(
                     "{volume} must be > 0 (a group of contracts that traded) and the sum of \
                      call volume {calls} and put volume {puts}"
@@ -279,7 +279,7 @@ fn read(batch: &RecordBatch, keep: bool) -> Result<Vec<FlowAggregateRow>, Schema
         if (premium_usd - sides).abs() > PREMIUM_SUM_TOLERANCE * premium_usd.max(sides) {
             return Err(c.invalid(
                 col::PREMIUM_USD,
-                Some(row),
+                row,
                 format!("{premium_usd} is not call premium + put premium ({sides})"),
             ));
         }
@@ -287,7 +287,7 @@ fn read(batch: &RecordBatch, keep: bool) -> Result<Vec<FlowAggregateRow>, Schema
         if contracts == 0 || contracts > volume {
             return Err(c.invalid(
                 col::CONTRACTS,
-                Some(row),
+                row,
                 format!(
                     "{contracts} contracts: at least one traded, each at least one of the \
                      {volume} contracts of volume"

@@ -4,7 +4,7 @@
 //! Column names, meanings and units are in [`crate::columns::flow`]. [`FlowSnapshotRow::to_batch`]
 //! and [`FlowSnapshotRow::from_batch`] validate both ways (non-finite numbers, negative prices,
 //! bid above ask, zero volume, a ratio present without open interest or missing with it, a
-//! `dte` that disagrees with the dates, unknown codes) with [`SchemaError::InvalidSnapshot`].
+//! `dte` that disagrees with the dates, unknown codes) with [`SchemaError::InvalidValue`].
 //! Batches are read by column name: unknown extra columns are ignored and a missing nullable
 //! column reads as nulls.
 
@@ -309,13 +309,13 @@ fn read(batch: &RecordBatch, keep: bool) -> Result<Vec<FlowSnapshotRow>, SchemaE
         if let (Some(b), Some(a)) = (bid, ask)
             && b > a
         {
-            return Err(c.invalid(col::BID, Some(row), format!("bid {b} is above ask {a}")));
+            return Err(c.invalid(col::BID, row, format!("bid {b} is above ask {a}")));
         }
         let volume = volume.value(row);
         if volume == 0 {
             return Err(c.invalid(
                 col::VOLUME,
-                Some(row),
+                row,
                 "a flow row is a contract that traded: volume must be > 0",
             ));
         }
@@ -324,7 +324,7 @@ fn read(batch: &RecordBatch, keep: bool) -> Result<Vec<FlowSnapshotRow>, SchemaE
         if volume_oi_ratio.is_some() != (open_interest > 0) {
             return Err(c.invalid(
                 col::VOLUME_OI_RATIO,
-                Some(row),
+                row,
                 "present exactly when open interest is > 0",
             ));
         }

@@ -40,10 +40,11 @@
 //!
 //! The datasets compute publishes ([`SnapshotDataset`]: `chain`, `exposures`,
 //! `exposure_summary`, `flow`, `flow_aggregates`, `vol_daily`, `vol_term`) have row types with
-//! the same `to_batch` / `to_batch_trusted` / `from_batch` and the same rules; their problems
-//! are [`SchemaError::InvalidSnapshot`] naming the dataset, column and row. Every dataset,
+//! the same `to_batch` / `to_batch_trusted` / `from_batch` and the same rules. Every dataset,
 //! inbound or snapshot, is read through the one codec of [`snapshot`]: one conforming by
-//! column name, one typed-column accessor, one place that picks the error variant. Strikes
+//! column name, one typed-column accessor, and one set of errors naming the dataset
+//! ([`DatasetId`]), column and row: [`SchemaError::MissingColumn`], [`SchemaError::ColumnType`],
+//! [`SchemaError::UnexpectedNull`], [`SchemaError::InvalidValue`]. Strikes
 //! used as keys (grouping, maps, joins) are [`StrikeKey`]s: exact thousandths of a dollar, so
 //! adjusted strikes a fraction of a cent apart (33.375 and 33.37) stay distinct.
 //!
@@ -122,7 +123,7 @@ pub use reference::{
     BorrowRate, Company, Dividend, EarningsEvent, EconomicEvent, borrow_rates_schema,
     companies_schema, dividends_schema, earnings_schema, economic_calendar_schema,
 };
-pub use snapshot::SnapshotDataset;
+pub use snapshot::{DatasetId, SnapshotDataset};
 pub use strike::StrikeKey;
 pub use table::{
     Dataset, Record, calendar_dte, date_to_days, days_to_date, text_runs, timestamp_type,

@@ -226,7 +226,6 @@ pub(crate) fn field(name: &str, data_type: DataType, nullable: bool) -> Field {
 /// [`SchemaError::InvalidValue`]. Typed columns through the one accessor,
 /// [`snapshot::Columns`].
 pub(crate) struct Columns<'a> {
-    pub(crate) dataset: Dataset,
     columns: snapshot::Columns<'a>,
 }
 
@@ -240,7 +239,6 @@ impl<'a> Deref for Columns<'a> {
 impl<'a> Columns<'a> {
     pub(crate) fn new(dataset: Dataset, batch: &'a RecordBatch) -> Self {
         Self {
-            dataset,
             columns: snapshot::Columns::new(dataset.into(), batch),
         }
     }
@@ -251,12 +249,7 @@ impl<'a> Columns<'a> {
         row: usize,
         reason: impl Into<String>,
     ) -> SchemaError {
-        SchemaError::InvalidValue {
-            dataset: self.dataset,
-            column,
-            row,
-            reason: reason.into(),
-        }
+        self.columns.target.invalid_value(column, row, reason)
     }
 
     // -----------------------------------------------------------------------------------------

@@ -10,7 +10,7 @@
 //! validate both ways: non-finite numbers (absent values are nulls, never NaN), a non-positive
 //! close or IV, a negative HV or VRP ratio, a rank or percentile outside 0–100, a correlation
 //! outside −1…1, a front ATM IV without its expiration or an expiration not after the trade
-//! date are rejected with [`SchemaError::InvalidSnapshot`] naming the column and row. Batches
+//! date are rejected with [`SchemaError::InvalidValue`] naming the column and row. Batches
 //! are read by column name: unknown extra columns are ignored and a missing nullable column
 //! reads as nulls, so a reader accepts snapshots written before a column was added.
 
@@ -378,7 +378,7 @@ fn read(batch: &RecordBatch, _keep: bool) -> Result<Vec<VolDailyRow>, SchemaErro
                 None if out.front_atm_iv_pct.is_some() => {
                     return Err(c.invalid(
                         col::FRONT_EXPIRATION,
-                        Some(row),
+                        row,
                         "null while front_atm_iv_pct is present",
                     ));
                 }
@@ -409,13 +409,13 @@ fn check_earnings_counts(
             if up.checked_add(down) != Some(n) {
                 Err(c.invalid(
                     col::EARNINGS_UP_COUNT,
-                    Some(row),
+                    row,
                     format!("{up} up + {down} down is not the {n} reports"),
                 ))
             } else if beat.checked_add(miss).is_none_or(|sum| sum > n) {
                 Err(c.invalid(
                     col::EARNINGS_BEAT_COUNT,
-                    Some(row),
+                    row,
                     format!("{beat} beats + {miss} misses exceed the {n} reports"),
                 ))
             } else {
@@ -424,7 +424,7 @@ fn check_earnings_counts(
         }
         _ => Err(c.invalid(
             col::EARNINGS_COUNT,
-            Some(row),
+            row,
             "the earnings counts must be all present or all null",
         )),
     }
@@ -443,7 +443,7 @@ fn after_trade_date(
     } else {
         Err(c.invalid(
             column,
-            Some(row),
+            row,
             format!("{expiration} is not after the trade date {trade_date}"),
         ))
     }
@@ -461,7 +461,7 @@ fn check(c: &SnapshotColumns<'_>, s: &Stat, row: usize, v: f64) -> Result<f64, S
     if ok {
         Ok(value)
     } else {
-        Err(c.invalid(s.name, Some(row), format!("{value} is not {what}")))
+        Err(c.invalid(s.name, row, format!("{value} is not {what}")))
     }
 }
 

@@ -30,7 +30,7 @@ fn invalid<T: std::fmt::Debug>(
             row: r,
             reason,
         } => {
-            assert_eq!((d, c, r), (dataset, column, row), "{reason}");
+            assert_eq!((d, c, r), (dataset.into(), column, row), "{reason}");
             reason
         }
         other => panic!("expected InvalidValue for {column} row {row}, got {other}"),
@@ -164,7 +164,7 @@ fn batch_side_rules_nulls_types_and_codes() {
             column,
             row,
         } => {
-            assert_eq!((dataset, column, row), (ds, oq::BID, 6));
+            assert_eq!((dataset, column, row), (ds.into(), oq::BID, 6));
         }
         other => panic!("{other}"),
     }

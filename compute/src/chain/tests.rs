@@ -824,7 +824,7 @@ fn a_batch_without_a_later_nullable_column_reads_and_extra_columns_are_ignored()
     without_forward.remove_column(index);
     let err = ChainRow::from_batch(&without_forward).unwrap_err();
     assert!(
-        matches!(err, SchemaError::InvalidSnapshot { column, row: None, .. } if column == col::FORWARD),
+        matches!(err, SchemaError::MissingColumn { column, .. } if column == col::FORWARD),
         "{err}"
     );
 }
@@ -837,7 +837,7 @@ fn rows_that_break_a_rule_do_not_make_a_batch() {
         edit(&mut bad[3]);
         let err = ChainRow::to_batch(&bad).unwrap_err();
         assert!(
-            matches!(&err, SchemaError::InvalidSnapshot { column: c, row: Some(3), .. } if *c == column),
+            matches!(&err, SchemaError::InvalidValue { column: c, row: 3, .. } if *c == column),
             "{column}: {err}"
         );
     };

@@ -3,11 +3,10 @@
 //! (`SnapshotColumns`), the codec methods every snapshot row type shares (`snapshot_row!`) and
 //! the list of snapshot datasets ([`SnapshotDataset`]).
 //!
-//! Inbound datasets ([`Dataset`]) and the snapshots compute publishes share the code but keep
-//! their error variants, since consumers and tests match on them: a column problem of an
-//! inbound batch is [`SchemaError::MissingColumn`], [`SchemaError::ColumnType`] or
-//! [`SchemaError::UnexpectedNull`]; of a snapshot, [`SchemaError::InvalidSnapshot`]. Which one
-//! is chosen in one place, `Target::column_error`.
+//! Inbound datasets ([`Dataset`]) and the snapshots compute publishes share the code and the
+//! errors: a column problem is [`SchemaError::MissingColumn`], [`SchemaError::ColumnType`] or
+//! [`SchemaError::UnexpectedNull`], a value that breaks its column's rule
+//! [`SchemaError::InvalidValue`], each naming the dataset as a [`DatasetId`].
 
 use std::fmt;
 use std::ops::Deref;
@@ -116,11 +115,35 @@ impl fmt::Display for SnapshotDataset {
     }
 }
 
-/// Whose batch is read: decides the error variant of a column problem.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Target {
+/// Any dataset a batch can belong to: an inbound one or a snapshot compute publishes. Errors
+/// name it; its text is the dataset's name, with ` snapshot` after a snapshot's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DatasetId {
+    /// A dataset that comes in (quotes, bars, reference tables).
     Inbound(Dataset),
+    /// A snapshot dataset compute publishes.
     Snapshot(SnapshotDataset),
+}
+
+impl fmt::Display for DatasetId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Inbound(dataset) => write!(f, "{dataset}"),
+            Self::Snapshot(dataset) => write!(f, "{dataset} snapshot"),
+        }
+    }
+}
+
+impl PartialEq<Dataset> for DatasetId {
+    fn eq(&self, other: &Dataset) -> bool {
+        *self == Self::Inbound(*other)
+    }
+}
+
+impl PartialEq<SnapshotDataset> for DatasetId {
+    fn eq(&self, other: &SnapshotDataset) -> bool {
+        *self == Self::Snapshot(*other)
+    }
 }
 
 /// What is wrong with a whole column.
@@ -130,55 +153,49 @@ pub(crate) enum ColumnProblem {
     Null { row: usize },
 }
 
-impl From<Dataset> for Target {
+impl From<Dataset> for DatasetId {
     fn from(dataset: Dataset) -> Self {
         Self::Inbound(dataset)
     }
 }
 
-impl From<SnapshotDataset> for Target {
+impl From<SnapshotDataset> for DatasetId {
     fn from(dataset: SnapshotDataset) -> Self {
         Self::Snapshot(dataset)
     }
 }
 
-impl Target {
+impl DatasetId {
     pub(crate) fn column_error(self, column: &'static str, problem: ColumnProblem) -> SchemaError {
-        match (self, problem) {
-            (Self::Inbound(dataset), ColumnProblem::Missing) => {
-                SchemaError::MissingColumn { dataset, column }
-            }
-            (Self::Inbound(dataset), ColumnProblem::Type { expected, found }) => {
-                SchemaError::ColumnType {
-                    dataset,
-                    column,
-                    expected,
-                    found,
-                }
-            }
-            (Self::Inbound(dataset), ColumnProblem::Null { row }) => SchemaError::UnexpectedNull {
+        let dataset = self;
+        match problem {
+            ColumnProblem::Missing => SchemaError::MissingColumn { dataset, column },
+            ColumnProblem::Type { expected, found } => SchemaError::ColumnType {
+                dataset,
+                column,
+                expected,
+                found,
+            },
+            ColumnProblem::Null { row } => SchemaError::UnexpectedNull {
                 dataset,
                 column,
                 row,
             },
-            (Self::Snapshot(dataset), problem) => {
-                let (row, reason) = match problem {
-                    ColumnProblem::Missing => (None, "required column is missing".to_owned()),
-                    ColumnProblem::Type { expected, found } => {
-                        (None, format!("has type {found}, expected {expected}"))
-                    }
-                    ColumnProblem::Null { row } => (
-                        Some(row),
-                        "null in a column that is not nullable".to_owned(),
-                    ),
-                };
-                SchemaError::InvalidSnapshot {
-                    dataset: dataset.name(),
-                    column,
-                    row,
-                    reason,
-                }
-            }
+        }
+    }
+
+    /// A value of `column` at `row` that breaks the column's rule.
+    pub(crate) fn invalid_value(
+        self,
+        column: &'static str,
+        row: usize,
+        reason: impl Into<String>,
+    ) -> SchemaError {
+        SchemaError::InvalidValue {
+            dataset: self,
+            column,
+            row,
+            reason: reason.into(),
         }
     }
 }
@@ -188,7 +205,7 @@ impl Target {
 /// all nulls (an older producer); a missing required column, another type or a null in a
 /// non-nullable column is an error.
 pub(crate) fn conform(
-    target: impl Into<Target>,
+    target: impl Into<DatasetId>,
     schema: &SchemaRef,
     names: &'static [&'static str],
     batch: &RecordBatch,
@@ -231,7 +248,7 @@ pub(crate) fn conform(
 
 /// Typed access to the columns of a conformed batch, the one accessor of every dataset.
 pub(crate) struct Columns<'a> {
-    pub(crate) target: Target,
+    pub(crate) target: DatasetId,
     batch: &'a RecordBatch,
 }
 
@@ -254,7 +271,7 @@ macro_rules! typed_column {
 }
 
 impl<'a> Columns<'a> {
-    pub(crate) fn new(target: Target, batch: &'a RecordBatch) -> Self {
+    pub(crate) fn new(target: DatasetId, batch: &'a RecordBatch) -> Self {
         Self { target, batch }
     }
 
@@ -295,7 +312,7 @@ const MIN_YEAR: i32 = 1900;
 const MAX_YEAR: i32 = 2199;
 
 /// The value rules of a conformed snapshot batch, one value at a time; errors are
-/// [`SchemaError::InvalidSnapshot`]. Typed columns through [`Columns`].
+/// [`SchemaError::InvalidValue`]. Typed columns through [`Columns`].
 pub(crate) struct SnapshotColumns<'a> {
     dataset: SnapshotDataset,
     columns: Columns<'a>,
@@ -312,22 +329,17 @@ impl<'a> SnapshotColumns<'a> {
     pub(crate) fn new(dataset: SnapshotDataset, batch: &'a RecordBatch) -> Self {
         Self {
             dataset,
-            columns: Columns::new(Target::Snapshot(dataset), batch),
+            columns: Columns::new(DatasetId::Snapshot(dataset), batch),
         }
     }
 
     pub(crate) fn invalid(
         &self,
         column: &'static str,
-        row: Option<usize>,
+        row: usize,
         reason: impl Into<String>,
     ) -> SchemaError {
-        SchemaError::InvalidSnapshot {
-            dataset: self.dataset.name(),
-            column,
-            row,
-            reason: reason.into(),
-        }
+        DatasetId::Snapshot(self.dataset).invalid_value(column, row, reason)
     }
 
     fn number(
@@ -341,7 +353,7 @@ impl<'a> SnapshotColumns<'a> {
         if value.is_finite() && rule(value) {
             Ok(value)
         } else {
-            Err(self.invalid(column, Some(row), format!("{value} is not {what}")))
+            Err(self.invalid(column, row, format!("{value} is not {what}")))
         }
     }
 
@@ -379,7 +391,7 @@ impl<'a> SnapshotColumns<'a> {
         row: usize,
     ) -> Result<String, SchemaError> {
         let s = array.value(row);
-        check_symbol(s).map_err(|reason| self.invalid(column, Some(row), reason))?;
+        check_symbol(s).map_err(|reason| self.invalid(column, row, reason))?;
         Ok(s.to_owned())
     }
 
@@ -394,7 +406,7 @@ impl<'a> SnapshotColumns<'a> {
             .ok_or_else(|| {
                 self.invalid(
                     column,
-                    Some(row),
+                    row,
                     format!("day {} is outside {MIN_YEAR}–{MAX_YEAR}", array.value(row)),
                 )
             })
@@ -411,7 +423,7 @@ impl<'a> SnapshotColumns<'a> {
             .ok_or_else(|| {
                 self.invalid(
                     column,
-                    Some(row),
+                    row,
                     format!(
                         "{} µs since the epoch is outside {MIN_YEAR}–{MAX_YEAR}",
                         array.value(row)
@@ -431,7 +443,7 @@ impl<'a> SnapshotColumns<'a> {
             let codes: Vec<&str> = E::ALL.iter().map(|e| e.as_str()).collect();
             self.invalid(
                 column,
-                Some(row),
+                row,
                 format!("unknown {} {code:?} (expected one of {codes:?})", E::WHAT),
             )
         })
@@ -452,7 +464,7 @@ impl<'a> SnapshotColumns<'a> {
         } else {
             Err(self.invalid(
                 column,
-                Some(row),
+                row,
                 format!("{dte} is not the {days} days from the trade date to the expiration"),
             ))
         }
@@ -546,10 +558,13 @@ pub(crate) use snapshot_row;
 pub(crate) mod test_support {
     use crate::error::SchemaError;
 
-    /// The column a snapshot's validation error names.
+    /// The column a batch error names.
     pub(crate) fn invalid_column(err: SchemaError) -> &'static str {
         match err {
-            SchemaError::InvalidSnapshot { column, .. } => column,
+            SchemaError::InvalidValue { column, .. }
+            | SchemaError::MissingColumn { column, .. }
+            | SchemaError::ColumnType { column, .. }
+            | SchemaError::UnexpectedNull { column, .. } => column,
             other => panic!("unexpected error {other}"),
         }
     }

@@ -1,11 +1,11 @@
 //! The strategies family (POST, JSON bodies): `/pop`, `/analyze-strategy`, `/simulate-chain`,
 //! `/build-strategy`, `/optimize-strategy`.
 //!
-//! Handlers read the body as a JSON value and pick fields by hand, so that every malformed
-//! field is a 400 naming it (`legs[1].strike: must be a number, not a string`) rather than a
-//! serde message about a struct. The math is in [`optics_compute::strategy`]; its module docs
-//! are the contract of units and sign conventions (one-lot totals, credit-positive
-//! `net_premium`, probability of profit in percent under the lognormal law).
+//! Handlers read the body into typed request types ([`crate::body`]), so that every malformed
+//! field is a 400 naming it by its path (`legs[1].strike: must be a number, not a boolean`).
+//! The math is in [`optics_compute::strategy`]; its module docs are the contract of units and
+//! sign conventions (one-lot totals, credit-positive `net_premium`, probability of profit in
+//! percent under the lognormal law).
 //!
 //! # Unbounded amounts
 //! `max_profit`, `max_loss` and `risk_reward_ratio` are numbers when finite and the string
