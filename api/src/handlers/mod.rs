@@ -29,6 +29,7 @@
 //!    listed in the index, counted, suggested by `did_you_mean` and documented in `/docs` and
 //!    `/openapi.json`.
 
+pub mod batch;
 pub mod chain;
 pub mod exposure;
 pub mod flow;
@@ -36,6 +37,7 @@ pub mod greeks;
 pub mod platform;
 pub mod risk;
 pub mod strategy;
+pub mod volatility;
 
 use axum::routing::MethodRouter;
 
@@ -51,6 +53,7 @@ pub fn data_schemas() -> Vec<DataSchema> {
     schemas.extend(exposure::data_schemas());
     schemas.extend(greeks::data_schemas());
     schemas.extend(flow::data_schemas());
+    schemas.extend(volatility::data_schemas());
     schemas
 }
 
@@ -123,6 +126,35 @@ pub fn data_routes() -> Vec<(Endpoint, MethodRouter<AppState>)> {
         (
             Endpoint::VolumeProfile,
             axum::routing::get(flow::volume_profile::volume_profile_of),
+        ),
+        (
+            Endpoint::IvRank,
+            axum::routing::get(volatility::iv_rank::iv_rank),
+        ),
+        (
+            Endpoint::IvRankBatch,
+            axum::routing::get(volatility::iv_rank_batch::batch_iv_rank),
+        ),
+        (
+            Endpoint::IvOpportunities,
+            axum::routing::get(volatility::iv_opportunities::iv_opportunities),
+        ),
+        (
+            Endpoint::TermStructure,
+            axum::routing::get(volatility::term_structure::term_structure),
+        ),
+        (Endpoint::Vrp, axum::routing::get(volatility::vrp::vrp_of)),
+        (
+            Endpoint::VrpExpirations,
+            axum::routing::get(volatility::vrp_expirations::vrp_expirations),
+        ),
+        (
+            Endpoint::VrpTimeseries,
+            axum::routing::get(volatility::vrp_timeseries::vrp_timeseries),
+        ),
+        (
+            Endpoint::VolatilityCone,
+            axum::routing::get(volatility::volatility_cone::volatility_cone),
         ),
         (Endpoint::Pop, axum::routing::post(strategy::pop)),
         (

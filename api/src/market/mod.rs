@@ -17,8 +17,8 @@ use chrono::{DateTime, NaiveDate, Utc};
 use optics_compute::flow::{ExpirationFlow, StrikeFlow, flow_groups};
 use optics_compute::time::expiration_close_utc;
 use optics_schemas::{
-    ChainRow, Company, ExposureRow, ExposureSummaryRow, FlowAggregateRow, FlowSnapshotRow,
-    PricingModelCode,
+    ChainRow, Company, EarningsEvent, ExposureRow, ExposureSummaryRow, FlowAggregateRow,
+    FlowSnapshotRow, PricingModelCode,
 };
 
 pub use history::ChainHistory;
@@ -175,8 +175,9 @@ impl FlowAggregatesView {
 pub struct Coverage {
     /// Companies by symbol order.
     pub companies: Vec<Arc<Company>>,
-    /// Earnings report dates per symbol, ascending (the newest `earnings` reference snapshot).
-    pub earnings: BTreeMap<String, Vec<NaiveDate>>,
+    /// Earnings reports per symbol, ascending by report date, one per date (the newest
+    /// `earnings` reference snapshot): timing and EPS figures as the reference data has them.
+    pub earnings: BTreeMap<String, Vec<EarningsEvent>>,
     /// Shares traded per session and symbol, ascending by date (the newest `daily_bars`
     /// reference snapshot). Shared: it is large and changes far less often than the rest.
     pub share_volumes: Arc<BTreeMap<String, Vec<(NaiveDate, u64)>>>,
@@ -185,8 +186,15 @@ pub struct Coverage {
 impl Coverage {
     /// The first earnings report of `symbol` on or after `from`.
     pub fn next_earnings(&self, symbol: &str, from: NaiveDate) -> Option<NaiveDate> {
-        let dates = self.earnings.get(symbol)?;
-        dates.get(dates.partition_point(|d| *d < from)).copied()
+        let reports = self.reports_of(symbol);
+        reports
+            .get(reports.partition_point(|r| r.report_date < from))
+            .map(|r| r.report_date)
+    }
+
+    /// Every report of `symbol`, ascending by date (empty for none or an unknown symbol).
+    pub fn reports_of(&self, symbol: &str) -> &[EarningsEvent] {
+        self.earnings.get(symbol).map_or(&[], Vec::as_slice)
     }
 
     /// The shares `symbol` traded in its last session on or before `on_or_before`, with that

@@ -247,9 +247,9 @@ impl StoreMarketData {
 
     /// Report dates per symbol from the newest `earnings` reference snapshot (empty without
     /// one: earnings dates are then unknown, reported as null).
-    async fn load_earnings(&self) -> Result<BTreeMap<String, Vec<NaiveDate>>, LoadError> {
+    async fn load_earnings(&self) -> Result<BTreeMap<String, Vec<EarningsEvent>>, LoadError> {
         let dataset = Dataset::Earnings.name();
-        let mut by_symbol: BTreeMap<String, Vec<NaiveDate>> = BTreeMap::new();
+        let mut by_symbol: BTreeMap<String, Vec<EarningsEvent>> = BTreeMap::new();
         let Some(date) = self
             .store
             .latest_trade_date(dataset, MARKET_WIDE, None)
@@ -264,14 +264,14 @@ impl StoreMarketData {
         for batch in &snapshot.batches {
             for event in EarningsEvent::from_batch(batch)? {
                 by_symbol
-                    .entry(event.symbol)
+                    .entry(event.symbol.clone())
                     .or_default()
-                    .push(event.report_date);
+                    .push(event);
             }
         }
-        for dates in by_symbol.values_mut() {
-            dates.sort_unstable();
-            dates.dedup();
+        for reports in by_symbol.values_mut() {
+            reports.sort_by_key(|r| r.report_date);
+            reports.dedup_by_key(|r| r.report_date);
         }
         Ok(by_symbol)
     }
@@ -465,8 +465,14 @@ fn coverage_held(coverage: &Coverage) -> (usize, usize) {
     let report_bytes: usize = coverage
         .earnings
         .iter()
-        .map(|(symbol, dates)| {
-            symbol.capacity() + dates.capacity() * size_of::<NaiveDate>() + size_of::<usize>() * 4
+        .map(|(symbol, reports)| {
+            symbol.capacity()
+                + reports.capacity() * size_of::<EarningsEvent>()
+                + reports
+                    .iter()
+                    .map(|r| r.symbol.capacity() + r.fiscal_quarter.capacity())
+                    .sum::<usize>()
+                + size_of::<usize>() * 4
         })
         .sum();
     let sessions: usize = coverage.share_volumes.values().map(Vec::len).sum();

@@ -14,7 +14,7 @@ use optics_compute::exposure::{
 };
 use optics_compute::flow::{FlowConfig, flow_rows, flow_snapshot_rows};
 use optics_compute::pricing::PricingModel;
-use optics_schemas::{ChainRow, VolDailyRow};
+use optics_schemas::{ChainRow, EarningsEvent, EarningsTiming, VolDailyRow};
 use serde_json::Value;
 
 use optics_api::market::{ChainView, Coverage, ExposureView, FlowView};
@@ -91,8 +91,8 @@ pub struct MemoryMarket {
     pub chains: BTreeMap<String, Arc<ChainView>>,
     pub exposures: BTreeMap<String, Arc<ExposureView>>,
     pub flows: BTreeMap<String, Arc<FlowView>>,
-    /// Earnings report dates per symbol (the reference data's).
-    pub earnings: BTreeMap<String, Vec<NaiveDate>>,
+    /// Earnings reports per symbol (the reference data's).
+    pub earnings: BTreeMap<String, Vec<EarningsEvent>>,
     /// The reader's generation; `Some` turns the response cache on.
     pub generation: Option<u64>,
     /// Stored `vol_daily` rows per symbol, ascending by session.
@@ -111,12 +111,26 @@ impl MemoryMarket {
         self
     }
 
-    /// Schedules an earnings report of `symbol` on `date`.
-    pub fn with_earnings(mut self, symbol: &str, date: NaiveDate) -> Self {
+    /// Schedules an earnings report of `symbol` on `date`, after the close.
+    pub fn with_earnings(self, symbol: &str, date: NaiveDate) -> Self {
+        self.with_report(EarningsEvent {
+            symbol: symbol.to_owned(),
+            report_date: date,
+            timing: EarningsTiming::AfterClose,
+            fiscal_quarter: "FY2026 Q3".to_owned(),
+            eps_estimate: 1.0,
+            eps_actual: None,
+            revenue_estimate: None,
+            revenue_actual: None,
+        })
+    }
+
+    /// Adds an earnings report.
+    pub fn with_report(mut self, report: EarningsEvent) -> Self {
         self.earnings
-            .entry(symbol.to_owned())
+            .entry(report.symbol.clone())
             .or_default()
-            .push(date);
+            .push(report);
         self
     }
 
@@ -153,8 +167,8 @@ impl MarketDataReader for MemoryMarket {
 
     fn coverage(&self) -> Arc<Coverage> {
         let mut earnings = self.earnings.clone();
-        for dates in earnings.values_mut() {
-            dates.sort_unstable();
+        for reports in earnings.values_mut() {
+            reports.sort_by_key(|r| r.report_date);
         }
         Arc::new(Coverage {
             earnings,

@@ -27,6 +27,7 @@ pub mod close;
 pub mod daily;
 pub mod implied;
 pub mod realized;
+pub mod signals;
 pub mod stats;
 
 #[cfg(test)]

@@ -23,6 +23,8 @@ pub mod greeks_exposure;
 pub mod max_pain;
 pub mod zero_dte;
 
+pub(crate) use super::batch::{BatchPayload, batch};
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -32,8 +34,6 @@ use optics_compute::exposure::{
 };
 use optics_compute::pricing::OptionType;
 use optics_schemas::{ChainRow, ExposureRow, ExposureSummaryRow, StrikeKey};
-use serde::Serialize;
-use utoipa::ToSchema;
 
 use self::charm::CharmPayload;
 use self::cross_index_gex::CrossIndexPayload;
@@ -46,9 +46,8 @@ use crate::error::ApiError;
 use crate::extract::no_chain;
 use crate::market::{ChainView, ExposureView};
 use crate::openapi::DataSchema;
-use crate::params::ClampNotice;
 use crate::registry::Endpoint;
-use crate::state::{AppState, MarketDataReader};
+use crate::state::MarketDataReader;
 use crate::ticker::Ticker;
 
 /// Dollars per billion, for `total_gex_billions`.
@@ -264,67 +263,6 @@ pub(crate) fn type_code(option_type: OptionType) -> &'static str {
         OptionType::Call => "C",
         OptionType::Put => "P",
     }
-}
-
-/// The `/batch/gex` and `/batch/expected-move` payload: one result or one error per symbol.
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
-pub struct BatchPayload<T> {
-    /// The symbols asked for (upper case, duplicates dropped), in request order.
-    pub tickers: Vec<String>,
-    /// How many symbols were asked for.
-    pub requested: usize,
-    /// How many answered.
-    pub succeeded: usize,
-    /// How many did not.
-    pub failed: usize,
-    /// The payload of each symbol that answered, by symbol.
-    pub results: BTreeMap<String, T>,
-    /// Why each other symbol is missing, by symbol.
-    pub errors: BTreeMap<String, String>,
-    /// Parameters moved into their documented range (empty when none was).
-    pub clamped: Vec<ClampNotice>,
-}
-
-/// Runs `one` for every symbol of `tickers`: a symbol outside the coverage universe fails the
-/// whole call (404 naming it); a symbol the data cannot answer lands in `errors`; 424 when none
-/// answers.
-fn batch<T>(
-    state: &AppState,
-    tickers: &[Ticker],
-    mut one: impl FnMut(&Ticker) -> Result<T, ApiError>,
-) -> Result<BatchPayload<T>, ApiError> {
-    let covered: Vec<Ticker> = tickers
-        .iter()
-        .map(|t| state.covered_ticker(t.as_str()))
-        .collect::<Result<_, _>>()?;
-    let mut results = BTreeMap::new();
-    let mut errors = BTreeMap::new();
-    for ticker in &covered {
-        match one(ticker) {
-            Ok(payload) => {
-                results.insert(ticker.to_string(), payload);
-            }
-            Err(error) => {
-                errors.insert(ticker.to_string(), error.body().error);
-            }
-        }
-    }
-    if results.is_empty() {
-        let reasons: Vec<String> = errors.iter().map(|(t, e)| format!("{t}: {e}")).collect();
-        return Err(ApiError::upstream(format!(
-            "No symbol in the batch returned data ({})",
-            reasons.join("; ")
-        )));
-    }
-    Ok(BatchPayload {
-        tickers: covered.iter().map(ToString::to_string).collect(),
-        requested: covered.len(),
-        succeeded: results.len(),
-        failed: errors.len(),
-        results,
-        errors,
-        clamped: Vec::new(),
-    })
 }
 
 /// Call and put open interest per listed strike of `rows` (AM and PM series of one

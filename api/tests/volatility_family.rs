@@ -1,0 +1,597 @@
+//! The implied-volatility family through the real router: every figure recomputed here from
+//! the stored sessions by plain arithmetic (sample standard deviations, ranks, linear
+//! percentiles), every parameter edge (clamps with a notice, 400s, 404s) and too little history
+//! answered 200 with nulls and a reason.
+
+mod common;
+mod exposure_support;
+
+use axum::http::StatusCode;
+use chrono::{DateTime, Datelike, NaiveDate, Utc, Weekday};
+use common::get;
+use exposure_support::{MemoryMarket, app, assert_close, market, num, quoted_at, trade_date};
+use optics_schemas::{EarningsEvent, EarningsTiming, VolDailyRow};
+use serde_json::Value;
+
+const PREFIX: &str = "/api/mcp/data";
+
+/// `count` weekdays before the fixtures' session, oldest first.
+fn weekdays_before(count: usize) -> Vec<NaiveDate> {
+    let mut dates = Vec::new();
+    let mut day = trade_date().pred_opt().unwrap();
+    while dates.len() < count {
+        if !matches!(day.weekday(), Weekday::Sat | Weekday::Sun) {
+            dates.push(day);
+        }
+        day = day.pred_opt().unwrap();
+    }
+    dates.reverse();
+    dates
+}
+
+/// A deterministic daily log return in about ±2 % (a fixed linear congruential sequence).
+fn daily_return(i: usize) -> f64 {
+    let x = (i as u64)
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    ((x >> 33) as f64 / (1u64 << 31) as f64 - 0.5) * 0.04
+}
+
+/// `count` stored sessions of `symbol` with closes from [`daily_return`] and an iv30d that
+/// wanders between 12 and 30 points.
+fn history(symbol: &str, count: usize) -> Vec<VolDailyRow> {
+    let mut close: f64 = 100.0;
+    weekdays_before(count)
+        .into_iter()
+        .enumerate()
+        .map(|(i, date)| {
+            close *= daily_return(i).exp();
+            let as_of = date.and_hms_opt(21, 0, 0).unwrap().and_utc();
+            let mut row = VolDailyRow::new(symbol, date, as_of, close);
+            row.iv30d_pct = Some(21.0 + 9.0 * ((i as f64) * 0.37).sin());
+            row
+        })
+        .collect()
+}
+
+fn report(symbol: &str, date: NaiveDate, timing: EarningsTiming) -> EarningsEvent {
+    EarningsEvent {
+        symbol: symbol.to_owned(),
+        report_date: date,
+        timing,
+        fiscal_quarter: "FY2026 Q3".to_owned(),
+        eps_estimate: 1.2,
+        eps_actual: Some(1.3),
+        revenue_estimate: None,
+        revenue_actual: None,
+    }
+}
+
+/// SPY with 400 stored sessions and a before-open report 10 sessions ago; QQQ covered with a
+/// chain but 12 sessions; IWM covered without a chain.
+fn reader() -> MemoryMarket {
+    let spy = history("SPY", 400);
+    let report_date = spy[spy.len() - 10].trade_date;
+    MemoryMarket::default()
+        .with(&market("SPY", 600.0, 41, 7))
+        .with(&market("QQQ", 500.0, 41, 11))
+        .covering("IWM")
+        .with_vol_history("SPY", spy)
+        .with_vol_history("QQQ", history("QQQ", 12))
+        .with_report(report("SPY", report_date, EarningsTiming::BeforeOpen))
+}
+
+fn now() -> DateTime<Utc> {
+    quoted_at()
+}
+
+async fn data(uri: &str) -> Value {
+    let app = app(reader(), now());
+    get(&app, &format!("{PREFIX}{uri}"), &[]).await.data()
+}
+
+async fn error(uri: &str, status: StatusCode) -> String {
+    let app = app(reader(), now());
+    let body = get(&app, &format!("{PREFIX}{uri}"), &[])
+        .await
+        .error(status);
+    body["error"].as_str().unwrap().to_owned()
+}
+
+/// Sample standard deviation (n − 1) of the last `window` log returns × √252 × 100.
+fn hv_by_hand(closes: &[f64], window: usize) -> f64 {
+    let tail = &closes[closes.len() - window - 1..];
+    let returns: Vec<f64> = tail.windows(2).map(|w| (w[1] / w[0]).ln()).collect();
+    std_by_hand(&returns) * 252f64.sqrt() * 100.0
+}
+
+fn std_by_hand(values: &[f64]) -> f64 {
+    let n = values.len() as f64;
+    let mean = values.iter().sum::<f64>() / n;
+    (values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt()
+}
+
+/// numpy's default (linear) percentile.
+fn percentile_by_hand(values: &[f64], p: f64) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let rank = p / 100.0 * (sorted.len() - 1) as f64;
+    let (lo, hi) = (rank.floor() as usize, rank.ceil() as usize);
+    sorted[lo] + (sorted[hi] - sorted[lo]) * (rank - lo as f64)
+}
+
+fn spy_closes() -> Vec<f64> {
+    history("SPY", 400).iter().map(|r| r.close).collect()
+}
+
+fn spy_ivs() -> Vec<f64> {
+    history("SPY", 400)
+        .iter()
+        .map(|r| r.iv30d_pct.unwrap())
+        .collect()
+}
+
+#[tokio::test]
+async fn iv_rank_ranks_today_against_its_lookback() {
+    let d = data("/iv-rank/SPY").await;
+    let current = num(&d["current_iv"], "current_iv");
+    assert_eq!(d["iv30d"], d["current_iv"]);
+    assert!(current > 5.0 && current < 80.0, "{current}");
+    let ivs = spy_ivs();
+    let mut lookback: Vec<f64> = ivs[ivs.len() - 251..].to_vec();
+    lookback.push(current);
+    let (min, max) = lookback
+        .iter()
+        .fold((f64::MAX, f64::MIN), |(a, b), v| (a.min(*v), b.max(*v)));
+    let rank = ((current - min) / (max - min) * 100.0).clamp(0.0, 100.0);
+    assert_close(num(&d["iv_rank"], "rank"), rank, 1e-12, "iv_rank");
+    let below = lookback.iter().filter(|v| **v < current).count() as f64;
+    assert_close(
+        num(&d["iv_percentile"], "pct"),
+        below / 252.0 * 100.0,
+        1e-12,
+        "iv_percentile",
+    );
+    assert_eq!(d["iv_percentile_1y"], d["iv_percentile"]);
+    assert!(
+        d["iv_percentile_source"]
+            .as_str()
+            .unwrap()
+            .contains("iv30d")
+    );
+    assert_close(num(&d["iv_min_52w"], "min"), min, 1e-12, "min");
+    assert_close(num(&d["iv_max_52w"], "max"), max, 1e-12, "max");
+    assert_close(
+        num(&d["iv_std"], "std"),
+        std_by_hand(&lookback),
+        1e-12,
+        "std",
+    );
+    assert_eq!(d["observations"], 252);
+    let state = d["iv_state"].as_str().unwrap();
+    let expected = match rank {
+        r if r < 10.0 => "VERY_LOW",
+        r if r < 30.0 => "LOW",
+        r if r < 70.0 => "NORMAL",
+        r if r < 90.0 => "HIGH",
+        _ => "VERY_HIGH",
+    };
+    assert_eq!(state, expected);
+    // The month: 20 prior sessions and today.
+    let mut month: Vec<f64> = ivs[ivs.len() - 20..].to_vec();
+    month.push(current);
+    let (lo, hi) = month
+        .iter()
+        .fold((f64::MAX, f64::MIN), |(a, b), v| (a.min(*v), b.max(*v)));
+    assert_close(
+        num(&d["iv_rank_1m"], "1m"),
+        ((current - lo) / (hi - lo) * 100.0).clamp(0.0, 100.0),
+        1e-12,
+        "iv_rank_1m",
+    );
+    assert_eq!(d["reason"], Value::Null);
+    assert_eq!(d["trade_date"], "2026-11-20");
+    assert!(d["iv_basis"].as_str().unwrap().contains("30 calendar days"));
+    assert_eq!(d["clamped"], serde_json::json!([]));
+}
+
+#[tokio::test]
+async fn iv_rank_clamps_the_lookback_and_says_why_a_short_history_has_no_rank() {
+    let d = data("/iv-rank/SPY?lookback_days=5000").await;
+    assert_eq!(d["lookback_days"], 1260);
+    assert_eq!(d["clamped"][0]["parameter"], "lookback_days");
+    assert_eq!(d["clamped"][0]["used"], 1260);
+    // 400 stored sessions: the whole history and today.
+    assert_eq!(d["observations"], 401);
+
+    let d = data("/iv-rank/QQQ").await;
+    assert!(d["current_iv"].is_number());
+    assert_eq!(d["iv_rank"], Value::Null);
+    assert_eq!(d["iv_state"], Value::Null);
+    assert!(
+        d["reason"].as_str().unwrap().contains("12 sessions"),
+        "{}",
+        d["reason"]
+    );
+
+    assert!(
+        error("/iv-rank/SPY?lookback_days=abc", StatusCode::BAD_REQUEST)
+            .await
+            .contains("lookback_days")
+    );
+    assert!(
+        error("/iv-rank/ZZZZ", StatusCode::NOT_FOUND)
+            .await
+            .contains("ZZZZ")
+    );
+    assert!(
+        error("/iv-rank/IWM", StatusCode::FAILED_DEPENDENCY)
+            .await
+            .contains("IWM")
+    );
+}
+
+#[tokio::test]
+async fn batch_iv_rank_answers_per_symbol_and_fails_only_on_an_uncovered_one() {
+    let d = data("/batch/iv-rank?tickers=SPY,iwm,QQQ,SPY").await;
+    assert_eq!(d["tickers"], serde_json::json!(["SPY", "IWM", "QQQ"]));
+    assert_eq!(
+        (d["requested"].as_u64(), d["succeeded"].as_u64()),
+        (Some(3), Some(2))
+    );
+    let single = data("/iv-rank/SPY").await;
+    assert_eq!(d["results"]["SPY"], single);
+    assert!(d["errors"]["IWM"].as_str().unwrap().contains("IWM"));
+    assert!(d["note"].as_str().unwrap().contains("per symbol"));
+
+    let message = error("/batch/iv-rank?tickers=SPY,ZZZZ", StatusCode::NOT_FOUND).await;
+    assert!(message.contains("ZZZZ"), "{message}");
+    let message = error("/batch/iv-rank?tickers=IWM", StatusCode::FAILED_DEPENDENCY).await;
+    assert!(message.contains("No symbol in the batch"), "{message}");
+    let many: Vec<String> = (0..26).map(|i| format!("A{i}")).collect();
+    error(
+        &format!("/batch/iv-rank?tickers={}", many.join(",")),
+        StatusCode::BAD_REQUEST,
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn iv_opportunities_reads_the_z_score_of_today_and_of_each_expiration() {
+    let d = data("/iv-opportunities/SPY").await;
+    let current = num(&d["current_iv"], "current");
+    let ivs = spy_ivs();
+    let mut lookback: Vec<f64> = ivs[ivs.len() - 251..].to_vec();
+    lookback.push(current);
+    let mean = lookback.iter().sum::<f64>() / 252.0;
+    let std = std_by_hand(&lookback);
+    let z = (current - mean) / std;
+    assert_close(num(&d["z_score"], "z"), z, 1e-12, "z");
+    assert_close(num(&d["reversion_target"], "target"), mean, 1e-12, "target");
+    assert_close(
+        num(&d["expected_iv_move"], "move"),
+        mean - current,
+        1e-12,
+        "move",
+    );
+    let expected = if z >= 1.5 {
+        "SELL_VOL"
+    } else if z <= -1.5 {
+        "BUY_VOL"
+    } else {
+        "NO_EXTREME"
+    };
+    assert_eq!(d["opportunity"], expected);
+    let terms = d["term_structure"].as_array().unwrap();
+    assert!(!terms.is_empty());
+    for t in terms {
+        let atm = num(&t["atm_iv"], "atm");
+        assert_close(num(&t["z_score"], "z"), (atm - mean) / std, 1e-12, "term z");
+    }
+}
+
+#[tokio::test]
+async fn term_structure_prices_the_straddle_nearest_spot() {
+    let d = data("/term-structure/SPY?num_expirations=50").await;
+    assert_eq!(d["clamped"][0]["used"], 20);
+    let spot = num(&d["stock_price"], "spot");
+    let market = market("SPY", 600.0, 41, 7);
+    let points = d["term_structure"].as_array().unwrap();
+    assert_eq!(points.len(), market.chain.open_expirations().len());
+    for p in points {
+        let expiration: NaiveDate = p["expiration"].as_str().unwrap().parse().unwrap();
+        let rows = market.chain.rows_of(expiration);
+        let atm = rows
+            .iter()
+            .filter(|r| r.call.mid.is_some() && r.put.mid.is_some())
+            .min_by(|a, b| (a.strike - spot).abs().total_cmp(&(b.strike - spot).abs()))
+            .unwrap();
+        let straddle = atm.call.mid.unwrap() + atm.put.mid.unwrap();
+        assert_eq!(num(&p["atm_strike"], "strike"), atm.strike);
+        assert_close(
+            num(&p["straddle_price"], "straddle"),
+            straddle,
+            1e-12,
+            "straddle",
+        );
+        assert_close(
+            num(&p["upper_1sigma"], "up"),
+            spot + straddle,
+            1e-12,
+            "upper",
+        );
+        assert_close(
+            num(&p["lower_2sigma"], "down"),
+            spot - 2.0 * straddle,
+            1e-12,
+            "lower 2",
+        );
+        assert_close(
+            num(&p["expected_move_pct"], "pct"),
+            straddle / spot * 100.0,
+            1e-12,
+            "pct",
+        );
+        let iv = num(&p["atm_iv"], "iv");
+        let years = atm.years_to_expiry;
+        assert_close(
+            num(&p["iv_expected_move"], "iv move"),
+            spot * iv / 100.0 * years.sqrt(),
+            1e-12,
+            "iv move",
+        );
+    }
+    let d = data("/term-structure/SPY?num_expirations=1").await;
+    assert_eq!(d["term_structure"].as_array().unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn vrp_measures_realized_over_exactly_the_window_and_drops_the_report() {
+    let closes = spy_closes();
+    let d = data("/vrp/SPY?lookback_days=20").await;
+    let iv = num(&d["implied_volatility"], "iv");
+    let rv = hv_by_hand(&closes, 20);
+    assert_close(num(&d["realized_volatility"], "rv"), rv, 1e-12, "rv");
+    assert_close(
+        num(&d["volatility_risk_premium"], "vrp"),
+        iv - rv,
+        1e-12,
+        "vrp",
+    );
+    assert_close(num(&d["vrp_ratio"], "ratio"), iv / rv, 1e-12, "ratio");
+    assert_eq!(d["hv_window"], 20);
+    assert_eq!(d["hv_window_end"], "2026-11-19");
+    // The before-open report 10 sessions back: its own session's return is dropped.
+    assert_eq!(d["earnings_in_window"], true);
+    let reaction = closes.len() - 10;
+    let tail_start = closes.len() - 21;
+    let returns: Vec<f64> = (tail_start + 1..closes.len())
+        .filter(|i| *i != reaction)
+        .map(|i| (closes[i] / closes[i - 1]).ln())
+        .collect();
+    assert_eq!(returns.len(), 19);
+    let rv_ex = std_by_hand(&returns) * 252f64.sqrt() * 100.0;
+    assert_close(
+        num(&d["realized_volatility_ex_earnings"], "ex"),
+        rv_ex,
+        1e-12,
+        "rv ex earnings",
+    );
+    // The premium's percentile among the last 252 stored sessions' own premiums.
+    let ivs = spy_ivs();
+    let history: Vec<f64> = (closes.len() - 252..closes.len())
+        .map(|i| ivs[i] - hv_by_hand(&closes[..=i], 20))
+        .collect();
+    let below = history.iter().filter(|p| **p < iv - rv).count() as f64;
+    assert_close(
+        num(&d["vrp_percentile"], "pct"),
+        below / 252.0 * 100.0,
+        1e-12,
+        "vrp percentile",
+    );
+    assert!(d["hv_basis"].as_str().unwrap().contains("sqrt(252)"));
+
+    // A window the report is not in: no ex-earnings figures.
+    let d = data("/vrp/SPY?lookback_days=5").await;
+    assert_eq!(d["earnings_in_window"], false);
+    assert_eq!(d["realized_volatility_ex_earnings"], Value::Null);
+    // Clamped, and too little history for the window.
+    let d = data("/vrp/QQQ?lookback_days=999").await;
+    assert_eq!(d["hv_window"], 252);
+    assert_eq!(d["clamped"][0]["parameter"], "lookback_days");
+    assert_eq!(d["realized_volatility"], Value::Null);
+    assert!(
+        d["reason"].as_str().unwrap().contains("253"),
+        "{}",
+        d["reason"]
+    );
+}
+
+#[tokio::test]
+async fn vrp_timeseries_and_expirations_match_the_stored_sessions() {
+    let closes = spy_closes();
+    let ivs = spy_ivs();
+    let d = data("/vrp/SPY/timeseries?lookback_days=15&hv_period=10").await;
+    let series = d["timeseries"].as_array().unwrap();
+    assert_eq!(series.len(), 15);
+    for (k, point) in series.iter().enumerate() {
+        let i = closes.len() - 15 + k;
+        assert_close(
+            num(&point["hv"], "hv"),
+            hv_by_hand(&closes[..=i], 10),
+            1e-12,
+            "hv",
+        );
+        assert_close(num(&point["iv"], "iv"), ivs[i], 1e-12, "iv");
+    }
+    assert_eq!(d["last_date"], "2026-11-19");
+    assert_eq!(d["current"]["hv_period"], 10);
+    let d = data("/vrp/SPY/timeseries?hv_period=1").await;
+    assert_eq!(d["current"]["hv_period"], 5);
+    assert_eq!(d["timeseries"].as_array().unwrap().len(), 60);
+
+    let d = data("/vrp/SPY/expirations?max_expirations=2").await;
+    let rows = d["vrp_by_expiration"].as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    for row in rows {
+        let window = row["hv_window"].as_u64().unwrap() as usize;
+        assert!((5..=252).contains(&window));
+        let hv = hv_by_hand(&closes, window);
+        assert_close(num(&row["hv"], "hv"), hv, 1e-12, "matched hv");
+        let vrp = num(&row["iv"], "iv") - hv;
+        assert_close(
+            num(&row["vrp_pct"], "pct"),
+            vrp / hv * 100.0,
+            1e-12,
+            "vrp pct",
+        );
+    }
+    assert!(d["regime"].is_string());
+}
+
+#[tokio::test]
+async fn the_cone_spreads_each_window_over_the_stored_history() {
+    let closes = spy_closes();
+    let d = data("/volatility-cone/SPY?periods=10,60,10").await;
+    assert_eq!(d["periods"], serde_json::json!([10, 60]));
+    for window in [10usize, 60] {
+        let tenor = &d["volatility_cone"][format!("{window}d")];
+        let series: Vec<f64> = (window..closes.len())
+            .map(|i| hv_by_hand(&closes[..=i], window))
+            .collect();
+        assert_eq!(tenor["observations"], series.len());
+        for (key, p) in [("p10", 10.0), ("p25", 25.0), ("p50", 50.0), ("p90", 90.0)] {
+            assert_close(
+                num(&tenor[key], key),
+                percentile_by_hand(&series, p),
+                1e-9,
+                key,
+            );
+        }
+        assert_close(
+            num(&tenor["current_rv"], "rv"),
+            hv_by_hand(&closes, window),
+            1e-12,
+            "current",
+        );
+        assert!(tenor["iv"].is_number());
+    }
+    assert_eq!(d["volatility_cone"]["60d"]["earnings_in_window"], true);
+    assert_eq!(d["volatility_cone"]["10d"]["earnings_in_window"], true);
+    assert_close(
+        num(&d["realized_vol_30d"], "30"),
+        hv_by_hand(&closes, 30),
+        1e-12,
+        "30d",
+    );
+    let message = error(
+        "/volatility-cone/SPY?periods=2,3,4,5,6,7,8,9,10",
+        StatusCode::BAD_REQUEST,
+    )
+    .await;
+    assert!(message.contains("periods"), "{message}");
+    let d = data("/volatility-cone/SPY?periods=1,400").await;
+    assert_eq!(d["periods"], serde_json::json!([2, 252]));
+    assert_eq!(d["clamped"].as_array().unwrap().len(), 2);
+    let d = data("/volatility-cone/QQQ").await;
+    assert_eq!(d["volatility_cone"]["90d"]["current_rv"], Value::Null);
+    assert!(d["reason"].is_string());
+}
+
+/// The documented field names of `slug` in the reference records, as key paths: `a.b[].c`
+/// with `<…>` / `{…}` for any key; `x, y` lists and `p10 to p90` ranges expanded.
+fn documented_fields(slug: &str) -> Vec<Vec<String>> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../shared/spec/reference-records.json");
+    let records: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let endpoint = records["endpoints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["slug"] == slug)
+        .unwrap_or_else(|| panic!("{slug} is not in the reference records"));
+    let mut out = Vec::new();
+    for field in endpoint["fields"].as_array().unwrap() {
+        let spec = field[0].as_str().unwrap();
+        // `prefix.first, second, third`: the names after the first share its prefix.
+        let mut parts = spec.split(',').map(str::trim);
+        let first = parts.next().unwrap();
+        let (prefix, head) = match first.rfind('.') {
+            Some(i) => (&first[..=i], &first[i + 1..]),
+            None => ("", first),
+        };
+        for name in std::iter::once(head).chain(parts) {
+            for name in expand_range(name) {
+                out.push(
+                    format!("{prefix}{name}")
+                        .split('.')
+                        .map(str::to_owned)
+                        .collect(),
+                );
+            }
+        }
+    }
+    out
+}
+
+/// `p10 to p90` → the cone's percentiles; any other name as it is.
+fn expand_range(name: &str) -> Vec<String> {
+    match name {
+        "p10 to p90" => ["p10", "p25", "p50", "p75", "p90"]
+            .map(String::from)
+            .to_vec(),
+        other => vec![other.to_owned()],
+    }
+}
+
+/// Whether `value` has the key path (`[]` walks every element, `<…>`/`{…}` every key).
+fn has_path(value: &Value, path: &[String]) -> bool {
+    let Some((head, rest)) = path.split_first() else {
+        return true;
+    };
+    let (key, each) = match head.strip_suffix("[]") {
+        Some(key) => (key, true),
+        None => (head.as_str(), false),
+    };
+    let any_key = key.starts_with('<') || key.starts_with('{');
+    let children: Vec<&Value> = match value {
+        Value::Object(map) if any_key => map.values().collect(),
+        Value::Object(map) => map.get(key).into_iter().collect(),
+        _ => Vec::new(),
+    };
+    !children.is_empty()
+        && children.iter().all(|child| {
+            if each {
+                child.as_array().is_some_and(|items| {
+                    !items.is_empty() && items.iter().all(|i| has_path(i, rest))
+                })
+            } else {
+                has_path(child, rest)
+            }
+        })
+}
+
+#[tokio::test]
+async fn every_documented_field_is_served() {
+    for (slug, uri) in [
+        ("iv-rank", "/iv-rank/SPY"),
+        ("iv-rank-batch", "/batch/iv-rank?tickers=SPY,IWM"),
+        ("iv-opportunities", "/iv-opportunities/SPY"),
+        ("term-structure", "/term-structure/SPY"),
+        ("vrp", "/vrp/SPY?lookback_days=20"),
+        ("vrp-expirations", "/vrp/SPY/expirations"),
+        ("vrp-timeseries", "/vrp/SPY/timeseries"),
+        ("volatility-cone", "/volatility-cone/SPY"),
+    ] {
+        let served = data(uri).await;
+        let fields = documented_fields(slug);
+        assert!(!fields.is_empty(), "{slug}");
+        for path in fields {
+            assert!(
+                has_path(&served, &path),
+                "{slug}: `{}` is not served",
+                path.join(".")
+            );
+        }
+    }
+}
