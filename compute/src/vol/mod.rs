@@ -19,6 +19,8 @@
 //!   ATM term structure, one per expiration).
 //! - [`close`]: the rows of every underlying at a session close, from the reference tables,
 //!   the closing chains and the earlier rows.
+//! - [`range`]: intraday-range realized volatility from OHLC bars (Parkinson, Garman–Klass,
+//!   Yang–Zhang) over exactly N sessions, and its rolling series.
 //!
 //! Input that cannot be computed on is a [`VolError`] naming what is wrong; "not enough data"
 //! for an otherwise valid input is `None` where the function documents it.
@@ -26,6 +28,7 @@
 pub mod close;
 pub mod daily;
 pub mod implied;
+pub mod range;
 pub mod realized;
 pub mod stats;
 
@@ -42,6 +45,9 @@ pub use daily::{
 pub use implied::{
     CONSTANT_MATURITY_DAYS, ConstantMaturityIv, ExpirationVol, constant_maturity_iv,
     expiration_vols, front_atm, skew25_constant_maturity,
+};
+pub use range::{
+    OhlcBar, RangeEstimator, garman_klass, parkinson, range_vol, range_vol_series, yang_zhang,
 };
 pub use realized::{
     HV_WINDOWS, HvSet, TRADING_DAYS_PER_YEAR, earnings_in_window, hv, hv_ex_earnings, hv_series,
