@@ -21,13 +21,17 @@
 //!   the closing chains and the earlier rows.
 //! - [`range`]: intraday-range realized volatility from OHLC bars (Parkinson, Garman–Klass,
 //!   Yang–Zhang) over exactly N sessions, and its rolling series.
+//! - [`garch`]: GARCH(1,1) with a constant mean fitted by Gaussian maximum likelihood to daily
+//!   percent log returns (`arch`'s model and backcast), with its variance and vol forecasts.
 //!
 //! Input that cannot be computed on is a [`VolError`] naming what is wrong; "not enough data"
 //! for an otherwise valid input is `None` where the function documents it.
 
 pub mod close;
 pub mod daily;
+pub mod garch;
 pub mod implied;
+mod optimize;
 pub mod range;
 pub mod realized;
 pub mod stats;
@@ -41,6 +45,10 @@ pub use close::{
 pub use daily::{
     DailyVolInputs, IV_RANK_LOOKBACK_SESSIONS, IV_RANK_MIN_SESSIONS, iv_rank_against_prior,
     vol_daily_and_term_rows, vol_daily_row,
+};
+pub use garch::{
+    GARCH_MIN_RETURNS, GarchFit, GarchParams, GarchUnavailable, fit_garch11, fit_garch11_closes,
+    garch_backcast, garch11_log_likelihood, pct_log_returns,
 };
 pub use implied::{
     CONSTANT_MATURITY_DAYS, ConstantMaturityIv, ExpirationVol, constant_maturity_iv,
