@@ -23,6 +23,8 @@
 //!   Yang–Zhang) over exactly N sessions, and its rolling series.
 //! - [`garch`]: GARCH(1,1) with a constant mean fitted by Gaussian maximum likelihood to daily
 //!   percent log returns (`arch`'s model and backcast), with its variance and vol forecasts.
+//! - [`svi`]: raw SVI smile per expiration (quasi-explicit weighted least squares), its fit
+//!   error, a butterfly-arbitrage check, ATM IV, slope, curvature and IV at fixed call deltas.
 //!
 //! Input that cannot be computed on is a [`VolError`] naming what is wrong; "not enough data"
 //! for an otherwise valid input is `None` where the function documents it.
@@ -35,6 +37,7 @@ mod optimize;
 pub mod range;
 pub mod realized;
 pub mod stats;
+pub mod svi;
 
 #[cfg(test)]
 mod tests;
@@ -65,6 +68,9 @@ pub use stats::{
     CORRELATION_WINDOW_1M, CORRELATION_WINDOW_1Y, CorrelationBeta, Distribution, EarningsMove,
     EarningsMoveStats, IvRankPercentile, Vrp, correlation_beta, distribution, earnings_move_stats,
     gap_move_pct, iv_rank_percentile, percentile_of, vrp,
+};
+pub use svi::{
+    DeltaPoint, STANDARD_CALL_DELTAS, SVI_MIN_POINTS, SmilePoint, SviFit, SviParams, fit_svi,
 };
 
 /// Input the volatility functions cannot compute on.
