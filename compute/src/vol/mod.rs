@@ -25,6 +25,8 @@
 //!   percent log returns (`arch`'s model and backcast), with its variance and vol forecasts.
 //! - [`svi`]: raw SVI smile per expiration (quasi-explicit weighted least squares), its fit
 //!   error, a butterfly-arbitrage check, ATM IV, slope, curvature and IV at fixed call deltas.
+//! - [`vix`]: the Cboe VIX white-paper method: per-expiration model-free variance from the
+//!   out-of-the-money strip, and the 30-day interpolation.
 //!
 //! Input that cannot be computed on is a [`VolError`] naming what is wrong; "not enough data"
 //! for an otherwise valid input is `None` where the function documents it.
@@ -38,6 +40,7 @@ pub mod range;
 pub mod realized;
 pub mod stats;
 pub mod svi;
+pub mod vix;
 
 #[cfg(test)]
 mod tests;
@@ -71,6 +74,10 @@ pub use stats::{
 };
 pub use svi::{
     DeltaPoint, STANDARD_CALL_DELTAS, SVI_MIN_POINTS, SmilePoint, SviFit, SviParams, fit_svi,
+};
+pub use vix::{
+    BidAsk, MINUTES_30_DAYS, MINUTES_PER_YEAR, StripContribution, StripSide, TermVariance,
+    VixIndex, VixStrike, vix_index, vix_term_variance,
 };
 
 /// Input the volatility functions cannot compute on.
@@ -117,6 +124,14 @@ pub enum VolError {
         first: String,
         /// A differing value.
         other: String,
+    },
+    /// The input is well formed but the method has no figure for it (the reason says why).
+    #[error("{what}: {reason}")]
+    NotComputable {
+        /// Which figure.
+        what: &'static str,
+        /// Why there is none.
+        reason: String,
     },
 }
 
