@@ -29,7 +29,9 @@
 //! sample standard deviation). Sixteen starting points (α ∈ {0.01, 0.05, 0.1, 0.2} × α + β ∈
 //! {0.5, 0.7, 0.9, 0.98}, ω = (1 − α − β)·s², `arch`'s grid); the three with the highest
 //! likelihood are searched, and the best result is searched again from a fresh simplex until
-//! it no longer improves — Nelder–Mead's usual guard against a collapsed simplex.
+//! it no longer improves — Nelder–Mead's usual guard against a collapsed simplex. Against
+//! `arch` 8.0 on 1,299 and 500 S&P 500 returns the log-likelihoods agree to ~5·10⁻¹⁵ relative
+//! and the parameters to ~10⁻⁷ (`compute/tests/vol_reference.rs`).
 //!
 //! # Forecast
 //!
