@@ -19,16 +19,29 @@
 //!   ATM term structure, one per expiration).
 //! - [`close`]: the rows of every underlying at a session close, from the reference tables,
 //!   the closing chains and the earlier rows.
+//! - [`range`]: intraday-range realized volatility from OHLC bars (Parkinson, Garman–Klass,
+//!   Yang–Zhang) over exactly N sessions, and its rolling series.
+//! - [`garch`]: GARCH(1,1) with a constant mean fitted by Gaussian maximum likelihood to daily
+//!   percent log returns (`arch`'s model and backcast), with its variance and vol forecasts.
+//! - [`svi`]: raw SVI smile per expiration (quasi-explicit weighted least squares), its fit
+//!   error, a butterfly-arbitrage check, ATM IV, slope, curvature and IV at fixed call deltas.
+//! - [`vix`]: the Cboe VIX white-paper method: per-expiration model-free variance from the
+//!   out-of-the-money strip, and the 30-day interpolation.
 //!
 //! Input that cannot be computed on is a [`VolError`] naming what is wrong; "not enough data"
 //! for an otherwise valid input is `None` where the function documents it.
 
 pub mod close;
 pub mod daily;
+pub mod garch;
 pub mod implied;
+mod optimize;
+pub mod range;
 pub mod realized;
 pub mod signals;
 pub mod stats;
+pub mod svi;
+pub mod vix;
 
 #[cfg(test)]
 mod tests;
@@ -40,9 +53,16 @@ pub use daily::{
     DailyVolInputs, IV_RANK_LOOKBACK_SESSIONS, IV_RANK_MIN_SESSIONS, iv_rank_against_prior,
     vol_daily_and_term_rows, vol_daily_row,
 };
+pub use garch::{
+    GARCH_MIN_RETURNS, GarchFit, GarchParams, GarchUnavailable, fit_garch11, fit_garch11_closes,
+    garch_backcast, garch11_log_likelihood, pct_log_returns,
+};
 pub use implied::{
     CONSTANT_MATURITY_DAYS, ConstantMaturityIv, ExpirationVol, constant_maturity_iv,
     expiration_vols, front_atm, skew25_constant_maturity,
+};
+pub use range::{
+    OhlcBar, RangeEstimator, garman_klass, parkinson, range_vol, range_vol_series, yang_zhang,
 };
 pub use realized::{
     HV_WINDOWS, HvSet, TRADING_DAYS_PER_YEAR, earnings_in_window, hv, hv_ex_earnings, hv_series,
@@ -52,6 +72,13 @@ pub use stats::{
     CORRELATION_WINDOW_1M, CORRELATION_WINDOW_1Y, CorrelationBeta, Distribution, EarningsMove,
     EarningsMoveStats, IvRankPercentile, Vrp, correlation_beta, distribution, earnings_move_stats,
     gap_move_pct, iv_rank_percentile, percentile_of, vrp,
+};
+pub use svi::{
+    DeltaPoint, STANDARD_CALL_DELTAS, SVI_MIN_POINTS, SmilePoint, SviFit, SviParams, fit_svi,
+};
+pub use vix::{
+    BidAsk, MINUTES_30_DAYS, MINUTES_PER_YEAR, StripContribution, StripSide, TermVariance,
+    VixIndex, VixStrike, vix_index, vix_term_variance,
 };
 
 /// Input the volatility functions cannot compute on.
@@ -98,6 +125,14 @@ pub enum VolError {
         first: String,
         /// A differing value.
         other: String,
+    },
+    /// The input is well formed but the method has no figure for it (the reason says why).
+    #[error("{what}: {reason}")]
+    NotComputable {
+        /// Which figure.
+        what: &'static str,
+        /// Why there is none.
+        reason: String,
     },
 }
 
