@@ -10,6 +10,7 @@ use axum::http::StatusCode;
 use chrono::{DateTime, Datelike, NaiveDate, Utc, Weekday};
 use common::get;
 use exposure_support::{MemoryMarket, app, assert_close, market, num, quoted_at, trade_date};
+use optics_api::market::SessionBar;
 use optics_schemas::{EarningsEvent, EarningsTiming, VolDailyRow};
 use serde_json::Value;
 
@@ -49,7 +50,33 @@ fn history(symbol: &str, count: usize) -> Vec<VolDailyRow> {
             let as_of = date.and_hms_opt(21, 0, 0).unwrap().and_utc();
             let mut row = VolDailyRow::new(symbol, date, as_of, close);
             row.iv30d_pct = Some(21.0 + 9.0 * ((i as f64) * 0.37).sin());
+            // Stored HVs are passed through by the dashboard: distinct markers per window.
+            row.hv_5d_pct = Some(5.0 + i as f64 / 1000.0);
+            row.hv_20d_pct = Some(20.0 + i as f64 / 1000.0);
+            row.hv_252d_pct = Some(252.0 + i as f64 / 1000.0);
             row
+        })
+        .collect()
+}
+
+/// Bars whose closes are [`history`]'s: each session opens a gap away from the previous close
+/// and trades a range around its open and close.
+fn bars(symbol: &str, count: usize) -> Vec<SessionBar> {
+    let rows = history(symbol, count);
+    rows.iter()
+        .enumerate()
+        .map(|(i, row)| {
+            let previous = if i == 0 { row.close } else { rows[i - 1].close };
+            let open = previous * (daily_return(i + 7_000) * 0.3).exp();
+            let spread = 0.004 + daily_return(i + 9_000).abs() * 0.2;
+            SessionBar {
+                date: row.trade_date,
+                open,
+                high: open.max(row.close) * (1.0 + spread),
+                low: open.min(row.close) * (1.0 - spread),
+                close: row.close,
+                volume: 1_000_000,
+            }
         })
         .collect()
 }
@@ -77,6 +104,7 @@ fn reader() -> MemoryMarket {
         .with(&market("QQQ", 500.0, 41, 11))
         .covering("IWM")
         .with_vol_history("SPY", spy)
+        .with_bars("SPY", bars("SPY", 400))
         .with_vol_history("QQQ", history("QQQ", 12))
         .with_report(report("SPY", report_date, EarningsTiming::BeforeOpen))
 }
@@ -534,11 +562,15 @@ fn documented_fields(slug: &str) -> Vec<Vec<String>> {
     out
 }
 
-/// `p10 to p90` → the cone's percentiles; any other name as it is.
+/// `p10 to p90` → the cone's percentiles, `clsHv5d to clsHv252d` → the nine standard
+/// windows; any other name as it is.
 fn expand_range(name: &str) -> Vec<String> {
     match name {
         "p10 to p90" => ["p10", "p25", "p50", "p75", "p90"]
             .map(String::from)
+            .to_vec(),
+        "clsHv5d to clsHv252d" => [5, 10, 20, 30, 60, 90, 120, 180, 252]
+            .map(|w| format!("clsHv{w}d"))
             .to_vec(),
         other => vec![other.to_owned()],
     }
@@ -582,6 +614,7 @@ async fn every_documented_field_is_served() {
         ("vrp-expirations", "/vrp/SPY/expirations"),
         ("vrp-timeseries", "/vrp/SPY/timeseries"),
         ("volatility-cone", "/volatility-cone/SPY"),
+        ("hv-regimes", "/hv-regimes/SPY"),
     ] {
         let served = data(uri).await;
         let fields = documented_fields(slug);
@@ -594,4 +627,169 @@ async fn every_documented_field_is_served() {
             );
         }
     }
+}
+
+/// Yang–Zhang over the last `window` sessions of `bars`, written out from the paper's formula.
+fn yang_zhang_by_hand(bars: &[SessionBar], window: usize) -> f64 {
+    let tail = &bars[bars.len() - window - 1..];
+    let o: Vec<f64> = (1..tail.len())
+        .map(|t| (tail[t].open / tail[t - 1].close).ln())
+        .collect();
+    let c: Vec<f64> = (1..tail.len())
+        .map(|t| (tail[t].close / tail[t].open).ln())
+        .collect();
+    let rs: f64 = tail[1..]
+        .iter()
+        .map(|b| {
+            (b.high / b.close).ln() * (b.high / b.open).ln()
+                + (b.low / b.close).ln() * (b.low / b.open).ln()
+        })
+        .sum::<f64>()
+        / window as f64;
+    let n = window as f64;
+    let k = 0.34 / (1.34 + (n + 1.0) / (n - 1.0));
+    let variance = std_by_hand(&o).powi(2) + k * std_by_hand(&c).powi(2) + (1.0 - k) * rs;
+    (variance * 252.0).sqrt() * 100.0
+}
+
+#[tokio::test]
+async fn hv_regimes_dashboard_carries_the_stored_hvs_the_range_estimator_and_a_garch_fit() {
+    let closes = spy_closes();
+    let spy_bars = bars("SPY", 400);
+    let d = data("/hv-regimes/SPY?days=30").await;
+    assert_eq!(d["view"], "dashboard");
+    let series = d["timeseries"].as_array().unwrap();
+    assert_eq!(series.len(), 30);
+    let last = series.last().unwrap();
+    assert_eq!(last["date"], "2026-11-19");
+    assert_close(
+        num(&last["clsHv20d"], "20"),
+        20.399,
+        1e-12,
+        "stored hv20 passed through",
+    );
+    assert_close(
+        num(&last["clsHv252d"], "252"),
+        252.399,
+        1e-12,
+        "stored hv252",
+    );
+    assert_eq!(last["clsHv60d"], Value::Null);
+    for point in d["term_structure"].as_array().unwrap() {
+        let window = point["window"].as_u64().unwrap() as usize;
+        assert_close(
+            num(&point["cls_hv"], "cls"),
+            hv_by_hand(&closes, window),
+            1e-12,
+            "cls",
+        );
+        assert_close(
+            num(&point["or_hv"], "or"),
+            yang_zhang_by_hand(&spy_bars, window),
+            1e-10,
+            "yang-zhang",
+        );
+    }
+    assert_eq!(d["or_estimator"], "yang_zhang");
+    let forecast = &d["forecast"];
+    assert_eq!(forecast["model"], "GARCH(1,1)");
+    assert_eq!(forecast["observations"], 399);
+    let (alpha, beta) = (num(&forecast["alpha"], "a"), num(&forecast["beta"], "b"));
+    assert!(
+        alpha >= 0.0 && beta >= 0.0 && alpha + beta < 1.0,
+        "{forecast}"
+    );
+    assert!(num(&forecast["forecast_vol"], "f") > 0.0);
+    assert_eq!(d.get("signals"), None);
+
+    // Too few returns for a fit: a reason, not a 500.
+    let d = data("/hv-regimes/QQQ").await;
+    assert_eq!(d["forecast"]["forecast_vol"], Value::Null);
+    assert!(
+        d["forecast"]["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("insufficient_history"),
+        "{}",
+        d["forecast"]
+    );
+    let message = error("/hv-regimes/SPY?view=nope", StatusCode::BAD_REQUEST).await;
+    assert!(
+        message.contains("dashboard, signals, decomposition, ex_earnings"),
+        "{message}"
+    );
+    let d = data("/hv-regimes/SPY?days=3").await;
+    assert_eq!(d["days"], 20);
+    assert_eq!(d["clamped"][0]["parameter"], "days");
+}
+
+#[tokio::test]
+async fn hv_regimes_signals_decomposition_and_ex_earnings_views() {
+    let closes = spy_closes();
+    let d = data("/hv-regimes/SPY?view=signals&days=100").await;
+    let s = &d["signals"];
+    let (short, long) = (hv_by_hand(&closes, 10), hv_by_hand(&closes, 60));
+    assert_close(
+        num(&s["short_long_ratio"], "ratio"),
+        short / long,
+        1e-12,
+        "ratio",
+    );
+    let trend = match short / long {
+        r if r >= 1.2 => "EXPANDING",
+        r if r <= 0.8 => "CONTRACTING",
+        _ => "STABLE",
+    };
+    assert_eq!(s["trend"], trend);
+    let level_now = hv_by_hand(&closes, 30);
+    let history: Vec<f64> = (closes.len() - 100..closes.len())
+        .map(|i| hv_by_hand(&closes[..=i], 30))
+        .collect();
+    let below = history.iter().filter(|v| **v < level_now).count() as f64;
+    assert_close(
+        num(&s["level_percentile"], "pct"),
+        below,
+        1e-12,
+        "level percentile",
+    );
+    // Crossovers by hand: sign changes of hv10 − hv60 over the last 100 sessions.
+    let mut expected = Vec::new();
+    let mut side = None;
+    for i in closes.len() - 100..closes.len() {
+        let diff = hv_by_hand(&closes[..=i], 10) - hv_by_hand(&closes[..=i], 60);
+        let above = diff > 0.0;
+        if side.is_some_and(|was| was != above) {
+            expected.push(i);
+        }
+        side = Some(above);
+    }
+    assert_eq!(s["crossovers"].as_array().unwrap().len(), expected.len());
+
+    let d = data("/hv-regimes/SPY?view=decomposition&days=60").await;
+    let parts = &d["decomposition"];
+    let total = num(&parts["overnight_share_pct"], "o")
+        + num(&parts["intraday_share_pct"], "i")
+        + num(&parts["covariance_share_pct"], "c");
+    assert_close(total, 100.0, 1e-9, "shares add up");
+    assert_close(
+        num(&parts["close_to_close_vol"], "cc"),
+        hv_by_hand(&closes, 60),
+        1e-9,
+        "the window's close-to-close vol",
+    );
+    assert_eq!(parts["earnings_sessions"], 1);
+    assert!(d.get("timeseries").is_none());
+
+    let d = data("/hv-regimes/SPY?view=ex_earnings&days=20").await;
+    let days = d["ex_earnings"].as_array().unwrap();
+    assert_eq!(days.len(), 20);
+    let last = days.last().unwrap();
+    assert_eq!(last["earnings_in_window"], true);
+    assert_close(
+        num(&last["cls_hv_30d"], "30"),
+        hv_by_hand(&closes, 30),
+        1e-12,
+        "hv30",
+    );
+    assert!(num(&last["cls_hv_30d_ex_earnings"], "ex") != num(&last["cls_hv_30d"], "30"));
 }

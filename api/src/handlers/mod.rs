@@ -156,6 +156,10 @@ pub fn data_routes() -> Vec<(Endpoint, MethodRouter<AppState>)> {
             Endpoint::VolatilityCone,
             axum::routing::get(volatility::volatility_cone::volatility_cone),
         ),
+        (
+            Endpoint::HvRegimes,
+            axum::routing::get(volatility::hv_regimes::hv_regimes),
+        ),
         (Endpoint::Pop, axum::routing::post(strategy::pop)),
         (
             Endpoint::AnalyzeStrategy,

@@ -178,9 +178,26 @@ pub struct Coverage {
     /// Earnings reports per symbol, ascending by report date, one per date (the newest
     /// `earnings` reference snapshot): timing and EPS figures as the reference data has them.
     pub earnings: BTreeMap<String, Vec<EarningsEvent>>,
-    /// Shares traded per session and symbol, ascending by date (the newest `daily_bars`
+    /// Daily bars per symbol, ascending by date, one per session (the newest `daily_bars`
     /// reference snapshot). Shared: it is large and changes far less often than the rest.
-    pub share_volumes: Arc<BTreeMap<String, Vec<(NaiveDate, u64)>>>,
+    pub bars: Arc<BTreeMap<String, Vec<SessionBar>>>,
+}
+
+/// One session's bar of one symbol: prices in dollars, volume in shares.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SessionBar {
+    /// The session.
+    pub date: NaiveDate,
+    /// Opening price.
+    pub open: f64,
+    /// Highest price.
+    pub high: f64,
+    /// Lowest price.
+    pub low: f64,
+    /// Closing price.
+    pub close: f64,
+    /// Shares traded.
+    pub volume: u64,
 }
 
 impl Coverage {
@@ -200,9 +217,14 @@ impl Coverage {
     /// The shares `symbol` traded in its last session on or before `on_or_before`, with that
     /// session's date.
     pub fn share_volume(&self, symbol: &str, on_or_before: NaiveDate) -> Option<(NaiveDate, u64)> {
-        let sessions = self.share_volumes.get(symbol)?;
-        let end = sessions.partition_point(|(date, _)| *date <= on_or_before);
-        end.checked_sub(1).map(|i| sessions[i])
+        let bars = self.bars_of(symbol);
+        let end = bars.partition_point(|b| b.date <= on_or_before);
+        end.checked_sub(1).map(|i| (bars[i].date, bars[i].volume))
+    }
+
+    /// Every bar of `symbol`, ascending by date (empty for none).
+    pub fn bars_of(&self, symbol: &str) -> &[SessionBar] {
+        self.bars.get(symbol).map_or(&[], Vec::as_slice)
     }
 
     /// The company of `symbol`.

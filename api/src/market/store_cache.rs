@@ -17,7 +17,7 @@ use optics_schemas::{
 };
 
 use super::history::{ChainHistory, HistoryError};
-use super::{ChainView, Coverage, ExposureView, FlowAggregatesView, FlowView};
+use super::{ChainView, Coverage, ExposureView, FlowAggregatesView, FlowView, SessionBar};
 use crate::error::ApiError;
 use crate::metrics::Metrics;
 use crate::state::{MarketDataReader, ReadFuture};
@@ -83,10 +83,10 @@ struct Latest {
     flows: ByTicker<FlowView>,
     flow_aggregates: ByTicker<FlowAggregatesView>,
     coverage: Arc<Coverage>,
-    /// Companies, report dates and share-volume sessions of `coverage`, and their bytes.
+    /// Companies, report dates and daily bars of `coverage`, and their bytes.
     coverage_held: (usize, usize),
-    /// Trade date and version of the `daily_bars` snapshot behind `coverage.share_volumes`.
-    share_volumes_stamp: Option<(NaiveDate, u64)>,
+    /// Trade date and version of the `daily_bars` snapshot behind `coverage.bars`.
+    bars_stamp: Option<(NaiveDate, u64)>,
 }
 
 /// The snapshot store seen by the API: see the [module documentation](super).
@@ -230,11 +230,11 @@ impl StoreMarketData {
         }
         companies.sort_by(|a, b| a.symbol.cmp(&b.symbol));
         let earnings = self.load_earnings().await?;
-        let share_volumes = self.load_share_volumes().await?;
+        let bars = self.load_bars().await?;
         let coverage = Coverage {
             companies,
             earnings,
-            share_volumes,
+            bars,
         };
         let held = coverage_held(&coverage);
         let mut latest = self.write();
@@ -276,14 +276,12 @@ impl StoreMarketData {
         Ok(by_symbol)
     }
 
-    /// Shares traded per symbol and session from the newest `daily_bars` reference snapshot
-    /// (empty without one). Years of bars: the held map is reused while that snapshot is
-    /// unchanged rather than decoded again on every poll.
-    async fn load_share_volumes(
-        &self,
-    ) -> Result<Arc<BTreeMap<String, Vec<(NaiveDate, u64)>>>, LoadError> {
+    /// Bars per symbol and session from the newest `daily_bars` reference snapshot (empty
+    /// without one). Years of bars: the held map is reused while that snapshot is unchanged
+    /// rather than decoded again on every poll.
+    async fn load_bars(&self) -> Result<Arc<BTreeMap<String, Vec<SessionBar>>>, LoadError> {
         let dataset = Dataset::DailyBars.name();
-        let held = Arc::clone(&self.read().coverage.share_volumes);
+        let held = Arc::clone(&self.read().coverage.bars);
         let Some(date) = self
             .store
             .latest_trade_date(dataset, MARKET_WIDE, None)
@@ -295,26 +293,30 @@ impl StoreMarketData {
         let Some(file) = self.store.latest(&key).await? else {
             return Ok(held);
         };
-        if self.read().share_volumes_stamp == Some((date, file.version)) {
+        if self.read().bars_stamp == Some((date, file.version)) {
             return Ok(held);
         }
         let Some(snapshot) = self.store.read(&key).await? else {
             return Ok(held);
         };
-        let mut by_symbol: BTreeMap<String, Vec<(NaiveDate, u64)>> = BTreeMap::new();
+        let mut by_symbol: BTreeMap<String, Vec<SessionBar>> = BTreeMap::new();
         for batch in &snapshot.batches {
             for bar in DailyBar::from_batch(batch)? {
-                by_symbol
-                    .entry(bar.symbol)
-                    .or_default()
-                    .push((bar.date, bar.volume));
+                by_symbol.entry(bar.symbol).or_default().push(SessionBar {
+                    date: bar.date,
+                    open: bar.open,
+                    high: bar.high,
+                    low: bar.low,
+                    close: bar.close,
+                    volume: bar.volume,
+                });
             }
         }
         for sessions in by_symbol.values_mut() {
-            sessions.sort_unstable();
-            sessions.dedup_by_key(|(date, _)| *date);
+            sessions.sort_by_key(|b| b.date);
+            sessions.dedup_by_key(|b| b.date);
         }
-        self.write().share_volumes_stamp = Some((date, snapshot.file.version));
+        self.write().bars_stamp = Some((date, snapshot.file.version));
         Ok(Arc::new(by_symbol))
     }
 
@@ -450,7 +452,7 @@ fn rows_held<T: HeapBytes>(rows: Vec<T>) -> Decoded<Vec<T>> {
     }
 }
 
-/// What the cache's coverage holds: companies, report dates and share-volume sessions, and
+/// What the cache's coverage holds: companies, report dates and daily bars, and
 /// their bytes.
 fn coverage_held(coverage: &Coverage) -> (usize, usize) {
     use std::mem::size_of;
@@ -475,14 +477,12 @@ fn coverage_held(coverage: &Coverage) -> (usize, usize) {
                 + size_of::<usize>() * 4
         })
         .sum();
-    let sessions: usize = coverage.share_volumes.values().map(Vec::len).sum();
+    let sessions: usize = coverage.bars.values().map(Vec::len).sum();
     let session_bytes: usize = coverage
-        .share_volumes
+        .bars
         .iter()
-        .map(|(symbol, days)| {
-            symbol.capacity()
-                + days.capacity() * size_of::<(NaiveDate, u64)>()
-                + size_of::<usize>() * 4
+        .map(|(symbol, bars)| {
+            symbol.capacity() + bars.capacity() * size_of::<SessionBar>() + size_of::<usize>() * 4
         })
         .sum();
     (
@@ -551,7 +551,7 @@ impl PublishedSnapshots for StoreMarketData {
 /// replaces it), and the coverage. `api_chains` (items: chain rows, a strike of an expiration
 /// each), `api_exposures` (items: strike rows and summary rows), `api_flows` (items: contracts
 /// that traded), `api_flow_aggregates` (items: strike and expiration groups), `api_coverage`
-/// (items: companies, report dates and share-volume sessions), `api_vol_history_memo` (items:
+/// (items: companies, report dates and daily bars), `api_vol_history_memo` (items:
 /// one stored session's `vol_daily` rows of one underlying, decoded once; at most 50,000).
 impl MemoryHolder for StoreMarketData {
     fn held_memory(&self, out: &mut Vec<HeldMemory>) {

@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use chrono::{DateTime, NaiveDate, TimeZone, Utc};
-use optics_api::market::{ChainView, Coverage, ExposureView, FlowView};
+use optics_api::market::{ChainView, Coverage, ExposureView, FlowView, SessionBar};
 use optics_api::{ApiError, MarketDataReader, ReadFuture, Ticker};
 use optics_schemas::{
     AssetClass, ChainGreeks, ChainRow, ChainSide, Company, ForwardSource, NoIvReason,
@@ -444,6 +444,29 @@ pub fn share_volumes() -> BTreeMap<String, Vec<(NaiveDate, u64)>> {
     ])
 }
 
+/// Bars carrying `volumes` (prices are not read by the chain family: a flat 100).
+pub fn bars_with(
+    volumes: BTreeMap<String, Vec<(NaiveDate, u64)>>,
+) -> BTreeMap<String, Vec<SessionBar>> {
+    volumes
+        .into_iter()
+        .map(|(symbol, days)| {
+            let bars = days
+                .into_iter()
+                .map(|(date, volume)| SessionBar {
+                    date,
+                    open: 100.0,
+                    high: 100.0,
+                    low: 100.0,
+                    close: 100.0,
+                    volume,
+                })
+                .collect();
+            (symbol, bars)
+        })
+        .collect()
+}
+
 /// An in-memory reader.
 #[derive(Debug, Default)]
 pub struct MemoryMarket {
@@ -476,7 +499,7 @@ impl MemoryMarket {
             covered: companies.iter().map(|c| c.symbol.clone()).collect(),
             coverage: Arc::new(Coverage {
                 companies,
-                share_volumes: Arc::new(share_volumes()),
+                bars: Arc::new(bars_with(share_volumes())),
                 ..Coverage::default()
             }),
             history: spy_history_rows()

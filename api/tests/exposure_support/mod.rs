@@ -17,7 +17,7 @@ use optics_compute::pricing::PricingModel;
 use optics_schemas::{ChainRow, EarningsEvent, EarningsTiming, VolDailyRow};
 use serde_json::Value;
 
-use optics_api::market::{ChainView, Coverage, ExposureView, FlowView};
+use optics_api::market::{ChainView, Coverage, ExposureView, FlowView, SessionBar};
 
 /// The session of the fixtures (a Friday; its first expiration is the same day).
 pub fn trade_date() -> NaiveDate {
@@ -97,6 +97,8 @@ pub struct MemoryMarket {
     pub generation: Option<u64>,
     /// Stored `vol_daily` rows per symbol, ascending by session.
     pub vol_daily: BTreeMap<String, Vec<VolDailyRow>>,
+    /// Daily bars per symbol, ascending by session.
+    pub bars: BTreeMap<String, Vec<SessionBar>>,
 }
 
 impl MemoryMarket {
@@ -141,6 +143,12 @@ impl MemoryMarket {
         self
     }
 
+    /// Stores `bars` as the daily bars of `symbol`.
+    pub fn with_bars(mut self, symbol: &str, bars: Vec<SessionBar>) -> Self {
+        self.bars.insert(symbol.to_owned(), bars);
+        self
+    }
+
     /// Covers `symbol` without any data.
     pub fn covering(mut self, symbol: &str) -> Self {
         self.covered.push(symbol.to_owned());
@@ -172,6 +180,7 @@ impl MarketDataReader for MemoryMarket {
         }
         Arc::new(Coverage {
             earnings,
+            bars: Arc::new(self.bars.clone()),
             ..Coverage::default()
         })
     }

@@ -38,6 +38,7 @@ pub mod implied;
 mod optimize;
 pub mod range;
 pub mod realized;
+pub mod regimes;
 pub mod signals;
 pub mod stats;
 pub mod svi;

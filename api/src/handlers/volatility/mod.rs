@@ -1,12 +1,12 @@
 //! The implied-volatility family, one file per endpoint: [`iv_rank`], [`iv_rank_batch`],
 //! [`iv_opportunities`], [`term_structure`], [`vrp`], [`vrp_expirations`],
-//! [`vrp_timeseries`] and [`volatility_cone`].
+//! [`vrp_timeseries`], [`volatility_cone`] and [`hv_regimes`].
 //!
 //! Every endpoint reads the same two things ([`VolRead`]): the ticker's live chain (today's
 //! implied vols) and its stored `vol_daily` history (one row per session close: the close,
 //! realized vols, the 30-day constant-maturity IV), with the earnings reaction sessions of
 //! that history. The statistics are `optics_compute::vol`'s; the labels and their thresholds
-//! `optics_compute::vol::signals`'.
+//! `optics_compute::vol::signals`' and `optics_compute::vol::regimes`'.
 //!
 //! Bases, stated on every payload:
 //! - realized vol (`hv_basis`): close-to-close, the sample standard deviation of exactly N
@@ -15,6 +15,7 @@
 //!   variance to 30 calendar days; today's from the live chain, earlier sessions' as stored at
 //!   their close.
 
+pub mod hv_regimes;
 pub mod iv_opportunities;
 pub mod iv_rank;
 pub mod iv_rank_batch;
@@ -33,6 +34,7 @@ use optics_schemas::{EarningsEvent, VolDailyRow};
 use serde::Serialize;
 use utoipa::ToSchema;
 
+use self::hv_regimes::HvRegimesPayload;
 use self::iv_opportunities::IvOpportunitiesPayload;
 use self::iv_rank::IvRankPayload;
 use self::term_structure::TermStructurePayload;
@@ -79,6 +81,7 @@ pub fn data_schemas() -> Vec<DataSchema> {
         DataSchema::of::<VrpExpirationsPayload>(Endpoint::VrpExpirations),
         DataSchema::of::<VrpTimeseriesPayload>(Endpoint::VrpTimeseries),
         DataSchema::of::<VolatilityConePayload>(Endpoint::VolatilityCone),
+        DataSchema::of::<HvRegimesPayload>(Endpoint::HvRegimes),
     ]
 }
 
