@@ -54,6 +54,7 @@ fn history(symbol: &str, count: usize) -> Vec<VolDailyRow> {
             row.hv_5d_pct = Some(5.0 + i as f64 / 1000.0);
             row.hv_20d_pct = Some(20.0 + i as f64 / 1000.0);
             row.hv_252d_pct = Some(252.0 + i as f64 / 1000.0);
+            row.earnings_avg_abs_move_pct = Some(4.0);
             row
         })
         .collect()
@@ -94,7 +95,11 @@ fn report(symbol: &str, date: NaiveDate, timing: EarningsTiming) -> EarningsEven
     }
 }
 
-/// SPY with 400 stored sessions and a before-open report 10 sessions ago; QQQ covered with a
+fn day(d: u32) -> NaiveDate {
+    NaiveDate::from_ymd_opt(2026, 11, d).unwrap()
+}
+
+/// SPY with 400 stored sessions, a before-open report 10 sessions ago and one on 2026-11-24; QQQ covered with a
 /// chain but 12 sessions; IWM covered without a chain.
 fn reader() -> MemoryMarket {
     let spy = history("SPY", 400);
@@ -107,6 +112,7 @@ fn reader() -> MemoryMarket {
         .with_bars("SPY", bars("SPY", 400))
         .with_vol_history("QQQ", history("QQQ", 12))
         .with_report(report("SPY", report_date, EarningsTiming::BeforeOpen))
+        .with_report(report("SPY", day(24), EarningsTiming::BeforeOpen))
 }
 
 fn now() -> DateTime<Utc> {
@@ -615,6 +621,7 @@ async fn every_documented_field_is_served() {
         ("vrp-timeseries", "/vrp/SPY/timeseries"),
         ("volatility-cone", "/volatility-cone/SPY"),
         ("hv-regimes", "/hv-regimes/SPY"),
+        ("monies", "/monies/SPY"),
     ] {
         let served = data(uri).await;
         let fields = documented_fields(slug);
@@ -792,4 +799,121 @@ async fn hv_regimes_signals_decomposition_and_ex_earnings_views() {
         "hv30",
     );
     assert!(num(&last["cls_hv_30d_ex_earnings"], "ex") != num(&last["cls_hv_30d"], "30"));
+}
+
+#[tokio::test]
+async fn monies_fits_each_smile_and_compares_it_with_the_forecast() {
+    let implied = data("/monies/SPY").await;
+    assert_eq!(implied["surface"], "implied");
+    assert_eq!(implied["delta_points"].as_array().unwrap().len(), 19);
+    let market = market("SPY", 600.0, 41, 7);
+    let rows = implied["expirations"].as_array().unwrap();
+    assert_eq!(rows.len(), market.chain.open_expirations().len());
+    let mut fitted = 0;
+    for row in rows {
+        let expiration: NaiveDate = row["expiration"].as_str().unwrap().parse().unwrap();
+        let chain_rows = market.chain.rows_of(expiration);
+        // The quotes fitted: strikes with an out-of-the-money (or, failing it, the other) IV.
+        let usable = |iv: Option<f64>| iv.filter(|v| v.is_finite() && *v > 0.0);
+        let quotes = chain_rows
+            .iter()
+            .filter(|r| usable(r.call.iv).is_some() || usable(r.put.iv).is_some())
+            .count();
+        if row["fit"].is_null() {
+            assert!(row["reason"].is_string(), "{row}");
+            continue;
+        }
+        fitted += 1;
+        assert_eq!(row["fit"]["points"], quotes);
+        let atm = num(&row["atm_iv"], "atm");
+        assert_eq!(row["implied_atm_iv"], row["atm_iv"]);
+        // The fitted ATM IV sits within the fit's own error of the quotes around the forward.
+        let forward = chain_rows[0].forward;
+        let nearest = chain_rows
+            .iter()
+            .filter(|r| usable(r.call.iv).is_some() && usable(r.put.iv).is_some())
+            .min_by(|a, b| {
+                (a.strike - forward)
+                    .abs()
+                    .total_cmp(&(b.strike - forward).abs())
+            })
+            .unwrap();
+        let quoted = 50.0 * (nearest.call.iv.unwrap() + nearest.put.iv.unwrap());
+        let slack = num(&row["fit"]["max_abs_error_iv"], "err") + 1.0;
+        assert!(
+            (atm - quoted).abs() <= slack,
+            "{expiration}: {atm} vs {quoted}"
+        );
+        assert_eq!(row["smile"].as_array().unwrap().len(), 19);
+        // The report on the 24th sits inside the later expirations only.
+        let inside = expiration >= day(24);
+        assert_eq!(row["earnings_date"].is_string(), inside, "{expiration}");
+        let effect = num(&row["earn_effect"], "effect");
+        if inside {
+            let years = num(&row["years_to_expiry"], "years");
+            let event = 0.04 * (std::f64::consts::PI / 2.0).sqrt();
+            let total = (atm / 100.0).powi(2) * years;
+            let ex = ((total - event * event).max(0.0) / years).sqrt() * 100.0;
+            assert_close(effect, atm - ex, 1e-12, "earn_effect");
+        } else {
+            assert_eq!(effect, 0.0);
+        }
+    }
+    assert!(fitted >= 2, "{fitted} smiles fitted");
+
+    let forecast = data("/monies/SPY?surface=forecast").await;
+    let comparison = data("/monies/SPY?surface=COMPARISON").await;
+    assert_eq!(comparison["surface"], "comparison");
+    for ((i, f), c) in rows
+        .iter()
+        .zip(forecast["expirations"].as_array().unwrap())
+        .zip(comparison["expirations"].as_array().unwrap())
+    {
+        if i["fit"].is_null() {
+            continue;
+        }
+        let level = num(&f["forecast_atm_iv"], "forecast");
+        assert_eq!(f["atm_iv"], f["forecast_atm_iv"]);
+        assert!(
+            f["smile"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|v| num(v, "flat") == level)
+        );
+        for (implied_iv, diff) in i["smile"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .zip(c["smile"].as_array().unwrap())
+        {
+            if let (Some(iv), Some(d)) = (implied_iv.as_f64(), diff.as_f64()) {
+                assert_close(d, iv - level, 1e-12, "implied - forecast");
+            }
+        }
+        let premium = (num(&i["atm_iv"], "atm") - level) / level * 100.0;
+        let signal = if premium >= 15.0 {
+            "RICH"
+        } else if premium <= -10.0 {
+            "CHEAP"
+        } else {
+            "NEUTRAL"
+        };
+        assert_eq!(c["signal"], signal);
+    }
+    let message = error("/monies/SPY?surface=smooth", StatusCode::BAD_REQUEST).await;
+    assert!(
+        message.contains("implied, forecast, comparison"),
+        "{message}"
+    );
+    let short = data("/monies/QQQ?surface=forecast").await;
+    let first = &short["expirations"][0];
+    assert_eq!(first["forecast_atm_iv"], Value::Null);
+    assert!(
+        first["reason"]
+            .as_str()
+            .unwrap()
+            .contains("insufficient_history"),
+        "{first}"
+    );
 }

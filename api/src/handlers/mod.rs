@@ -160,6 +160,10 @@ pub fn data_routes() -> Vec<(Endpoint, MethodRouter<AppState>)> {
             Endpoint::HvRegimes,
             axum::routing::get(volatility::hv_regimes::hv_regimes),
         ),
+        (
+            Endpoint::Monies,
+            axum::routing::get(volatility::monies::monies),
+        ),
         (Endpoint::Pop, axum::routing::post(strategy::pop)),
         (
             Endpoint::AnalyzeStrategy,

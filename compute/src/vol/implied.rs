@@ -163,6 +163,23 @@ fn check_row(index: usize, row: &ChainRow) -> Result<(), VolError> {
     Ok(())
 }
 
+/// The smile quotes of one expiration's rows (one settlement) for an SVI fit: per strike, the
+/// out-of-the-money side's IV (the put below the forward, the call above it, their mean on it;
+/// the other side when the preferred one has none), at k = ln(K / F) with the rows' forward,
+/// in points, weight 1. Strikes without a usable IV are left out.
+pub fn smile_points(rows: &[ChainRow]) -> Vec<super::svi::SmilePoint> {
+    rows.iter()
+        .filter(|r| r.forward.is_finite() && r.forward > 0.0 && r.strike > 0.0)
+        .filter_map(|r| {
+            Some(super::svi::SmilePoint {
+                log_moneyness: (r.strike / r.forward).ln(),
+                iv_pct: strike_iv(r)? * 100.0,
+                weight: 1.0,
+            })
+        })
+        .collect()
+}
+
 /// ATM IV and 25-delta skew per expiration of one underlying's chain snapshot, nearest
 /// expiration first (by years to expiry). Expirations at or past expiry (years ≤ 0) are left
 /// out. The forward of an expiration is its first row's.

@@ -60,7 +60,7 @@ pub use garch::{
 };
 pub use implied::{
     CONSTANT_MATURITY_DAYS, ConstantMaturityIv, ExpirationVol, constant_maturity_iv,
-    expiration_vols, front_atm, skew25_constant_maturity,
+    expiration_vols, front_atm, skew25_constant_maturity, smile_points,
 };
 pub use range::{
     OhlcBar, RangeEstimator, garman_klass, parkinson, range_vol, range_vol_series, yang_zhang,

@@ -1,6 +1,6 @@
 //! The implied-volatility family, one file per endpoint: [`iv_rank`], [`iv_rank_batch`],
 //! [`iv_opportunities`], [`term_structure`], [`vrp`], [`vrp_expirations`],
-//! [`vrp_timeseries`], [`volatility_cone`] and [`hv_regimes`].
+//! [`vrp_timeseries`], [`volatility_cone`], [`hv_regimes`] and [`monies`].
 //!
 //! Every endpoint reads the same two things ([`VolRead`]): the ticker's live chain (today's
 //! implied vols) and its stored `vol_daily` history (one row per session close: the close,
@@ -19,6 +19,7 @@ pub mod hv_regimes;
 pub mod iv_opportunities;
 pub mod iv_rank;
 pub mod iv_rank_batch;
+pub mod monies;
 pub mod term_structure;
 pub mod volatility_cone;
 pub mod vrp;
@@ -28,6 +29,7 @@ pub mod vrp_timeseries;
 use std::sync::Arc;
 
 use chrono::{DateTime, NaiveDate, Utc};
+use optics_compute::time::NyseCalendar;
 use optics_compute::vol::close::reaction_sessions;
 use optics_compute::vol::{ConstantMaturityIv, ExpirationVol, expiration_vols, hv};
 use optics_schemas::{EarningsEvent, VolDailyRow};
@@ -37,6 +39,7 @@ use utoipa::ToSchema;
 use self::hv_regimes::HvRegimesPayload;
 use self::iv_opportunities::IvOpportunitiesPayload;
 use self::iv_rank::IvRankPayload;
+use self::monies::MoniesPayload;
 use self::term_structure::TermStructurePayload;
 use self::volatility_cone::VolatilityConePayload;
 use self::vrp::VrpPayload;
@@ -82,6 +85,7 @@ pub fn data_schemas() -> Vec<DataSchema> {
         DataSchema::of::<VrpTimeseriesPayload>(Endpoint::VrpTimeseries),
         DataSchema::of::<VolatilityConePayload>(Endpoint::VolatilityCone),
         DataSchema::of::<HvRegimesPayload>(Endpoint::HvRegimes),
+        DataSchema::of::<MoniesPayload>(Endpoint::Monies),
     ]
 }
 
@@ -223,6 +227,16 @@ pub fn premium_history(read: &VolRead, window: usize, sessions: usize) -> Vec<f6
             Some(iv - rv).filter(|p| p.is_finite())
         })
         .collect()
+}
+
+/// NYSE sessions after `from` up to and including `to`.
+pub fn sessions_between(from: NaiveDate, to: NaiveDate) -> usize {
+    let calendar = NyseCalendar;
+    from.iter_days()
+        .skip(1)
+        .take_while(|d| *d <= to)
+        .filter(|d| calendar.is_trading_day(*d))
+        .count()
 }
 
 /// The reason beside figures that need today's iv30d.

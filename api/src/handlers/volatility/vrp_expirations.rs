@@ -4,7 +4,6 @@
 use axum::Json;
 use axum::extract::State;
 use chrono::NaiveDate;
-use optics_compute::time::NyseCalendar;
 use optics_compute::vol::hv;
 use optics_compute::vol::signals::{vrp_regime, vrp_signal, vrp_signal_rule};
 use serde::Serialize;
@@ -94,7 +93,7 @@ pub async fn vrp_expirations(
         .filter_map(|e| Some((e, e.atm_iv_pct?)))
         .take(wanted)
         .map(|(e, iv)| {
-            let sessions = sessions_between(read.chain.trade_date, e.expiration);
+            let sessions = super::sessions_between(read.chain.trade_date, e.expiration);
             let window = sessions.clamp(MIN_MATCHED_WINDOW, MAX_MATCHED_WINDOW);
             let realized = hv(&closes, window);
             let premium = realized.map(|rv| iv - rv);
@@ -131,14 +130,4 @@ pub async fn vrp_expirations(
         units: VOL_UNITS,
         served: read.served(&state, None, &params),
     }))
-}
-
-/// NYSE sessions after `from` up to and including `to`.
-fn sessions_between(from: NaiveDate, to: NaiveDate) -> usize {
-    let calendar = NyseCalendar;
-    from.iter_days()
-        .skip(1)
-        .take_while(|d| *d <= to)
-        .filter(|d| calendar.is_trading_day(*d))
-        .count()
 }
