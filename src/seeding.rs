@@ -15,7 +15,7 @@ use anyhow::Context;
 use chrono::{DateTime, NaiveDate, TimeDelta, Utc};
 use indicatif::ProgressBar;
 use optics_compute::time::{ManualClock, NyseCalendar};
-use optics_compute::vol::ConstantMaturityIv;
+use optics_compute::vol::{ConstantMaturityIv, SmileShape};
 use optics_ingest::simulator::history::{DailyIv, HistoryConfig, MarketHistory, history_from_tape};
 use optics_ingest::simulator::market::MarketTape;
 use optics_ingest::simulator::quotes::OpenInterestBook;
@@ -374,6 +374,11 @@ fn model_iv(iv: &DailyIv) -> ModelIv {
             iv6m_pct: pct(iv.iv180),
             iv1yr_pct: pct(iv.iv365),
         },
+        smile_30d: Some(SmileShape {
+            slope: iv.smile_slope_30d * 100.0,
+            curvature: iv.smile_curvature_30d * 100.0,
+        })
+        .filter(|s| s.slope.is_finite() && s.curvature.is_finite()),
     }
 }
 

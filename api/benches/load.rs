@@ -22,7 +22,11 @@
 //! expiration, 20 strikes per side), `/expirations/SPY`, `/gex/SPY` in full and compact
 //! (`detail=compact`, 25 strikes per side), `/flow/SPY` in full (`all_flow` every contract
 //! that traded, `largest_flows` the top 50 by premium, `unusual_activity` every unusual
-//! contract; the row counts print) and compact (25/10/10 rows), and `/greeks-heatmap/SPY`,
+//! contract; the row counts print) and compact (25/10/10 rows), `/greeks-heatmap/SPY`, and
+//! the volatility family (`/iv-rank`, `/batch/iv-rank` of 25 symbols — SPY and 24 aliases of
+//! it —, `/iv-opportunities`, `/term-structure`, the three `/vrp` routes, `/volatility-cone`,
+//! `/hv-regimes`, `/monies`, `/skew`, over 1,000 stored sessions); `/batch/iv-rank` is also
+//! timed computed afresh on every request (another `lookback_days` each time), one at a time,
 //! over an
 //! in-memory reader holding a SPY chain built by the chain builder from synthetic quotes
 //! (30 weekly expirations × 135 one-dollar strikes around 600, calls and puts: 8,100 quotes,
@@ -45,7 +49,7 @@ use axum::http::header::{CONTENT_ENCODING, CONTENT_TYPE};
 use axum::http::{HeaderMap, HeaderValue};
 use axum::routing::get;
 use chrono::NaiveDate;
-use chrono::TimeZone;
+use chrono::{Datelike, TimeZone};
 use http_body_util::{BodyExt, Empty};
 use hyper::Request;
 use hyper_util::rt::TokioIo;
@@ -58,21 +62,17 @@ use optics_compute::exposure::{
 use optics_compute::flow::{FlowConfig, flow_rows, flow_snapshot_rows};
 use optics_compute::pricing::PricingModel;
 use optics_compute::time::ManualClock;
-use optics_schemas::ChainRow;
+use optics_schemas::{ChainRow, VolDailyRow};
 use tokio::net::{TcpListener, TcpStream};
 
-/// Paths of the static twins, one per measured data route.
-const STATIC_PATHS: [&str; 9] = [
-    "/bench/static/0",
-    "/bench/static/1",
-    "/bench/static/2",
-    "/bench/static/3",
-    "/bench/static/4",
-    "/bench/static/5",
-    "/bench/static/6",
-    "/bench/static/7",
-    "/bench/static/8",
+/// The symbols the batch route names: SPY and 24 aliases served the same chain and history.
+const BATCH_SYMBOLS: [&str; 25] = [
+    "SPY", "AAA", "BBB", "CCC", "DDD", "EEE", "FFF", "GGG", "HHH", "III", "JJJ", "KKK", "LLL",
+    "MMM", "NNN", "OOO", "PPP", "QQQ", "RRR", "SSS", "TTT", "UUU", "VVV", "WWW", "XXX",
 ];
+
+/// Stored sessions of the synthetic `vol_daily` history.
+const HISTORY_SESSIONS: usize = 1_000;
 
 fn setting(name: &str, default: u64) -> u64 {
     std::env::var(name)
@@ -94,12 +94,51 @@ async fn connect(addr: SocketAddr) -> Sender {
     sender
 }
 
-/// A reader serving one SPY chain, its exposures and its flow (and nothing else) from memory.
+/// A reader serving one SPY chain, its exposures, its flow and a `vol_daily` history from
+/// memory (the batch symbols are aliases of SPY).
 #[derive(Debug)]
 struct BenchMarket {
     spy: Arc<ChainView>,
     exposures: Arc<ExposureView>,
     flow: Arc<FlowView>,
+    history: Vec<VolDailyRow>,
+}
+
+/// Four years of sessions before 2026-11-20: closes from a fixed pseudo-random walk, an iv30d
+/// and stored HVs, slope and curvature, as a session close writes them.
+fn vol_history() -> Vec<VolDailyRow> {
+    let mut day = NaiveDate::from_ymd_opt(2026, 11, 19).expect("date");
+    let mut dates = Vec::new();
+    while dates.len() < HISTORY_SESSIONS {
+        if !matches!(day.weekday(), chrono::Weekday::Sat | chrono::Weekday::Sun) {
+            dates.push(day);
+        }
+        day = day.pred_opt().expect("date");
+    }
+    dates.reverse();
+    let mut close = 450.0f64;
+    let mut closes = Vec::new();
+    dates
+        .into_iter()
+        .enumerate()
+        .map(|(i, date)| {
+            let x = (i as u64)
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            close *= (((x >> 33) as f64 / (1u64 << 31) as f64 - 0.5) * 0.03).exp();
+            closes.push(close);
+            let as_of = date.and_hms_opt(21, 0, 0).expect("time").and_utc();
+            let mut row = VolDailyRow::new("SPY", date, as_of, close);
+            let hv = optics_compute::vol::HvSet::from_closes(&closes);
+            row.hv_5d_pct = hv.hv_5d_pct;
+            row.hv_20d_pct = hv.hv_20d_pct;
+            row.hv_252d_pct = hv.hv_252d_pct;
+            row.iv30d_pct = Some(18.0 + 6.0 * (i as f64 * 0.05).sin());
+            row.skew_slope_30d = Some(-25.0 + 4.0 * (i as f64 * 0.07).sin());
+            row.smile_curvature_30d = Some(40.0 + 8.0 * (i as f64 * 0.11).cos());
+            row
+        })
+        .collect()
 }
 
 impl BenchMarket {
@@ -134,13 +173,14 @@ impl BenchMarket {
                 rows: flow_snapshot_rows(&flow, "SPY", trade_date, as_of),
             }),
             spy: Arc::new(ChainView::new(snapshot.rows).expect("non-empty chain")),
+            history: vol_history(),
         }
     }
 }
 
 impl MarketDataReader for BenchMarket {
     fn covers(&self, ticker: &Ticker) -> bool {
-        ticker.as_str() == "SPY"
+        BATCH_SYMBOLS.contains(&ticker.as_str())
     }
 
     fn chain(&self, ticker: &Ticker) -> Option<Arc<ChainView>> {
@@ -173,6 +213,21 @@ impl MarketDataReader for BenchMarket {
     ) -> ReadFuture<'a, Result<Option<Vec<ChainRow>>, ApiError>> {
         Box::pin(async { Ok(None) })
     }
+
+    fn vol_history<'a>(
+        &'a self,
+        ticker: &'a Ticker,
+        through: NaiveDate,
+        sessions: usize,
+    ) -> ReadFuture<'a, Result<Vec<VolDailyRow>, ApiError>> {
+        let end = self.history.partition_point(|r| r.trade_date <= through);
+        let rows = if self.covers(ticker) {
+            self.history[end.saturating_sub(sessions)..end].to_vec()
+        } else {
+            Vec::new()
+        };
+        Box::pin(async move { Ok(rows) })
+    }
 }
 
 /// A route's path and whether its requests send `Accept-Encoding: gzip`.
@@ -184,13 +239,17 @@ struct Target {
 
 /// One request; returns the body length as received (checked by the caller).
 async fn request(sender: &mut Sender, target: Target) -> usize {
+    request_path(sender, target.path, target.gzip).await
+}
+
+/// One request of `path`; returns the body length as received.
+async fn request_path(sender: &mut Sender, path: &str, gzip: bool) -> usize {
     sender.ready().await.expect("connection ready");
-    let mut request = Request::get(target.path).header("host", "127.0.0.1");
-    if target.gzip {
+    let mut request = Request::get(path).header("host", "127.0.0.1");
+    if gzip {
         request = request.header("accept-encoding", "gzip");
     }
     let request = request.body(Empty::<Bytes>::new()).expect("request");
-    let path = target.path;
     let response = sender.send_request(request).await.expect("response");
     assert!(
         response.status().is_success(),
@@ -287,6 +346,31 @@ async fn saturation(addr: SocketAddr, target: Target, secs: u64, conns: u64) -> 
     count as f64 / started.elapsed().as_secs_f64()
 }
 
+/// `/batch/iv-rank` of the 25 symbols.
+const BATCH_PATH: &str = "/api/mcp/data/batch/iv-rank?tickers=SPY,AAA,BBB,CCC,DDD,EEE,FFF,GGG,\
+HHH,III,JJJ,KKK,LLL,MMM,NNN,OOO,PPP,QQQ,RRR,SSS,TTT,UUU,VVV,WWW,XXX";
+
+/// `/batch/iv-rank` of 25 symbols computed afresh on every request (each asks another
+/// `lookback_days`, so no answer is reused): one request at a time, the p50 and p99 of 200.
+async fn batch_uncached(addr: SocketAddr) {
+    let mut sender = connect(addr).await;
+    let mut latencies = Vec::new();
+    for lookback in 20..220 {
+        let path = format!("{BATCH_PATH}&lookback_days={lookback}");
+        let started = Instant::now();
+        request_path(&mut sender, &path, true).await;
+        latencies.push(started.elapsed());
+    }
+    latencies.sort_unstable();
+    println!(
+        "vol /batch/iv-rank (25 symbols, {HISTORY_SESSIONS} stored sessions each) computed per \
+         request: p50 {:.3} ms, p99 {:.3} ms over {} requests (goal p50 <= 5 ms)",
+        quantile(&latencies, 0.50).as_secs_f64() * 1e3,
+        quantile(&latencies, 0.99).as_secs_f64() * 1e3,
+        latencies.len()
+    );
+}
+
 fn main() {
     let rate = setting("OPTICS_BENCH_RATE", 5000);
     let secs = setting("OPTICS_BENCH_SECS", 3);
@@ -323,6 +407,17 @@ fn main() {
             ("flow /flow/SPY (full, identity) ", route("/api/mcp/data/flow/SPY", false)),
             ("flow /flow/SPY compact          ", route("/api/mcp/data/flow/SPY?detail=compact", true)),
             ("heatmap /greeks-heatmap/SPY     ", route("/api/mcp/data/greeks-heatmap/SPY", true)),
+            ("vol /iv-rank/SPY                ", route("/api/mcp/data/iv-rank/SPY", true)),
+            ("vol /batch/iv-rank (25)         ", route(BATCH_PATH, true)),
+            ("vol /iv-opportunities/SPY       ", route("/api/mcp/data/iv-opportunities/SPY", true)),
+            ("vol /term-structure/SPY         ", route("/api/mcp/data/term-structure/SPY", true)),
+            ("vol /vrp/SPY                    ", route("/api/mcp/data/vrp/SPY", true)),
+            ("vol /vrp/SPY/expirations        ", route("/api/mcp/data/vrp/SPY/expirations", true)),
+            ("vol /vrp/SPY/timeseries         ", route("/api/mcp/data/vrp/SPY/timeseries", true)),
+            ("vol /volatility-cone/SPY        ", route("/api/mcp/data/volatility-cone/SPY", true)),
+            ("vol /hv-regimes/SPY             ", route("/api/mcp/data/hv-regimes/SPY", true)),
+            ("vol /monies/SPY                 ", route("/api/mcp/data/monies/SPY", true)),
+            ("vol /skew/SPY                   ", route("/api/mcp/data/skew/SPY", true)),
         ];
         // OPTICS_BENCH_ROUTES: only the labels containing one of its words.
         let only: Vec<String> = std::env::var("OPTICS_BENCH_ROUTES")
@@ -336,8 +431,10 @@ fn main() {
             .filter(|(label, _)| only.is_empty() || only.iter().any(|w| label.contains(w.as_str())))
             .collect();
         assert!(!routes.is_empty(), "OPTICS_BENCH_ROUTES={only:?} matches no route");
+        let static_paths: Vec<String> =
+            (0..routes.len()).map(|i| format!("/bench/static/{i}")).collect();
         let mut app: Router = app;
-        for ((label, target), static_path) in routes.iter().zip(STATIC_PATHS) {
+        for ((label, target), static_path) in routes.iter().zip(&static_paths) {
             let (body, encoding) = {
                 let mut sender = connect(probe_addr).await;
                 sender.ready().await.expect("ready");
@@ -389,8 +486,12 @@ fn main() {
              2 server+client worker threads"
         );
         println!("(server and load generator share the 2 cores: figures are indicative)");
-        for ((label, target), static_path) in routes.iter().zip(STATIC_PATHS) {
+        if routes.iter().any(|(_, t)| t.path == BATCH_PATH) {
+            batch_uncached(probe_addr).await;
+        }
+        for ((label, target), static_path) in routes.iter().zip(&static_paths) {
             let mut saturated = [0.0; 2];
+            let static_path: &'static str = Box::leak(static_path.clone().into_boxed_str());
             let twin = Target { path: static_path, gzip: target.gzip };
             for (k, (name, target)) in [(*label, *target), ("  static twin                   ", twin)]
                 .into_iter()

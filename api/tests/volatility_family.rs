@@ -55,6 +55,8 @@ fn history(symbol: &str, count: usize) -> Vec<VolDailyRow> {
             row.hv_20d_pct = Some(20.0 + i as f64 / 1000.0);
             row.hv_252d_pct = Some(252.0 + i as f64 / 1000.0);
             row.earnings_avg_abs_move_pct = Some(4.0);
+            row.skew_slope_30d = Some(slope_at(i));
+            row.smile_curvature_30d = Some(40.0 + 10.0 * ((i as f64) * 0.3).cos());
             row
         })
         .collect()
@@ -80,6 +82,11 @@ fn bars(symbol: &str, count: usize) -> Vec<SessionBar> {
             }
         })
         .collect()
+}
+
+/// The stored 30-day slope of session `i`: mean-reverting around −30.
+fn slope_at(i: usize) -> f64 {
+    -30.0 + 5.0 * ((i as f64) * 0.2).sin() + 2.0 * daily_return(i + 3_000) * 25.0
 }
 
 fn report(symbol: &str, date: NaiveDate, timing: EarningsTiming) -> EarningsEvent {
@@ -622,6 +629,7 @@ async fn every_documented_field_is_served() {
         ("volatility-cone", "/volatility-cone/SPY"),
         ("hv-regimes", "/hv-regimes/SPY"),
         ("monies", "/monies/SPY"),
+        ("skew", "/skew/SPY"),
     ] {
         let served = data(uri).await;
         let fields = documented_fields(slug);
@@ -915,5 +923,121 @@ async fn monies_fits_each_smile_and_compares_it_with_the_forecast() {
             .unwrap()
             .contains("insufficient_history"),
         "{first}"
+    );
+}
+
+fn mean_and_std(values: &[f64]) -> (f64, f64) {
+    let n = values.len() as f64;
+    let mean = values.iter().sum::<f64>() / n;
+    (mean, std_by_hand(values))
+}
+
+#[tokio::test]
+async fn skew_reads_todays_smile_against_its_stored_year() {
+    let d = data("/skew/SPY").await;
+    assert_eq!(d["view"], "analysis");
+    let slope = num(&d["current"]["slope"], "slope");
+    // The chain's expirations end before 30 days: the last one's fit alone, as /monies fits it.
+    let monies = data("/monies/SPY").await;
+    let last = monies["expirations"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_close(slope, num(&last["slope"], "monies slope"), 1e-12, "slope");
+    assert_close(
+        num(&d["current"]["curvature"], "curv"),
+        num(&last["curvature"], "monies curvature"),
+        1e-12,
+        "curvature",
+    );
+    let history = history("SPY", 400);
+    let year: Vec<f64> = history[400 - 252..]
+        .iter()
+        .map(|r| r.skew_slope_30d.unwrap())
+        .collect();
+    let below = year.iter().filter(|v| **v < slope).count() as f64;
+    let p = &d["percentile"];
+    assert_close(
+        num(&p["current"], "pct"),
+        below / 252.0 * 100.0,
+        1e-12,
+        "percentile",
+    );
+    let (mean, std) = mean_and_std(&year);
+    assert_close(num(&p["avg_1y"], "avg"), mean, 1e-12, "avg_1y");
+    assert_close(num(&p["stdv_1y"], "std"), std, 1e-12, "stdv_1y");
+    assert_close(
+        num(&p["avg_1m"], "1m"),
+        mean_and_std(&year[252 - 21..]).0,
+        1e-12,
+        "avg_1m",
+    );
+    // The AR(1) by hand: OLS of x[t+1] on x[t].
+    let (x, y) = (&year[..251], &year[1..]);
+    let (mx, my) = (mean_and_std(x).0, mean_and_std(y).0);
+    let sxy: f64 = x.iter().zip(y).map(|(a, b)| (a - mx) * (b - my)).sum();
+    let sxx: f64 = x.iter().map(|a| (a - mx).powi(2)).sum();
+    let phi = sxy / sxx;
+    let mu = (my - phi * mx) / (1.0 - phi);
+    assert_close(
+        num(&d["current"]["slope_persistence"], "phi"),
+        phi,
+        1e-9,
+        "phi",
+    );
+    assert_close(
+        num(&d["current"]["slope_forecast"], "forecast"),
+        mu + phi.powi(21) * (slope - mu),
+        1e-9,
+        "forecast",
+    );
+    let curvatures: Vec<f64> = history[400 - 252..]
+        .iter()
+        .map(|r| r.smile_curvature_30d.unwrap())
+        .collect();
+    let today = num(&d["curvature"]["value"], "curvature");
+    let pct = curvatures.iter().filter(|v| **v < today).count() as f64 / 252.0 * 100.0;
+    assert_close(
+        num(&d["curvature"]["percentile"], "cpct"),
+        pct,
+        1e-12,
+        "curvature pct",
+    );
+    let expected = if pct >= 80.0 {
+        "STEEP_WINGS"
+    } else if pct < 20.0 {
+        "FLAT_WINGS"
+    } else {
+        "NORMAL"
+    };
+    assert_eq!(d["curvature"]["interpretation"], expected);
+    // No company data in the fixture: no sector ETF, said so.
+    assert!(
+        d["sector_relative"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("sector ETF")
+    );
+
+    let d = data("/skew/SPY?view=history&days=30").await;
+    let days = d["history"].as_array().unwrap();
+    assert_eq!(days.len(), 30);
+    assert_close(
+        num(&days[29]["slope"], "s"),
+        slope_at(399),
+        1e-12,
+        "stored slope",
+    );
+    assert!(d.get("current").is_none());
+    let d = data("/skew/SPY?view=curvature").await;
+    assert!(d["curvature"].is_object() && d.get("percentile").is_none());
+    let d = data("/skew/SPY?view=history&days=5").await;
+    assert_eq!(d["days"], 20);
+    let message = error("/skew/SPY?view=all", StatusCode::BAD_REQUEST).await;
+    assert!(
+        message.contains("analysis, history, curvature"),
+        "{message}"
     );
 }

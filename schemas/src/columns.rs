@@ -770,6 +770,12 @@ pub mod vol_daily {
     /// 25-delta skew at 30 days: put IV at |Δ| = 0.25 minus call IV at Δ = 0.25, each wing
     /// interpolated to 30 days in total variance, percentage points (positive: puts richer).
     pub const SKEW25_30D_PCT: &str = "skew25_30d_pct";
+    /// Slope of the fitted smile at 30 days: dσ/dk at k = ln(K/F) = 0 of the implied vol in
+    /// percentage points (raw SVI fits of the expirations around 30 days, linear in time
+    /// between them; for a history without chains, the model surface's). Negative: puts richer.
+    pub const SKEW_SLOPE_30D: &str = "skew_slope_30d";
+    /// Curvature of the same smile: d²σ/dk² at k = 0, percentage points.
+    pub const SMILE_CURVATURE_30D: &str = "smile_curvature_30d";
     /// Where `iv30d_pct` sits between its one-year (252-session) low (0) and high (100).
     pub const IV_RANK: &str = "iv_rank";
     /// Share of the one-year sessions with `iv30d_pct` strictly below today's, 0–100.
@@ -843,6 +849,8 @@ pub mod vol_daily {
         FRONT_EXPIRATION,
         FRONT_ATM_IV_PCT,
         SKEW25_30D_PCT,
+        SKEW_SLOPE_30D,
+        SMILE_CURVATURE_30D,
         IV_RANK,
         IV_PERCENTILE,
         VRP_30D_PCT,

@@ -88,6 +88,10 @@ pub struct VolDailyRow {
     pub front_atm_iv_pct: Option<f64>,
     /// 30-day 25-delta skew (put − call), percentage points.
     pub skew25_30d_pct: Option<f64>,
+    /// Slope of the fitted 30-day smile at the money, points per unit of ln(K/F).
+    pub skew_slope_30d: Option<f64>,
+    /// Curvature of the fitted 30-day smile at the money, points per unit of ln(K/F)².
+    pub smile_curvature_30d: Option<f64>,
     /// IV rank of `iv30d_pct` over one year, 0–100.
     pub iv_rank: Option<f64>,
     /// IV percentile of `iv30d_pct` over one year, 0–100.
@@ -159,6 +163,8 @@ impl VolDailyRow {
             front_expiration: None,
             front_atm_iv_pct: None,
             skew25_30d_pct: None,
+            skew_slope_30d: None,
+            smile_curvature_30d: None,
             iv_rank: None,
             iv_percentile: None,
             vrp_30d_pct: None,
@@ -232,6 +238,8 @@ stats! {
     iv1yr_pct: IV1YR_PCT, Positive;
     front_atm_iv_pct: FRONT_ATM_IV_PCT, Positive;
     skew25_30d_pct: SKEW25_30D_PCT, Finite;
+    skew_slope_30d: SKEW_SLOPE_30D, Finite;
+    smile_curvature_30d: SMILE_CURVATURE_30D, Finite;
     iv_rank: IV_RANK, ZeroToHundred;
     iv_percentile: IV_PERCENTILE, ZeroToHundred;
     vrp_30d_pct: VRP_30D_PCT, Finite;
@@ -618,6 +626,8 @@ mod tests {
             front_expiration: Some(day(21)),
             front_atm_iv_pct: Some(28.0),
             skew25_30d_pct: Some(4.2),
+            skew_slope_30d: Some(-31.5),
+            smile_curvature_30d: Some(48.0),
             iv_rank: Some(35.0),
             iv_percentile: Some(41.3),
             vrp_30d_pct: Some(4.0),
@@ -688,6 +698,7 @@ mod tests {
             .filter(|&i| {
                 let name = schema.field(i).name();
                 name != col::SKEW25_30D_PCT
+                    && name != col::SKEW_SLOPE_30D
                     && name != col::HV_30D_EX_EARNINGS_PCT
                     && name != col::LOG_RETURN_1D
                     && !name.starts_with("earnings_")
@@ -706,6 +717,7 @@ mod tests {
         let newer = RecordBatch::try_new(Arc::new(Schema::new(fields)), columns).unwrap();
         let back = VolDailyRow::from_batch(&newer).unwrap();
         assert!(back.iter().all(|r| r.skew25_30d_pct.is_none()));
+        assert!(back.iter().all(|r| r.skew_slope_30d.is_none()));
         assert!(back.iter().all(|r| r.hv_30d_ex_earnings_pct.is_none()));
         // Files written before the return and the earnings statistics read them as null.
         assert!(back.iter().all(|r| r.log_return_1d.is_none()));

@@ -125,6 +125,37 @@ fn optics_run_seeds_says_how_to_call_it_and_answers_a_chain() {
         Some("optx_not-a-token"),
     );
     assert_eq!(status, 401);
+
+    // The volatility family answers from the seeded year and the live chain, every figure a
+    // number (not a null with a reason) where a year of history suffices.
+    for (path, figure) in [
+        ("/iv-rank/SPX", "/iv_rank"),
+        (
+            "/batch/iv-rank?tickers=SPX,NDX",
+            "/results/NDX/iv_percentile",
+        ),
+        ("/iv-opportunities/SPX", "/z_score"),
+        ("/term-structure/SPX", "/term_structure/0/straddle_price"),
+        ("/vrp/SPX", "/volatility_risk_premium"),
+        ("/vrp/SPX/expirations", "/vrp_by_expiration/0/vrp"),
+        ("/vrp/SPX/timeseries", "/timeseries/0/hv"),
+        ("/volatility-cone/SPX", "/volatility_cone/30d/p50"),
+        ("/hv-regimes/SPX", "/term_structure/2/or_hv"),
+        (
+            "/hv-regimes/SPX?view=decomposition",
+            "/decomposition/overnight_share_pct",
+        ),
+        ("/monies/SPX", "/expirations/1/slope"),
+        ("/skew/SPX", "/current/slope"),
+    ] {
+        let (status, body) = get(&address, &format!("/api/mcp/data{path}"), Some(token));
+        assert_eq!(status, 200, "{path}: {body}");
+        let value = &body["data"].pointer(figure);
+        assert!(
+            value.is_some_and(serde_json::Value::is_number),
+            "{path}: {figure} is {value:?} in {body}"
+        );
+    }
     eprintln!(
         "optics run: listening after {:.1} s, first chain after {:.1} s more",
         listening_after.as_secs_f64(),

@@ -164,6 +164,7 @@ pub fn data_routes() -> Vec<(Endpoint, MethodRouter<AppState>)> {
             Endpoint::Monies,
             axum::routing::get(volatility::monies::monies),
         ),
+        (Endpoint::Skew, axum::routing::get(volatility::skew::skew)),
         (Endpoint::Pop, axum::routing::post(strategy::pop)),
         (
             Endpoint::AnalyzeStrategy,

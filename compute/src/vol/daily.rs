@@ -6,6 +6,7 @@ use optics_schemas::{ChainRow, VolDailyRow, VolTermRow};
 
 use super::implied::{
     ConstantMaturityIv, ExpirationVol, expiration_vols, front_atm, skew25_constant_maturity,
+    smile_shape_at,
 };
 use super::realized::{HvSet, earnings_in_window, hv_ex_earnings};
 use super::stats::{
@@ -173,6 +174,10 @@ pub fn vol_daily_and_term_rows(
     row.front_expiration = front.map(|e| e.expiration);
     row.front_atm_iv_pct = front.and_then(|e| e.atm_iv_pct);
     row.skew25_30d_pct = skew25_constant_maturity(&vols, 30.0);
+    if let Some(shape) = smile_shape_at(inputs.chain, 30.0) {
+        row.skew_slope_30d = Some(shape.slope);
+        row.smile_curvature_30d = Some(shape.curvature);
+    }
     row.iv_rank = iv_rank;
     row.iv_percentile = iv_percentile;
     row.vrp_30d_pct = premium.map(|p| p.premium_pct);

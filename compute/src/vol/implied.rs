@@ -167,8 +167,10 @@ fn check_row(index: usize, row: &ChainRow) -> Result<(), VolError> {
 /// out-of-the-money side's IV (the put below the forward, the call above it, their mean on it;
 /// the other side when the preferred one has none), at k = ln(K / F) with the rows' forward,
 /// in points, weight 1. Strikes without a usable IV are left out.
-pub fn smile_points(rows: &[ChainRow]) -> Vec<super::svi::SmilePoint> {
-    rows.iter()
+pub fn smile_points<'r>(
+    rows: impl IntoIterator<Item = &'r ChainRow>,
+) -> Vec<super::svi::SmilePoint> {
+    rows.into_iter()
         .filter(|r| r.forward.is_finite() && r.forward > 0.0 && r.strike > 0.0)
         .filter_map(|r| {
             Some(super::svi::SmilePoint {
@@ -178,6 +180,69 @@ pub fn smile_points(rows: &[ChainRow]) -> Vec<super::svi::SmilePoint> {
             })
         })
         .collect()
+}
+
+/// Slope and curvature of a smile at the money (see [`super::svi`]): dσ/dk and d²σ/dk² of the
+/// implied vol in percentage points at k = ln(K/F) = 0.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SmileShape {
+    /// dσ/dk at k = 0, points.
+    pub slope: f64,
+    /// d²σ/dk² at k = 0, points.
+    pub curvature: f64,
+}
+
+/// The smile's slope and curvature at `target_days` calendar days: a raw SVI fit
+/// ([`super::svi::fit_svi`] over [`smile_points`]) of each of the two expirations (dte > 0, the
+/// settlement series with the most strikes) that bracket the target, linear in years to
+/// expiry between them; the nearest one alone when the target lies outside the listed
+/// expirations. `None` when an expiration needed has fewer than
+/// [`super::svi::SVI_MIN_POINTS`] quotes or its fit fails.
+pub fn smile_shape_at(rows: &[ChainRow], target_days: f64) -> Option<SmileShape> {
+    let mut series: BTreeMap<(NaiveDate, &str), Vec<&ChainRow>> = BTreeMap::new();
+    for row in rows.iter().filter(|r| r.dte > 0 && r.years_to_expiry > 0.0) {
+        series
+            .entry((row.expiration, row.settlement.as_str()))
+            .or_default()
+            .push(row);
+    }
+    // One series per expiration: the one with the most strikes.
+    let mut by_expiration: BTreeMap<NaiveDate, Vec<&ChainRow>> = BTreeMap::new();
+    for ((expiration, _), rows) in series {
+        let held = by_expiration.entry(expiration).or_default();
+        if rows.len() > held.len() {
+            *held = rows;
+        }
+    }
+    let slices: Vec<(f64, Vec<&ChainRow>)> = by_expiration
+        .into_values()
+        .map(|rows| (rows[0].years_to_expiry, rows))
+        .collect();
+    let target = target_days / DAYS_PER_YEAR;
+    let upper = slices.iter().position(|(t, _)| *t >= target);
+    let shape = |(years, rows): &(f64, Vec<&ChainRow>)| -> Option<(f64, SmileShape)> {
+        let fit = super::svi::fit_svi(&smile_points(rows.iter().copied()), *years).ok()?;
+        Some((
+            *years,
+            SmileShape {
+                slope: fit.slope()?,
+                curvature: fit.curvature()?,
+            },
+        ))
+    };
+    match upper {
+        None => shape(slices.last()?).map(|(_, s)| s),
+        Some(0) => shape(&slices[0]).map(|(_, s)| s),
+        Some(i) => {
+            let (t1, s1) = shape(&slices[i - 1])?;
+            let (t2, s2) = shape(&slices[i])?;
+            let x = (target - t1) / (t2 - t1);
+            Some(SmileShape {
+                slope: s1.slope + (s2.slope - s1.slope) * x,
+                curvature: s1.curvature + (s2.curvature - s1.curvature) * x,
+            })
+        }
+    }
 }
 
 /// ATM IV and 25-delta skew per expiration of one underlying's chain snapshot, nearest

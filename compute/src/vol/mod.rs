@@ -59,8 +59,8 @@ pub use garch::{
     garch_backcast, garch11_log_likelihood, pct_log_returns,
 };
 pub use implied::{
-    CONSTANT_MATURITY_DAYS, ConstantMaturityIv, ExpirationVol, constant_maturity_iv,
-    expiration_vols, front_atm, skew25_constant_maturity, smile_points,
+    CONSTANT_MATURITY_DAYS, ConstantMaturityIv, ExpirationVol, SmileShape, constant_maturity_iv,
+    expiration_vols, front_atm, skew25_constant_maturity, smile_points, smile_shape_at,
 };
 pub use range::{
     OhlcBar, RangeEstimator, garman_klass, parkinson, range_vol, range_vol_series, yang_zhang,

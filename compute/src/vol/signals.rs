@@ -149,6 +149,92 @@ pub fn vrp_regime(premiums: &[f64], signals: &[&str]) -> Option<(&'static str, S
     Some((regime, desc))
 }
 
+/// Curvature percentile at or above which the smile's wings are `STEEP_WINGS`.
+pub const CURVATURE_STEEP_FROM: f64 = 80.0;
+/// Curvature percentile below which they are `FLAT_WINGS`.
+pub const CURVATURE_FLAT_BELOW: f64 = 20.0;
+/// |z| of the curvature against its year at or above which the wings are called mispriced.
+pub const CURVATURE_Z_MISPRICED: f64 = 2.0;
+
+/// `STEEP_WINGS`, `FLAT_WINGS` or `NORMAL` for a curvature percentile (0–100) in its year.
+pub fn curvature_interpretation(percentile: f64) -> &'static str {
+    if percentile >= CURVATURE_STEEP_FROM {
+        "STEEP_WINGS"
+    } else if percentile < CURVATURE_FLAT_BELOW {
+        "FLAT_WINGS"
+    } else {
+        "NORMAL"
+    }
+}
+
+/// `WINGS_RICH`, `WINGS_CHEAP` or `NONE` for the curvature's z-score against its year.
+pub fn curvature_mispricing(z_score: f64) -> &'static str {
+    if z_score >= CURVATURE_Z_MISPRICED {
+        "WINGS_RICH"
+    } else if z_score <= -CURVATURE_Z_MISPRICED {
+        "WINGS_CHEAP"
+    } else {
+        "NONE"
+    }
+}
+
+/// The rules behind [`curvature_interpretation`] and [`curvature_mispricing`].
+pub fn curvature_rule() -> String {
+    format!(
+        "percentile of today's curvature in its stored year: >= {CURVATURE_STEEP_FROM} \
+         STEEP_WINGS, < {CURVATURE_FLAT_BELOW} FLAT_WINGS, otherwise NORMAL; z = (today - mean) \
+         / std over the year: >= {CURVATURE_Z_MISPRICED} WINGS_RICH, <= -{CURVATURE_Z_MISPRICED} \
+         WINGS_CHEAP, otherwise NONE"
+    )
+}
+
+/// An AR(1) fitted by least squares to a daily series, xₜ₊₁ − μ = φ (xₜ − μ) + εₜ.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Ar1 {
+    /// Long-run mean μ.
+    pub mean: f64,
+    /// Persistence φ per session.
+    pub phi: f64,
+    /// Pairs (xₜ, xₜ₊₁) fitted.
+    pub observations: usize,
+}
+
+/// Fewest pairs for an AR(1) fit.
+pub const AR1_MIN_PAIRS: usize = 30;
+
+impl Ar1 {
+    /// OLS of xₜ₊₁ on xₜ over consecutive values of `series` (oldest first); `None` below
+    /// [`AR1_MIN_PAIRS`] pairs, for a flat series, or when the fitted φ is not in (−1, 1)
+    /// (no mean to revert to).
+    pub fn fit(series: &[f64]) -> Option<Self> {
+        let pairs = series.len().checked_sub(1)?;
+        if pairs < AR1_MIN_PAIRS || series.iter().any(|v| !v.is_finite()) {
+            return None;
+        }
+        let (x, y) = (&series[..pairs], &series[1..]);
+        let n = pairs as f64;
+        let (mx, my) = (x.iter().sum::<f64>() / n, y.iter().sum::<f64>() / n);
+        let sxx: f64 = x.iter().map(|v| (v - mx).powi(2)).sum();
+        let sxy: f64 = x.iter().zip(y).map(|(a, b)| (a - mx) * (b - my)).sum();
+        if sxx <= 0.0 {
+            return None;
+        }
+        let phi = sxy / sxx;
+        let intercept = my - phi * mx;
+        (phi.abs() < 1.0).then(|| Self {
+            mean: intercept / (1.0 - phi),
+            phi,
+            observations: pairs,
+        })
+    }
+
+    /// The expected value `sessions` ahead of `now`: μ + φʰ (now − μ).
+    pub fn forecast(&self, now: f64, sessions: usize) -> f64 {
+        let steps = i32::try_from(sessions).unwrap_or(i32::MAX);
+        self.mean + self.phi.powi(steps) * (now - self.mean)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -170,6 +256,26 @@ mod tests {
         assert_eq!(vrp_signal(-10.0), "CHEAP");
         assert_eq!(vrp_signal(5.0), "NEUTRAL");
         assert!(iv_state_rule().contains("< 10: VERY_LOW"));
+    }
+
+    #[test]
+    fn an_ar1_recovers_its_mean_and_persistence() {
+        // x_{t+1} = 2 + 0.9 (x_t - 2) exactly, started away from the mean: φ and μ exact.
+        let mut series = vec![10.0];
+        for _ in 0..60 {
+            let last = *series.last().unwrap();
+            series.push(2.0 + 0.9 * (last - 2.0));
+        }
+        let fit = Ar1::fit(&series).unwrap();
+        assert!(
+            (fit.phi - 0.9).abs() < 1e-12 && (fit.mean - 2.0).abs() < 1e-9,
+            "{fit:?}"
+        );
+        assert!((fit.forecast(4.0, 2) - (2.0 + 0.81 * 2.0)).abs() < 1e-9);
+        assert_eq!(Ar1::fit(&series[..20]), None);
+        assert_eq!(Ar1::fit(&[1.0; 40]), None);
+        assert_eq!(curvature_interpretation(80.0), "STEEP_WINGS");
+        assert_eq!(curvature_mispricing(-2.0), "WINGS_CHEAP");
     }
 
     #[test]

@@ -139,6 +139,10 @@ pub struct DailyIv {
     pub skew_rho: f64,
     /// The surface's curvature η.
     pub curvature_eta: f64,
+    /// The 30-day smile's slope at the money, dσ/dk at k = ln(K/F) = 0 (IV as a decimal).
+    pub smile_slope_30d: f64,
+    /// The 30-day smile's curvature at the money, d²σ/dk² at k = 0 (IV as a decimal).
+    pub smile_curvature_30d: f64,
     /// The one-sigma move of the next earnings event priced in, decimal (`None` without one
     /// within the listed expirations' horizon).
     pub next_earnings_move_sigma: Option<f64>,
@@ -558,6 +562,11 @@ fn daily_iv(
         },
     );
     let without = Surface::for_underlying(u, &SurfaceInputs::at_level(vol_level));
+    // The smile's derivatives at the money by central differences: the slice is smooth (SSVI),
+    // and at h = 10⁻³ the truncation error is O(h²) of the derivatives themselves.
+    let slice = with_events.slice(30.0 / 365.0);
+    let h = 1e-3;
+    let (down, atm, up) = (slice.iv(-h), slice.iv(0.0), slice.iv(h));
     DailyIv {
         symbol: u.symbol.clone(),
         date,
@@ -574,6 +583,8 @@ fn daily_iv(
         sigma_inf: with_events.sigma_inf,
         skew_rho: with_events.rho,
         curvature_eta: with_events.eta,
+        smile_slope_30d: (up - down) / (2.0 * h),
+        smile_curvature_30d: (up - 2.0 * atm + down) / (h * h),
         next_earnings_move_sigma: next_move,
     }
 }

@@ -1,6 +1,6 @@
 //! The implied-volatility family, one file per endpoint: [`iv_rank`], [`iv_rank_batch`],
 //! [`iv_opportunities`], [`term_structure`], [`vrp`], [`vrp_expirations`],
-//! [`vrp_timeseries`], [`volatility_cone`], [`hv_regimes`] and [`monies`].
+//! [`vrp_timeseries`], [`volatility_cone`], [`hv_regimes`], [`monies`] and [`skew`].
 //!
 //! Every endpoint reads the same two things ([`VolRead`]): the ticker's live chain (today's
 //! implied vols) and its stored `vol_daily` history (one row per session close: the close,
@@ -20,6 +20,7 @@ pub mod iv_opportunities;
 pub mod iv_rank;
 pub mod iv_rank_batch;
 pub mod monies;
+pub mod skew;
 pub mod term_structure;
 pub mod volatility_cone;
 pub mod vrp;
@@ -40,6 +41,7 @@ use self::hv_regimes::HvRegimesPayload;
 use self::iv_opportunities::IvOpportunitiesPayload;
 use self::iv_rank::IvRankPayload;
 use self::monies::MoniesPayload;
+use self::skew::SkewPayload;
 use self::term_structure::TermStructurePayload;
 use self::volatility_cone::VolatilityConePayload;
 use self::vrp::VrpPayload;
@@ -86,6 +88,7 @@ pub fn data_schemas() -> Vec<DataSchema> {
         DataSchema::of::<VolatilityConePayload>(Endpoint::VolatilityCone),
         DataSchema::of::<HvRegimesPayload>(Endpoint::HvRegimes),
         DataSchema::of::<MoniesPayload>(Endpoint::Monies),
+        DataSchema::of::<SkewPayload>(Endpoint::Skew),
     ]
 }
 

@@ -24,7 +24,7 @@ use optics_compute::time::NyseCalendar;
 use optics_compute::vol::close::{SymbolSeries, iv30_by_underlying, reaction_sessions};
 use optics_compute::vol::{
     BENCHMARK_SYMBOL, ConstantMaturityIv, DailyVolInputs, EarningsMove, IV_RANK_LOOKBACK_SESSIONS,
-    SessionCloseInputs, VolError, earnings_moves, iv_rank_against_prior, vol_daily_row,
+    SessionCloseInputs, SmileShape, VolError, earnings_moves, iv_rank_against_prior, vol_daily_row,
     vol_daily_rows, vrp,
 };
 
@@ -127,6 +127,9 @@ pub struct ModelIv {
     pub trade_date: NaiveDate,
     /// IV at 10 … 365 calendar days.
     pub iv: ConstantMaturityIv,
+    /// Slope and curvature of the source's 30-day smile at the money, points (the
+    /// `skew_slope_30d` and `smile_curvature_30d` of the row); `None` when it has none.
+    pub smile_30d: Option<SmileShape>,
 }
 
 /// The `vol_daily` rows of past sessions without closing chains, and the underlyings left out.
@@ -166,12 +169,12 @@ pub fn vol_daily_history_rows(
     let wanted: BTreeSet<NaiveDate> = trade_dates.iter().copied().collect();
     let series = SymbolSeries::new(bars, earnings);
     let closes_by_symbol = &series.closes;
-    let mut iv_by_symbol: BTreeMap<&str, BTreeMap<NaiveDate, ConstantMaturityIv>> = BTreeMap::new();
+    let mut iv_by_symbol: BTreeMap<&str, BTreeMap<NaiveDate, &ModelIv>> = BTreeMap::new();
     for row in model_iv {
         iv_by_symbol
             .entry(row.underlying.as_str())
             .or_default()
-            .insert(row.trade_date, row.iv);
+            .insert(row.trade_date, row);
     }
     let prior_iv30 = iv30_by_underlying(prior.iter().filter(|r| !wanted.contains(&r.trade_date)));
     let benchmark = closes_by_symbol.get(BENCHMARK_SYMBOL);
@@ -247,9 +250,12 @@ pub fn vol_daily_history_rows(
 /// date are used), by the rule of [`vol_daily_row`].
 fn with_model_iv(
     row: &mut VolDailyRow,
-    iv: &ConstantMaturityIv,
+    model: &ModelIv,
     earlier: &BTreeMap<NaiveDate, f64>,
 ) -> Result<(), VolError> {
+    let iv = &model.iv;
+    row.skew_slope_30d = model.smile_30d.map(|s| s.slope);
+    row.smile_curvature_30d = model.smile_30d.map(|s| s.curvature);
     row.iv10d_pct = iv.iv10d_pct;
     row.iv20d_pct = iv.iv20d_pct;
     row.iv30d_pct = iv.iv30d_pct;
