@@ -215,10 +215,11 @@ pub fn text<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error>
     d.deserialize_any(TextVisitor)
 }
 
-/// `text` read as a `YYYY-MM-DD` date (blanks around it ignored).
+/// `text` read as a `YYYY-MM-DD` date (blanks around it ignored), by the same strict rule as a
+/// query date ([`crate::params::parse_date`]): `2026-1-5` is refused in a body as in a query.
 pub fn parse_date(text: &str) -> Result<NaiveDate, String> {
-    NaiveDate::parse_from_str(text.trim(), "%Y-%m-%d")
-        .map_err(|_| format!("{text:?} is not a date in the form YYYY-MM-DD"))
+    crate::params::parse_date(text.trim())
+        .ok_or_else(|| format!("{text:?} is not a date in the form YYYY-MM-DD"))
 }
 
 /// An optional `YYYY-MM-DD` date: `#[serde(default, deserialize_with = "body::date")]`.

@@ -54,6 +54,12 @@ async fn a_bad_field_is_named_by_its_path() {
         message("/analyze-strategy", &body).await,
         "legs[0].expiration: \"12/19/2025\" is not a date in the form YYYY-MM-DD"
     );
+    // The same strict rule as a query date: no single-digit month or day.
+    body["legs"][0]["expiration"] = json!("2026-1-5");
+    assert_eq!(
+        message("/analyze-strategy", &body).await,
+        "legs[0].expiration: \"2026-1-5\" is not a date in the form YYYY-MM-DD"
+    );
     let mut body = analyze_body();
     body["legs"][1]["action"] = json!(["BUY"]);
     assert_eq!(
