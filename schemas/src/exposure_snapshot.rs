@@ -730,7 +730,7 @@ fn read_summary(batch: &RecordBatch, keep: bool) -> Result<Vec<ExposureSummaryRo
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::snapshot::test_support::invalid_column;
+    use crate::snapshot::test_support::{invalid_column, rejects};
 
     #[test]
     fn schemas_follow_the_column_constants() {
@@ -880,54 +880,70 @@ mod tests {
 
     #[test]
     fn bad_values_are_rejected_with_the_column() {
-        let mut rows = strike_rows();
-        rows[1].call.gamma = f64::NAN;
-        assert_eq!(
-            invalid_column(ExposureRow::to_batch(&rows).unwrap_err()),
-            CALL.gamma
+        rejects(
+            &strike_rows(),
+            ExposureRow::to_batch,
+            |rows| {
+                rows[1].call.gamma = f64::NAN;
+            },
+            CALL.gamma,
         );
-        let mut rows = strike_rows();
-        rows[0].net.vanna += 1.0e3;
-        assert_eq!(
-            invalid_column(ExposureRow::to_batch(&rows).unwrap_err()),
-            NET.vanna
+        rejects(
+            &strike_rows(),
+            ExposureRow::to_batch,
+            |rows| {
+                rows[0].net.vanna += 1.0e3;
+            },
+            NET.vanna,
         );
-        let mut rows = strike_rows();
-        rows[2].dte = 6;
-        assert_eq!(
-            invalid_column(ExposureRow::to_batch(&rows).unwrap_err()),
-            col::DTE
+        rejects(
+            &strike_rows(),
+            ExposureRow::to_batch,
+            |rows| {
+                rows[2].dte = 6;
+            },
+            col::DTE,
         );
-        let mut rows = strike_rows();
-        rows[0].strike = 0.0;
-        assert_eq!(
-            invalid_column(ExposureRow::to_batch(&rows).unwrap_err()),
-            col::STRIKE
+        rejects(
+            &strike_rows(),
+            ExposureRow::to_batch,
+            |rows| {
+                rows[0].strike = 0.0;
+            },
+            col::STRIKE,
         );
 
-        let mut rows = summary_rows();
-        rows[0].dte = Some(7);
-        assert_eq!(
-            invalid_column(ExposureSummaryRow::to_batch(&rows).unwrap_err()),
-            scol::DTE
+        rejects(
+            &summary_rows(),
+            ExposureSummaryRow::to_batch,
+            |rows| {
+                rows[0].dte = Some(7);
+            },
+            scol::DTE,
         );
-        let mut rows = summary_rows();
-        rows[1].flip_degeneracy = Some(FlipDegeneracyCode::NoExposure);
-        assert_eq!(
-            invalid_column(ExposureSummaryRow::to_batch(&rows).unwrap_err()),
-            scol::FLIP_DEGENERACY
+        rejects(
+            &summary_rows(),
+            ExposureSummaryRow::to_batch,
+            |rows| {
+                rows[1].flip_degeneracy = Some(FlipDegeneracyCode::NoExposure);
+            },
+            scol::FLIP_DEGENERACY,
         );
-        let mut rows = summary_rows();
-        rows[1].put_wall_gex = None;
-        assert_eq!(
-            invalid_column(ExposureSummaryRow::to_batch(&rows).unwrap_err()),
-            scol::PUT_WALL_GEX
+        rejects(
+            &summary_rows(),
+            ExposureSummaryRow::to_batch,
+            |rows| {
+                rows[1].put_wall_gex = None;
+            },
+            scol::PUT_WALL_GEX,
         );
-        let mut rows = summary_rows();
-        rows[1].gex_ratio = Some(-1.0);
-        assert_eq!(
-            invalid_column(ExposureSummaryRow::to_batch(&rows).unwrap_err()),
-            scol::GEX_RATIO
+        rejects(
+            &summary_rows(),
+            ExposureSummaryRow::to_batch,
+            |rows| {
+                rows[1].gex_ratio = Some(-1.0);
+            },
+            scol::GEX_RATIO,
         );
         // An unknown code in a batch written by someone else.
         let batch = ExposureSummaryRow::to_batch(&summary_rows()).unwrap();

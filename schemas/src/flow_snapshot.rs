@@ -353,7 +353,7 @@ fn read(batch: &RecordBatch, keep: bool) -> Result<Vec<FlowSnapshotRow>, SchemaE
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::snapshot::test_support::invalid_column;
+    use crate::snapshot::test_support::{invalid_column, rejects};
 
     use arrow_schema::Field;
 
@@ -444,35 +444,45 @@ mod tests {
 
     #[test]
     fn bad_values_are_rejected_with_the_column() {
-        let mut r = rows();
-        r[0].bid = Some(2.3);
-        assert_eq!(
-            invalid_column(FlowSnapshotRow::to_batch(&r).unwrap_err()),
-            col::BID
+        rejects(
+            &rows(),
+            FlowSnapshotRow::to_batch,
+            |r| {
+                r[0].bid = Some(2.3);
+            },
+            col::BID,
         );
-        let mut r = rows();
-        r[1].volume = 0;
-        assert_eq!(
-            invalid_column(FlowSnapshotRow::to_batch(&r).unwrap_err()),
-            col::VOLUME
+        rejects(
+            &rows(),
+            FlowSnapshotRow::to_batch,
+            |r| {
+                r[1].volume = 0;
+            },
+            col::VOLUME,
         );
-        let mut r = rows();
-        r[1].volume_oi_ratio = Some(1.0);
-        assert_eq!(
-            invalid_column(FlowSnapshotRow::to_batch(&r).unwrap_err()),
-            col::VOLUME_OI_RATIO
+        rejects(
+            &rows(),
+            FlowSnapshotRow::to_batch,
+            |r| {
+                r[1].volume_oi_ratio = Some(1.0);
+            },
+            col::VOLUME_OI_RATIO,
         );
-        let mut r = rows();
-        r[0].premium_usd = Some(f64::INFINITY);
-        assert_eq!(
-            invalid_column(FlowSnapshotRow::to_batch(&r).unwrap_err()),
-            col::PREMIUM_USD
+        rejects(
+            &rows(),
+            FlowSnapshotRow::to_batch,
+            |r| {
+                r[0].premium_usd = Some(f64::INFINITY);
+            },
+            col::PREMIUM_USD,
         );
-        let mut r = rows();
-        r[0].dte = 8;
-        assert_eq!(
-            invalid_column(FlowSnapshotRow::to_batch(&r).unwrap_err()),
-            col::DTE
+        rejects(
+            &rows(),
+            FlowSnapshotRow::to_batch,
+            |r| {
+                r[0].dte = 8;
+            },
+            col::DTE,
         );
         let batch = FlowSnapshotRow::to_batch(&rows()).unwrap();
         let index = batch.schema().index_of(col::MONEYNESS).unwrap();

@@ -595,7 +595,7 @@ fn read_term(batch: &RecordBatch, _keep: bool) -> Result<Vec<VolTermRow>, Schema
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::snapshot::test_support::invalid_column;
+    use crate::snapshot::test_support::{invalid_column, rejects};
     use arrow_schema::Field;
 
     fn day(d: u32) -> NaiveDate {
@@ -758,11 +758,13 @@ mod tests {
             ),
         ];
         for (edit, column) in cases {
-            let mut r = rows();
-            edit(&mut r[0]);
-            assert_eq!(
-                invalid_column(VolDailyRow::to_batch(&r).unwrap_err()),
-                column
+            rejects(
+                &rows(),
+                VolDailyRow::to_batch,
+                |r| {
+                    edit(&mut r[0]);
+                },
+                column,
             );
         }
         // The earnings counts must add up and come together.
@@ -776,24 +778,30 @@ mod tests {
             (|r| r.earnings_miss_count = None, col::EARNINGS_COUNT),
         ];
         for (edit, column) in count_cases {
-            let mut r = rows();
-            edit(&mut r[0]);
-            assert_eq!(
-                invalid_column(VolDailyRow::to_batch(&r).unwrap_err()),
-                column
+            rejects(
+                &rows(),
+                VolDailyRow::to_batch,
+                |r| {
+                    edit(&mut r[0]);
+                },
+                column,
             );
         }
-        let mut r = rows();
-        r[0].earnings_avg_abs_move_pct = Some(-0.5);
-        assert_eq!(
-            invalid_column(VolDailyRow::to_batch(&r).unwrap_err()),
-            col::EARNINGS_AVG_ABS_MOVE_PCT
+        rejects(
+            &rows(),
+            VolDailyRow::to_batch,
+            |r| {
+                r[0].earnings_avg_abs_move_pct = Some(-0.5);
+            },
+            col::EARNINGS_AVG_ABS_MOVE_PCT,
         );
-        let mut r = rows();
-        r[1].underlying = String::new();
-        assert_eq!(
-            invalid_column(VolDailyRow::to_batch(&r).unwrap_err()),
-            col::UNDERLYING
+        rejects(
+            &rows(),
+            VolDailyRow::to_batch,
+            |r| {
+                r[1].underlying = String::new();
+            },
+            col::UNDERLYING,
         );
         // A stored batch with a bad value is rejected on read too.
         let batch = VolDailyRow::to_batch(&rows()).unwrap();
@@ -863,11 +871,13 @@ mod tests {
             (|r| r.skew25_pct = Some(f64::NAN), t::SKEW25_PCT),
         ];
         for (edit, column) in cases {
-            let mut r = term_rows();
-            edit(&mut r[0]);
-            assert_eq!(
-                invalid_column(VolTermRow::to_batch(&r).unwrap_err()),
-                column
+            rejects(
+                &term_rows(),
+                VolTermRow::to_batch,
+                |r| {
+                    edit(&mut r[0]);
+                },
+                column,
             );
         }
     }

@@ -556,7 +556,22 @@ pub(crate) use snapshot_row;
 
 #[cfg(test)]
 pub(crate) mod test_support {
+    use arrow_array::RecordBatch;
+
     use crate::error::SchemaError;
+
+    /// Asserts that `rows` edited by `edit` make no batch, for a reason that names `column`.
+    pub(crate) fn rejects<R: Clone>(
+        rows: &[R],
+        to_batch: fn(&[R]) -> Result<RecordBatch, SchemaError>,
+        edit: impl FnOnce(&mut Vec<R>),
+        column: &str,
+    ) {
+        let mut edited = rows.to_vec();
+        edit(&mut edited);
+        let err = to_batch(&edited).expect_err("the edited rows must be refused");
+        assert_eq!(invalid_column(err), column);
+    }
 
     /// The column a batch error names.
     pub(crate) fn invalid_column(err: SchemaError) -> &'static str {
