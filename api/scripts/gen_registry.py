@@ -25,6 +25,9 @@ import sys
 # Upper bounds the records leave open, chosen by optics (documented in api/docs/reference.md).
 STRIKES_AROUND_MAX = 500
 FLOW_LIMIT_MAX = 500
+# Sessions of a volatility day series kept under compact detail (default, largest).
+VOL_SERIES_ROWS = 30
+VOL_SERIES_MAX = 1000
 MARKET_CAP_MIN = 0
 SYMBOL_LIST_MAX = 25
 
@@ -257,6 +260,17 @@ ADDED_PARAMS = {
             },
         )
     ],
+    # Compact windows (spec 4.4) over the volatility day series: the most recent sessions.
+    **{
+        slug: [
+            (None, {"name": "detail", "type": "query",
+                    "default": "full for REST, compact for MCP clients",
+                    "bounds": "compact or full", "required": False}),
+            (None, {"name": "limit", "type": "query", "default": VOL_SERIES_ROWS,
+                    "bounds": "sessions kept under compact", "required": False}),
+        ]
+        for slug in ("hv-regimes", "skew", "vrp-timeseries")
+    },
     # Optimizer constraints and expiration choice the service documents (optics' own).
     "optimize-strategy": [
         (None, {"name": "expiration", "type": "body", "default": None,
@@ -335,6 +349,8 @@ def param_kind(endpoint, p):
         return f"ParamKind::Int {{ min: 0, max: {STRIKES_AROUND_MAX} }}"
     if b == "rows in all_flow under compact":
         return f"ParamKind::Int {{ min: 1, max: {FLOW_LIMIT_MAX} }}"
+    if b == "sessions kept under compact":
+        return f"ParamKind::Int {{ min: 1, max: {VOL_SERIES_MAX} }}"
     m = re.fullmatch(r"CSV of (\d+) to (\d+), at most (\d+)( values)?", b)
     if m:
         return f"ParamKind::IntList {{ min: {m[1]}, max: {m[2]}, max_len: {m[3]} }}"

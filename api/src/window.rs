@@ -7,8 +7,9 @@
 //! - **Size:** under compact, `strikes_around` sets the strikes kept per side of the centre
 //!   (spot) and `limit` the rows kept of a plain list; absent, the endpoint's compact default
 //!   applies ([`GEX_STRIKES_PER_SIDE`], [`ZERO_DTE_STRIKES_PER_SIDE`], [`FLOW_ALL_FLOW_ROWS`],
-//!   [`FLOW_TOP_ROWS`]). `strikes_around=0` means no trimming. Under full, nothing is trimmed and
-//!   the sizes are ignored.
+//!   [`FLOW_TOP_ROWS`], [`VOL_SERIES_ROWS`]: day series keep their most recent sessions).
+//!   `strikes_around=0` means no trimming. Under full, nothing is trimmed and the sizes are
+//!   ignored.
 //! - **Per side:** a strike-sorted list keeps the N strikes strictly below the centre and the N
 //!   at or above it (so at most 2N rows), the way a chain window around spot reads.
 //! - Every list a handler trims reports a [`Window`] (`detail`, `rows_total`, `rows_returned`,
@@ -34,6 +35,8 @@ pub const ZERO_DTE_STRIKES_PER_SIDE: usize = 30;
 pub const FLOW_ALL_FLOW_ROWS: usize = 25;
 /// flow under compact: rows of `largest_flows` and of `unusual_activity`.
 pub const FLOW_TOP_ROWS: usize = 10;
+/// hv-regimes, vrp timeseries and skew history under compact: the most recent sessions kept.
+pub const VOL_SERIES_ROWS: usize = 30;
 
 /// Full payload or trimmed lists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
@@ -177,6 +180,13 @@ pub fn window_around_strike<T>(
         limit: None,
     };
     (range, window)
+}
+
+/// Keeps the last `limit` rows of a list in time order (the most recent sessions of a day
+/// series); `None` keeps all.
+pub fn window_last(rows: usize, limit: Option<usize>, detail: Detail) -> (Range<usize>, Window) {
+    let (first, window) = window_first(rows, limit, detail);
+    (rows - first.len()..rows, window)
 }
 
 /// Keeps the first `limit` rows of a list (already in the order to show); `None` keeps all.

@@ -1041,3 +1041,35 @@ async fn skew_reads_todays_smile_against_its_stored_year() {
         "{message}"
     );
 }
+
+#[tokio::test]
+async fn day_series_are_windowed_for_assistant_clients() {
+    let app = app(reader(), now());
+    let assistant = [("x-service-client", "tests")];
+    for (uri, list) in [
+        ("/hv-regimes/SPY?days=100", "timeseries"),
+        ("/hv-regimes/SPY?days=100&view=ex_earnings", "ex_earnings"),
+        ("/vrp/SPY/timeseries?lookback_days=100", "timeseries"),
+        ("/skew/SPY?view=history&days=100", "history"),
+    ] {
+        let path = format!("{PREFIX}{uri}");
+        let full = get(&app, &path, &[]).await.data();
+        assert_eq!(full[list].as_array().unwrap().len(), 100, "{uri}");
+        assert!(full.get("window").is_none(), "{uri}");
+        let compact = get(&app, &path, &assistant).await.data();
+        let kept = compact[list].as_array().unwrap();
+        assert_eq!(kept.len(), 30, "{uri}");
+        // The most recent sessions, in time order.
+        assert_eq!(kept[29], full[list][99], "{uri}");
+        assert_eq!(compact["window"]["rows_total"], 100);
+        assert_eq!(compact["window"]["truncated"], true);
+        let sized = get(&app, &format!("{path}&limit=5"), &assistant)
+            .await
+            .data();
+        assert_eq!(sized[list].as_array().unwrap().len(), 5, "{uri}");
+        let forced = get(&app, &format!("{path}&detail=full"), &assistant)
+            .await
+            .data();
+        assert_eq!(forced[list].as_array().unwrap().len(), 100, "{uri}");
+    }
+}

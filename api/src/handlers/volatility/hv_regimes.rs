@@ -4,6 +4,7 @@
 
 use axum::Json;
 use axum::extract::State;
+use axum::http::HeaderMap;
 use chrono::NaiveDate;
 use optics_compute::vol::regimes::{
     VarianceDecomposition, crossovers, hv_level, hv_level_rule, hv_trend, hv_trend_rule,
@@ -25,6 +26,7 @@ use crate::market::SessionBar;
 use crate::openapi::IsoDate;
 use crate::params::QueryParams;
 use crate::state::AppState;
+use crate::window::{VOL_SERIES_ROWS, Window, WindowRequest, window_last};
 
 /// The intraday-range estimator of `or_hv`.
 pub const RANGE_ESTIMATOR: RangeEstimator = RangeEstimator::YangZhang;
@@ -284,6 +286,10 @@ pub struct HvRegimesPayload {
     /// sessions.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ex_earnings: Option<Vec<ExEarningsDay>>,
+    /// The day series' window under compact detail (the most recent sessions kept); absent
+    /// under full detail.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window: Option<Window>,
     /// How close-to-close HV is measured.
     pub hv_basis: &'static str,
     /// The intraday-range estimator of `or_hv` (`yang_zhang`, over daily OHLC bars).
@@ -299,13 +305,19 @@ pub struct HvRegimesPayload {
 pub async fn hv_regimes(
     State(state): State<AppState>,
     CoveredTicker(ticker): CoveredTicker,
+    headers: HeaderMap,
     params: QueryParams,
 ) -> Result<Json<Envelope<HvRegimesPayload>>, ApiError> {
+    let window_request = WindowRequest::from_request(&headers, &params)?;
+    let limit = window_request.row_limit(VOL_SERIES_ROWS);
     let view = params.choice("view")?.unwrap_or("dashboard");
     let days = usize::try_from(params.int("days")?.value).unwrap_or(252);
     let read = VolRead::of(&state, ticker).await?;
     let closes = read.closes();
-    let tail = read.history.len().saturating_sub(days);
+    let all = read.history.len().saturating_sub(days)..read.history.len();
+    // The day series: the last `days` sessions, and under compact the most recent `limit`.
+    let (kept, window) = window_last(all.len(), limit, window_request.detail);
+    let tail = all.start + kept.start;
     let mut payload = HvRegimesPayload {
         ticker: read.ticker.to_string(),
         view,
@@ -317,6 +329,7 @@ pub async fn hv_regimes(
         signals: None,
         decomposition: None,
         ex_earnings: None,
+        window: None,
         hv_basis: HV_BASIS,
         or_estimator: RANGE_ESTIMATOR.code(),
         units: VOL_UNITS,
@@ -348,6 +361,7 @@ pub async fn hv_regimes(
             payload.decomposition = Some(found);
         }
         "ex_earnings" => {
+            payload.window = limit.map(|_| window);
             payload.ex_earnings = Some(
                 (tail..read.history.len())
                     .map(|i| ExEarningsDay {
@@ -369,6 +383,7 @@ pub async fn hv_regimes(
         }
         _ => {
             let ohlc: Vec<OhlcBar> = bars.iter().map(|(_, b)| *b).collect();
+            payload.window = limit.map(|_| window);
             payload.timeseries = Some(read.history[tail..].iter().map(HvDay::of).collect());
             payload.term_structure = Some(
                 HV_WINDOWS

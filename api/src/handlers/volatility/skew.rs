@@ -3,6 +3,7 @@
 
 use axum::Json;
 use axum::extract::State;
+use axum::http::HeaderMap;
 use chrono::NaiveDate;
 use optics_compute::vol::signals::{
     Ar1, ONE_MONTH_SESSIONS, curvature_interpretation, curvature_mispricing, curvature_rule,
@@ -19,6 +20,7 @@ use crate::openapi::IsoDate;
 use crate::params::QueryParams;
 use crate::state::AppState;
 use crate::ticker::Ticker;
+use crate::window::{VOL_SERIES_ROWS, Window, WindowRequest, window_last};
 
 /// The tenor of every figure, calendar days.
 pub const SKEW_TENOR_DAYS: f64 = 30.0;
@@ -133,6 +135,11 @@ pub struct SkewPayload {
     pub history: Option<Vec<SkewDay>>,
     /// Sessions asked for by view=history (after clamping).
     pub days: usize,
+    /// The day series' window under compact detail (the most recent sessions kept); absent
+    /// under full detail.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window: Option<Window>,
+
     /// How the figures are measured.
     pub basis: &'static str,
     /// The chain's session, instant and freshness; reason and clamp notices.
@@ -144,8 +151,10 @@ pub struct SkewPayload {
 pub async fn skew(
     State(state): State<AppState>,
     CoveredTicker(ticker): CoveredTicker,
+    headers: HeaderMap,
     params: QueryParams,
 ) -> Result<Json<Envelope<SkewPayload>>, ApiError> {
+    let window_request = WindowRequest::from_request(&headers, &params)?;
     let view = params.choice("view")?.unwrap_or("analysis");
     let days = usize::try_from(params.int("days")?.value).unwrap_or(IV_RANK_LOOKBACK_SESSIONS);
     let read = VolRead::of(&state, ticker).await?;
@@ -172,12 +181,18 @@ pub async fn skew(
         sector_relative: None,
         history: None,
         days,
+        window: None,
         basis: SKEW_BASIS,
         served: read.served(&state, reason, &params),
     };
     match view {
         "history" => {
-            let start = read.history.len().saturating_sub(days);
+            let all = read.history.len().saturating_sub(days);
+            let limit = window_request.row_limit(VOL_SERIES_ROWS);
+            let (kept, window) =
+                window_last(read.history.len() - all, limit, window_request.detail);
+            payload.window = limit.map(|_| window);
+            let start = all + kept.start;
             payload.history = Some(
                 read.history[start..]
                     .iter()

@@ -2,6 +2,7 @@
 
 use axum::Json;
 use axum::extract::State;
+use axum::http::HeaderMap;
 use chrono::NaiveDate;
 use optics_compute::vol::hv;
 use serde::Serialize;
@@ -14,6 +15,7 @@ use crate::extract::CoveredTicker;
 use crate::openapi::IsoDate;
 use crate::params::QueryParams;
 use crate::state::AppState;
+use crate::window::{VOL_SERIES_ROWS, Window, WindowRequest, window_last};
 
 /// One session of `timeseries[]`.
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
@@ -62,6 +64,10 @@ pub struct VrpTimeseriesPayload {
     pub iv_basis: &'static str,
     /// Unit of every value.
     pub iv_units: &'static str,
+    /// The trimmed list's window under compact detail (the most recent sessions kept); absent
+    /// under full detail.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window: Option<Window>,
     /// The chain's session, instant and freshness.
     #[serde(flatten)]
     pub served: Served,
@@ -71,8 +77,10 @@ pub struct VrpTimeseriesPayload {
 pub async fn vrp_timeseries(
     State(state): State<AppState>,
     CoveredTicker(ticker): CoveredTicker,
+    headers: HeaderMap,
     params: QueryParams,
 ) -> Result<Json<Envelope<VrpTimeseriesPayload>>, ApiError> {
+    let window_request = WindowRequest::from_request(&headers, &params)?;
     let lookback = usize::try_from(params.int("lookback_days")?.value).unwrap_or(60);
     let hv_period = usize::try_from(params.int("hv_period")?.value).unwrap_or(30);
     let read = VolRead::of(&state, ticker).await?;
@@ -92,6 +100,11 @@ pub async fn vrp_timeseries(
         .collect();
     let iv_now = read.iv30d();
     let hv_now = hv(&closes, hv_period);
+    let (kept, window) = window_last(
+        timeseries.len(),
+        window_request.row_limit(VOL_SERIES_ROWS),
+        window_request.detail,
+    );
     let reason = (timeseries.len() < lookback).then(|| {
         format!(
             "{} sessions are stored for {}; {lookback} were asked for",
@@ -102,7 +115,8 @@ pub async fn vrp_timeseries(
     Ok(ok(VrpTimeseriesPayload {
         ticker: read.ticker.to_string(),
         last_date: timeseries.last().map(|p| p.date),
-        timeseries,
+        timeseries: timeseries[kept].to_vec(),
+        window: window_request.row_limit(VOL_SERIES_ROWS).map(|_| window),
         current: VrpNow {
             iv: iv_now,
             hv: hv_now,
