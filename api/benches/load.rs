@@ -54,7 +54,7 @@ use http_body_util::{BodyExt, Empty};
 use hyper::Request;
 use hyper_util::rt::TokioIo;
 use optics_api::market::{ChainView, Coverage, ExposureView, FlowView};
-use optics_api::{ApiError, AppState, MarketDataReader, ReadFuture, Ticker, router};
+use optics_api::{ApiError, AppState, MarketDataReader, ReadFuture, Ticker, VolSeries, router};
 use optics_compute::chain::{ChainMarket, build_chain};
 use optics_compute::exposure::{
     ExposureConfig, compute_exposures, contracts_from_chain, exposure_rows, exposure_summary_rows,
@@ -101,7 +101,7 @@ struct BenchMarket {
     spy: Arc<ChainView>,
     exposures: Arc<ExposureView>,
     flow: Arc<FlowView>,
-    history: Vec<VolDailyRow>,
+    history: VolSeries,
 }
 
 /// Four years of sessions before 2026-11-20: closes from a fixed pseudo-random walk, an iv30d
@@ -173,7 +173,7 @@ impl BenchMarket {
                 rows: flow_snapshot_rows(&flow, "SPY", trade_date, as_of),
             }),
             spy: Arc::new(ChainView::new(snapshot.rows).expect("non-empty chain")),
-            history: vol_history(),
+            history: Arc::new(vol_history()),
         }
     }
 }
@@ -217,16 +217,13 @@ impl MarketDataReader for BenchMarket {
     fn vol_history<'a>(
         &'a self,
         ticker: &'a Ticker,
-        through: NaiveDate,
-        sessions: usize,
-    ) -> ReadFuture<'a, Result<Vec<VolDailyRow>, ApiError>> {
-        let end = self.history.partition_point(|r| r.trade_date <= through);
-        let rows = if self.covers(ticker) {
-            self.history[end.saturating_sub(sessions)..end].to_vec()
+    ) -> ReadFuture<'a, Result<VolSeries, ApiError>> {
+        let series = if self.covers(ticker) {
+            Arc::clone(&self.history)
         } else {
-            Vec::new()
+            VolSeries::default()
         };
-        Box::pin(async move { Ok(rows) })
+        Box::pin(async move { Ok(series) })
     }
 }
 

@@ -57,7 +57,7 @@ pub use freshness::{DataFreshness, Freshness};
 pub use params::{Clamped, QueryParams};
 pub use registry::{DATA_PREFIX, Endpoint, EndpointSpec, Registry, Tier};
 pub use router::{MatchedEndpoint, router, router_with, serve};
-pub use state::{AppState, MarketDataReader, ReadFuture, RouteGate};
+pub use state::{AppState, MarketDataReader, ReadFuture, RouteGate, VolSeries};
 pub use ticker::Ticker;
 
 /// The interface version this build implements (spec part 9).

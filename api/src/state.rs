@@ -67,16 +67,14 @@ pub trait MarketDataReader: Send + Sync + fmt::Debug + 'static {
         Box::pin(async { Ok(None) })
     }
 
-    /// The stored `vol_daily` rows of `ticker` (one per session: close, front ATM IV and the
-    /// other session statistics) for the last `sessions` sessions on or before `through`,
-    /// ascending by trade date; empty when none is stored. The default stores none.
+    /// Every stored `vol_daily` row of `ticker` (one per session: close, realized and implied
+    /// vols and the other session statistics), ascending by trade date, shared: callers slice
+    /// the sessions they read. Empty when none is stored (the default stores none).
     fn vol_history<'a>(
         &'a self,
         _ticker: &'a Ticker,
-        _through: NaiveDate,
-        _sessions: usize,
-    ) -> ReadFuture<'a, Result<Vec<VolDailyRow>, ApiError>> {
-        Box::pin(async { Ok(Vec::new()) })
+    ) -> ReadFuture<'a, Result<VolSeries, ApiError>> {
+        Box::pin(async { Ok(VolSeries::default()) })
     }
 
     /// A number that changes whenever anything this reader serves changes (a snapshot swapped
@@ -86,6 +84,9 @@ pub trait MarketDataReader: Send + Sync + fmt::Debug + 'static {
         None
     }
 }
+
+/// One underlying's stored `vol_daily` rows, ascending by session, shared between requests.
+pub type VolSeries = Arc<Vec<VolDailyRow>>;
 
 /// The future a history read returns (boxed: the reader is a trait object).
 pub type ReadFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;

@@ -397,3 +397,68 @@ async fn after_an_early_close_the_nearest_expiration_is_the_next_one_with_time_l
     let asked = ok_json(&app, "/api/mcp/data/chain/SPY?expiration=2026-11-27").await;
     assert_eq!(asked["data"]["expirations"][0], "2026-11-27");
 }
+
+/// Publishes the `vol_daily` rows of SPY and QQQ for `date`, SPY's close `close`.
+async fn publish_vol_daily(store: &SnapshotStore, date: NaiveDate, close: f64) -> SnapshotEvent {
+    let as_of = date.and_hms_opt(21, 0, 0).unwrap().and_utc();
+    let rows = vec![
+        optics_schemas::VolDailyRow::new("QQQ", date, as_of, 500.0),
+        optics_schemas::VolDailyRow::new("SPY", date, as_of, close),
+    ];
+    let key = SnapshotKey::new("vol_daily", date, MARKET_WIDE);
+    store
+        .publish(
+            &key,
+            &optics_schemas::VolDailyRow::to_batch(&rows).unwrap(),
+            &[],
+            as_of,
+        )
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn the_vol_daily_series_is_read_once_and_again_after_a_vol_daily_publication() {
+    let store = SnapshotStore::new(Arc::new(InMemory::new()), Path::from("snapshots"));
+    for (d, close) in [(17, 100.0), (18, 101.0), (19, 102.0)] {
+        publish_vol_daily(&store, day(d), close).await;
+    }
+    let market = StoreMarketData::new(store.clone());
+    market.load().await.unwrap();
+    let spy = Ticker::parse("SPY").unwrap();
+    let closes =
+        |series: &optics_api::VolSeries| -> Vec<f64> { series.iter().map(|r| r.close).collect() };
+    let first = market.vol_history(&spy).await.unwrap();
+    assert_eq!(closes(&first), [100.0, 101.0, 102.0]);
+    assert!(first.iter().all(|r| r.underlying == "SPY"));
+    // Held: the same series, not read again.
+    assert!(Arc::ptr_eq(
+        &first,
+        &market.vol_history(&spy).await.unwrap()
+    ));
+
+    // A new session and a restated one: seen once their events arrive.
+    let new_session = publish_vol_daily(&store, day(20), 103.0).await;
+    let restated = publish_vol_daily(&store, day(18), 111.0).await;
+    assert!(Arc::ptr_eq(
+        &first,
+        &market.vol_history(&spy).await.unwrap()
+    ));
+    market.apply(&new_session).await.unwrap();
+    market.apply(&restated).await.unwrap();
+    let second = market.vol_history(&spy).await.unwrap();
+    assert_eq!(closes(&second), [100.0, 111.0, 102.0, 103.0]);
+
+    // A server without events finds a newer newest session when it polls.
+    publish_vol_daily(&store, day(23), 104.0).await;
+    market.load().await.unwrap();
+    let third = market.vol_history(&spy).await.unwrap();
+    assert_eq!(closes(&third).last(), Some(&104.0));
+    let mut held = Vec::new();
+    optics_schemas::memory::MemoryHolder::held_memory(&market, &mut held);
+    let memo = held
+        .iter()
+        .find(|h| h.holder == "api_vol_history_memo")
+        .unwrap();
+    assert_eq!(memo.items, 1);
+}

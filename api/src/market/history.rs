@@ -43,16 +43,24 @@ const STORE_URL: &str = "optics://snapshots";
 pub struct ChainHistory {
     store: SnapshotStore,
     ctx: Arc<SessionContext>,
-    /// `vol_daily` rows by (file path, underlying): the files are immutable.
+    /// `vol_daily` series by underlying.
     vol_rows: Arc<Mutex<VolRowsMemo>>,
 }
 
-/// Decoded `vol_daily` rows of one underlying by (file path, underlying).
-type VolRowsMemo = HashMap<(String, String), Arc<Vec<VolDailyRow>>>;
+/// One underlying's `vol_daily` series, the files it was read from and the generation it was
+/// read at (see [`ChainHistory::vol_series`]).
+struct VolSeriesEntry {
+    generation: u64,
+    files: Vec<(NaiveDate, String)>,
+    rows: Arc<Vec<VolDailyRow>>,
+}
 
-/// Entries of the `vol_daily` memo before it starts afresh (three years of sessions for a
-/// few dozen underlyings; each entry is a row or two).
-const VOL_MEMO_ENTRIES: usize = 50_000;
+/// The held series by underlying.
+type VolRowsMemo = HashMap<String, VolSeriesEntry>;
+
+/// Underlyings whose series are held before the memo starts afresh (the coverage universe
+/// and then some; three years of one underlying is about 750 rows).
+const VOL_SERIES_UNDERLYINGS: usize = 512;
 
 impl std::fmt::Debug for ChainHistory {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -102,65 +110,104 @@ impl ChainHistory {
         Ok(dates)
     }
 
-    /// The `vol_daily` rows of `ticker` of the last `sessions` stored sessions on or before
-    /// `through`, ascending by trade date (sessions without a row for it are left out).
-    pub async fn vol_daily(
+    /// Every stored `vol_daily` row of `ticker`, ascending by trade date (one per session;
+    /// sessions without a row for it are left out), shared. Held per underlying with the
+    /// files it was read from: a call with `generation` equal to the held one answers from
+    /// memory without touching the store; otherwise the sessions' current files are listed
+    /// and only files not read before are scanned, in one DataFusion query filtered on the
+    /// underlying.
+    pub async fn vol_series(
         &self,
         ticker: &str,
-        through: NaiveDate,
-        sessions: usize,
-    ) -> Result<Vec<VolDailyRow>, HistoryError> {
-        let dates = self.store.trade_dates(snapshot_datasets::VOL_DAILY).await?;
-        let end = dates.partition_point(|d| *d <= through);
-        let mut rows = Vec::new();
-        for date in &dates[end.saturating_sub(sessions)..end] {
-            let key = SnapshotKey::new(snapshot_datasets::VOL_DAILY, *date, MARKET_WIDE);
-            let Some(file) = self.store.latest(&key).await? else {
-                continue;
-            };
-            let memo_key = (file.path.to_string(), ticker.to_owned());
-            let held = self.vol_memo().get(&memo_key).cloned();
-            let file_rows = match held {
-                Some(file_rows) => file_rows,
-                None => {
-                    let location = format!("{STORE_URL}/{}", file.path);
-                    let frame = self
-                        .ctx
-                        .read_parquet(location, ParquetReadOptions::default())
-                        .await?
-                        .filter(col(vol_col::UNDERLYING).eq(lit(ticker)))?;
-                    let mut file_rows = Vec::new();
-                    for batch in frame.collect().await? {
-                        file_rows.extend(VolDailyRow::from_batch(&batch)?);
-                    }
-                    let file_rows = Arc::new(file_rows);
-                    let mut memo = self.vol_memo();
-                    if memo.len() >= VOL_MEMO_ENTRIES {
-                        memo.clear();
-                    }
-                    memo.insert(memo_key, Arc::clone(&file_rows));
-                    file_rows
-                }
-            };
-            rows.extend(file_rows.iter().cloned());
+        generation: u64,
+    ) -> Result<Arc<Vec<VolDailyRow>>, HistoryError> {
+        if let Some(entry) = self.vol_memo().get(ticker)
+            && entry.generation == generation
+        {
+            return Ok(Arc::clone(&entry.rows));
+        }
+        let mut files: Vec<(NaiveDate, String)> = Vec::new();
+        for date in self.store.trade_dates(snapshot_datasets::VOL_DAILY).await? {
+            let key = SnapshotKey::new(snapshot_datasets::VOL_DAILY, date, MARKET_WIDE);
+            if let Some(file) = self.store.latest(&key).await? {
+                files.push((date, file.path.to_string()));
+            }
+        }
+        let held = self
+            .vol_memo()
+            .get(ticker)
+            .map(|e| (e.files.clone(), Arc::clone(&e.rows)));
+        // Rows of files still current are kept; the others are read.
+        let (mut rows, unread): (Vec<VolDailyRow>, Vec<&(NaiveDate, String)>) = match &held {
+            Some((held_files, held_rows)) => {
+                let current: HashMap<&str, NaiveDate> =
+                    files.iter().map(|(d, p)| (p.as_str(), *d)).collect();
+                let kept_dates: std::collections::HashSet<NaiveDate> = held_files
+                    .iter()
+                    .filter_map(|(d, p)| current.get(p.as_str()).filter(|c| *c == d).copied())
+                    .collect();
+                (
+                    held_rows
+                        .iter()
+                        .filter(|r| kept_dates.contains(&r.trade_date))
+                        .cloned()
+                        .collect(),
+                    files
+                        .iter()
+                        .filter(|(d, _)| !kept_dates.contains(d))
+                        .collect(),
+                )
+            }
+            None => (Vec::new(), files.iter().collect()),
+        };
+        if !unread.is_empty() {
+            let locations: Vec<String> = unread
+                .iter()
+                .map(|(_, path)| format!("{STORE_URL}/{path}"))
+                .collect();
+            let frame = self
+                .ctx
+                .read_parquet(locations, ParquetReadOptions::default())
+                .await?
+                .filter(col(vol_col::UNDERLYING).eq(lit(ticker)))?;
+            for batch in frame.collect().await? {
+                rows.extend(VolDailyRow::from_batch(&batch)?);
+            }
         }
         rows.sort_by_key(|r| r.trade_date);
         rows.dedup_by_key(|r| r.trade_date);
+        let rows = Arc::new(rows);
+        let mut memo = self.vol_memo();
+        if memo.len() >= VOL_SERIES_UNDERLYINGS && !memo.contains_key(ticker) {
+            memo.clear();
+        }
+        memo.insert(
+            ticker.to_owned(),
+            VolSeriesEntry {
+                generation,
+                files,
+                rows: Arc::clone(&rows),
+            },
+        );
         Ok(rows)
     }
 
-    /// What the `vol_daily` memo holds: entries (a file's rows of one underlying) and their
-    /// bytes; at most [`VOL_MEMO_ENTRIES`] entries.
+    /// What the `vol_daily` memo holds: entries (one underlying's series each) and their rows'
+    /// bytes; at most [`VOL_SERIES_UNDERLYINGS`] entries.
     pub fn held(&self) -> (usize, usize) {
         use optics_schemas::memory::HeapBytes;
         let memo = self.vol_memo();
         let bytes = memo
             .iter()
-            .map(|((path, ticker), rows)| {
-                path.capacity()
-                    + ticker.capacity()
-                    + std::mem::size_of::<(String, String, usize)>()
-                    + rows.heap_bytes()
+            .map(|(ticker, entry)| {
+                ticker.capacity()
+                    + entry
+                        .files
+                        .iter()
+                        .map(|(_, p)| p.capacity() + std::mem::size_of::<(NaiveDate, String)>())
+                        .sum::<usize>()
+                    + std::mem::size_of::<VolSeriesEntry>()
+                    + entry.rows.heap_bytes()
             })
             .sum();
         (memo.len(), bytes)

@@ -13,14 +13,14 @@ use optics_schemas::bus::snapshot_datasets;
 use optics_schemas::memory::{HeapBytes, HeldMemory, MemoryHolder};
 use optics_schemas::{
     ChainRow, Company, DailyBar, Dataset, EarningsEvent, ExposureRow, ExposureSummaryRow,
-    FlowAggregateRow, FlowSnapshotRow, Record, SchemaError, SnapshotEvent, VolDailyRow,
+    FlowAggregateRow, FlowSnapshotRow, Record, SchemaError, SnapshotEvent,
 };
 
 use super::history::{ChainHistory, HistoryError};
 use super::{ChainView, Coverage, ExposureView, FlowAggregatesView, FlowView, SessionBar};
 use crate::error::ApiError;
 use crate::metrics::Metrics;
-use crate::state::{MarketDataReader, ReadFuture};
+use crate::state::{MarketDataReader, ReadFuture, VolSeries};
 use crate::ticker::Ticker;
 
 /// Why a snapshot could not be loaded.
@@ -99,6 +99,12 @@ pub struct StoreMarketData {
     metrics: Metrics,
     /// Bumped after every swap (see [`MarketDataReader::generation`]).
     generation: AtomicU64,
+    /// Bumped when a `vol_daily` partition is published (its event, or a newer newest
+    /// partition found by [`load`](Self::load)): the held `vol_daily` series are then read
+    /// again on their next use.
+    vol_generation: AtomicU64,
+    /// The newest `vol_daily` partition and version [`load`](Self::load) saw.
+    vol_daily_newest: std::sync::Mutex<Option<(NaiveDate, u64)>>,
 }
 
 /// The datasets held in memory.
@@ -119,6 +125,8 @@ impl StoreMarketData {
             latest: RwLock::new(Latest::default()),
             metrics: Metrics::new(),
             generation: AtomicU64::new(0),
+            vol_generation: AtomicU64::new(0),
+            vol_daily_newest: std::sync::Mutex::new(None),
         }
     }
 
@@ -139,6 +147,7 @@ impl StoreMarketData {
     pub async fn load(&self) -> Result<usize, LoadError> {
         let mut loaded = 0;
         self.load_coverage().await?;
+        self.check_vol_daily().await?;
         for dataset in LIVE_DATASETS {
             // Newest trade date first: the first partition found per underlying wins.
             let mut seen = std::collections::HashSet::new();
@@ -184,9 +193,36 @@ impl StoreMarketData {
         held.is_some_and(|stamp| stamp >= (key.trade_date, version))
     }
 
+    /// Bumps the `vol_daily` generation when the newest partition or its version changed.
+    async fn check_vol_daily(&self) -> Result<(), LoadError> {
+        let dataset = snapshot_datasets::VOL_DAILY;
+        let Some(date) = self
+            .store
+            .latest_trade_date(dataset, MARKET_WIDE, None)
+            .await?
+        else {
+            return Ok(());
+        };
+        let key = SnapshotKey::new(dataset, date, MARKET_WIDE);
+        let newest = self.store.latest(&key).await?.map(|f| (date, f.version));
+        let mut seen = self
+            .vol_daily_newest
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if *seen != newest {
+            *seen = newest;
+            self.vol_generation.fetch_add(1, Ordering::AcqRel);
+        }
+        Ok(())
+    }
+
     /// Reloads what `event` announces (a newer version of a partition). Events of datasets
-    /// the API does not hold are ignored.
+    /// the API does not hold are ignored; a `vol_daily` event marks the held series stale.
     pub async fn apply(&self, event: &SnapshotEvent) -> Result<(), LoadError> {
+        if event.dataset == snapshot_datasets::VOL_DAILY {
+            self.vol_generation.fetch_add(1, Ordering::AcqRel);
+            return Ok(());
+        }
         if event.dataset == Dataset::Companies.name()
             || event.dataset == Dataset::Earnings.name()
             || event.dataset == Dataset::DailyBars.name()
@@ -551,8 +587,8 @@ impl PublishedSnapshots for StoreMarketData {
 /// replaces it), and the coverage. `api_chains` (items: chain rows, a strike of an expiration
 /// each), `api_exposures` (items: strike rows and summary rows), `api_flows` (items: contracts
 /// that traded), `api_flow_aggregates` (items: strike and expiration groups), `api_coverage`
-/// (items: companies, report dates and daily bars), `api_vol_history_memo` (items:
-/// one stored session's `vol_daily` rows of one underlying, decoded once; at most 50,000).
+/// (items: companies, report dates and daily bars), `api_vol_history_memo` (items: one
+/// underlying's `vol_daily` series each, read on first use; at most 512).
 impl MemoryHolder for StoreMarketData {
     fn held_memory(&self, out: &mut Vec<HeldMemory>) {
         let latest = self.read();
@@ -648,12 +684,11 @@ impl MarketDataReader for StoreMarketData {
     fn vol_history<'a>(
         &'a self,
         ticker: &'a Ticker,
-        through: NaiveDate,
-        sessions: usize,
-    ) -> ReadFuture<'a, Result<Vec<VolDailyRow>, ApiError>> {
+    ) -> ReadFuture<'a, Result<VolSeries, ApiError>> {
         Box::pin(async move {
+            let generation = self.vol_generation.load(Ordering::Acquire);
             self.history
-                .vol_daily(ticker.as_str(), through, sessions)
+                .vol_series(ticker.as_str(), generation)
                 .await
                 .map_err(|e: HistoryError| ApiError::internal("vol_daily history read", e))
         })

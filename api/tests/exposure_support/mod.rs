@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use chrono::{DateTime, NaiveDate, TimeZone, Utc};
-use optics_api::{ApiError, MarketDataReader, ReadFuture, Ticker};
+use optics_api::{ApiError, MarketDataReader, ReadFuture, Ticker, VolSeries};
 use optics_compute::chain::{ChainMarket, build_chain};
 use optics_compute::exposure::{
     ExposureConfig, compute_exposures, contracts_from_chain, exposure_rows, exposure_summary_rows,
@@ -192,18 +192,13 @@ impl MarketDataReader for MemoryMarket {
     fn vol_history<'a>(
         &'a self,
         ticker: &'a Ticker,
-        through: NaiveDate,
-        sessions: usize,
-    ) -> ReadFuture<'a, Result<Vec<VolDailyRow>, ApiError>> {
+    ) -> ReadFuture<'a, Result<VolSeries, ApiError>> {
         let stored = self
             .vol_daily
             .get(ticker.as_str())
-            .map(|rows| {
-                let end = rows.partition_point(|r| r.trade_date <= through);
-                rows[end.saturating_sub(sessions)..end].to_vec()
-            })
+            .cloned()
             .unwrap_or_default();
-        Box::pin(async move { Ok(stored) })
+        Box::pin(async move { Ok(Arc::new(stored)) })
     }
 
     fn chain_at_time<'a>(

@@ -242,8 +242,8 @@ async fn scored_read(
         edge_score_rule: edge_score_rule(),
         iv_forecast_rule: iv_forecast_rule(),
     };
-    let rows = match reader.vol_history(ticker, through, sessions_wanted).await {
-        Ok(rows) => rows,
+    let series = match reader.vol_history(ticker).await {
+        Ok(series) => series,
         Err(e) => {
             tracing::warn!(%ticker, error = %e, "vol_daily history unreadable for zero-dte");
             let reason = format!("the stored session history of {ticker} could not be read");
@@ -253,6 +253,9 @@ async fn scored_read(
             return (None, None, None, read);
         }
     };
+    // The last `sessions_wanted` stored sessions on or before `through`.
+    let end = series.partition_point(|r| r.trade_date <= through);
+    let rows = &series[end.saturating_sub(sessions_wanted)..end];
     read.sessions_read = rows.len();
     let history: Vec<SessionClose> = rows
         .iter()

@@ -314,7 +314,7 @@ pub async fn hv_regimes(
     let days = usize::try_from(params.int("days")?.value).unwrap_or(252);
     let read = VolRead::of(&state, ticker).await?;
     let closes = read.closes();
-    let all = read.history.len().saturating_sub(days)..read.history.len();
+    let all = read.history().len().saturating_sub(days)..read.history().len();
     // The day series: the last `days` sessions, and under compact the most recent `limit`.
     let (kept, window) = window_last(all.len(), limit, window_request.detail);
     let tail = all.start + kept.start;
@@ -322,7 +322,7 @@ pub async fn hv_regimes(
         ticker: read.ticker.to_string(),
         view,
         days,
-        sessions_stored: read.history.len(),
+        sessions_stored: read.history().len(),
         timeseries: None,
         term_structure: None,
         forecast: None,
@@ -363,9 +363,9 @@ pub async fn hv_regimes(
         "ex_earnings" => {
             payload.window = limit.map(|_| window);
             payload.ex_earnings = Some(
-                (tail..read.history.len())
+                (tail..read.history().len())
                     .map(|i| ExEarningsDay {
-                        date: read.history[i].trade_date,
+                        date: read.history()[i].trade_date,
                         cls_hv_30d: hv(&closes[..=i], LEVEL_WINDOW),
                         cls_hv_30d_ex_earnings: hv_ex_earnings(
                             &closes[..=i],
@@ -384,7 +384,7 @@ pub async fn hv_regimes(
         _ => {
             let ohlc: Vec<OhlcBar> = bars.iter().map(|(_, b)| *b).collect();
             payload.window = limit.map(|_| window);
-            payload.timeseries = Some(read.history[tail..].iter().map(HvDay::of).collect());
+            payload.timeseries = Some(read.history()[tail..].iter().map(HvDay::of).collect());
             payload.term_structure = Some(
                 HV_WINDOWS
                     .iter()
@@ -457,7 +457,7 @@ fn signals(read: &VolRead, closes: &[f64], days: usize) -> HvSignals {
         crossovers: crossovers(short_series, long_series)
             .into_iter()
             .map(|c| HvCrossover {
-                date: read.history[tail + c.index].trade_date,
+                date: read.history()[tail + c.index].trade_date,
                 direction: c.direction,
             })
             .collect(),

@@ -55,7 +55,7 @@ use crate::market::ChainView;
 use crate::openapi::{DataSchema, IsoDate, Timestamp};
 use crate::params::{ClampNotice, QueryParams};
 use crate::registry::Endpoint;
-use crate::state::AppState;
+use crate::state::{AppState, VolSeries};
 use crate::ticker::Ticker;
 
 /// `hv_basis` of every realized figure.
@@ -103,10 +103,12 @@ pub struct VolRead {
     pub expirations: Vec<ExpirationVol>,
     /// The chain's constant-maturity IVs.
     pub constant_maturity: ConstantMaturityIv,
-    /// Stored sessions on or before the chain's, ascending (at most
-    /// [`MAX_HISTORY_SESSIONS`]).
-    pub history: Vec<VolDailyRow>,
-    /// Indices into `history` of the sessions whose close first reflects an earnings report.
+    /// The ticker's stored series (shared); [`VolRead::history`] is its window.
+    series: VolSeries,
+    /// The window of `series` read: the sessions on or before the chain's, at most
+    /// [`MAX_HISTORY_SESSIONS`].
+    window: std::ops::Range<usize>,
+    /// Indices into [`VolRead::history`] of the sessions whose close first reflects an earnings report.
     pub reaction_sessions: Vec<usize>,
 }
 
@@ -116,12 +118,15 @@ impl VolRead {
     pub async fn of(state: &AppState, ticker: Ticker) -> Result<Self, ApiError> {
         let chain = latest_chain(state, &ticker)?;
         let reader = state.market_data()?.clone();
-        let history = reader
-            .vol_history(&ticker, chain.trade_date, MAX_HISTORY_SESSIONS)
-            .await?;
+        let series = reader.vol_history(&ticker).await?;
+        let end = series.partition_point(|r| r.trade_date <= chain.trade_date);
+        let window = end.saturating_sub(MAX_HISTORY_SESSIONS)..end;
         let coverage = reader.coverage();
         let reports: Vec<&EarningsEvent> = coverage.reports_of(ticker.as_str()).iter().collect();
-        let dates: Vec<NaiveDate> = history.iter().map(|r| r.trade_date).collect();
+        let dates: Vec<NaiveDate> = series[window.clone()]
+            .iter()
+            .map(|r| r.trade_date)
+            .collect();
         let reaction_sessions = reaction_sessions(&dates, &reports);
         // A chain whose rows break a rule has no IV figures rather than failing the endpoint.
         let expirations = expiration_vols(&chain.rows).unwrap_or_default();
@@ -131,16 +136,23 @@ impl VolRead {
             chain,
             expirations,
             constant_maturity,
-            history,
+            series,
+            window,
             reaction_sessions,
         })
+    }
+
+    /// Stored sessions on or before the chain's, ascending (at most
+    /// [`MAX_HISTORY_SESSIONS`]).
+    pub fn history(&self) -> &[VolDailyRow] {
+        &self.series[self.window.clone()]
     }
 
     /// Today's 30-day constant-maturity IV: the live chain's, else the stored row of the
     /// chain's session.
     pub fn iv30d(&self) -> Option<f64> {
         self.constant_maturity.iv30d_pct.or_else(|| {
-            self.history
+            self.history()
                 .last()
                 .filter(|r| r.trade_date == self.chain.trade_date)
                 .and_then(|r| r.iv30d_pct)
@@ -150,7 +162,7 @@ impl VolRead {
     /// The stored `iv30d` of the sessions before the chain's, oldest first, skipping sessions
     /// without one.
     pub fn prior_iv30d(&self) -> Vec<f64> {
-        self.history
+        self.history()
             .iter()
             .filter(|r| r.trade_date < self.chain.trade_date)
             .filter_map(|r| r.iv30d_pct)
@@ -160,12 +172,12 @@ impl VolRead {
 
     /// Session closes of the history, oldest first.
     pub fn closes(&self) -> Vec<f64> {
-        self.history.iter().map(|r| r.close).collect()
+        self.history().iter().map(|r| r.close).collect()
     }
 
     /// The last stored session, the end of every realized window.
     pub fn last_session(&self) -> Option<NaiveDate> {
-        self.history.last().map(|r| r.trade_date)
+        self.history().last().map(|r| r.trade_date)
     }
 }
 
@@ -220,12 +232,12 @@ impl VolRead {
 pub fn premium_history(read: &VolRead, window: usize, sessions: usize) -> Vec<f64> {
     let closes = read.closes();
     let prior = read
-        .history
+        .history()
         .partition_point(|r| r.trade_date < read.chain.trade_date);
     let first = prior.saturating_sub(sessions);
     (first..prior)
         .filter_map(|i| {
-            let iv = read.history[i].iv30d_pct?;
+            let iv = read.history()[i].iv30d_pct?;
             let rv = hv(&closes[..=i], window)?;
             Some(iv - rv).filter(|p| p.is_finite())
         })
@@ -254,7 +266,7 @@ pub fn no_iv30d(read: &VolRead) -> String {
 pub fn short_history(read: &VolRead, window: usize) -> String {
     format!(
         "{} stored session closes; a {window}-session realized vol needs {}",
-        read.history.len(),
+        read.history().len(),
         window + 1
     )
 }

@@ -135,7 +135,7 @@ pub async fn monies(
     let coverage = state.market_data()?.coverage();
     let reports = coverage.reports_of(read.ticker.as_str());
     let avg_abs_move = read
-        .history
+        .history()
         .iter()
         .rev()
         .find_map(|r| r.earnings_avg_abs_move_pct);

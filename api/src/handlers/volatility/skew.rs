@@ -160,9 +160,9 @@ pub async fn skew(
     let read = VolRead::of(&state, ticker).await?;
     let today = smile_shape_at(&read.chain.rows, SKEW_TENOR_DAYS);
     let prior = read
-        .history
+        .history()
         .partition_point(|r| r.trade_date < read.chain.trade_date);
-    let year = &read.history[prior.saturating_sub(IV_RANK_LOOKBACK_SESSIONS)..prior];
+    let year = &read.history()[prior.saturating_sub(IV_RANK_LOOKBACK_SESSIONS)..prior];
     let slopes: Vec<f64> = year.iter().filter_map(|r| r.skew_slope_30d).collect();
     let curvatures: Vec<f64> = year.iter().filter_map(|r| r.smile_curvature_30d).collect();
     let reason = today.is_none().then(|| {
@@ -187,14 +187,14 @@ pub async fn skew(
     };
     match view {
         "history" => {
-            let all = read.history.len().saturating_sub(days);
+            let all = read.history().len().saturating_sub(days);
             let limit = window_request.row_limit(VOL_SERIES_ROWS);
             let (kept, window) =
-                window_last(read.history.len() - all, limit, window_request.detail);
+                window_last(read.history().len() - all, limit, window_request.detail);
             payload.window = limit.map(|_| window);
             let start = all + kept.start;
             payload.history = Some(
-                read.history[start..]
+                read.history()[start..]
                     .iter()
                     .map(|r| SkewDay {
                         date: r.trade_date,

@@ -85,13 +85,13 @@ pub async fn vrp_timeseries(
     let hv_period = usize::try_from(params.int("hv_period")?.value).unwrap_or(30);
     let read = VolRead::of(&state, ticker).await?;
     let closes = read.closes();
-    let first = read.history.len().saturating_sub(lookback);
-    let timeseries: Vec<VrpPoint> = (first..read.history.len())
+    let first = read.history().len().saturating_sub(lookback);
+    let timeseries: Vec<VrpPoint> = (first..read.history().len())
         .map(|i| {
-            let iv = read.history[i].iv30d_pct;
+            let iv = read.history()[i].iv30d_pct;
             let rv = hv(&closes[..=i], hv_period);
             VrpPoint {
-                date: read.history[i].trade_date,
+                date: read.history()[i].trade_date,
                 iv,
                 hv: rv,
                 vrp: iv.zip(rv).map(|(iv, rv)| iv - rv),
