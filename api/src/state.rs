@@ -16,7 +16,7 @@ use optics_schemas::{ChainRow, VolDailyRow};
 
 use crate::error::ApiError;
 use crate::freshness::{Freshness, freshness, freshness_of_session};
-use crate::market::{ChainView, Coverage, ExposureView, FlowAggregatesView, FlowView};
+use crate::market::{ChainView, Coverage, ExposureView, FlowAggregatesView, FlowView, VixSession};
 use crate::metrics::Metrics;
 use crate::registry::Registry;
 use crate::response_cache::ResponseCache;
@@ -77,6 +77,12 @@ pub trait MarketDataReader: Send + Sync + fmt::Debug + 'static {
         _sessions: usize,
     ) -> ReadFuture<'a, Result<Vec<VolDailyRow>, ApiError>> {
         Box::pin(async { Ok(Vec::new()) })
+    }
+
+    /// The VIX prints of the newest session this reader has computed from the SPX chains it
+    /// installed ([`crate::market::VixTape`]); `None` (the default) when it keeps no tape.
+    fn vix_session(&self) -> Option<VixSession> {
+        None
     }
 
     /// A number that changes whenever anything this reader serves changes (a snapshot swapped

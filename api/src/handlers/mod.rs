@@ -164,6 +164,7 @@ pub fn data_routes() -> Vec<(Endpoint, MethodRouter<AppState>)> {
             Endpoint::Monies,
             axum::routing::get(volatility::monies::monies),
         ),
+        (Endpoint::Vix, axum::routing::get(volatility::vix::vix)),
         (Endpoint::Pop, axum::routing::post(strategy::pop)),
         (
             Endpoint::AnalyzeStrategy,

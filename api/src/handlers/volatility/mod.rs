@@ -21,6 +21,7 @@ pub mod iv_rank;
 pub mod iv_rank_batch;
 pub mod monies;
 pub mod term_structure;
+pub mod vix;
 pub mod volatility_cone;
 pub mod vrp;
 pub mod vrp_expirations;
@@ -86,6 +87,7 @@ pub fn data_schemas() -> Vec<DataSchema> {
         DataSchema::of::<VolatilityConePayload>(Endpoint::VolatilityCone),
         DataSchema::of::<HvRegimesPayload>(Endpoint::HvRegimes),
         DataSchema::of::<MoniesPayload>(Endpoint::Monies),
+        DataSchema::of::<vix::VixPayload>(Endpoint::Vix),
     ]
 }
 
