@@ -54,7 +54,7 @@ SUMMARIES = {
     "monies": "The implied (or forecast) volatility surface by delta and tenor.",
     "skew": "Put-call skew now, through time, and the smile's curvature.",
     "term-structure": "ATM implied volatility per expiration and the curve's shape.",
-    "vix": "VIX level, its futures-style term points and regime.",
+    "vix": "VIX computed from SPX options by the Cboe method, with the day's range and change.",
     "volatility-cone": "Realized volatility percentiles per window against current IV.",
     "vrp": "Volatility risk premium: 30-day IV minus realized volatility.",
     "vrp-expirations": "Volatility risk premium per listed expiration.",

@@ -16,7 +16,7 @@ use optics_schemas::{ChainRow, VolDailyRow};
 
 use crate::error::ApiError;
 use crate::freshness::{Freshness, freshness, freshness_of_session};
-use crate::market::{ChainView, Coverage, ExposureView, FlowAggregatesView, FlowView};
+use crate::market::{ChainView, Coverage, ExposureView, FlowAggregatesView, FlowView, VixSession};
 use crate::metrics::Metrics;
 use crate::registry::Registry;
 use crate::response_cache::ResponseCache;
@@ -75,6 +75,12 @@ pub trait MarketDataReader: Send + Sync + fmt::Debug + 'static {
         _ticker: &'a Ticker,
     ) -> ReadFuture<'a, Result<VolSeries, ApiError>> {
         Box::pin(async { Ok(VolSeries::default()) })
+    }
+
+    /// The VIX prints of the newest session this reader has computed from the SPX chains it
+    /// installed ([`crate::market::VixTape`]); `None` (the default) when it keeps no tape.
+    fn vix_session(&self) -> Option<VixSession> {
+        None
     }
 
     /// A number that changes whenever anything this reader serves changes (a snapshot swapped

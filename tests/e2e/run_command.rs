@@ -147,6 +147,7 @@ fn optics_run_seeds_says_how_to_call_it_and_answers_a_chain() {
         ),
         ("/monies/SPX", "/expirations/1/slope"),
         ("/skew/SPX", "/current/slope"),
+        ("/vix", "/price"),
     ] {
         let (status, body) = get(&address, &format!("/api/mcp/data{path}"), Some(token));
         assert_eq!(status, 200, "{path}: {body}");

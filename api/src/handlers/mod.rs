@@ -165,6 +165,7 @@ pub fn data_routes() -> Vec<(Endpoint, MethodRouter<AppState>)> {
             axum::routing::get(volatility::monies::monies),
         ),
         (Endpoint::Skew, axum::routing::get(volatility::skew::skew)),
+        (Endpoint::Vix, axum::routing::get(volatility::vix::vix)),
         (Endpoint::Pop, axum::routing::post(strategy::pop)),
         (
             Endpoint::AnalyzeStrategy,

@@ -6,9 +6,11 @@
 //! [`StoreMarketData`] is the implementation over the snapshot store: it loads the newest
 //! snapshots at start and reloads a partition when its `snapshot` event arrives, swapping an
 //! `Arc` so a hot read plans no query and takes no lock longer than a pointer copy.
+//! It also computes the VIX of every SPX chain it installs into a per-session [`VixTape`].
 
 mod history;
 mod store_cache;
+mod vix_tape;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -23,6 +25,7 @@ use optics_schemas::{
 
 pub use history::ChainHistory;
 pub use store_cache::StoreMarketData;
+pub use vix_tape::{VixPrint, VixSession, VixTape};
 
 /// One underlying's latest chain.
 #[derive(Debug, Clone)]

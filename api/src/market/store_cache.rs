@@ -7,6 +7,7 @@ use std::sync::{Arc, RwLock};
 use arrow_array::RecordBatch;
 use chrono::{DateTime, NaiveDate, Utc};
 use optics_compute::flow::{ExpirationFlow, StrikeFlow};
+use optics_compute::vol::{VIX_UNDERLYING, chain_vix};
 use optics_pipeline::store::{MARKET_WIDE, Snapshot, SnapshotKey, SnapshotStore, StoreError};
 use optics_pipeline::worker::PublishedSnapshots;
 use optics_schemas::bus::snapshot_datasets;
@@ -17,7 +18,10 @@ use optics_schemas::{
 };
 
 use super::history::{ChainHistory, HistoryError};
-use super::{ChainView, Coverage, ExposureView, FlowAggregatesView, FlowView, SessionBar};
+use super::{
+    ChainView, Coverage, ExposureView, FlowAggregatesView, FlowView, SessionBar, VixPrint,
+    VixSession, VixTape,
+};
 use crate::error::ApiError;
 use crate::metrics::Metrics;
 use crate::state::{MarketDataReader, ReadFuture, VolSeries};
@@ -105,6 +109,8 @@ pub struct StoreMarketData {
     vol_generation: AtomicU64,
     /// The newest `vol_daily` partition and version [`load`](Self::load) saw.
     vol_daily_newest: std::sync::Mutex<Option<(NaiveDate, u64)>>,
+    /// The VIX of every SPX chain installed, this session.
+    vix_tape: VixTape,
 }
 
 /// The datasets held in memory.
@@ -127,6 +133,7 @@ impl StoreMarketData {
             generation: AtomicU64::new(0),
             vol_generation: AtomicU64::new(0),
             vol_daily_newest: std::sync::Mutex::new(None),
+            vix_tape: VixTape::default(),
         }
     }
 
@@ -381,6 +388,15 @@ impl StoreMarketData {
                     return Ok(());
                 };
                 self.report_published(key, view.as_of);
+                // Computed before the swap (outside the lock); recorded once it is installed.
+                let print = (key.underlying == VIX_UNDERLYING)
+                    .then(|| chain_vix(&view.rows, view.as_of).ok())
+                    .flatten()
+                    .map(|v| VixPrint {
+                        at: view.as_of,
+                        vix: v.vix(),
+                    });
+                let trade_date = view.trade_date;
                 let decoded = Decoded {
                     items: view.rows.len(),
                     bytes: view.rows.heap_bytes()
@@ -388,7 +404,10 @@ impl StoreMarketData {
                         + view.underlying.capacity(),
                     value: view,
                 };
-                put(&mut self.write().chains, ticker, stamp, decoded);
+                let installed = put(&mut self.write().chains, ticker, stamp, decoded);
+                if let (true, Some(print)) = (installed, print) {
+                    self.vix_tape.record(trade_date, print);
+                }
             }
             snapshot_datasets::EXPOSURES => {
                 let rows = decode(batches, ExposureRow::from_batch)?;
@@ -652,6 +671,10 @@ impl MarketDataReader for StoreMarketData {
 
     fn generation(&self) -> Option<u64> {
         Some(self.generation.load(Ordering::Acquire))
+    }
+
+    fn vix_session(&self) -> Option<VixSession> {
+        self.vix_tape.session()
     }
 
     fn chain_at_time<'a>(

@@ -290,7 +290,7 @@ pub(super) static DATA_ENDPOINTS: &[EndpointSpec] = &[
         path: "/vix",
         tier: Tier::Premium,
         cost: Cost::Units(1),
-        summary: "VIX level, its futures-style term points and regime.",
+        summary: "VIX computed from SPX options by the Cboe method, with the day's range and change.",
         params: &[],
         example: Example {
             request: "/vix",

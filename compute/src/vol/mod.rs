@@ -27,6 +27,8 @@
 //!   error, a butterfly-arbitrage check, ATM IV, slope, curvature and IV at fixed call deltas.
 //! - [`vix`]: the Cboe VIX white-paper method: per-expiration model-free variance from the
 //!   out-of-the-money strip, and the 30-day interpolation.
+//! - [`vix_chain`]: the VIX of one SPX chain snapshot: the white paper's choice of the near and
+//!   next Friday-cycle terms, minutes to their AM or PM settlement, and the index.
 //!
 //! Input that cannot be computed on is a [`VolError`] naming what is wrong; "not enough data"
 //! for an otherwise valid input is `None` where the function documents it.
@@ -43,6 +45,7 @@ pub mod signals;
 pub mod stats;
 pub mod svi;
 pub mod vix;
+pub mod vix_chain;
 
 #[cfg(test)]
 mod tests;
@@ -80,6 +83,9 @@ pub use svi::{
 pub use vix::{
     BidAsk, MINUTES_30_DAYS, MINUTES_PER_YEAR, StripContribution, StripSide, TermVariance,
     VixIndex, VixStrike, vix_index, vix_term_variance,
+};
+pub use vix_chain::{
+    ChainVix, VIX_UNDERLYING, VixTerm, VixTermSelection, chain_vix, vix_candidate_expirations,
 };
 
 /// Input the volatility functions cannot compute on.

@@ -33,7 +33,8 @@
 //! Checked against the white paper's worked example (`compute/tests/vix_white_paper.rs`) and
 //! an independent Python implementation on synthetic chains (`compute/tests/vol_reference.rs`).
 //! Not reproduced: the 2025 rule that also skips an option with a zero **ask**, and the
-//! paper's selection of which expirations to use (the caller passes the two).
+//! paper's selection of which expirations to use (the caller passes the two; [`super::vix_chain`]
+//! chooses them from an SPX chain).
 
 use super::VolError;
 

@@ -22,6 +22,7 @@ pub mod iv_rank_batch;
 pub mod monies;
 pub mod skew;
 pub mod term_structure;
+pub mod vix;
 pub mod volatility_cone;
 pub mod vrp;
 pub mod vrp_expirations;
@@ -89,6 +90,7 @@ pub fn data_schemas() -> Vec<DataSchema> {
         DataSchema::of::<HvRegimesPayload>(Endpoint::HvRegimes),
         DataSchema::of::<MoniesPayload>(Endpoint::Monies),
         DataSchema::of::<SkewPayload>(Endpoint::Skew),
+        DataSchema::of::<vix::VixPayload>(Endpoint::Vix),
     ]
 }
 
