@@ -616,11 +616,19 @@ mod store_backed {
 
     /// The router over the store's newest snapshots, with the clock at `now`.
     pub async fn app(store: &SnapshotStore, now: DateTime<Utc>) -> axum::Router {
-        let market = StoreMarketData::new(store.clone());
+        app_and_market(store, now).await.0
+    }
+
+    /// [`app`] and the reader behind it (to hand it snapshot events).
+    pub async fn app_and_market(
+        store: &SnapshotStore,
+        now: DateTime<Utc>,
+    ) -> (axum::Router, Arc<StoreMarketData>) {
+        let market = Arc::new(StoreMarketData::new(store.clone()));
         market.load().await.unwrap();
         let state = optics_api::AppState::new(Arc::new(ManualClock::new(now)))
-            .with_market_data(Arc::new(market));
-        optics_api::router(state)
+            .with_market_data(market.clone());
+        (optics_api::router(state), market)
     }
 }
 
@@ -904,7 +912,7 @@ async fn zero_dte_reads_the_stored_vol_daily_history_of_its_symbol() {
             .await
             .unwrap();
     }
-    let app = store_backed::app(&store, store_backed::at(20, 15, 32)).await;
+    let (app, market) = store_backed::app_and_market(&store, store_backed::at(20, 15, 32)).await;
     let data = get(&app, "/api/mcp/data/zero-dte/SPY", &[]).await.data();
     let read = &data["scored_read"];
     // The twelve sessions through Nov 19 are read; Nov 23 is after the chain's session.
@@ -931,9 +939,9 @@ async fn zero_dte_reads_the_stored_vol_daily_history_of_its_symbol() {
     assert!(data["iv_forecast"].is_null());
     assert!(read["iv_forecast_reason"].as_str().unwrap().contains("23"));
 
-    // A session published again (a new file of Nov 19) is read anew, not served from the
-    // decoded files the reader keeps: its close is moved so that its hit becomes a miss or
-    // its miss a hit.
+    // A session published again (a new file of Nov 19) is read anew once its publication is
+    // announced, not served from the series the reader holds: its close is moved so that its
+    // hit becomes a miss or its miss a hit.
     let last = stored - 1;
     let days = (dates[last] - dates[last - 1]).num_days() as f64;
     let last_was_hit = (spy_close(last) - spy_close(last - 1)).abs()
@@ -949,10 +957,11 @@ async fn zero_dte_reads_the_stored_vol_daily_history_of_its_symbol() {
     row.front_expiration = Some(dates[last] + Duration::days(1));
     let key = SnapshotKey::new(snapshot_datasets::VOL_DAILY, dates[last], MARKET_WIDE);
     let batch = VolDailyRow::to_batch(&[row]).unwrap();
-    store
+    let event = store
         .publish(&key, &batch, &["underlying"], as_of)
         .await
         .unwrap();
+    market.apply(&event).await.unwrap();
     // Another query string: the held answer of the first call is not reused.
     let again = get(&app, "/api/mcp/data/zero-dte/SPY?detail=full", &[])
         .await
