@@ -13,11 +13,12 @@ mod store_cache;
 mod vix_tape;
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use chrono::{DateTime, NaiveDate, Utc};
 use optics_compute::flow::{ExpirationFlow, StrikeFlow, flow_groups};
 use optics_compute::time::expiration_close_utc;
+use optics_compute::vol::{ConstantMaturityIv, ExpirationVol, expiration_vols};
 use optics_schemas::{
     ChainRow, Company, EarningsEvent, ExposureRow, ExposureSummaryRow, FlowAggregateRow,
     FlowSnapshotRow, PricingModelCode,
@@ -42,6 +43,18 @@ pub struct ChainView {
     pub expirations: Vec<NaiveDate>,
     /// How many of `expirations` (the first ones) had expired at `as_of`.
     expired: usize,
+    /// The chain's implied-vol summary, computed on first use and kept with the snapshot.
+    implied: OnceLock<ImpliedSummary>,
+}
+
+/// The implied vols of one chain snapshot that the volatility endpoints read: per-expiration
+/// forward-ATM IV and 25-delta wings, and the constant-maturity IVs.
+#[derive(Debug, Clone, Default)]
+pub struct ImpliedSummary {
+    /// Per expiration, nearest first (`optics_compute::vol::expiration_vols`).
+    pub expirations: Vec<ExpirationVol>,
+    /// 10 days … a year (`optics_compute::vol::ConstantMaturityIv`).
+    pub constant_maturity: ConstantMaturityIv,
 }
 
 impl ChainView {
@@ -66,6 +79,21 @@ impl ChainView {
             rows,
             expirations,
             expired,
+            implied: OnceLock::new(),
+        })
+    }
+
+    /// The chain's implied-vol summary: computed once per snapshot (every request of every
+    /// volatility endpoint of the ticker reads the same). A chain whose rows break a rule has
+    /// an empty summary rather than failing its readers.
+    pub fn implied(&self) -> &ImpliedSummary {
+        self.implied.get_or_init(|| {
+            let expirations = expiration_vols(&self.rows).unwrap_or_default();
+            let constant_maturity = ConstantMaturityIv::from_expirations(&expirations);
+            ImpliedSummary {
+                expirations,
+                constant_maturity,
+            }
         })
     }
 

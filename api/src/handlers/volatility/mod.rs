@@ -33,7 +33,7 @@ use std::sync::Arc;
 use chrono::{DateTime, NaiveDate, Utc};
 use optics_compute::time::NyseCalendar;
 use optics_compute::vol::close::reaction_sessions;
-use optics_compute::vol::{ConstantMaturityIv, ExpirationVol, expiration_vols, hv};
+use optics_compute::vol::{ConstantMaturityIv, ExpirationVol, hv};
 use optics_schemas::{EarningsEvent, VolDailyRow};
 use serde::Serialize;
 use utoipa::ToSchema;
@@ -130,9 +130,9 @@ impl VolRead {
             .map(|r| r.trade_date)
             .collect();
         let reaction_sessions = reaction_sessions(&dates, &reports);
-        // A chain whose rows break a rule has no IV figures rather than failing the endpoint.
-        let expirations = expiration_vols(&chain.rows).unwrap_or_default();
-        let constant_maturity = ConstantMaturityIv::from_expirations(&expirations);
+        let implied = chain.implied();
+        let (expirations, constant_maturity) =
+            (implied.expirations.clone(), implied.constant_maturity);
         Ok(Self {
             ticker,
             chain,
