@@ -14,6 +14,7 @@ use optics_ingest::vendor::{
     import_file_with,
 };
 use optics_pipeline::store::SnapshotKey;
+use optics_pipeline::worker::restate::{RestatedVolDaily, restate_vol_daily};
 use optics_schemas::{DailyBar, Dataset, Record};
 
 use crate::seeding::merge_bars_into_market_wide;
@@ -153,7 +154,11 @@ fn import_with_progress(
 ///    bars;
 /// 2. merged into the newest market-wide partition (`underlying=_all`), the one the API's
 ///    share volumes and the session close read: the symbol's sessions in the file replace the
-///    stored ones, every other row is kept (see [`merge_bars_into_market_wide`]).
+///    stored ones, every other row is kept (see [`merge_bars_into_market_wide`]);
+///
+/// and then the symbol's stored `vol_daily` rows from the file's first session to the last
+/// closed one are recomputed from the merged bars, their chain figures kept
+/// ([`restate_vol_daily`]), so every volatility endpoint reads the imported closes.
 fn import_bars(args: &ImportArgs) -> anyhow::Result<()> {
     let symbol = args
         .symbol
@@ -185,8 +190,9 @@ fn import_bars(args: &ImportArgs) -> anyhow::Result<()> {
                 let key = SnapshotKey::new(Dataset::DailyBars.name(), last, symbol.as_str());
                 let now = Utc::now();
                 runtime.block_on(store.publish(&key, &batch, &[], now))?;
-                // From here the file is stored: a failed merge is repeated by importing again
-                // (or by the next backfill, which lays the import over the simulated bars).
+                // From here the file is stored: a failed merge or restatement is repeated by
+                // importing again (or, for the merge, by the next backfill, which lays the
+                // import over the simulated bars).
                 let merged = runtime
                     .block_on(merge_bars_into_market_wide(&store, &bars, now))
                     .map_err(|e| {
@@ -195,15 +201,37 @@ fn import_bars(args: &ImportArgs) -> anyhow::Result<()> {
                              merged into the market-wide bars the API reads; import the file \
                              again"
                         ))
+                    })
+                    .and_then(|merged| {
+                        let first = bars[0].date;
+                        let restated = runtime
+                            .block_on(restate_vol_daily(&store, &symbol, first, now))
+                            .with_context(|| {
+                                format!(
+                                    "the bars of {symbol} are stored and merged, but its \
+                                     vol_daily rows from {first} are not recomputed; import the \
+                                     file again"
+                                )
+                            })?;
+                        Ok((merged, restated))
                     });
                 Ok((summary, last, merged))
             });
         match outcome {
-            Ok((summary, last, Ok(merged))) => println!(
-                "{}: {} bars of {symbol} through {last} committed to the snapshot store \
-                 (market-wide daily bars of {}: {} rows, {} replaced)",
-                summary.file, summary.rows, merged.trade_date, merged.rows, merged.replaced
-            ),
+            Ok((summary, last, Ok((merged, restated)))) => {
+                println!(
+                    "{}: {} bars of {symbol} through {last} committed to the snapshot store \
+                     (market-wide daily bars of {}: {} rows, {} replaced)",
+                    summary.file, summary.rows, merged.trade_date, merged.rows, merged.replaced
+                );
+                println!("{}", describe_restated(&symbol, &restated));
+                if let Some((underlying, date, error)) = restated.skipped.first() {
+                    eprintln!(
+                        "vol_daily: {} rows kept as stored, e.g. {underlying} on {date}: {error}",
+                        restated.skipped.len()
+                    );
+                }
+            }
             Ok((_, _, Err(error))) => {
                 eprintln!("error: {error:#}");
                 failures += 1;
@@ -218,6 +246,35 @@ fn import_bars(args: &ImportArgs) -> anyhow::Result<()> {
         bail!("{failures} of {} file(s) failed", args.files.len());
     }
     Ok(())
+}
+
+/// One line on what [`restate_vol_daily`] did.
+fn describe_restated(symbol: &str, restated: &RestatedVolDaily) -> String {
+    let (Some(first), Some(last)) = (restated.sessions.first(), restated.sessions.last()) else {
+        return format!(
+            "vol_daily of {symbol}: no closed session to recompute (the seeding or the \
+             session close computes it from these bars)"
+        );
+    };
+    let mut line = format!(
+        "vol_daily of {symbol}: {} sessions {first}..{last} recomputed from the bars \
+         ({} rows updated, {} added",
+        restated.sessions.len(),
+        restated.updated,
+        restated.added
+    );
+    if restated.benchmark_updated > 0 {
+        line.push_str(&format!(
+            ", {} other rows' beta to {symbol}",
+            restated.benchmark_updated
+        ));
+    }
+    line.push_str(&format!(
+        "; {} partitions published) in {:.2} s",
+        restated.published,
+        restated.elapsed.as_secs_f64()
+    ));
+    line
 }
 
 fn progress_bar(total_bytes: u64, quiet: bool, file: &Path) -> ProgressBar {

@@ -277,7 +277,7 @@ fn stored_bars(store_dir: &std::path::Path, on: NaiveDate) -> Vec<DailyBar> {
 
 /// `optics serve` on port 0 over `data_dir` with the local account; returns it, its address
 /// and the local token.
-fn serve(data_dir: &std::path::Path) -> (Running, String, String) {
+pub(crate) fn serve(data_dir: &std::path::Path) -> (Running, String, String) {
     let mut command = Command::new(OPTICS);
     command
         .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
@@ -290,32 +290,63 @@ fn serve(data_dir: &std::path::Path) -> (Running, String, String) {
     (server, address, token.trim().to_owned())
 }
 
+/// `optics import bars FILE --symbol SPY --data-dir DATA_DIR --quiet` with `extra` arguments;
+/// its stdout (it must succeed).
+pub(crate) fn import_spy_bars(data_dir: &str, file: &std::path::Path, extra: &[&str]) -> String {
+    let mut args = vec![
+        "import",
+        "bars",
+        file.to_str().unwrap(),
+        "--symbol",
+        "SPY",
+        "--data-dir",
+        data_dir,
+        "--quiet",
+    ];
+    args.extend(extra);
+    let output = run_optics(OPTICS, &args);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// `optics backfill` of one session through `to` and a year of history, for five underlyings
+/// (SPY first); it must succeed.
+pub(crate) fn backfill_five(data_dir: &str, to: &str) {
+    let backfill = run_optics(
+        OPTICS,
+        &[
+            "backfill",
+            "--data-dir",
+            data_dir,
+            "--to",
+            to,
+            "--sessions",
+            "1",
+            "--universe",
+            "5",
+            "--history-years",
+            "1",
+            "--quiet",
+        ],
+    );
+    assert!(
+        backfill.status.success(),
+        "{}",
+        String::from_utf8_lossy(&backfill.stderr)
+    );
+}
+
 /// Bars imported over a seeded store reach `/stock/{ticker}` through `optics serve`, every
 /// other stored bar is kept, and a later backfill keeps the imported ones.
 #[test]
 fn imported_bars_reach_the_stock_endpoint_and_survive_a_backfill() {
     let dir = TempDir::new("import-bars-served");
     let data_dir = dir.path().to_str().unwrap();
-    let backfill_args = [
-        "backfill",
-        "--data-dir",
-        data_dir,
-        "--to",
-        "2026-11-20",
-        "--sessions",
-        "1",
-        "--universe",
-        "5",
-        "--history-years",
-        "1",
-        "--quiet",
-    ];
-    let backfill = run_optics(OPTICS, &backfill_args);
-    assert!(
-        backfill.status.success(),
-        "{}",
-        String::from_utf8_lossy(&backfill.stderr)
-    );
+    backfill_five(data_dir, "2026-11-20");
     let session = date("2026-11-20");
     let before = stored_bars(&dir.path().join("snapshots"), session);
     let simulated = before
@@ -334,31 +365,8 @@ fn imported_bars_reach_the_stock_endpoint_and_survive_a_backfill() {
     )
     .unwrap();
     let store = format!("file://{}", dir.path().join("snapshots").display());
-    let import = run_optics(
-        OPTICS,
-        &[
-            "import",
-            "bars",
-            file.to_str().unwrap(),
-            "--symbol",
-            "SPY",
-            "--data-dir",
-            data_dir,
-            "--store",
-            &store,
-            "--quiet",
-        ],
-    );
-    assert!(
-        import.status.success(),
-        "{}",
-        String::from_utf8_lossy(&import.stderr)
-    );
-    assert!(
-        String::from_utf8_lossy(&import.stdout).contains("2 replaced"),
-        "{}",
-        String::from_utf8_lossy(&import.stdout)
-    );
+    let stdout = import_spy_bars(data_dir, &file, &["--store", &store]);
+    assert!(stdout.contains("2 replaced"), "{stdout}");
 
     // Every stored bar is still there; SPY's two sessions are the file's.
     let after = stored_bars(&dir.path().join("snapshots"), session);
@@ -391,12 +399,7 @@ fn imported_bars_reach_the_stock_endpoint_and_survive_a_backfill() {
     }
 
     // A backfill rewrites the market-wide bars from the simulator and lays the import over it.
-    let again = run_optics(OPTICS, &backfill_args);
-    assert!(
-        again.status.success(),
-        "{}",
-        String::from_utf8_lossy(&again.stderr)
-    );
+    backfill_five(data_dir, "2026-11-20");
     let rewritten = stored_bars(&dir.path().join("snapshots"), session);
     assert_eq!(rewritten.len(), before.len());
     let spy = rewritten
@@ -407,7 +410,7 @@ fn imported_bars_reach_the_stock_endpoint_and_survive_a_backfill() {
 }
 
 /// Files under `dir`, recursively (a local archive keeps empty directories).
-fn files_under(dir: &std::path::Path) -> usize {
+pub(crate) fn files_under(dir: &std::path::Path) -> usize {
     std::fs::read_dir(dir).map_or(0, |entries| {
         entries
             .map(|e| e.unwrap().path())

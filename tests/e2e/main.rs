@@ -2,6 +2,7 @@
 
 mod accounts_cli;
 mod import_cli;
+mod import_vol;
 mod price_cli;
 mod run_command;
 mod serve_api;

@@ -55,6 +55,7 @@ mod book;
 pub mod close;
 pub mod cycle;
 pub mod reference;
+pub mod restate;
 #[cfg(test)]
 mod tests;
 
