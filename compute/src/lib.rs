@@ -40,6 +40,7 @@ pub mod probability;
 pub mod risk;
 mod run_cache;
 pub mod same_day;
+pub mod seasonality;
 pub mod strategy;
 pub mod time;
 pub mod vol;

@@ -31,6 +31,7 @@
 
 pub mod batch;
 pub mod chain;
+pub mod events;
 pub mod exposure;
 pub mod flow;
 pub mod greeks;
@@ -54,6 +55,7 @@ pub fn data_schemas() -> Vec<DataSchema> {
     schemas.extend(greeks::data_schemas());
     schemas.extend(flow::data_schemas());
     schemas.extend(volatility::data_schemas());
+    schemas.extend(events::data_schemas());
     schemas
 }
 
@@ -166,6 +168,10 @@ pub fn data_routes() -> Vec<(Endpoint, MethodRouter<AppState>)> {
         ),
         (Endpoint::Skew, axum::routing::get(volatility::skew::skew)),
         (Endpoint::Vix, axum::routing::get(volatility::vix::vix)),
+        (
+            Endpoint::Seasonality,
+            axum::routing::get(events::seasonality::seasonality_of),
+        ),
         (Endpoint::Pop, axum::routing::post(strategy::pop)),
         (
             Endpoint::AnalyzeStrategy,
