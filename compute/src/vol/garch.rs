@@ -342,6 +342,15 @@ pub fn fit_garch11_closes(closes: &[f64]) -> Result<GarchFit, GarchUnavailable> 
     fit_garch11(&pct_log_returns(closes)?)
 }
 
+/// [`fit_garch11_closes`] over the last `max_returns` returns of `closes` (the last
+/// `max_returns` + 1 closes): a forecast from the recent regime, at a bounded cost.
+pub fn fit_garch11_recent(
+    closes: &[f64],
+    max_returns: usize,
+) -> Result<GarchFit, GarchUnavailable> {
+    fit_garch11_closes(&closes[closes.len().saturating_sub(max_returns.saturating_add(1))..])
+}
+
 impl GarchFit {
     /// Long-run daily variance ω / (1 − α − β), percent².
     pub fn long_run_variance(&self) -> f64 {

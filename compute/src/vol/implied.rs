@@ -182,6 +182,20 @@ pub fn smile_points<'r>(
         .collect()
 }
 
+/// The part of an ATM IV (points) that one earnings move accounts for: the IV minus the IV
+/// with the move's variance removed, σ_ex = √(max(0, σ²T − e²)/T), where e = the mean absolute
+/// earnings move (percent) × √(π/2) (the standard deviation of a normal move with that mean
+/// absolute value). `None` for T ≤ 0 or a non-finite input.
+pub fn earnings_effect_pct(atm_iv_pct: f64, years: f64, mean_abs_move_pct: f64) -> Option<f64> {
+    if !(years > 0.0 && atm_iv_pct.is_finite() && mean_abs_move_pct.is_finite()) {
+        return None;
+    }
+    let event = mean_abs_move_pct / 100.0 * (std::f64::consts::PI / 2.0).sqrt();
+    let total = (atm_iv_pct / 100.0).powi(2) * years;
+    let ex = ((total - event * event).max(0.0) / years).sqrt() * 100.0;
+    Some(atm_iv_pct - ex)
+}
+
 /// Slope and curvature of a smile at the money (see [`super::svi`]): dσ/dk and d²σ/dk² of the
 /// implied vol in percentage points at k = ln(K/F) = 0.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -59,11 +59,12 @@ pub use daily::{
 };
 pub use garch::{
     GARCH_MIN_RETURNS, GarchFit, GarchParams, GarchUnavailable, fit_garch11, fit_garch11_closes,
-    garch_backcast, garch11_log_likelihood, pct_log_returns,
+    fit_garch11_recent, garch_backcast, garch11_log_likelihood, pct_log_returns,
 };
 pub use implied::{
     CONSTANT_MATURITY_DAYS, ConstantMaturityIv, ExpirationVol, SmileShape, constant_maturity_iv,
-    expiration_vols, front_atm, skew25_constant_maturity, smile_points, smile_shape_at,
+    earnings_effect_pct, expiration_vols, front_atm, skew25_constant_maturity, smile_points,
+    smile_shape_at,
 };
 pub use range::{
     OhlcBar, RangeEstimator, garman_klass, parkinson, range_vol, range_vol_series, yang_zhang,
@@ -74,8 +75,8 @@ pub use realized::{
 };
 pub use stats::{
     CORRELATION_WINDOW_1M, CORRELATION_WINDOW_1Y, CorrelationBeta, Distribution, EarningsMove,
-    EarningsMoveStats, IvRankPercentile, Vrp, correlation_beta, distribution, earnings_move_stats,
-    gap_move_pct, iv_rank_percentile, percentile_of, vrp,
+    EarningsMoveStats, IvRankPercentile, Standing, Vrp, correlation_beta, distribution,
+    earnings_move_stats, gap_move_pct, iv_rank_percentile, percentile_of, standing, vrp,
 };
 pub use svi::{
     DeltaPoint, STANDARD_CALL_DELTAS, SVI_MIN_POINTS, SmilePoint, SviFit, SviParams, fit_svi,

@@ -342,6 +342,32 @@ pub fn percentile_of(history: &[f64], value: f64) -> Result<f64, VolError> {
     Ok(below as f64 / history.len() as f64 * 100.0)
 }
 
+/// Where a value stands in a history: the history's mean and sample standard deviation, the
+/// value's z-score against them and its percentile ([`percentile_of`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Standing {
+    /// Mean of the history; `None` when it is empty.
+    pub mean: Option<f64>,
+    /// Sample standard deviation (n − 1); `None` below two values or when zero.
+    pub std: Option<f64>,
+    /// (value − mean) / std.
+    pub z_score: Option<f64>,
+    /// Share of the history strictly below the value, 0–100.
+    pub percentile: Option<f64>,
+}
+
+/// The [`Standing`] of `value` (when there is one) in `history` (finite values, any order).
+pub fn standing(history: &[f64], value: Option<f64>) -> Standing {
+    let mean = (!history.is_empty()).then(|| history.iter().sum::<f64>() / history.len() as f64);
+    let std = super::realized::sample_std(history).filter(|s| *s > 0.0);
+    Standing {
+        mean,
+        std,
+        z_score: value.zip(mean).zip(std).map(|((v, m), s)| (v - m) / s),
+        percentile: value.and_then(|v| percentile_of(history, v).ok()),
+    }
+}
+
 /// The spread of a series: the figures of a volatility cone at one tenor.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Distribution {

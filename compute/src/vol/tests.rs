@@ -1115,3 +1115,32 @@ mod never_panic {
         }
     }
 }
+
+#[test]
+fn standing_reads_a_value_against_its_history() {
+    let history = [1.0, 2.0, 3.0, 4.0];
+    let s = standing(&history, Some(3.5));
+    assert_eq!(s.mean, Some(2.5));
+    // Sample variance (n − 1) of 1..4 is 5/3.
+    let std = (5.0f64 / 3.0).sqrt();
+    assert!((s.std.unwrap() - std).abs() < 1e-15);
+    assert!((s.z_score.unwrap() - 1.0 / std).abs() < 1e-15);
+    assert_eq!(s.percentile, Some(75.0));
+    let empty = standing(&[], Some(1.0));
+    assert_eq!(
+        (empty.mean, empty.std, empty.percentile),
+        (None, None, None)
+    );
+    assert_eq!(standing(&[2.0, 2.0], Some(3.0)).z_score, None);
+}
+
+#[test]
+fn the_earnings_effect_removes_one_moves_variance() {
+    // 30 % over 0.1 years carries 0.009 of variance; a 5 % mean absolute move is a normal move
+    // of σ = 5 % × √(π/2), whose square leaves 0.009 − 0.0039270 = 0.0050730: 22.52334 %.
+    let effect = earnings_effect_pct(30.0, 0.1, 5.0).unwrap();
+    assert!((effect - (30.0 - 22.523_342)).abs() < 1e-5, "{effect}");
+    assert_eq!(earnings_effect_pct(30.0, 0.0, 5.0), None);
+    // A move larger than the whole variance leaves nothing: the effect is the whole IV.
+    assert_eq!(earnings_effect_pct(10.0, 0.01, 50.0), Some(10.0));
+}

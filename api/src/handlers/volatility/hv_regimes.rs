@@ -11,7 +11,7 @@ use optics_compute::vol::regimes::{
     variance_decomposition,
 };
 use optics_compute::vol::{
-    GarchFit, HV_WINDOWS, OhlcBar, RangeEstimator, earnings_in_window, fit_garch11_closes, hv,
+    GarchFit, HV_WINDOWS, OhlcBar, RangeEstimator, earnings_in_window, fit_garch11_recent, hv,
     hv_ex_earnings, hv_series, percentile_of, range_vol,
 };
 use optics_schemas::{EarningsEvent, VolDailyRow};
@@ -138,8 +138,7 @@ pub struct HvForecast {
 
 impl HvForecast {
     fn of(closes: &[f64]) -> Self {
-        let start = closes.len().saturating_sub(GARCH_MAX_RETURNS + 1);
-        let fitted = fit_garch11_closes(&closes[start..]);
+        let fitted = fit_garch11_recent(closes, GARCH_MAX_RETURNS);
         let fit: Option<&GarchFit> = fitted.as_ref().ok();
         Self {
             model: "GARCH(1,1)",
@@ -154,7 +153,9 @@ impl HvForecast {
             persistence: fit.map(|f| f.persistence),
             half_life_sessions: fit.map(|f| f.half_life_sessions).filter(|h| h.is_finite()),
             log_likelihood: fit.map(|f| f.log_likelihood),
-            observations: fit.map_or(closes.len().saturating_sub(start + 1), |f| f.observations),
+            observations: fit.map_or(closes.len().saturating_sub(1).min(GARCH_MAX_RETURNS), |f| {
+                f.observations
+            }),
             reason: fitted.err().map(|e| format!("{}: {e}", e.code())),
         }
     }

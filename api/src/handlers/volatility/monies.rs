@@ -6,8 +6,8 @@ use axum::extract::State;
 use chrono::NaiveDate;
 use optics_compute::vol::signals::{vrp_signal, vrp_signal_rule};
 use optics_compute::vol::{
-    GarchFit, STANDARD_CALL_DELTAS, SVI_MIN_POINTS, SviFit, fit_garch11_closes, fit_svi,
-    smile_points,
+    GarchFit, STANDARD_CALL_DELTAS, SVI_MIN_POINTS, SviFit, earnings_effect_pct,
+    fit_garch11_recent, fit_svi, smile_points,
 };
 use optics_schemas::{EarningsEvent, EarningsTiming};
 use serde::Serialize;
@@ -128,10 +128,7 @@ pub async fn monies(
     let surface = params.choice("surface")?.unwrap_or("implied");
     let read = VolRead::of(&state, ticker).await?;
     let closes = read.closes();
-    let garch = (surface != "implied").then(|| {
-        let start = closes.len().saturating_sub(GARCH_MAX_RETURNS + 1);
-        fit_garch11_closes(&closes[start..])
-    });
+    let garch = (surface != "implied").then(|| fit_garch11_recent(&closes, GARCH_MAX_RETURNS));
     let coverage = state.market_data()?.coverage();
     let reports = coverage.reports_of(read.ticker.as_str());
     let avg_abs_move = read
@@ -277,14 +274,7 @@ fn earn_effect(row: &MoniesExpiration, has_report: bool, avg_abs_move: Option<f6
     if !has_report {
         return Some(0.0);
     }
-    let years = row.years_to_expiry;
-    if !(years > 0.0) {
-        return None;
-    }
-    let event = avg_abs_move? / 100.0 * (std::f64::consts::PI / 2.0).sqrt();
-    let total = (atm / 100.0).powi(2) * years;
-    let ex = ((total - event * event).max(0.0) / years).sqrt() * 100.0;
-    Some(atm - ex)
+    earnings_effect_pct(atm, row.years_to_expiry, avg_abs_move?)
 }
 
 /// Turns the implied row into the surface asked for.

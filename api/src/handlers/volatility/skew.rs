@@ -8,7 +8,7 @@ use chrono::NaiveDate;
 use optics_compute::vol::signals::{
     Ar1, ONE_MONTH_SESSIONS, curvature_interpretation, curvature_mispricing, curvature_rule,
 };
-use optics_compute::vol::{IV_RANK_LOOKBACK_SESSIONS, SmileShape, percentile_of, smile_shape_at};
+use optics_compute::vol::{IV_RANK_LOOKBACK_SESSIONS, SmileShape, smile_shape_at, standing};
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -226,51 +226,29 @@ pub async fn skew(
     Ok(ok(payload))
 }
 
-/// Mean and sample standard deviation; the deviation `None` below two values or when zero.
-fn mean_std(values: &[f64]) -> (Option<f64>, Option<f64>) {
-    if values.is_empty() {
-        return (None, None);
-    }
-    let n = values.len() as f64;
-    let mean = values.iter().sum::<f64>() / n;
-    let std = (values.len() >= 2)
-        .then(|| (values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt())
-        .filter(|s| *s > 0.0);
-    (Some(mean), std)
-}
-
 fn slope_percentile(slope: Option<f64>, year: &[f64]) -> SkewPercentile {
-    let (avg_1y, stdv_1y) = mean_std(year);
+    let in_year = standing(year, slope);
     let month = &year[year.len().saturating_sub(ONE_MONTH_SESSIONS)..];
     SkewPercentile {
-        current: slope
-            .filter(|_| !year.is_empty())
-            .and_then(|s| percentile_of(year, s).ok()),
-        avg_1m: mean_std(month).0,
-        avg_1y,
-        stdv_1y,
-        z_1y: slope
-            .zip(avg_1y)
-            .zip(stdv_1y)
-            .map(|((s, m), d)| (s - m) / d),
+        current: in_year.percentile,
+        avg_1m: standing(month, None).mean,
+        avg_1y: in_year.mean,
+        stdv_1y: in_year.std,
+        z_1y: in_year.z_score,
         observations: year.len(),
     }
 }
 
 fn curvature_block(today: Option<SmileShape>, year: &[f64]) -> SkewCurvature {
     let value = today.map(|s| s.curvature);
-    let (avg_1y, std) = mean_std(year);
-    let percentile = value
-        .filter(|_| !year.is_empty())
-        .and_then(|c| percentile_of(year, c).ok());
-    let z_1y = value.zip(avg_1y).zip(std).map(|((c, m), d)| (c - m) / d);
+    let in_year = standing(year, value);
     SkewCurvature {
         value,
-        percentile,
-        avg_1y,
-        z_1y,
-        interpretation: percentile.map(curvature_interpretation),
-        mispricing: z_1y.map(curvature_mispricing),
+        percentile: in_year.percentile,
+        avg_1y: in_year.mean,
+        z_1y: in_year.z_score,
+        interpretation: in_year.percentile.map(curvature_interpretation),
+        mispricing: in_year.z_score.map(curvature_mispricing),
         rule: curvature_rule(),
     }
 }
