@@ -294,6 +294,14 @@ impl From<ExpectedMoveError> for ApiError {
     }
 }
 
+/// Stored series the volatility and earnings statistics refuse (a non-finite value): upstream
+/// data at fault (424), never the caller.
+impl From<optics_compute::vol::VolError> for ApiError {
+    fn from(error: optics_compute::vol::VolError) -> Self {
+        Self::upstream(format!("The stored series cannot be used: {error}"))
+    }
+}
+
 /// The error envelope: `success: false`, the message, and the fields a status adds.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
 pub struct ErrorBody {

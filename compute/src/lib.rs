@@ -11,6 +11,8 @@
 //!   Arrow arrays.
 //! - [`chain`]: chain snapshots from quotes — the per-expiration forward (put–call parity or
 //!   carry), and every contract's mid, implied volatility and Greeks, call and put per strike.
+//! - [`earnings`]: the drift after an earnings gap, the event-only move a straddle prices, the
+//!   IV around a report, the straddle's historical returns and the verdict's rules.
 //! - [`expected_move`]: the expected move to an expiration from its at-the-money straddle.
 //! - [`exposure`]: dealer exposures (GEX, delta, vanna, charm, vega, theta and higher orders)
 //!   per contract, strike and expiration; the re-priced gamma flip level, walls, key levels,
@@ -32,6 +34,7 @@
 #![forbid(unsafe_code)]
 
 pub mod chain;
+pub mod earnings;
 pub mod expected_move;
 pub mod exposure;
 pub mod flow;

@@ -31,6 +31,7 @@
 
 pub mod batch;
 pub mod chain;
+pub mod earnings;
 pub mod events;
 pub mod exposure;
 pub mod flow;
@@ -55,6 +56,7 @@ pub fn data_schemas() -> Vec<DataSchema> {
     schemas.extend(greeks::data_schemas());
     schemas.extend(flow::data_schemas());
     schemas.extend(volatility::data_schemas());
+    schemas.extend(earnings::data_schemas());
     schemas.extend(events::data_schemas());
     schemas
 }
@@ -171,6 +173,22 @@ pub fn data_routes() -> Vec<(Endpoint, MethodRouter<AppState>)> {
         (
             Endpoint::Seasonality,
             axum::routing::get(events::seasonality::seasonality_of),
+        ),
+        (
+            Endpoint::EarningsHistory,
+            axum::routing::get(earnings::earnings_history::earnings_history),
+        ),
+        (
+            Endpoint::PostEarningsDrift,
+            axum::routing::get(earnings::post_earnings_drift::post_earnings_drift),
+        ),
+        (
+            Endpoint::IvCrush,
+            axum::routing::get(earnings::iv_crush::iv_crush),
+        ),
+        (
+            Endpoint::EarningsVerdict,
+            axum::routing::get(earnings::earnings_verdict::earnings_verdict),
         ),
         (Endpoint::Pop, axum::routing::post(strategy::pop)),
         (

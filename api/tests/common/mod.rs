@@ -2,6 +2,8 @@
 
 #![allow(dead_code)]
 
+pub mod reference_fields;
+
 use std::sync::Arc;
 
 use axum::Router;

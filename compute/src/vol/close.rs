@@ -242,7 +242,7 @@ const MAX_REACTION_DELAY_DAYS: i64 = 5;
 /// (`after_close` false) or after it (true): the session whose close first reflects the
 /// report. `None` for index 0 (no return before it), past the last session, or more than
 /// [`MAX_REACTION_DELAY_DAYS`] after the report (a gap in the bars, not its reaction).
-fn reaction_session(
+pub fn reaction_session(
     dates: &[NaiveDate],
     report_date: NaiveDate,
     after_close: bool,
@@ -277,41 +277,82 @@ pub fn reaction_sessions(dates: &[NaiveDate], reports: &[&EarningsEvent]) -> Vec
     sessions.into_iter().collect()
 }
 
-/// The gap move of every report of `reports` (one symbol's) whose reaction session is in
-/// `dates` (ascending sessions; `opens` and `closes` aligned with them), with its session
-/// index, ordered by session: `(open of the reaction session / previous close − 1) × 100`
-/// ([`gap_move_pct`]) with the report's EPS figures. The reaction session of a before-open
-/// report is its date's, of an after-close report the next one (as [`reaction_sessions`]); a
-/// report of unknown timing has no defined gap and is left out, as is one whose reaction
-/// session has no open or no earlier session. IVs before and after are not filled in.
+/// One report's reaction, as the daily bars show it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Reaction {
+    /// Position of the report in the slice given to [`reactions`].
+    pub report: usize,
+    /// Index into the sessions of the reaction session (its open is the first price after the
+    /// report).
+    pub session: usize,
+    /// The close of the session before it, dollars.
+    pub prev_close: f64,
+    /// The reaction session's open, dollars.
+    pub next_open: f64,
+    /// `(next_open / prev_close − 1) × 100`, percent ([`gap_move_pct`]).
+    pub gap_move_pct: f64,
+}
+
+/// The reaction of every report of `reports` (one symbol's) whose reaction session is in
+/// `dates` (ascending sessions; `opens` and `closes` aligned with them), ordered by session.
+/// The reaction session of a before-open report is its date's, of an after-close report the
+/// next one (as [`reaction_sessions`]); a report of unknown timing has no defined gap and is
+/// left out, as is one whose reaction session has no open or no earlier session. Sessions
+/// after the last date are not known yet: cutting `dates` at an as-of date keeps every later
+/// reaction out.
+pub fn reactions(
+    dates: &[NaiveDate],
+    opens: &[Option<f64>],
+    closes: &[f64],
+    reports: &[&EarningsEvent],
+) -> Vec<Reaction> {
+    let mut found: Vec<Reaction> = reports
+        .iter()
+        .enumerate()
+        .filter_map(|(index, report)| {
+            let session = match report.timing {
+                EarningsTiming::BeforeOpen => reaction_session(dates, report.report_date, false)?,
+                EarningsTiming::AfterClose => reaction_session(dates, report.report_date, true)?,
+                EarningsTiming::Unknown => return None,
+            };
+            let next_open = opens.get(session).copied().flatten()?;
+            let prev_close = *closes.get(session - 1)?;
+            let gap = gap_move_pct(prev_close, next_open).ok()?;
+            Some(Reaction {
+                report: index,
+                session,
+                prev_close,
+                next_open,
+                gap_move_pct: gap,
+            })
+        })
+        .collect();
+    found.sort_by_key(|r| r.session);
+    found
+}
+
+/// The gap move of every report with a [`Reaction`], with its session index, ordered by
+/// session, and the report's EPS figures. IVs before and after are not filled in.
 pub fn earnings_moves(
     dates: &[NaiveDate],
     opens: &[Option<f64>],
     closes: &[f64],
     reports: &[&EarningsEvent],
 ) -> Vec<(usize, EarningsMove)> {
-    let mut moves: Vec<(usize, EarningsMove)> = reports
-        .iter()
-        .filter_map(|report| {
-            let session = match report.timing {
-                EarningsTiming::BeforeOpen => reaction_session(dates, report.report_date, false)?,
-                EarningsTiming::AfterClose => reaction_session(dates, report.report_date, true)?,
-                EarningsTiming::Unknown => return None,
-            };
-            let open = opens.get(session).copied().flatten()?;
-            let gap = gap_move_pct(*closes.get(session - 1)?, open).ok()?;
-            Some((
-                session,
+    reactions(dates, opens, closes, reports)
+        .into_iter()
+        .map(|r| {
+            let report = reports[r.report];
+            (
+                r.session,
                 EarningsMove {
-                    gap_move_pct: gap,
+                    gap_move_pct: r.gap_move_pct,
                     eps_estimate: Some(report.eps_estimate),
                     eps_actual: report.eps_actual,
                     iv_before_pct: None,
                     iv_after_pct: None,
                 },
-            ))
+            )
         })
-        .collect();
-    moves.sort_by_key(|(session, _)| *session);
-    moves
+        .collect()
 }
