@@ -157,6 +157,22 @@ fn optics_run_seeds_says_how_to_call_it_and_answers_a_chain() {
             "{path}: {figure} is {value:?} in {body}"
         );
     }
+    // The earnings family on an index (no reports): answered, empty, saying why.
+    for path in [
+        "/earnings-history/SPX",
+        "/post-earnings-drift/SPX",
+        "/iv-crush/SPX",
+        "/earnings-verdict/SPX",
+    ] {
+        let (status, body) = get(&address, &format!("/api/mcp/data{path}"), Some(token));
+        assert_eq!(status, 200, "{path}: {body}");
+        assert!(body["data"]["reason"].is_string(), "{path}: {body}");
+    }
+    let (_, verdict) = get(&address, "/api/mcp/data/earnings-verdict/SPX", Some(token));
+    assert_eq!(
+        verdict["data"]["verdict"]["signal"], "NO_EARNINGS",
+        "{verdict}"
+    );
     eprintln!(
         "optics run: listening after {:.1} s, first chain after {:.1} s more",
         listening_after.as_secs_f64(),

@@ -457,7 +457,12 @@ pub async fn earnings_verdict(
         Some(s) => format!("{s:.0}: no consistent edge either way"),
         None => "no past straddle and no priced event move to score".to_owned(),
     };
-    let served_reason = setup.as_ref().and_then(|s| s.reason.clone());
+    // Null figures say why: no report, no past reaction, or no event straddle.
+    let served_reason = if setup.is_none() || past.is_empty() {
+        Some(reasons.join("; "))
+    } else {
+        setup.as_ref().and_then(|s| s.reason.clone())
+    };
     let timing = setup.as_ref().map(|s| VerdictTiming {
         earnings_date: s.report.report_date,
         timing: timing_label(s.report.timing),
