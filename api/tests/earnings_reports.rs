@@ -244,7 +244,7 @@ async fn earnings_history_lists_the_gaps_surprises_and_crush_as_of_the_clock() {
         assert_close(
             num(&row["gap_move_dollar"], "$"),
             dollars,
-            1e-12,
+            1e-6,
             "gap dollars",
         );
         if let Some(k) = k {

@@ -44,7 +44,7 @@ pub struct EarningsMoveRow {
     pub prev_close: f64,
     /// Open of the reaction session, dollars.
     pub next_open: f64,
-    /// next_open − prev_close, dollars.
+    /// next_open − prev_close, dollars (to the micro-dollar).
     pub gap_move_dollar: f64,
     /// (next_open / prev_close − 1) × 100, percent.
     pub gap_move_pct: f64,
@@ -156,7 +156,9 @@ pub async fn earnings_history(
                 reaction_date: p.reaction_date,
                 prev_close: p.reaction.prev_close,
                 next_open: p.reaction.next_open,
-                gap_move_dollar: p.reaction.next_open - p.reaction.prev_close,
+                // To the micro-dollar: the difference of two prices, without float noise.
+                gap_move_dollar: ((p.reaction.next_open - p.reaction.prev_close) * 1e6).round()
+                    / 1e6,
                 gap_move_pct: p.reaction.gap_move_pct,
                 direction: if p.reaction.gap_move_pct >= 0.0 {
                     "up"
