@@ -270,32 +270,6 @@ fn app(reader: Arc<dyn MarketDataReader>, clock: Arc<ManualClock>) -> axum::Rout
     optics_api::router(AppState::new(clock).with_market_data(reader))
 }
 
-/// The field names the reference documents for `/vix` (`name, name, …` per entry).
-fn documented_fields() -> Vec<String> {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/spec/reference-records.json");
-    let records: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    let endpoint = records["endpoints"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|e| e["slug"] == "vix")
-        .expect("vix is in the reference records")
-        .clone();
-    endpoint["fields"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .flat_map(|f| {
-            f[0].as_str()
-                .unwrap()
-                .split(',')
-                .map(|n| n.trim().to_owned())
-                .collect::<Vec<_>>()
-        })
-        .collect()
-}
-
 // ---------------------------------------------------------------------------------------------
 // Tests
 
@@ -423,12 +397,7 @@ async fn the_served_vix_is_the_white_paper_figure_with_the_days_range_and_previo
         "30-day variance",
     );
 
-    for field in documented_fields() {
-        assert!(
-            d.as_object().unwrap().contains_key(&field),
-            "`{field}` is not served"
-        );
-    }
+    common::reference_fields::assert_documented_fields_served("vix", &d);
 
     // The closing chain at 16:00, served after the close: `close` is its VIX and the tape
     // holds it.
