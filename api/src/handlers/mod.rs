@@ -31,6 +31,7 @@
 
 pub mod batch;
 pub mod chain;
+pub mod earnings;
 pub mod events;
 pub mod exposure;
 pub mod flow;
@@ -55,6 +56,7 @@ pub fn data_schemas() -> Vec<DataSchema> {
     schemas.extend(greeks::data_schemas());
     schemas.extend(flow::data_schemas());
     schemas.extend(volatility::data_schemas());
+    schemas.extend(earnings::data_schemas());
     schemas.extend(events::data_schemas());
     schemas
 }
@@ -168,6 +170,18 @@ pub fn data_routes() -> Vec<(Endpoint, MethodRouter<AppState>)> {
         ),
         (Endpoint::Skew, axum::routing::get(volatility::skew::skew)),
         (Endpoint::Vix, axum::routing::get(volatility::vix::vix)),
+        (
+            Endpoint::HistoricalMoves,
+            axum::routing::get(earnings::historical_moves::historical_moves),
+        ),
+        (
+            Endpoint::ExpectedVsActual,
+            axum::routing::get(earnings::expected_vs_actual::expected_vs_actual),
+        ),
+        (
+            Endpoint::MispricingAssessment,
+            axum::routing::get(earnings::mispricing_assessment::mispricing_assessment),
+        ),
         (
             Endpoint::Seasonality,
             axum::routing::get(events::seasonality::seasonality_of),
