@@ -56,6 +56,7 @@ reference: ## regenerate the reference vectors (QuantLib + mpmath; optionlab for
 	$(REFERENCE_VENV)/bin/python scripts/reference/strategy_vectors.py
 	$(REFERENCE_VENV)/bin/python scripts/reference/vol_vectors.py
 	$(REFERENCE_VENV)/bin/python scripts/reference/earnings_vectors.py
+	$(REFERENCE_VENV)/bin/python scripts/reference/moves_vectors.py
 
 # The interface's reference records, beside the repository in every clone and in CI.
 REFERENCE_RECORDS ?= ../shared/spec/reference-records.json

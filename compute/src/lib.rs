@@ -19,6 +19,10 @@
 //!   max pain and the regime read.
 //! - [`flow`]: session volume and premium per contract, unusual activity, flow aggregates,
 //!   volume profile and smart-money filters.
+//! - [`mispricing`]: the composite premium read — IV rank, VRP and priced-against-typical move
+//!   terms, their renormalised weights, the signal and its confidence.
+//! - [`moves`]: historical move distributions over rolling horizons of a close series, and a
+//!   priced move against their average.
 //! - [`probability`]: lognormal probabilities at expiration (probability of profit).
 //! - [`risk`]: portfolio risk — Greeks totals in share-equivalents and dollars, the risk
 //!   level, first-order scenario and stress estimates, and delta hedges.
@@ -38,6 +42,8 @@ pub mod earnings;
 pub mod expected_move;
 pub mod exposure;
 pub mod flow;
+pub mod mispricing;
+pub mod moves;
 pub mod pricing;
 pub mod probability;
 pub mod risk;

@@ -171,6 +171,18 @@ pub fn data_routes() -> Vec<(Endpoint, MethodRouter<AppState>)> {
         (Endpoint::Skew, axum::routing::get(volatility::skew::skew)),
         (Endpoint::Vix, axum::routing::get(volatility::vix::vix)),
         (
+            Endpoint::HistoricalMoves,
+            axum::routing::get(earnings::historical_moves::historical_moves),
+        ),
+        (
+            Endpoint::ExpectedVsActual,
+            axum::routing::get(earnings::expected_vs_actual::expected_vs_actual),
+        ),
+        (
+            Endpoint::MispricingAssessment,
+            axum::routing::get(earnings::mispricing_assessment::mispricing_assessment),
+        ),
+        (
             Endpoint::Seasonality,
             axum::routing::get(events::seasonality::seasonality_of),
         ),
