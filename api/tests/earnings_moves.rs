@@ -11,10 +11,10 @@ mod common;
 mod exposure_support;
 
 use axum::http::StatusCode;
-use chrono::{Datelike, NaiveDate, Weekday};
+use chrono::NaiveDate;
 use common::get;
 use common::reference_fields::assert_documented_fields_served;
-use exposure_support::{MemoryMarket, app, assert_close, market, num, quoted_at, trade_date};
+use exposure_support::{MemoryMarket, app, assert_close, market, num, quoted_at, weekdays_before};
 use optics_api::market::SessionBar;
 use optics_schemas::{EarningsEvent, EarningsTiming, VolDailyRow};
 use serde_json::Value;
@@ -23,20 +23,6 @@ const PREFIX: &str = "/api/mcp/data";
 
 /// Stored sessions of SPY.
 const SPY_SESSIONS: usize = 320;
-
-/// `count` weekdays before the fixtures' session (2026-11-20), oldest first.
-fn weekdays_before(count: usize) -> Vec<NaiveDate> {
-    let mut dates = Vec::new();
-    let mut day = trade_date().pred_opt().unwrap();
-    while dates.len() < count {
-        if !matches!(day.weekday(), Weekday::Sat | Weekday::Sun) {
-            dates.push(day);
-        }
-        day = day.pred_opt().unwrap();
-    }
-    dates.reverse();
-    dates
-}
 
 /// A deterministic daily log return in about ±3 % (a fixed linear congruential sequence), with
 /// a 7 % jump every 50 sessions so that some moves exceed 5 %.

@@ -538,6 +538,14 @@ async fn earnings_verdict_splits_the_straddle_and_scores_the_edge() {
     assert!(!d["reasons"].as_array().unwrap().is_empty());
     assert_eq!(d["wings"]["event"]["expiration"], "2026-11-27");
     assert_eq!(d["wings"]["reference"]["expiration"], "2026-12-04");
+    // The drift block reads the same 5-session continuation as /post-earnings-drift over the
+    // same twelve reports.
+    let drift = data("/post-earnings-drift/AAPL?quarters=12").await;
+    assert_eq!(
+        d["drift"]["continuation_rate_5d"],
+        drift["statistics"]["continuation_rate_5d"]
+    );
+    assert_eq!(d["drift"]["action"], drift["signal"]["action"]);
     // Direction over the last twelve gaps.
     let ups = reacted(12).iter().filter(|(_, g)| *g >= 0.0).count();
     assert_eq!(d["direction"]["up_count"], ups);

@@ -7,28 +7,14 @@ mod common;
 mod exposure_support;
 
 use axum::http::StatusCode;
-use chrono::{DateTime, Datelike, NaiveDate, Utc, Weekday};
+use chrono::{DateTime, NaiveDate, Utc};
 use common::get;
-use exposure_support::{MemoryMarket, app, assert_close, market, num, quoted_at, trade_date};
+use exposure_support::{MemoryMarket, app, assert_close, market, num, quoted_at, weekdays_before};
 use optics_api::market::SessionBar;
 use optics_schemas::{EarningsEvent, EarningsTiming, VolDailyRow};
 use serde_json::Value;
 
 const PREFIX: &str = "/api/mcp/data";
-
-/// `count` weekdays before the fixtures' session, oldest first.
-fn weekdays_before(count: usize) -> Vec<NaiveDate> {
-    let mut dates = Vec::new();
-    let mut day = trade_date().pred_opt().unwrap();
-    while dates.len() < count {
-        if !matches!(day.weekday(), Weekday::Sat | Weekday::Sun) {
-            dates.push(day);
-        }
-        day = day.pred_opt().unwrap();
-    }
-    dates.reverse();
-    dates
-}
 
 /// A deterministic daily log return in about ±2 % (a fixed linear congruential sequence).
 fn daily_return(i: usize) -> f64 {

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use chrono::{DateTime, NaiveDate, TimeZone, Utc};
+use chrono::{DateTime, Datelike, NaiveDate, TimeZone, Utc, Weekday};
 use optics_api::{ApiError, MarketDataReader, ReadFuture, Ticker, VolSeries};
 use optics_compute::chain::{ChainMarket, build_chain};
 use optics_compute::exposure::{
@@ -22,6 +22,20 @@ use optics_api::market::{ChainView, Coverage, ExposureView, FlowView, SessionBar
 /// The session of the fixtures (a Friday; its first expiration is the same day).
 pub fn trade_date() -> NaiveDate {
     NaiveDate::from_ymd_opt(2026, 11, 20).unwrap()
+}
+
+/// `count` weekdays before the fixtures' session, oldest first.
+pub fn weekdays_before(count: usize) -> Vec<NaiveDate> {
+    let mut dates = Vec::new();
+    let mut day = trade_date().pred_opt().unwrap();
+    while dates.len() < count {
+        if !matches!(day.weekday(), Weekday::Sat | Weekday::Sun) {
+            dates.push(day);
+        }
+        day = day.pred_opt().unwrap();
+    }
+    dates.reverse();
+    dates
 }
 
 /// The instant the synthetic quotes carry (15:30 UTC, 10:30 New York).

@@ -6,10 +6,10 @@ use axum::Json;
 use axum::extract::State;
 use chrono::NaiveDate;
 use optics_compute::earnings::{
-    BUY_STRADDLE_FROM_EDGE, DRIFT_HORIZONS, DRIFT_SIGNAL_HORIZON, DriftEvent, HISTORY_REPORTS,
-    PRELIMINARY_BEYOND_DAYS, SELL_STRADDLE_TO_EDGE, confidence_rule, direction_bias, drift_action,
-    drift_path, drift_statistics, edge_rule, edge_score, mean, median, straddle_move_from_iv,
-    straddle_return_pct, straddle_signal, verdict_confidence,
+    BUY_STRADDLE_FROM_EDGE, DRIFT_SIGNAL_HORIZON, HISTORY_REPORTS, PRELIMINARY_BEYOND_DAYS,
+    SELL_STRADDLE_TO_EDGE, confidence_rule, direction_bias, drift_action, drift_statistics,
+    edge_rule, edge_score, mean, median, straddle_move_from_iv, straddle_return_pct,
+    straddle_signal, verdict_confidence,
 };
 use optics_compute::vol::ExpirationVol;
 use serde::Serialize;
@@ -330,18 +330,7 @@ pub async fn earnings_verdict(
     );
     let crushes: Vec<f64> = past.iter().filter_map(|p| p.moved.iv_crush_pct()).collect();
     let avg_crush = mean(crushes.iter().copied());
-    let drift_events: Vec<DriftEvent> = past
-        .iter()
-        .map(|p| DriftEvent {
-            gap_pct: p.reaction.gap_move_pct,
-            drift: drift_path(
-                &read.opens,
-                &read.closes,
-                p.reaction.session,
-                &DRIFT_HORIZONS,
-            ),
-        })
-        .collect();
+    let drift_events = read.drift_events(&past, &[DRIFT_SIGNAL_HORIZON]);
     let drift = drift_statistics(&drift_events, &[DRIFT_SIGNAL_HORIZON])[0];
     let preliminary = setup.as_ref().is_some_and(|s| s.preliminary);
     let signal = match (&setup, score) {

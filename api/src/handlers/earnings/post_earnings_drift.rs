@@ -6,8 +6,7 @@ use axum::Json;
 use axum::extract::State;
 use chrono::NaiveDate;
 use optics_compute::earnings::{
-    DRIFT_HORIZONS, DRIFT_SIGNAL_HORIZON, DriftEvent, drift_action, drift_action_rule, drift_path,
-    drift_statistics,
+    DRIFT_HORIZONS, DRIFT_SIGNAL_HORIZON, drift_action, drift_action_rule, drift_statistics,
 };
 use serde::Serialize;
 use utoipa::ToSchema;
@@ -134,18 +133,7 @@ pub async fn post_earnings_drift(
     let quarters = usize::try_from(params.int("quarters")?.value).unwrap_or(12);
     let read = EarningsRead::of(&state, ticker).await?;
     let past = read.past(quarters);
-    let events: Vec<DriftEvent> = past
-        .iter()
-        .map(|p| DriftEvent {
-            gap_pct: p.reaction.gap_move_pct,
-            drift: drift_path(
-                &read.opens,
-                &read.closes,
-                p.reaction.session,
-                &DRIFT_HORIZONS,
-            ),
-        })
-        .collect();
+    let events = read.drift_events(&past, &DRIFT_HORIZONS);
     let stats = drift_statistics(&events, &DRIFT_HORIZONS);
     let by_horizon = |pick: fn(&optics_compute::earnings::DriftAtHorizon) -> Option<f64>| {
         stats

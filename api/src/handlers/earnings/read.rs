@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 
 use chrono::NaiveDate;
+use optics_compute::earnings::{DriftEvent, drift_path};
 use optics_compute::time::{NyseCalendar, new_york_date};
 use optics_compute::vol::close::{Reaction, reactions};
 use optics_compute::vol::stats::EarningsMove;
@@ -141,6 +142,17 @@ impl EarningsRead {
                         iv_after_pct: self.iv30d_on(reaction_date),
                     },
                 }
+            })
+            .collect()
+    }
+
+    /// Each of `past`'s gap with its drift at `horizons` sessions (cut at the last session the
+    /// read sees).
+    pub fn drift_events(&self, past: &[PastReport<'_>], horizons: &[usize]) -> Vec<DriftEvent> {
+        past.iter()
+            .map(|p| DriftEvent {
+                gap_pct: p.reaction.gap_move_pct,
+                drift: drift_path(&self.opens, &self.closes, p.reaction.session, horizons),
             })
             .collect()
     }
