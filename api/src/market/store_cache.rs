@@ -311,23 +311,12 @@ impl StoreMarketData {
     /// version is unchanged, as the bars are; a new version (an import, a seeding) is read on
     /// the next poll or at its snapshot event.
     async fn load_economic(&self) -> Result<Arc<Vec<EconomicEvent>>, LoadError> {
-        let dataset = Dataset::EconomicCalendar.name();
         let held = Arc::clone(&self.read().coverage.economic);
-        let Some(date) = self
-            .store
-            .latest_trade_date(dataset, MARKET_WIDE, None)
+        let stamp = self.read().economic_stamp;
+        let Some((stamp, snapshot)) = self
+            .changed_market_wide(Dataset::EconomicCalendar.name(), stamp)
             .await?
         else {
-            return Ok(held);
-        };
-        let key = SnapshotKey::new(dataset, date, MARKET_WIDE);
-        let Some(file) = self.store.latest(&key).await? else {
-            return Ok(held);
-        };
-        if self.read().economic_stamp == Some((date, file.version)) {
-            return Ok(held);
-        }
-        let Some(snapshot) = self.store.read(&key).await? else {
             return Ok(held);
         };
         let mut events = Vec::new();
@@ -343,7 +332,7 @@ impl StoreMarketData {
                 &b.event,
             ))
         });
-        self.write().economic_stamp = Some((date, snapshot.file.version));
+        self.write().economic_stamp = Some(stamp);
         Ok(Arc::new(events))
     }
 
@@ -382,23 +371,12 @@ impl StoreMarketData {
     /// without one). Years of bars: the held map is reused while that snapshot is unchanged
     /// rather than decoded again on every poll.
     async fn load_bars(&self) -> Result<Arc<BTreeMap<String, Vec<SessionBar>>>, LoadError> {
-        let dataset = Dataset::DailyBars.name();
         let held = Arc::clone(&self.read().coverage.bars);
-        let Some(date) = self
-            .store
-            .latest_trade_date(dataset, MARKET_WIDE, None)
+        let stamp = self.read().bars_stamp;
+        let Some((stamp, snapshot)) = self
+            .changed_market_wide(Dataset::DailyBars.name(), stamp)
             .await?
         else {
-            return Ok(held);
-        };
-        let key = SnapshotKey::new(dataset, date, MARKET_WIDE);
-        let Some(file) = self.store.latest(&key).await? else {
-            return Ok(held);
-        };
-        if self.read().bars_stamp == Some((date, file.version)) {
-            return Ok(held);
-        }
-        let Some(snapshot) = self.store.read(&key).await? else {
             return Ok(held);
         };
         let mut by_symbol: BTreeMap<String, Vec<SessionBar>> = BTreeMap::new();
@@ -418,8 +396,36 @@ impl StoreMarketData {
             sessions.sort_by_key(|b| b.date);
             sessions.dedup_by_key(|b| b.date);
         }
-        self.write().bars_stamp = Some((date, snapshot.file.version));
+        self.write().bars_stamp = Some(stamp);
         Ok(Arc::new(by_symbol))
+    }
+
+    /// The newest market-wide snapshot of `dataset` with its (trade date, version), unless
+    /// that is `held` (the one already decoded) or there is none.
+    async fn changed_market_wide(
+        &self,
+        dataset: &str,
+        held: Option<(NaiveDate, u64)>,
+    ) -> Result<Option<((NaiveDate, u64), Snapshot)>, LoadError> {
+        let Some(date) = self
+            .store
+            .latest_trade_date(dataset, MARKET_WIDE, None)
+            .await?
+        else {
+            return Ok(None);
+        };
+        let key = SnapshotKey::new(dataset, date, MARKET_WIDE);
+        let Some(file) = self.store.latest(&key).await? else {
+            return Ok(None);
+        };
+        if held == Some((date, file.version)) {
+            return Ok(None);
+        }
+        Ok(self
+            .store
+            .read(&key)
+            .await?
+            .map(|snapshot| ((date, snapshot.file.version), snapshot)))
     }
 
     /// Decodes a snapshot and swaps it in, unless a newer one is already held.
