@@ -1,6 +1,6 @@
-//! `optics import <kind> <file>…`: vendor files into the quote archive (or, for bars, the
-//! snapshot store), one all-or-nothing commit per file, each streamed through its reader with
-//! a progress bar on a terminal.
+//! `optics import <kind> <file>…`: vendor files into the quote archive (or, for bars, earnings
+//! reports and the economic calendar, the snapshot store), one all-or-nothing commit per file,
+//! each streamed through its reader with a progress bar on a terminal.
 
 use std::path::{Path, PathBuf};
 
@@ -14,8 +14,11 @@ use optics_ingest::vendor::{
     import_file_with,
 };
 use optics_pipeline::store::SnapshotKey;
+use optics_pipeline::worker::reference::{
+    IMPORTED, ReferenceRow, merge_into_market_wide, merge_into_partition,
+};
 use optics_pipeline::worker::restate::{RestatedVolDaily, restate_vol_daily};
-use optics_schemas::{DailyBar, Dataset, Record};
+use optics_schemas::{DailyBar, Dataset, EarningsEvent, EconomicEvent, Record};
 
 use crate::seeding::merge_bars_into_market_wide;
 use crate::settings::{ArchiveArgs, StoreArgs};
@@ -35,6 +38,12 @@ pub(crate) enum CliImportKind {
     /// --symbol. They go to the snapshot store's `daily_bars` dataset, merged into the
     /// market-wide bars every reader uses.
     Bars,
+    /// Earnings reports (symbol, date, timing, fiscal_quarter, eps_estimate[, eps_actual,
+    /// revenue_estimate, revenue_actual]), merged into the stored `earnings` table.
+    Earnings,
+    /// Macro releases (date[, time], [country,] event, importance[, actual, forecast,
+    /// previous]), merged into the stored `economic_calendar` table.
+    EconomicCalendar,
 }
 
 #[derive(Debug, Args)]
@@ -59,15 +68,28 @@ pub(crate) struct ImportArgs {
 }
 
 pub(crate) fn run(args: &ImportArgs) -> anyhow::Result<()> {
-    if let CliImportKind::Bars = args.kind {
-        return import_bars(args);
+    match args.kind {
+        CliImportKind::Bars => return import_bars(args),
+        CliImportKind::Earnings => {
+            return import_reference(args, &ImportKind::Earnings, |sink| {
+                sink.earnings().cloned().collect::<Vec<EarningsEvent>>()
+            });
+        }
+        CliImportKind::EconomicCalendar => {
+            return import_reference(args, &ImportKind::EconomicCalendar, |sink| {
+                sink.economic().cloned().collect::<Vec<EconomicEvent>>()
+            });
+        }
+        CliImportKind::OratsStrikes | CliImportKind::CboeEod => {}
     }
     let archive = args.archive.open_archive(&args.store.data_dir)?;
     let archive_name = args.archive.describe(&args.store.data_dir);
     let kind = match args.kind {
         CliImportKind::OratsStrikes => ImportKind::OratsStrikes,
         CliImportKind::CboeEod => ImportKind::CboeEod,
-        CliImportKind::Bars => unreachable!("bars are imported by import_bars"),
+        CliImportKind::Bars | CliImportKind::Earnings | CliImportKind::EconomicCalendar => {
+            unreachable!("imported into the snapshot store above")
+        }
     };
     remove_abandoned_imports(&archive)?;
     // Unique per file, process and instant: an import id names the import's objects for good.
@@ -233,6 +255,79 @@ fn import_bars(args: &ImportArgs) -> anyhow::Result<()> {
                 }
             }
             Ok((_, _, Err(error))) => {
+                eprintln!("error: {error:#}");
+                failures += 1;
+            }
+            Err(error) => {
+                eprintln!("error: {error:#} — nothing of this file was imported");
+                failures += 1;
+            }
+        }
+    }
+    if failures > 0 {
+        bail!("{failures} of {} file(s) failed", args.files.len());
+    }
+    Ok(())
+}
+
+/// Earnings reports or economic releases: each file streams through its reader into memory
+/// (a few thousand rows a year), is validated whole, and only then is stored, so a bad file
+/// leaves nothing behind. Its rows are merged twice, each merge one atomic file that keeps
+/// every other row ([`merge_into_partition`], a row with the key of a stored one replacing
+/// it — a report is its symbol and date, a release its date, country and event):
+/// 1. into the imports' own record, the newest `<dataset>/…/underlying=_imported` partition,
+///    which seeding and backfill lay over the simulated rows when they rewrite the table;
+/// 2. into the newest market-wide partition (`underlying=_all`), the one the API polls and
+///    the session close reads, dated today in New York at the earliest.
+fn import_reference<R: ReferenceRow>(
+    args: &ImportArgs,
+    kind: &ImportKind,
+    rows_of: impl Fn(&MemorySink) -> Vec<R>,
+) -> anyhow::Result<()> {
+    let store = args.store.open_store()?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("tokio runtime")?;
+    let dataset = R::DATASET.name();
+    let mut failures = 0usize;
+    for file in &args.files {
+        let mut sink = MemorySink::new();
+        let outcome = import_with_progress(file, kind, &mut sink, args.quiet)
+            .map_err(anyhow::Error::from)
+            .and_then(|summary| {
+                let rows = rows_of(&sink);
+                anyhow::ensure!(!rows.is_empty(), "the file has no rows");
+                let now = Utc::now();
+                let today = optics_compute::time::new_york_date(now);
+                let record =
+                    runtime.block_on(merge_into_partition(&store, &rows, today, IMPORTED, now))?;
+                // From here the file is stored: a failed merge is repeated by importing again
+                // (or by the next backfill, which lays the imports over the simulated rows).
+                let merged = runtime
+                    .block_on(merge_into_market_wide(&store, &rows, today, now))
+                    .map_err(|e| {
+                        anyhow::Error::from(e).context(format!(
+                            "the rows are stored as imported {dataset} ({}) but not merged \
+                             into the market-wide table the API reads; import the file \
+                             again",
+                            record.event.path
+                        ))
+                    });
+                Ok((summary, merged))
+            });
+        match outcome {
+            Ok((summary, Ok(merged))) => println!(
+                "{}: {} rows from {} lines committed to the snapshot store (market-wide \
+                 {dataset} of {}: {} rows, {} replaced)",
+                summary.file,
+                summary.rows,
+                summary.lines,
+                merged.trade_date,
+                merged.rows,
+                merged.replaced
+            ),
+            Ok((_, Err(error))) => {
                 eprintln!("error: {error:#}");
                 failures += 1;
             }

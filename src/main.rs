@@ -68,8 +68,9 @@ enum Command {
     /// Price one contract and print its value and every Greek as JSON; with --price instead of
     /// --iv, solve the implied volatility first.
     Price(price_command::PriceArgs),
-    /// Import vendor end-of-day option files (ORATS strikes, Cboe EOD) into the quote archive;
-    /// a file with any bad row is rejected whole, with its line and reason.
+    /// Import vendor end-of-day option files (ORATS strikes, Cboe EOD) into the quote archive,
+    /// or daily bars, earnings reports and economic calendars into the snapshot store; a file
+    /// with any bad row is rejected whole, with its line and reason.
     Import(import_command::ImportArgs),
     /// Build simulated history and end-of-day snapshots (chains, exposures, flow) for a range
     /// of sessions into the snapshot store, with a progress bar.

@@ -6,7 +6,9 @@
 //! Daily bars imported with `optics import bars` live in per-symbol `daily_bars` partitions
 //! (the import's record) and are merged into the market-wide partition every reader reads
 //! ([`merge_bars_into_market_wide`]); seeding writes that partition again, so it lays the
-//! imported bars over the simulated ones ([`imported_bars`], [`reference::overlay`]).
+//! imported bars over the simulated ones ([`imported_bars`], [`reference::overlay`]). Imported
+//! earnings reports and economic releases are laid over the simulated ones the same way, from
+//! their imports' record ([`reference::IMPORTED`]).
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -102,12 +104,43 @@ pub(crate) async fn publish_reference(
         .map_or(trade_date, |last| last.max(trade_date));
     let (bars, _) = reference::overlay(history.bars.clone(), &imported);
     put::<DailyBar>(store, &bars, bars_date, published_at).await?;
-    put::<EarningsEvent>(store, &history.earnings, trade_date, published_at).await?;
+    let (earnings, imported_on) = with_imported::<EarningsEvent>(store, &history.earnings).await?;
+    for date in partition_dates(trade_date, imported_on) {
+        put::<EarningsEvent>(store, &earnings, date, published_at).await?;
+    }
     put::<Dividend>(store, &history.dividends, trade_date, published_at).await?;
     put::<BorrowRate>(store, &history.borrow, trade_date, published_at).await?;
-    put::<EconomicEvent>(store, &history.economic, trade_date, published_at).await?;
+    let (economic, imported_on) = with_imported::<EconomicEvent>(store, &history.economic).await?;
+    for date in partition_dates(trade_date, imported_on) {
+        put::<EconomicEvent>(store, &economic, date, published_at).await?;
+    }
     debug_assert_eq!(Dataset::Companies.name(), "companies");
     Ok(bars)
+}
+
+/// `simulated` with every row `optics import earnings` / `economic-calendar` stored (the
+/// newest [`reference::IMPORTED`] partition) laid over it, and that partition's date.
+async fn with_imported<R: reference::ReferenceRow>(
+    store: &SnapshotStore,
+    simulated: &[R],
+) -> anyhow::Result<(Vec<R>, Option<NaiveDate>)> {
+    let imported = reference::imported_rows::<R>(store)
+        .await
+        .with_context(|| format!("imported {} rows", R::DATASET.name()))?;
+    Ok(match imported {
+        Some((date, rows)) => (reference::overlay(simulated.to_vec(), &rows).0, Some(date)),
+        None => (simulated.to_vec(), None),
+    })
+}
+
+/// The market-wide partitions a reference table with imported rows is written to: the
+/// seeded session's (what its close reads) and, when the import's record is later, the
+/// import's too, so the newest table still holds the imported rows.
+fn partition_dates(trade_date: NaiveDate, imported_on: Option<NaiveDate>) -> Vec<NaiveDate> {
+    match imported_on {
+        Some(date) if date > trade_date => vec![trade_date, date],
+        _ => vec![trade_date],
+    }
 }
 
 /// Every bar of the per-symbol `daily_bars` partitions (what `optics import bars` wrote),

@@ -9,6 +9,8 @@
 //! - [`pricing`]: Black–Scholes–Merton and Black-76 prices, the full closed-form Greek set,
 //!   implied volatility (after Jäckel's "Let's Be Rational") and batch kernels over slices and
 //!   Arrow arrays.
+//! - [`calendars`]: the events calendars' rules — the implied and historical earnings moves
+//!   of the earnings calendar, its day grid, and published economic values read as numbers.
 //! - [`chain`]: chain snapshots from quotes — the per-expiration forward (put–call parity or
 //!   carry), and every contract's mid, implied volatility and Greeks, call and put per strike.
 //! - [`earnings`]: the drift after an earnings gap, the event-only move a straddle prices, the
@@ -37,6 +39,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod calendars;
 pub mod chain;
 pub mod earnings;
 pub mod expected_move;

@@ -235,5 +235,13 @@ pub fn data_routes() -> Vec<(Endpoint, MethodRouter<AppState>)> {
             Endpoint::HedgeRecommendations,
             axum::routing::post(risk::hedge_recommendations),
         ),
+        (
+            Endpoint::EarningsCalendar,
+            axum::routing::get(events::earnings_calendar::earnings_calendar),
+        ),
+        (
+            Endpoint::EconomicCalendar,
+            axum::routing::get(events::economic_calendar::economic_calendar),
+        ),
     ]
 }

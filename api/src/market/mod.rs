@@ -20,8 +20,8 @@ use optics_compute::flow::{ExpirationFlow, StrikeFlow, flow_groups};
 use optics_compute::time::expiration_close_utc;
 use optics_compute::vol::{ConstantMaturityIv, ExpirationVol, expiration_vols};
 use optics_schemas::{
-    ChainRow, Company, EarningsEvent, ExposureRow, ExposureSummaryRow, FlowAggregateRow,
-    FlowSnapshotRow, PricingModelCode,
+    ChainRow, Company, EarningsEvent, EconomicEvent, ExposureRow, ExposureSummaryRow,
+    FlowAggregateRow, FlowSnapshotRow, PricingModelCode,
 };
 
 pub use history::ChainHistory;
@@ -212,6 +212,9 @@ pub struct Coverage {
     /// Daily bars per symbol, ascending by date, one per session (the newest `daily_bars`
     /// reference snapshot). Shared: it is large and changes far less often than the rest.
     pub bars: Arc<BTreeMap<String, Vec<SessionBar>>>,
+    /// Macro releases of every country, ascending by date (the newest `economic_calendar`
+    /// reference snapshot). Shared, like `bars`.
+    pub economic: Arc<Vec<EconomicEvent>>,
 }
 
 /// One session's bar of one symbol: prices in dollars, volume in shares.
@@ -256,6 +259,28 @@ impl Coverage {
     /// Every bar of `symbol`, ascending by date (empty for none).
     pub fn bars_of(&self, symbol: &str) -> &[SessionBar] {
         self.bars.get(symbol).map_or(&[], Vec::as_slice)
+    }
+
+    /// Whether it holds nothing at all.
+    pub fn is_empty(&self) -> bool {
+        self.companies.is_empty()
+            && self.earnings.is_empty()
+            && self.bars.is_empty()
+            && self.economic.is_empty()
+    }
+
+    /// The releases of `country` dated `from` to `to` (both included), in stored order.
+    pub fn economic_events<'a>(
+        &'a self,
+        country: &'a str,
+        from: NaiveDate,
+        to: NaiveDate,
+    ) -> impl Iterator<Item = &'a EconomicEvent> + 'a {
+        let start = self.economic.partition_point(|e| e.date < from);
+        self.economic[start..]
+            .iter()
+            .take_while(move |e| e.date <= to)
+            .filter(move |e| e.country == country)
     }
 
     /// The company of `symbol`.

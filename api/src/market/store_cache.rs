@@ -13,8 +13,8 @@ use optics_pipeline::worker::PublishedSnapshots;
 use optics_schemas::bus::snapshot_datasets;
 use optics_schemas::memory::{HeapBytes, HeldMemory, MemoryHolder};
 use optics_schemas::{
-    ChainRow, Company, DailyBar, Dataset, EarningsEvent, ExposureRow, ExposureSummaryRow,
-    FlowAggregateRow, FlowSnapshotRow, Record, SchemaError, SnapshotEvent,
+    ChainRow, Company, DailyBar, Dataset, EarningsEvent, EconomicEvent, ExposureRow,
+    ExposureSummaryRow, FlowAggregateRow, FlowSnapshotRow, Record, SchemaError, SnapshotEvent,
 };
 
 use super::history::{ChainHistory, HistoryError};
@@ -87,10 +87,12 @@ struct Latest {
     flows: ByTicker<FlowView>,
     flow_aggregates: ByTicker<FlowAggregatesView>,
     coverage: Arc<Coverage>,
-    /// Companies, report dates and daily bars of `coverage`, and their bytes.
+    /// Companies, report dates, daily bars and releases of `coverage`, and their bytes.
     coverage_held: (usize, usize),
     /// Trade date and version of the `daily_bars` snapshot behind `coverage.bars`.
     bars_stamp: Option<(NaiveDate, u64)>,
+    /// Trade date and version of the `economic_calendar` snapshot behind `coverage.economic`.
+    economic_stamp: Option<(NaiveDate, u64)>,
 }
 
 /// The snapshot store seen by the API: see the [module documentation](super).
@@ -233,6 +235,7 @@ impl StoreMarketData {
         if event.dataset == Dataset::Companies.name()
             || event.dataset == Dataset::Earnings.name()
             || event.dataset == Dataset::DailyBars.name()
+            || event.dataset == Dataset::EconomicCalendar.name()
         {
             return self.load_coverage().await;
         }
@@ -254,31 +257,24 @@ impl StoreMarketData {
         Ok(())
     }
 
+    /// Reloads the coverage: the company map and the reference tables, each from its newest
+    /// market-wide partition (a store with reports or releases imported but no company map yet
+    /// still serves them).
     async fn load_coverage(&self) -> Result<(), LoadError> {
-        let dataset = Dataset::Companies.name();
-        let Some(date) = self
-            .store
-            .latest_trade_date(dataset, MARKET_WIDE, None)
-            .await?
-        else {
-            return Ok(());
-        };
-        let key = SnapshotKey::new(dataset, date, MARKET_WIDE);
-        let Some(snapshot) = self.store.read(&key).await? else {
-            return Ok(());
-        };
-        let mut companies = Vec::new();
-        for batch in &snapshot.batches {
-            companies.extend(Company::from_batch(batch)?.into_iter().map(Arc::new));
-        }
-        companies.sort_by(|a, b| a.symbol.cmp(&b.symbol));
+        let companies = self.load_companies().await?;
         let earnings = self.load_earnings().await?;
         let bars = self.load_bars().await?;
+        let economic = self.load_economic().await?;
         let coverage = Coverage {
             companies,
             earnings,
             bars,
+            economic,
         };
+        // An empty store: nothing to swap in (and no new generation).
+        if coverage.is_empty() && self.read().coverage.is_empty() {
+            return Ok(());
+        }
         let held = coverage_held(&coverage);
         let mut latest = self.write();
         latest.coverage = Arc::new(coverage);
@@ -286,6 +282,58 @@ impl StoreMarketData {
         drop(latest);
         self.bump();
         Ok(())
+    }
+
+    /// The company map from the newest `companies` snapshot, by symbol (empty without one).
+    async fn load_companies(&self) -> Result<Vec<Arc<Company>>, LoadError> {
+        let dataset = Dataset::Companies.name();
+        let mut companies = Vec::new();
+        let Some(date) = self
+            .store
+            .latest_trade_date(dataset, MARKET_WIDE, None)
+            .await?
+        else {
+            return Ok(companies);
+        };
+        let key = SnapshotKey::new(dataset, date, MARKET_WIDE);
+        let Some(snapshot) = self.store.read(&key).await? else {
+            return Ok(companies);
+        };
+        for batch in &snapshot.batches {
+            companies.extend(Company::from_batch(batch)?.into_iter().map(Arc::new));
+        }
+        companies.sort_by(|a, b| a.symbol.cmp(&b.symbol));
+        Ok(companies)
+    }
+
+    /// Every release from the newest `economic_calendar` reference snapshot, by date, time
+    /// (untimed last), country and event (empty without one). Reused while that snapshot's
+    /// version is unchanged, as the bars are; a new version (an import, a seeding) is read on
+    /// the next poll or at its snapshot event.
+    async fn load_economic(&self) -> Result<Arc<Vec<EconomicEvent>>, LoadError> {
+        let held = Arc::clone(&self.read().coverage.economic);
+        let stamp = self.read().economic_stamp;
+        let Some((stamp, snapshot)) = self
+            .changed_market_wide(Dataset::EconomicCalendar.name(), stamp)
+            .await?
+        else {
+            return Ok(held);
+        };
+        let mut events = Vec::new();
+        for batch in &snapshot.batches {
+            events.extend(EconomicEvent::from_batch(batch)?);
+        }
+        events.sort_by(|a, b| {
+            (a.date, a.time.is_none(), a.time, &a.country, &a.event).cmp(&(
+                b.date,
+                b.time.is_none(),
+                b.time,
+                &b.country,
+                &b.event,
+            ))
+        });
+        self.write().economic_stamp = Some(stamp);
+        Ok(Arc::new(events))
     }
 
     /// Report dates per symbol from the newest `earnings` reference snapshot (empty without
@@ -323,23 +371,12 @@ impl StoreMarketData {
     /// without one). Years of bars: the held map is reused while that snapshot is unchanged
     /// rather than decoded again on every poll.
     async fn load_bars(&self) -> Result<Arc<BTreeMap<String, Vec<SessionBar>>>, LoadError> {
-        let dataset = Dataset::DailyBars.name();
         let held = Arc::clone(&self.read().coverage.bars);
-        let Some(date) = self
-            .store
-            .latest_trade_date(dataset, MARKET_WIDE, None)
+        let stamp = self.read().bars_stamp;
+        let Some((stamp, snapshot)) = self
+            .changed_market_wide(Dataset::DailyBars.name(), stamp)
             .await?
         else {
-            return Ok(held);
-        };
-        let key = SnapshotKey::new(dataset, date, MARKET_WIDE);
-        let Some(file) = self.store.latest(&key).await? else {
-            return Ok(held);
-        };
-        if self.read().bars_stamp == Some((date, file.version)) {
-            return Ok(held);
-        }
-        let Some(snapshot) = self.store.read(&key).await? else {
             return Ok(held);
         };
         let mut by_symbol: BTreeMap<String, Vec<SessionBar>> = BTreeMap::new();
@@ -359,8 +396,36 @@ impl StoreMarketData {
             sessions.sort_by_key(|b| b.date);
             sessions.dedup_by_key(|b| b.date);
         }
-        self.write().bars_stamp = Some((date, snapshot.file.version));
+        self.write().bars_stamp = Some(stamp);
         Ok(Arc::new(by_symbol))
+    }
+
+    /// The newest market-wide snapshot of `dataset` with its (trade date, version), unless
+    /// that is `held` (the one already decoded) or there is none.
+    async fn changed_market_wide(
+        &self,
+        dataset: &str,
+        held: Option<(NaiveDate, u64)>,
+    ) -> Result<Option<((NaiveDate, u64), Snapshot)>, LoadError> {
+        let Some(date) = self
+            .store
+            .latest_trade_date(dataset, MARKET_WIDE, None)
+            .await?
+        else {
+            return Ok(None);
+        };
+        let key = SnapshotKey::new(dataset, date, MARKET_WIDE);
+        let Some(file) = self.store.latest(&key).await? else {
+            return Ok(None);
+        };
+        if held == Some((date, file.version)) {
+            return Ok(None);
+        }
+        Ok(self
+            .store
+            .read(&key)
+            .await?
+            .map(|snapshot| ((date, snapshot.file.version), snapshot)))
     }
 
     /// Decodes a snapshot and swaps it in, unless a newer one is already held.
@@ -507,8 +572,8 @@ fn rows_held<T: HeapBytes>(rows: Vec<T>) -> Decoded<Vec<T>> {
     }
 }
 
-/// What the cache's coverage holds: companies, report dates and daily bars, and
-/// their bytes.
+/// What the cache's coverage holds: companies, report dates, daily bars and macro releases,
+/// and their bytes.
 fn coverage_held(coverage: &Coverage) -> (usize, usize) {
     use std::mem::size_of;
     let companies = coverage.companies.len();
@@ -532,6 +597,20 @@ fn coverage_held(coverage: &Coverage) -> (usize, usize) {
                 + size_of::<usize>() * 4
         })
         .sum();
+    let releases = coverage.economic.len();
+    let release_bytes: usize = coverage
+        .economic
+        .iter()
+        .map(|e| {
+            size_of::<EconomicEvent>()
+                + e.country.capacity()
+                + e.event.capacity()
+                + [&e.actual, &e.forecast, &e.previous]
+                    .iter()
+                    .map(|t| t.as_ref().map_or(0, String::capacity))
+                    .sum::<usize>()
+        })
+        .sum();
     let sessions: usize = coverage.bars.values().map(Vec::len).sum();
     let session_bytes: usize = coverage
         .bars
@@ -541,8 +620,8 @@ fn coverage_held(coverage: &Coverage) -> (usize, usize) {
         })
         .sum();
     (
-        companies + reports + sessions,
-        company_bytes + report_bytes + session_bytes,
+        companies + reports + sessions + releases,
+        company_bytes + report_bytes + session_bytes + release_bytes,
     )
 }
 
@@ -606,8 +685,8 @@ impl PublishedSnapshots for StoreMarketData {
 /// replaces it), and the coverage. `api_chains` (items: chain rows, a strike of an expiration
 /// each), `api_exposures` (items: strike rows and summary rows), `api_flows` (items: contracts
 /// that traded), `api_flow_aggregates` (items: strike and expiration groups), `api_coverage`
-/// (items: companies, report dates and daily bars), `api_vol_history_memo` (items: one
-/// underlying's `vol_daily` series each, read on first use; at most 512).
+/// (items: companies, report dates, daily bars and macro releases), `api_vol_history_memo`
+/// (items: one underlying's `vol_daily` series each, read on first use; at most 512).
 impl MemoryHolder for StoreMarketData {
     fn held_memory(&self, out: &mut Vec<HeldMemory>) {
         let latest = self.read();

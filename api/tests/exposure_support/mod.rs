@@ -14,7 +14,9 @@ use optics_compute::exposure::{
 };
 use optics_compute::flow::{FlowConfig, flow_rows, flow_snapshot_rows};
 use optics_compute::pricing::PricingModel;
-use optics_schemas::{ChainRow, EarningsEvent, EarningsTiming, VolDailyRow};
+use optics_schemas::{
+    ChainRow, Company, EarningsEvent, EarningsTiming, EconomicEvent, VolDailyRow,
+};
 use serde_json::Value;
 
 use optics_api::market::{ChainView, Coverage, ExposureView, FlowView, SessionBar};
@@ -113,6 +115,10 @@ pub struct MemoryMarket {
     pub vol_daily: BTreeMap<String, Vec<VolDailyRow>>,
     /// Daily bars per symbol, ascending by session.
     pub bars: BTreeMap<String, Vec<SessionBar>>,
+    /// Macro releases (the reference data's economic calendar).
+    pub economic: Vec<EconomicEvent>,
+    /// The company map.
+    pub companies: Vec<Arc<Company>>,
 }
 
 impl MemoryMarket {
@@ -163,6 +169,18 @@ impl MemoryMarket {
         self
     }
 
+    /// Adds macro releases to the stored economic calendar.
+    pub fn with_economic(mut self, events: Vec<EconomicEvent>) -> Self {
+        self.economic.extend(events);
+        self
+    }
+
+    /// Adds `company` to the company map.
+    pub fn with_company(mut self, company: Company) -> Self {
+        self.companies.push(Arc::new(company));
+        self
+    }
+
     /// Covers `symbol` without any data.
     pub fn covering(mut self, symbol: &str) -> Self {
         self.covered.push(symbol.to_owned());
@@ -192,10 +210,17 @@ impl MarketDataReader for MemoryMarket {
         for reports in earnings.values_mut() {
             reports.sort_by_key(|r| r.report_date);
         }
+        let mut economic = self.economic.clone();
+        economic.sort_by(|a, b| {
+            (a.date, a.time.is_none(), a.time).cmp(&(b.date, b.time.is_none(), b.time))
+        });
+        let mut companies = self.companies.clone();
+        companies.sort_by(|a, b| a.symbol.cmp(&b.symbol));
         Arc::new(Coverage {
             earnings,
             bars: Arc::new(self.bars.clone()),
-            ..Coverage::default()
+            economic: Arc::new(economic),
+            companies,
         })
     }
 

@@ -313,7 +313,7 @@ impl ImportSink for ArchiveSink {
     fn stage(&mut self, batch: ImportBatch) -> Result<(), SinkError> {
         match batch {
             ImportBatch::Quotes(rows) => Ok(self.stage_quotes(rows)?),
-            ImportBatch::Bars(_) => Err(Box::new(ArchiveError::NotQuotes("daily bars"))),
+            other => Err(Box::new(ArchiveError::NotQuotes(other.what()))),
         }
     }
 

@@ -6,10 +6,10 @@ use std::fs::File;
 use std::io::Read;
 use std::path::Path;
 
-use optics_schemas::{DailyBar, OptionQuote};
+use optics_schemas::{DailyBar, EarningsEvent, EconomicEvent, OptionQuote};
 
 use super::error::{ImportError, Reason};
-use super::reader::{BarReader, DEFAULT_BATCH_ROWS, QuoteReader};
+use super::reader::{BarReader, DEFAULT_BATCH_ROWS, EarningsReader, EconomicReader, QuoteReader};
 
 /// Which vendor layout a file is in.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -23,11 +23,21 @@ pub enum ImportKind {
         /// The underlying's symbol.
         symbol: String,
     },
+    /// Earnings reports of any symbols (`earnings`).
+    Earnings,
+    /// Macro releases (`economic-calendar`).
+    EconomicCalendar,
 }
 
 impl ImportKind {
     /// The kind names of the command line.
-    pub const NAMES: [&'static str; 3] = ["orats-strikes", "cboe-eod", "bars"];
+    pub const NAMES: [&'static str; 5] = [
+        "orats-strikes",
+        "cboe-eod",
+        "bars",
+        "earnings",
+        "economic-calendar",
+    ];
 
     /// The kind's command-line name.
     pub fn name(&self) -> &'static str {
@@ -35,6 +45,8 @@ impl ImportKind {
             Self::OratsStrikes => "orats-strikes",
             Self::CboeEod => "cboe-eod",
             Self::Bars { .. } => "bars",
+            Self::Earnings => "earnings",
+            Self::EconomicCalendar => "economic-calendar",
         }
     }
 
@@ -47,6 +59,8 @@ impl ImportKind {
             "bars" => bars_symbol.map(|s| Self::Bars {
                 symbol: s.to_owned(),
             }),
+            "earnings" => Some(Self::Earnings),
+            "economic-calendar" => Some(Self::EconomicCalendar),
             _ => None,
         }
     }
@@ -66,6 +80,10 @@ pub enum ImportBatch {
     Quotes(Vec<OptionQuote>),
     /// Daily bars.
     Bars(Vec<DailyBar>),
+    /// Earnings reports.
+    Earnings(Vec<EarningsEvent>),
+    /// Macro releases.
+    Economic(Vec<EconomicEvent>),
 }
 
 impl ImportBatch {
@@ -74,6 +92,18 @@ impl ImportBatch {
         match self {
             Self::Quotes(rows) => rows.len(),
             Self::Bars(rows) => rows.len(),
+            Self::Earnings(rows) => rows.len(),
+            Self::Economic(rows) => rows.len(),
+        }
+    }
+
+    /// What the batch holds, in words (`option quotes`, `daily bars`, …).
+    pub fn what(&self) -> &'static str {
+        match self {
+            Self::Quotes(_) => "option quotes",
+            Self::Bars(_) => "daily bars",
+            Self::Earnings(_) => "earnings reports",
+            Self::Economic(_) => "economic calendar events",
         }
     }
 
@@ -131,7 +161,7 @@ impl MemorySink {
     pub fn quotes(&self) -> impl Iterator<Item = &OptionQuote> {
         self.committed.iter().flat_map(|b| match b {
             ImportBatch::Quotes(rows) => rows.as_slice(),
-            ImportBatch::Bars(_) => &[],
+            _ => &[],
         })
     }
 
@@ -139,7 +169,23 @@ impl MemorySink {
     pub fn bars(&self) -> impl Iterator<Item = &DailyBar> {
         self.committed.iter().flat_map(|b| match b {
             ImportBatch::Bars(rows) => rows.as_slice(),
-            ImportBatch::Quotes(_) => &[],
+            _ => &[],
+        })
+    }
+
+    /// Every committed earnings report, in file order.
+    pub fn earnings(&self) -> impl Iterator<Item = &EarningsEvent> {
+        self.committed.iter().flat_map(|b| match b {
+            ImportBatch::Earnings(rows) => rows.as_slice(),
+            _ => &[],
+        })
+    }
+
+    /// Every committed economic calendar event, in file order.
+    pub fn economic(&self) -> impl Iterator<Item = &EconomicEvent> {
+        self.committed.iter().flat_map(|b| match b {
+            ImportBatch::Economic(rows) => rows.as_slice(),
+            _ => &[],
         })
     }
 
@@ -306,6 +352,10 @@ pub fn import_reader<R: Read>(
             .and_then(|r| drive_quotes(r, total_bytes, sink, &mut options)),
         ImportKind::Bars { symbol } => BarReader::new(counting, file, symbol, batch_rows)
             .and_then(|r| drive_bars(r, total_bytes, sink, &mut options)),
+        ImportKind::Earnings => EarningsReader::new(counting, file, batch_rows)
+            .and_then(|r| drive_earnings(r, total_bytes, sink, &mut options)),
+        ImportKind::EconomicCalendar => EconomicReader::new(counting, file, batch_rows)
+            .and_then(|r| drive_economic(r, total_bytes, sink, &mut options)),
     };
     let finish = result.and_then(|(lines, rows, batches, bytes)| {
         sink.commit()
@@ -366,3 +416,5 @@ macro_rules! drive {
 
 drive!(drive_quotes, QuoteReader, Quotes);
 drive!(drive_bars, BarReader, Bars);
+drive!(drive_earnings, EarningsReader, Earnings);
+drive!(drive_economic, EconomicReader, Economic);

@@ -1,15 +1,20 @@
-//! Vendor files: option end-of-day chains and daily bars from CSV, validated into the
-//! `optics-schemas` rows ([`OptionQuote`](optics_schemas::OptionQuote),
-//! [`DailyBar`](optics_schemas::DailyBar)).
+//! Vendor files: option end-of-day chains, daily bars, earnings reports and the economic
+//! calendar from CSV, validated into the `optics-schemas` rows
+//! ([`OptionQuote`](optics_schemas::OptionQuote), [`DailyBar`](optics_schemas::DailyBar),
+//! [`EarningsEvent`](optics_schemas::EarningsEvent),
+//! [`EconomicEvent`](optics_schemas::EconomicEvent)).
 //!
-//! Three layouts ([`ImportKind`]): `orats-strikes` ([ORATS strikes](orats)), `cboe-eod`
-//! ([Cboe DataShop Option EOD Summary](cboe)) and `bars` ([daily bars](bars)); contract terms the files lack (root, settlement, exercise) follow [`contracts`].
+//! Five layouts ([`ImportKind`]): `orats-strikes` ([ORATS strikes](orats)), `cboe-eod`
+//! ([Cboe DataShop Option EOD Summary](cboe)), `bars` ([daily bars](bars)), `earnings`
+//! ([earnings reports](earnings)) and `economic-calendar` ([macro releases](economic));
+//! contract terms the files lack (root, settlement, exercise) follow [`contracts`].
 //!
 //! - **Header-driven.** Columns are found by name in any order (names compared without case,
 //!   `_`, `-` or spaces); extra columns are ignored; a missing required column fails the file
 //!   at line 1, naming the column.
-//! - **Streaming.** [`QuoteReader`] and [`BarReader`] read any [`std::io::Read`] and yield
-//!   batches of at most `batch_rows` validated rows; memory does not grow with the file.
+//! - **Streaming.** [`QuoteReader`], [`BarReader`], [`EarningsReader`] and [`EconomicReader`]
+//!   read any [`std::io::Read`] and yield batches of at most `batch_rows` validated rows;
+//!   memory does not grow with the file.
 //! - **Validation.** Every value is parsed strictly (numbers finite, counts non-negative
 //!   integers, dates `YYYY-MM-DD` or `MM/DD/YYYY`, `C`/`P`), bid ≤ ask is checked with the
 //!   vendor's column names, and every batch then passes the schema's own rules
@@ -38,6 +43,8 @@
 pub mod bars;
 pub mod cboe;
 pub mod contracts;
+pub mod earnings;
+pub mod economic;
 mod error;
 mod fields;
 mod import;
@@ -49,4 +56,4 @@ pub use import::{
     CountingReader, ImportBatch, ImportKind, ImportOptions, ImportSink, ImportSummary, MemorySink,
     Progress, SinkError, import_file, import_file_with, import_reader, symbol_from_file_name,
 };
-pub use reader::{BarReader, DEFAULT_BATCH_ROWS, QuoteReader};
+pub use reader::{BarReader, DEFAULT_BATCH_ROWS, EarningsReader, EconomicReader, QuoteReader};

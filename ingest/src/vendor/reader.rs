@@ -3,10 +3,12 @@
 use std::io::Read;
 
 use csv::StringRecord;
-use optics_schemas::{DailyBar, OptionQuote, Record, SchemaError};
+use optics_schemas::{DailyBar, EarningsEvent, EconomicEvent, OptionQuote, Record, SchemaError};
 
 use super::bars::Bars;
 use super::cboe::CboeEod;
+use super::earnings::Earnings;
+use super::economic::Economic;
 use super::error::{ImportError, Reason};
 use super::fields::{Cells, Header};
 use super::orats::OratsStrikes;
@@ -45,6 +47,22 @@ impl LineParser for Bars {
     const MAX_ROWS_PER_LINE: usize = 1;
     fn parse(&mut self, cells: Cells<'_>, out: &mut Vec<DailyBar>) -> Result<(), Reason> {
         Bars::parse(self, cells, out)
+    }
+}
+
+impl LineParser for Earnings {
+    type Row = EarningsEvent;
+    const MAX_ROWS_PER_LINE: usize = 1;
+    fn parse(&mut self, cells: Cells<'_>, out: &mut Vec<EarningsEvent>) -> Result<(), Reason> {
+        Earnings::parse(self, cells, out)
+    }
+}
+
+impl LineParser for Economic {
+    type Row = EconomicEvent;
+    const MAX_ROWS_PER_LINE: usize = 1;
+    fn parse(&mut self, cells: Cells<'_>, out: &mut Vec<EconomicEvent>) -> Result<(), Reason> {
+        Economic::parse(self, cells, out)
     }
 }
 
@@ -267,3 +285,31 @@ impl<R: Read> BarReader<R> {
 }
 
 reader_common!(BarReader, DailyBar);
+
+/// Streams [`EarningsEvent`] batches out of an earnings file (one report per line, any
+/// symbols); see [`QuoteReader`] for the streaming and validation contract.
+#[derive(Debug)]
+pub struct EarningsReader<R>(Engine<R, Earnings>);
+
+impl<R: Read> EarningsReader<R> {
+    /// A reader of an earnings file.
+    pub fn new(reader: R, file: &str, batch_rows: usize) -> Result<Self, ImportError> {
+        Engine::new(reader, file, batch_rows, Earnings::bind).map(Self)
+    }
+}
+
+reader_common!(EarningsReader, EarningsEvent);
+
+/// Streams [`EconomicEvent`] batches out of an economic calendar file (one release per line);
+/// see [`QuoteReader`] for the streaming and validation contract.
+#[derive(Debug)]
+pub struct EconomicReader<R>(Engine<R, Economic>);
+
+impl<R: Read> EconomicReader<R> {
+    /// A reader of an economic calendar file.
+    pub fn new(reader: R, file: &str, batch_rows: usize) -> Result<Self, ImportError> {
+        Engine::new(reader, file, batch_rows, Economic::bind).map(Self)
+    }
+}
+
+reader_common!(EconomicReader, EconomicEvent);

@@ -10,12 +10,15 @@
 //! of the dataset is read, the new rows laid over it by their key ([`ReferenceRow`]: a row
 //! with the key of a stored row replaces it, the others are added) and the result published as
 //! a new version of the partition of the later of that partition's date and the given trade
-//! date. `optics import bars` merges imported bars the same way.
+//! date. `optics import bars`, `optics import earnings` and `optics import economic-calendar`
+//! merge imported rows the same way; the imports of reports and releases also keep their own
+//! record, the [`IMPORTED`] partition ([`merge_into_partition`]), which seeding lays over the
+//! simulated tables it writes.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::{DateTime, NaiveDate, Utc};
-use optics_schemas::{BorrowRate, DailyBar, Dividend, EarningsEvent, Record};
+use optics_schemas::{BorrowRate, DailyBar, Dividend, EarningsEvent, EconomicEvent, Record};
 
 use super::WorkerError;
 use crate::store::{MARKET_WIDE, SnapshotKey, SnapshotStore};
@@ -42,6 +45,15 @@ impl ReferenceRow for EarningsEvent {
     type Key = (String, NaiveDate);
     fn key(&self) -> Self::Key {
         (self.symbol.clone(), self.report_date)
+    }
+}
+
+/// A release is its date, country and name: a row carrying the actual replaces the scheduled
+/// one.
+impl ReferenceRow for EconomicEvent {
+    type Key = (NaiveDate, String, String);
+    fn key(&self) -> Self::Key {
+        (self.date, self.country.clone(), self.event.clone())
     }
 }
 
@@ -89,6 +101,11 @@ pub struct ReferenceMerge {
 /// changing under it.
 const MERGE_ATTEMPTS: usize = 5;
 
+/// The `underlying` partition of a reference dataset that holds every row imported from files
+/// (`optics import earnings`, `optics import economic-calendar`), merged like the market-wide
+/// table: what seeding lays over the simulated rows when it rewrites that table.
+pub const IMPORTED: &str = "_imported";
+
 /// Lays `rows` over the newest market-wide partition of `R`'s dataset and publishes the result
 /// as a new version of the partition of the later of that partition's date and `trade_date`:
 /// one atomic file, every other row kept. A publication of the same partition by someone else
@@ -100,10 +117,22 @@ pub async fn merge_into_market_wide<R: ReferenceRow>(
     trade_date: NaiveDate,
     published_at: DateTime<Utc>,
 ) -> Result<ReferenceMerge, WorkerError> {
+    merge_into_partition(store, rows, trade_date, MARKET_WIDE, published_at).await
+}
+
+/// [`merge_into_market_wide`] into the partitions of `underlying` (`MARKET_WIDE` or
+/// [`IMPORTED`]) instead.
+pub async fn merge_into_partition<R: ReferenceRow>(
+    store: &SnapshotStore,
+    rows: &[R],
+    trade_date: NaiveDate,
+    underlying: &str,
+    published_at: DateTime<Utc>,
+) -> Result<ReferenceMerge, WorkerError> {
     let dataset = R::DATASET.name();
     // (trade date, version, rows) of the partition merged onto.
-    let mut base = match store.latest_trade_date(dataset, MARKET_WIDE, None).await? {
-        Some(date) => read_partition::<R>(store, date).await?,
+    let mut base = match store.latest_trade_date(dataset, underlying, None).await? {
+        Some(date) => read_partition::<R>(store, date, underlying).await?,
         None => None,
     };
     for _attempt in 0..MERGE_ATTEMPTS {
@@ -116,7 +145,7 @@ pub async fn merge_into_market_wide<R: ReferenceRow>(
         };
         let (merged, replaced) = overlay(base_rows, rows);
         let batch = R::to_batch(&merged)?;
-        let key = SnapshotKey::new(dataset, target, MARKET_WIDE);
+        let key = SnapshotKey::new(dataset, target, underlying);
         let event = store.publish(&key, &batch, &[], published_at).await?;
         // A version someone else published between the one we read and ours would be lost
         // under ours, and a newer market-wide date would shadow ours: merge onto either.
@@ -126,11 +155,11 @@ pub async fn merge_into_market_wide<R: ReferenceRow>(
             .into_iter()
             .rfind(|f| f.version > base_version && f.version < event.version);
         let newer_date = store
-            .latest_trade_date(dataset, MARKET_WIDE, None)
+            .latest_trade_date(dataset, underlying, None)
             .await?
             .filter(|date| *date > target);
         if let Some(date) = newer_date
-            && let Some(newer) = read_partition(store, date).await?
+            && let Some(newer) = read_partition(store, date, underlying).await?
         {
             base = Some(newer);
             continue;
@@ -154,13 +183,14 @@ pub async fn merge_into_market_wide<R: ReferenceRow>(
     })
 }
 
-/// The date, version and rows of the newest version of `R`'s market-wide partition of `date`
-/// (none when there is no such partition).
+/// The date, version and rows of the newest version of `R`'s partition of `date` and
+/// `underlying` (none when there is no such partition).
 async fn read_partition<R: ReferenceRow>(
     store: &SnapshotStore,
     date: NaiveDate,
+    underlying: &str,
 ) -> Result<Option<(NaiveDate, u64, Vec<R>)>, WorkerError> {
-    let key = SnapshotKey::new(R::DATASET.name(), date, MARKET_WIDE);
+    let key = SnapshotKey::new(R::DATASET.name(), date, underlying);
     let Some(snapshot) = store.read(&key).await? else {
         return Ok(None);
     };
@@ -177,6 +207,22 @@ fn decode<R: Record>(batches: &[arrow_array::RecordBatch]) -> Result<Vec<R>, Wor
         rows.extend(R::from_batch(batch)?);
     }
     Ok(rows)
+}
+
+/// The rows of the newest [`IMPORTED`] partition of `R`'s dataset, with its date (none when
+/// nothing was imported).
+pub async fn imported_rows<R: ReferenceRow>(
+    store: &SnapshotStore,
+) -> Result<Option<(NaiveDate, Vec<R>)>, WorkerError> {
+    let Some(date) = store
+        .latest_trade_date(R::DATASET.name(), IMPORTED, None)
+        .await?
+    else {
+        return Ok(None);
+    };
+    Ok(read_partition::<R>(store, date, IMPORTED)
+        .await?
+        .map(|(date, _, rows)| (date, rows)))
 }
 
 /// Reference rows received since the last [`publish`](Self::publish).
