@@ -6,11 +6,13 @@
 use std::collections::BTreeMap;
 
 use chrono::NaiveDate;
+use optics_compute::calendars::reaction_session;
+pub use optics_compute::calendars::timing_label;
 use optics_compute::earnings::{DriftEvent, drift_path};
-use optics_compute::time::{NyseCalendar, new_york_date};
+use optics_compute::time::new_york_date;
 use optics_compute::vol::close::{Reaction, reactions};
 use optics_compute::vol::stats::EarningsMove;
-use optics_schemas::{EarningsEvent, EarningsTiming};
+use optics_schemas::EarningsEvent;
 
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -165,30 +167,10 @@ impl EarningsRead {
     }
 }
 
-/// The session whose open first trades on a report: its date's (the next session when that is
-/// no trading day) for a pre-open or unknown timing, the session after its date for an
-/// after-close report.
+/// The session whose open first trades on a report ([`reaction_session`]: a tbd report takes
+/// the later of its two possible sessions, so the event expiration carries it either way).
 pub fn reaction_date_of(report: &EarningsEvent) -> NaiveDate {
-    let calendar = NyseCalendar;
-    match report.timing {
-        EarningsTiming::AfterClose => calendar.next_trading_day(report.report_date),
-        EarningsTiming::BeforeOpen | EarningsTiming::Unknown => {
-            if calendar.is_trading_day(report.report_date) {
-                report.report_date
-            } else {
-                calendar.next_trading_day(report.report_date)
-            }
-        }
-    }
-}
-
-/// `bmo`, `amc` or `tbd`.
-pub fn timing_label(timing: EarningsTiming) -> &'static str {
-    match timing {
-        EarningsTiming::BeforeOpen => "bmo",
-        EarningsTiming::AfterClose => "amc",
-        EarningsTiming::Unknown => "tbd",
-    }
+    reaction_session(report.report_date, report.timing)
 }
 
 /// `(actual − estimate) / |estimate| × 100`, percent; `None` without both or for a zero
