@@ -145,3 +145,11 @@ async fn seasonality_bounds_and_empty_history() {
         .await
         .error(StatusCode::BAD_REQUEST);
 }
+
+#[tokio::test]
+async fn every_documented_seasonality_field_is_served() {
+    common::reference_fields::assert_documented_fields_served(
+        "seasonality",
+        &data("/seasonality/SPY").await,
+    );
+}

@@ -148,6 +148,13 @@ fn optics_run_seeds_says_how_to_call_it_and_answers_a_chain() {
         ("/monies/SPX", "/expirations/1/slope"),
         ("/skew/SPX", "/current/slope"),
         ("/vix", "/price"),
+        // Moves and calendars from the seeded bars, chains and reference tables.
+        ("/historical-moves/SPX", "/move_analysis/7/avg_abs_move_pct"),
+        ("/expected-vs-actual/SPX", "/historical_avg_move_pct"),
+        ("/mispricing-assessment/SPX", "/mispricing_score"),
+        ("/seasonality/SPX?years=1", "/best_month/avg_return_pct"),
+        ("/earnings-calendar?days_ahead=90", "/total_count"),
+        ("/economic-calendar", "/total_count"),
     ] {
         let (status, body) = get(&address, &format!("/api/mcp/data{path}"), Some(token));
         assert_eq!(status, 200, "{path}: {body}");
