@@ -87,6 +87,9 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<()> {
     runtime.block_on(run_async(args))
 }
 
+/// How often `optics run` reads the stored reference tables again.
+const REFERENCE_REFRESH: Duration = Duration::from_secs(5);
+
 async fn run_async(args: &RunArgs) -> anyhow::Result<()> {
     let clock = crate::ingest_command::market_clock(args.start, args.speed)?;
     let store = args.store.open_store()?;
@@ -128,6 +131,19 @@ async fn run_async(args: &RunArgs) -> anyhow::Result<()> {
                 }
             }
             let _ = announcements.commit().await;
+        }
+    });
+    // Reference tables merged into the store by another process (`optics import earnings`,
+    // `economic-calendar`, `bars`) arrive on no bus: read them again every few seconds.
+    let reference = Arc::clone(&market);
+    tokio::spawn(async move {
+        let mut every = tokio::time::interval(REFERENCE_REFRESH);
+        every.tick().await;
+        loop {
+            every.tick().await;
+            if let Err(e) = reference.load_reference().await {
+                eprintln!("reference refresh failed: {e}");
+            }
         }
     });
     // The API takes each snapshot from the worker as it is published, not from its file.

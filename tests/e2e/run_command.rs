@@ -180,6 +180,47 @@ fn optics_run_seeds_says_how_to_call_it_and_answers_a_chain() {
         verdict["data"]["verdict"]["signal"], "NO_EARNINGS",
         "{verdict}"
     );
+
+    // A report imported while the service runs reaches its API (the reference tables are read
+    // again every few seconds): an after-close report of 2026-10-15 reacts on the 16th, inside
+    // the seeded year of bars.
+    let file = dir.path().join("earnings.csv");
+    std::fs::write(
+        &file,
+        "symbol,date,timing,fiscal_quarter,eps_estimate,eps_actual\n\
+         SPX,2026-10-15,amc,2026 Q3,1.00,1.10\n",
+    )
+    .unwrap();
+    let output = optics_tests::run_optics(
+        OPTICS,
+        &[
+            "import",
+            "earnings",
+            file.to_str().unwrap(),
+            "--data-dir",
+            dir.path().to_str().unwrap(),
+            "--quiet",
+        ],
+    );
+    assert!(output.status.success(), "{output:?}");
+    let imported = Instant::now();
+    loop {
+        let (status, body) = get(&address, "/api/mcp/data/earnings-history/SPX", Some(token));
+        assert_eq!(status, 200, "{body}");
+        if let Some(row) = body["data"]["earnings_moves"]
+            .as_array()
+            .and_then(|r| r.first())
+        {
+            assert_eq!(row["reaction_date"], "2026-10-16", "{body}");
+            assert_eq!(row["surprise_direction"], "beat", "{body}");
+            break;
+        }
+        assert!(
+            imported.elapsed() < Duration::from_secs(20),
+            "the imported report never reached the API: {body}"
+        );
+        std::thread::sleep(Duration::from_millis(250));
+    }
     eprintln!(
         "optics run: listening after {:.1} s, first chain after {:.1} s more",
         listening_after.as_secs_f64(),

@@ -260,6 +260,13 @@ impl StoreMarketData {
     /// Reloads the coverage: the company map and the reference tables, each from its newest
     /// market-wide partition (a store with reports or releases imported but no company map yet
     /// still serves them).
+    /// Reloads the reference tables (companies, earnings, daily bars, the economic calendar)
+    /// from the store, for a process that takes its snapshots from the bus rather than by
+    /// polling (`optics run`): what `optics import` merged into the store reaches its API.
+    pub async fn load_reference(&self) -> Result<(), LoadError> {
+        self.load_coverage().await
+    }
+
     async fn load_coverage(&self) -> Result<(), LoadError> {
         let companies = self.load_companies().await?;
         let earnings = self.load_earnings().await?;
