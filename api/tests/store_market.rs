@@ -172,6 +172,32 @@ async fn loads_the_newest_snapshots_and_swaps_on_events() {
 }
 
 #[tokio::test]
+async fn a_poll_that_finds_no_newer_reference_table_keeps_the_generation() {
+    let store = SnapshotStore::new(Arc::new(InMemory::new()), Path::from("snapshots"));
+    publish_chain(&store, &chain_rows(day(20), at(20, 15), 101.0)).await;
+    publish_reference(&store, &companies(), day(20)).await;
+    publish_reference(&store, &earnings(&[("AAPL", day(27))]), day(20)).await;
+    let market = StoreMarketData::new(store.clone());
+    market.load().await.unwrap();
+    let loaded = market.generation();
+    let held = market.coverage();
+    // Nothing new: the held coverage (the same allocation) and the same generation, so the
+    // response cache keeps its answers across polls.
+    market.load_reference().await.unwrap();
+    market.load().await.unwrap();
+    assert_eq!(market.generation(), loaded);
+    assert!(Arc::ptr_eq(&held, &market.coverage()));
+    // A newer earnings version (an import, say) is read on the next refresh, and only it: the
+    // companies are the ones already held.
+    publish_reference(&store, &earnings(&[("AAPL", day(24))]), day(20)).await;
+    market.load_reference().await.unwrap();
+    assert_ne!(market.generation(), loaded);
+    let coverage = market.coverage();
+    assert_eq!(coverage.next_earnings("AAPL", day(20)), Some(day(24)));
+    assert!(Arc::ptr_eq(&held.companies[0], &coverage.companies[0]));
+}
+
+#[tokio::test]
 async fn a_snapshot_handed_over_in_process_is_served_and_not_read_back() {
     use optics_pipeline::worker::PublishedSnapshots;
     use optics_schemas::memory::MemoryHolder;

@@ -89,11 +89,19 @@ struct Latest {
     coverage: Arc<Coverage>,
     /// Companies, report dates, daily bars and releases of `coverage`, and their bytes.
     coverage_held: (usize, usize),
+    /// Trade date and version of the `companies` snapshot behind `coverage.companies`.
+    companies_stamp: Option<(NaiveDate, u64)>,
+    /// Trade date and version of the `earnings` snapshot behind `coverage.earnings`.
+    earnings_stamp: Option<(NaiveDate, u64)>,
     /// Trade date and version of the `daily_bars` snapshot behind `coverage.bars`.
     bars_stamp: Option<(NaiveDate, u64)>,
     /// Trade date and version of the `economic_calendar` snapshot behind `coverage.economic`.
     economic_stamp: Option<(NaiveDate, u64)>,
 }
+
+/// A reference table newer than the one held, with its (trade date, version); `None` when
+/// the held one is still the newest.
+type Changed<T> = Option<((NaiveDate, u64), T)>;
 
 /// The snapshot store seen by the API: see the [module documentation](super).
 #[derive(Debug)]
@@ -272,59 +280,69 @@ impl StoreMarketData {
         let earnings = self.load_earnings().await?;
         let bars = self.load_bars().await?;
         let economic = self.load_economic().await?;
-        let coverage = Coverage {
-            companies,
-            earnings,
-            bars,
-            economic,
-        };
-        // An empty store: nothing to swap in (and no new generation).
-        if coverage.is_empty() && self.read().coverage.is_empty() {
+        // Nothing newer in the store: keep the held coverage and the generation (a poll must
+        // not invalidate every cached answer).
+        if companies.is_none() && earnings.is_none() && bars.is_none() && economic.is_none() {
             return Ok(());
         }
-        let held = coverage_held(&coverage);
+        let held = Arc::clone(&self.read().coverage);
         let mut latest = self.write();
+        let mut coverage = Coverage {
+            companies: held.companies.clone(),
+            earnings: held.earnings.clone(),
+            bars: Arc::clone(&held.bars),
+            economic: Arc::clone(&held.economic),
+        };
+        if let Some((stamp, companies)) = companies {
+            coverage.companies = companies;
+            latest.companies_stamp = Some(stamp);
+        }
+        if let Some((stamp, earnings)) = earnings {
+            coverage.earnings = earnings;
+            latest.earnings_stamp = Some(stamp);
+        }
+        if let Some((stamp, bars)) = bars {
+            coverage.bars = bars;
+            latest.bars_stamp = Some(stamp);
+        }
+        if let Some((stamp, economic)) = economic {
+            coverage.economic = economic;
+            latest.economic_stamp = Some(stamp);
+        }
+        latest.coverage_held = coverage_held(&coverage);
         latest.coverage = Arc::new(coverage);
-        latest.coverage_held = held;
         drop(latest);
         self.bump();
         Ok(())
     }
 
-    /// The company map from the newest `companies` snapshot, by symbol (empty without one).
-    async fn load_companies(&self) -> Result<Vec<Arc<Company>>, LoadError> {
-        let dataset = Dataset::Companies.name();
-        let mut companies = Vec::new();
-        let Some(date) = self
-            .store
-            .latest_trade_date(dataset, MARKET_WIDE, None)
+    /// The company map from the `companies` snapshot, by symbol, when a newer one than the
+    /// held is stored.
+    async fn load_companies(&self) -> Result<Changed<Vec<Arc<Company>>>, LoadError> {
+        let held = self.read().companies_stamp;
+        let Some((stamp, snapshot)) = self
+            .changed_market_wide(Dataset::Companies.name(), held)
             .await?
         else {
-            return Ok(companies);
+            return Ok(None);
         };
-        let key = SnapshotKey::new(dataset, date, MARKET_WIDE);
-        let Some(snapshot) = self.store.read(&key).await? else {
-            return Ok(companies);
-        };
+        let mut companies = Vec::new();
         for batch in &snapshot.batches {
             companies.extend(Company::from_batch(batch)?.into_iter().map(Arc::new));
         }
         companies.sort_by(|a, b| a.symbol.cmp(&b.symbol));
-        Ok(companies)
+        Ok(Some((stamp, companies)))
     }
 
-    /// Every release from the newest `economic_calendar` reference snapshot, by date, time
-    /// (untimed last), country and event (empty without one). Reused while that snapshot's
-    /// version is unchanged, as the bars are; a new version (an import, a seeding) is read on
-    /// the next poll or at its snapshot event.
-    async fn load_economic(&self) -> Result<Arc<Vec<EconomicEvent>>, LoadError> {
-        let held = Arc::clone(&self.read().coverage.economic);
-        let stamp = self.read().economic_stamp;
+    /// Every release of the `economic_calendar` snapshot, by date, time (untimed last),
+    /// country and event, when a newer one than the held is stored (an import, a seeding).
+    async fn load_economic(&self) -> Result<Changed<Arc<Vec<EconomicEvent>>>, LoadError> {
+        let held = self.read().economic_stamp;
         let Some((stamp, snapshot)) = self
-            .changed_market_wide(Dataset::EconomicCalendar.name(), stamp)
+            .changed_market_wide(Dataset::EconomicCalendar.name(), held)
             .await?
         else {
-            return Ok(held);
+            return Ok(None);
         };
         let mut events = Vec::new();
         for batch in &snapshot.batches {
@@ -339,26 +357,22 @@ impl StoreMarketData {
                 &b.event,
             ))
         });
-        self.write().economic_stamp = Some(stamp);
-        Ok(Arc::new(events))
+        Ok(Some((stamp, Arc::new(events))))
     }
 
-    /// Report dates per symbol from the newest `earnings` reference snapshot (empty without
-    /// one: earnings dates are then unknown, reported as null).
-    async fn load_earnings(&self) -> Result<BTreeMap<String, Vec<EarningsEvent>>, LoadError> {
-        let dataset = Dataset::Earnings.name();
-        let mut by_symbol: BTreeMap<String, Vec<EarningsEvent>> = BTreeMap::new();
-        let Some(date) = self
-            .store
-            .latest_trade_date(dataset, MARKET_WIDE, None)
+    /// Reports per symbol, ascending by date, from the `earnings` snapshot when a newer one
+    /// than the held is stored (without one, earnings dates are unknown, reported as null).
+    async fn load_earnings(
+        &self,
+    ) -> Result<Changed<BTreeMap<String, Vec<EarningsEvent>>>, LoadError> {
+        let held = self.read().earnings_stamp;
+        let Some((stamp, snapshot)) = self
+            .changed_market_wide(Dataset::Earnings.name(), held)
             .await?
         else {
-            return Ok(by_symbol);
+            return Ok(None);
         };
-        let key = SnapshotKey::new(dataset, date, MARKET_WIDE);
-        let Some(snapshot) = self.store.read(&key).await? else {
-            return Ok(by_symbol);
-        };
+        let mut by_symbol: BTreeMap<String, Vec<EarningsEvent>> = BTreeMap::new();
         for batch in &snapshot.batches {
             for event in EarningsEvent::from_batch(batch)? {
                 by_symbol
@@ -371,20 +385,20 @@ impl StoreMarketData {
             reports.sort_by_key(|r| r.report_date);
             reports.dedup_by_key(|r| r.report_date);
         }
-        Ok(by_symbol)
+        Ok(Some((stamp, by_symbol)))
     }
 
-    /// Bars per symbol and session from the newest `daily_bars` reference snapshot (empty
-    /// without one). Years of bars: the held map is reused while that snapshot is unchanged
-    /// rather than decoded again on every poll.
-    async fn load_bars(&self) -> Result<Arc<BTreeMap<String, Vec<SessionBar>>>, LoadError> {
-        let held = Arc::clone(&self.read().coverage.bars);
-        let stamp = self.read().bars_stamp;
+    /// Bars per symbol and session from the `daily_bars` snapshot when a newer one than the
+    /// held is stored: years of bars are not decoded again on every poll.
+    async fn load_bars(
+        &self,
+    ) -> Result<Changed<Arc<BTreeMap<String, Vec<SessionBar>>>>, LoadError> {
+        let held = self.read().bars_stamp;
         let Some((stamp, snapshot)) = self
-            .changed_market_wide(Dataset::DailyBars.name(), stamp)
+            .changed_market_wide(Dataset::DailyBars.name(), held)
             .await?
         else {
-            return Ok(held);
+            return Ok(None);
         };
         let mut by_symbol: BTreeMap<String, Vec<SessionBar>> = BTreeMap::new();
         for batch in &snapshot.batches {
@@ -403,8 +417,7 @@ impl StoreMarketData {
             sessions.sort_by_key(|b| b.date);
             sessions.dedup_by_key(|b| b.date);
         }
-        self.write().bars_stamp = Some(stamp);
-        Ok(Arc::new(by_symbol))
+        Ok(Some((stamp, Arc::new(by_symbol))))
     }
 
     /// The newest market-wide snapshot of `dataset` with its (trade date, version), unless
