@@ -30,6 +30,7 @@
 //!   level, first-order scenario and stress estimates, and delta hedges.
 //! - [`strategy`]: option strategies — exact expiration payoffs, probability of profit,
 //!   builders by delta and width, the credit-spread / iron-condor optimizer, simulate-chain.
+//! - [`vol_arb`]: static-arbitrage and skew checks over one chain at its executable quotes.
 //! - [`vol`]: volatility statistics once per session close — close-to-close HV at 5–252
 //!   sessions (and ex-earnings), ATM IV, 25-delta skew and constant-maturity IV from a chain,
 //!   IV rank and percentile, VRP, correlation and beta, earnings-move statistics.
@@ -56,4 +57,5 @@ pub mod seasonality;
 pub mod strategy;
 pub mod time;
 pub mod vol;
+pub mod vol_arb;
 pub mod zero_dte;

@@ -164,6 +164,27 @@ fn optics_run_seeds_says_how_to_call_it_and_answers_a_chain() {
             "{path}: {figure} is {value:?} in {body}"
         );
     }
+    // The simulator's surfaces are free of static arbitrage: the scan of each covered chain
+    // finds no butterfly, calendar or parity row at the quotes.
+    let mut scanned = 0;
+    for ticker in ["SPX", "NDX", "RUT"] {
+        let path = format!("/api/mcp/data/vol-arb-scan?ticker={ticker}");
+        let (status, body) = get(&address, &path, Some(token));
+        if status == 404 {
+            continue;
+        }
+        scanned += 1;
+        assert_eq!(status, 200, "{path}: {body}");
+        assert_eq!(body["data"]["arbitrage_count"], 0, "{path}: {body}");
+        assert!(
+            body["data"]["strikes_scanned"].as_u64().unwrap() > 0,
+            "{body}"
+        );
+    }
+    assert!(
+        scanned >= 2,
+        "SPX and NDX are in the three-underlying universe"
+    );
     // The earnings family on an index (no reports): answered, empty, saying why.
     for path in [
         "/earnings-history/SPX",

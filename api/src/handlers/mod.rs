@@ -38,6 +38,7 @@ pub mod flow;
 pub mod greeks;
 pub mod platform;
 pub mod risk;
+pub mod screeners;
 pub mod strategy;
 pub mod volatility;
 
@@ -58,6 +59,7 @@ pub fn data_schemas() -> Vec<DataSchema> {
     schemas.extend(volatility::data_schemas());
     schemas.extend(earnings::data_schemas());
     schemas.extend(events::data_schemas());
+    schemas.extend(screeners::data_schemas());
     schemas
 }
 
@@ -185,6 +187,10 @@ pub fn data_routes() -> Vec<(Endpoint, MethodRouter<AppState>)> {
         (
             Endpoint::Seasonality,
             axum::routing::get(events::seasonality::seasonality_of),
+        ),
+        (
+            Endpoint::VolArbScan,
+            axum::routing::get(screeners::vol_arb_scan::vol_arb_scan),
         ),
         (
             Endpoint::EarningsHistory,
