@@ -165,8 +165,17 @@ impl Metrics {
         }
     }
 
-    /// Records one answered request.
+    /// Records one answered request. A method outside HTTP's registered ones is labelled
+    /// `OTHER`: a client choosing `FOO1`, `FOO2`… must not add series without end.
     pub fn observe_request(&self, method: &str, route: &str, status: u16, elapsed: Duration) {
+        const KNOWN: [&str; 9] = [
+            "GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "CONNECT", "TRACE",
+        ];
+        let method = if KNOWN.contains(&method) {
+            method
+        } else {
+            "OTHER"
+        };
         let labels = RouteLabels {
             method: method.to_owned(),
             route: route.to_owned(),
@@ -356,6 +365,25 @@ mod tests {
         );
         assert!(text.contains(r#"optics_snapshot_age_seconds{dataset="chain"} 2.5"#));
         assert!(text.ends_with("# EOF\n"));
+    }
+
+    #[test]
+    fn methods_a_client_invents_share_one_series() {
+        let metrics = Metrics::new();
+        for method in ["FOO1", "FOO2", "BREW", "get"] {
+            metrics.observe_request(method, UNMATCHED_ROUTE, 405, Duration::from_micros(50));
+        }
+        metrics.observe_request("POST", UNMATCHED_ROUTE, 405, Duration::from_micros(50));
+        let text = metrics
+            .render(Utc.with_ymd_and_hms(2026, 11, 20, 15, 0, 0).unwrap())
+            .unwrap();
+        assert!(text.contains(
+            r#"optics_http_requests_total{method="OTHER",route="unmatched",status="405"} 4"#
+        ));
+        assert!(text.contains(
+            r#"optics_http_requests_total{method="POST",route="unmatched",status="405"} 1"#
+        ));
+        assert!(!text.contains("FOO1"));
     }
 
     /// A holder that reports fixed figures under one name.

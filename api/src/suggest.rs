@@ -81,7 +81,15 @@ fn segments(path: &str) -> Vec<&str> {
     path.split('/').filter(|s| !s.is_empty()).collect()
 }
 
-/// The mounted endpoints nearest `requested_path` (a full request path), best first.
+/// Longest request path, in bytes, that gets suggestions: every mounted path is far shorter,
+/// and the edit distances grow with the product of the lengths, so a longer (unauthenticated)
+/// path is answered without any.
+pub const MAX_SUGGESTED_PATH_BYTES: usize = 256;
+/// Most path segments that get suggestions (the longest mounted path has five).
+pub const MAX_SUGGESTED_SEGMENTS: usize = 12;
+
+/// The mounted endpoints nearest `requested_path` (a full request path), best first; none for
+/// a path beyond [`MAX_SUGGESTED_PATH_BYTES`] or [`MAX_SUGGESTED_SEGMENTS`].
 pub fn nearest<'a>(
     requested_path: &str,
     mounted: &'a [&'static EndpointSpec],
@@ -89,6 +97,11 @@ pub fn nearest<'a>(
     let relative = requested_path
         .strip_prefix(DATA_PREFIX)
         .unwrap_or(requested_path);
+    if relative.len() > MAX_SUGGESTED_PATH_BYTES
+        || relative.split('/').filter(|s| !s.is_empty()).count() > MAX_SUGGESTED_SEGMENTS
+    {
+        return Vec::new();
+    }
     let requested_len: usize = segments(relative).iter().map(|s| s.chars().count()).sum();
     let cutoff = (requested_len * 3).div_ceil(4).max(3);
     let mut scored: Vec<(usize, &EndpointSpec)> = mounted

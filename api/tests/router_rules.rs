@@ -308,6 +308,14 @@ async fn mounted_handlers_are_indexed_counted_and_suggested() {
         body["did_you_mean"][0]["path"],
         "/api/mcp/data/chain/{ticker}"
     );
+    // An oversized path is answered without the edit distances (they grow with the product
+    // of the lengths): a 404, no suggestions.
+    let long = format!("/api/mcp/data/gexx/{}", "A".repeat(8_000));
+    let body = get_req(&app, &long, &[]).await.error(StatusCode::NOT_FOUND);
+    assert_eq!(body["did_you_mean"], serde_json::json!([]), "{body}");
+    let deep = format!("/api/mcp/data/gexx{}", "/a".repeat(40));
+    let body = get_req(&app, &deep, &[]).await.error(StatusCode::NOT_FOUND);
+    assert_eq!(body["did_you_mean"], serde_json::json!([]), "{body}");
 
     // GET on a POST endpoint: 405 naming POST.
     let answer = get_req(&app, "/api/mcp/data/pop", &[]).await;
