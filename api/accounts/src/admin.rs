@@ -220,22 +220,45 @@ pub fn write_private_file(path: &Path, contents: &str) -> Result<(), AccountErro
     let mut temporary = path.as_os_str().to_owned();
     temporary.push(".tmp");
     let temporary = PathBuf::from(temporary);
+    // A leftover temporary (a crash between create and rename) or anything planted under its
+    // name, a symbolic link included, is removed, not opened: the file is created new
+    // (O_CREAT | O_EXCL, which never follows a link), so the mode below is its own.
+    match std::fs::remove_file(&temporary) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(e)),
+        _ => {}
+    }
     let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
+    options.write(true).create_new(true);
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt as _;
         options.mode(0o600);
     }
     let mut file = options.open(&temporary).map_err(io)?;
-    #[cfg(unix)]
-    {
-        // The mode applies only when the file is created; a leftover temporary keeps its own.
-        use std::os::unix::fs::PermissionsExt as _;
-        file.set_permissions(std::fs::Permissions::from_mode(0o600))
-            .map_err(io)?;
-    }
     file.write_all(contents.as_bytes()).map_err(io)?;
     file.sync_all().map_err(io)?;
     std::fs::rename(&temporary, path).map_err(io)
+}
+
+#[cfg(all(test, unix))]
+mod private_file_tests {
+    use std::os::unix::fs::PermissionsExt as _;
+
+    use super::write_private_file;
+
+    #[test]
+    fn a_planted_link_at_the_temporary_name_is_not_written_through() {
+        let dir = std::env::temp_dir().join(format!("optics-private-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let victim = dir.join("victim");
+        std::fs::write(&victim, "keep me").unwrap();
+        let token = dir.join("api-token");
+        std::os::unix::fs::symlink(&victim, dir.join("api-token.tmp")).unwrap();
+        write_private_file(&token, "secret\n").unwrap();
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep me");
+        assert_eq!(std::fs::read_to_string(&token).unwrap(), "secret\n");
+        let mode = std::fs::metadata(&token).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

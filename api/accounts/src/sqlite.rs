@@ -65,6 +65,27 @@ fn lock(connection: &Mutex<Connection>) -> MutexGuard<'_, Connection> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
+/// Creates the database file readable by its owner only (it holds password hashes) before
+/// SQLite opens it, which would create it under the process umask; SQLite gives its WAL and
+/// shared-memory files the database file's mode. An existing file is left as it is.
+fn create_private(path: &Path) -> Result<(), AccountError> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        options.mode(0o600);
+    }
+    match options.open(path) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(source) => Err(AccountError::Io {
+            path: path.to_owned(),
+            source,
+        }),
+    }
+}
+
 fn open_connection(path: &Path) -> Result<Connection, AccountError> {
     let connection = Connection::open_with_flags(
         path,
@@ -102,6 +123,7 @@ impl SqliteStore {
                 source,
             })?;
         }
+        create_private(path)?;
         let mut writer = open_connection(path)?;
         migrate(&mut writer)?;
         let readers = (0..READ_CONNECTIONS)
@@ -609,5 +631,25 @@ impl AccountStore for SqliteStore {
             })?;
             rows.map(|raw| raw?.into_usage(month)).collect()
         })
+    }
+}
+
+#[cfg(all(test, unix))]
+mod private_database_tests {
+    use std::os::unix::fs::PermissionsExt as _;
+
+    use super::SqliteStore;
+
+    #[test]
+    fn a_new_database_is_readable_by_its_owner_only() {
+        let dir = std::env::temp_dir().join(format!("optics-sqlite-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("accounts.sqlite3");
+        let _ = std::fs::remove_file(&path);
+        let store = SqliteStore::open(&path).unwrap();
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "{mode:o}");
+        drop(store);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
