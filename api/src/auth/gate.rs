@@ -250,38 +250,28 @@ pub fn requires_token(endpoint: &EndpointSpec) -> bool {
     endpoint.family != registry::PLATFORM_FAMILY.slug
 }
 
-/// Units one call costs: the endpoint's fixed cost, or one per distinct symbol requested for
-/// [`Cost::PerSymbol`] endpoints (the symbol-list parameter of the query, else its documented
-/// default; at least 1, at most the list's maximum length).
-pub fn cost_units(endpoint: &EndpointSpec, query: Option<&str>) -> u32 {
+/// Units one call costs: the endpoint's fixed cost, or one per symbol the handler computes
+/// for [`Cost::PerSymbol`] endpoints — the symbol-list parameter read by the handler's own
+/// parser ([`crate::params::QueryParams::symbols`]: an empty value is the documented default,
+/// duplicates dropped), so what is billed is what is computed. A list the handler refuses
+/// (400) costs one unit, as any refused call.
+pub fn cost_units(endpoint: &'static EndpointSpec, query: Option<&str>) -> u32 {
     match endpoint.cost {
         Cost::Free => 0,
         Cost::Units(units) => units,
         Cost::PerSymbol => {
-            let Some((name, max_len, default)) =
-                endpoint.params.iter().find_map(|p| match p.kind {
-                    ParamKind::SymbolList { max_len } if p.location == ParamLocation::Query => {
-                        Some((p.name, max_len, p.default))
-                    }
-                    _ => None,
-                })
-            else {
+            let Some(name) = endpoint.params.iter().find_map(|p| {
+                (matches!(p.kind, ParamKind::SymbolList { .. })
+                    && p.location == ParamLocation::Query)
+                    .then_some(p.name)
+            }) else {
                 return 1;
             };
-            let given = query.and_then(|q| {
-                form_urlencoded::parse(q.as_bytes())
-                    .find(|(key, _)| key == name)
-                    .map(|(_, value)| value.into_owned())
-            });
-            let list = given.as_deref().or(default).unwrap_or("");
-            let mut symbols: Vec<String> = list
-                .split(',')
-                .map(|s| s.trim().to_ascii_uppercase())
-                .filter(|s| !s.is_empty())
-                .collect();
-            symbols.sort_unstable();
-            symbols.dedup();
-            u32::try_from(symbols.len().clamp(1, max_len.max(1))).unwrap_or(u32::MAX)
+            crate::params::QueryParams::parse(endpoint, query)
+                .and_then(|params| params.symbols(name))
+                .map_or(1, |symbols| {
+                    u32::try_from(symbols.len().max(1)).unwrap_or(u32::MAX)
+                })
         }
     }
 }
@@ -388,7 +378,7 @@ impl AccessControl {
     /// [`Admission::reservation`] once the answer is known.
     pub async fn admit(
         &self,
-        endpoint: &EndpointSpec,
+        endpoint: &'static EndpointSpec,
         query: Option<&str>,
         authorization: Option<&HeaderValue>,
     ) -> Result<Admission, Denied> {
@@ -602,14 +592,25 @@ mod tests {
             cost_units(spec("cross-index-gex"), Some("tickers=SPY,qqq,SPY")),
             2
         );
+        // An empty list is the default list, for the handler and the bill alike.
+        assert_eq!(cost_units(spec("cross-index-gex"), Some("tickers=")), 4);
         assert_eq!(cost_units(spec("gex-batch"), Some("tickers=")), 1);
+        let max = (0..25)
+            .map(|i| format!("T{i}"))
+            .collect::<Vec<_>>()
+            .join(",");
+        assert_eq!(
+            cost_units(spec("gex-batch"), Some(&format!("tickers={max}"))),
+            25
+        );
+        // More than the handler takes: refused with a 400, one unit.
         let many = (0..40)
             .map(|i| format!("T{i}"))
             .collect::<Vec<_>>()
             .join(",");
         assert_eq!(
             cost_units(spec("gex-batch"), Some(&format!("tickers={many}"))),
-            25
+            1
         );
     }
 
