@@ -67,6 +67,33 @@ pub(crate) struct LimiterArgs {
         default_value = "optics:rl"
     )]
     pub(crate) limiter_prefix: String,
+    /// Keep the rate limits in this process even with a shared (PostgreSQL) account store:
+    /// every replica then counts on its own, so each limit is multiplied by the replica count.
+    /// For a single replica only.
+    #[arg(
+        long = "allow-local-limits",
+        env = "OPTICS_ALLOW_LOCAL_LIMITS",
+        default_value_t = false
+    )]
+    pub(crate) allow_local_limits: bool,
+}
+
+impl LimiterArgs {
+    /// Refuses a shared account store with limits counted in this process (each replica would
+    /// grant the full limits) unless `--allow-local-limits` says there is one replica.
+    pub(crate) fn check_shared(&self, db: Option<&str>) -> anyhow::Result<()> {
+        let shared = db
+            .is_some_and(|url| url.starts_with("postgres://") || url.starts_with("postgresql://"));
+        if shared && self.limiter.is_none() && !self.allow_local_limits {
+            anyhow::bail!(
+                "--db postgres://… shares accounts between API replicas, but without --limiter \
+                 (OPTICS_LIMITER) each replica counts rate limits on its own and every limit is \
+                 multiplied by the replica count: pass --limiter redis://host:6379, or \
+                 --allow-local-limits (OPTICS_ALLOW_LOCAL_LIMITS) for a single replica"
+            );
+        }
+        Ok(())
+    }
 }
 
 /// `optics accounts …`

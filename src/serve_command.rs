@@ -178,6 +178,7 @@ pub(crate) async fn access_control(
     data_dir: &Path,
     real_clock: Arc<dyn Clock>,
 ) -> anyhow::Result<ApiAccess> {
+    args.limiter.check_shared(args.accounts.db.as_deref())?;
     std::fs::create_dir_all(data_dir)
         .with_context(|| format!("cannot create {}", data_dir.display()))?;
     let accounts = open_store(args.accounts.db.as_deref(), data_dir)

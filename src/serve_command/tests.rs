@@ -238,6 +238,40 @@ async fn a_racing_market_clock_does_not_shorten_the_real_minute_of_the_limits() 
 }
 
 #[test]
+fn shared_accounts_with_limits_in_this_process_are_refused_unless_allowed() {
+    let db = Some("postgres://optics@127.0.0.1/test");
+    let error = api_args(&[])
+        .limiter
+        .check_shared(db)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("--limiter") && error.contains("--allow-local-limits"),
+        "{error}"
+    );
+    assert!(
+        api_args(&["--allow-local-limits"])
+            .limiter
+            .check_shared(db)
+            .is_ok()
+    );
+    assert!(
+        api_args(&["--limiter", "redis://127.0.0.1:6379"])
+            .limiter
+            .check_shared(db)
+            .is_ok()
+    );
+    // SQLite accounts are one process's: its own limits are the right ones.
+    assert!(api_args(&[]).limiter.check_shared(None).is_ok());
+    assert!(
+        api_args(&[])
+            .limiter
+            .check_shared(Some("sqlite:///tmp/a.sqlite3"))
+            .is_ok()
+    );
+}
+
+#[test]
 fn the_plan_budgets_flag_is_parsed_and_a_bad_value_is_refused() {
     assert_eq!(
         api_args(&[]).access_config().budgets,
