@@ -16,7 +16,7 @@ use anyhow::Context;
 use clap::Args;
 use optics_api::AppState;
 use optics_api::accounts::{AccountStore, open_store};
-use optics_api::auth::{AccessConfig, AccessControl, PasswordCost, PasswordHasher};
+use optics_api::auth::{AccessConfig, AccessControl, PasswordCost, PasswordHasher, SessionPolicy};
 use optics_api::limits::{
     InMemoryLimiter, Limiter, PlanBudgets, RateLimits, RedisLimiter, redacted_url,
 };
@@ -60,6 +60,14 @@ pub(crate) struct ApiArgs {
         value_parser = clap::value_parser!(u32).range(1..)
     )]
     pub(crate) rate_per_hour: u32,
+    /// The address clients reach the service at (`https://options.example.com`), when a proxy
+    /// in front of it terminates TLS; an `https` URL turns the session cookie's `Secure` on.
+    #[arg(long = "public-url", env = "OPTICS_PUBLIC_URL")]
+    pub(crate) public_url: Option<String>,
+    /// `Secure` on the account area's session cookie (sent over HTTPS only): `true` or
+    /// `false`; default: on when `--public-url` is https.
+    #[arg(long = "secure-cookie", env = "OPTICS_SECURE_COOKIE")]
+    pub(crate) secure_cookie: Option<bool>,
 }
 
 impl ApiArgs {
@@ -72,10 +80,19 @@ impl ApiArgs {
     }
 
     /// The rules the access control applies.
-    fn access_config(&self) -> AccessConfig {
+    pub(crate) fn access_config(&self) -> AccessConfig {
+        let https = self
+            .public_url
+            .as_deref()
+            .is_some_and(|url| url.trim().to_ascii_lowercase().starts_with("https://"));
+        let defaults = AccessConfig::default();
         AccessConfig {
             budgets: self.plan_budgets.unwrap_or_default(),
-            ..AccessConfig::default()
+            sessions: SessionPolicy {
+                secure_cookie: self.secure_cookie.unwrap_or(https),
+                ..defaults.sessions
+            },
+            ..defaults
         }
     }
 }

@@ -238,6 +238,21 @@ async fn a_racing_market_clock_does_not_shorten_the_real_minute_of_the_limits() 
 }
 
 #[test]
+fn the_session_cookie_is_secure_behind_https_or_when_asked() {
+    let secure = |args: &[&str]| api_args(args).access_config().sessions.secure_cookie;
+    assert!(!secure(&[]), "plain HTTP on localhost by default");
+    assert!(secure(&["--public-url", "https://options.example.com"]));
+    assert!(!secure(&["--public-url", "http://10.0.0.5:8080"]));
+    assert!(secure(&["--secure-cookie", "true"]));
+    assert!(!secure(&[
+        "--public-url",
+        "https://options.example.com",
+        "--secure-cookie",
+        "false"
+    ]));
+}
+
+#[test]
 fn shared_accounts_with_limits_in_this_process_are_refused_unless_allowed() {
     let db = Some("postgres://optics@127.0.0.1/test");
     let error = api_args(&[])
