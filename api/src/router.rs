@@ -62,6 +62,16 @@ pub fn router_with(
     state: AppState,
     data_routes: Vec<(Endpoint, MethodRouter<AppState>)>,
 ) -> Router {
+    router_with_more(state, data_routes, Router::new())
+}
+
+/// [`router_with`] and `more` routes of their own state (the account area), all behind the
+/// same panic guard, request span, metrics and error envelope.
+pub fn router_with_more(
+    state: AppState,
+    data_routes: Vec<(Endpoint, MethodRouter<AppState>)>,
+    more: Router,
+) -> Router {
     let mut routes = Vec::new();
     let platform = handlers::platform::routes().into_iter().map(|r| (r, false));
     let data = data_routes.into_iter().map(|r| (r, true));
@@ -115,12 +125,14 @@ pub fn router_with(
         mounted_paths.push(path);
     }
 
+    let observed = state.clone();
     app.route("/metrics", get(metrics_handler))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
-        .layer(CatchPanicLayer::custom(panic_response))
-        .layer(middleware::from_fn_with_state(state.clone(), observe))
         .with_state(state)
+        .merge(more)
+        .layer(CatchPanicLayer::custom(panic_response))
+        .layer(middleware::from_fn_with_state(observed, observe))
 }
 
 /// Serves [`router`] on `listener` until `shutdown` resolves, then finishes in-flight requests.

@@ -1800,6 +1800,26 @@ async fn the_budget_check_still_refuses_before_the_handler_when_the_month_is_spe
 }
 
 #[tokio::test]
+async fn the_account_area_is_observed_like_every_other_route() {
+    // The account routes sit inside the request span, the metrics and the panic guard: a
+    // login is counted under its route template.
+    let (fx, _dir) = sqlite_fixture(RateLimits::default());
+    let state = optics_api::AppState::new(fixed_market_clock())
+        .with_market_data(Arc::new(chain_support::MemoryMarket::spy()));
+    let router = optics_api::auth::service_router(state, fx.access.clone());
+    let (answer, _) = login(&router, "nobody@example.com", "not-the-password").await;
+    assert_eq!(answer.status, StatusCode::UNAUTHORIZED);
+    let metrics = send(&router, get_path("/metrics", None)).await;
+    let text = String::from_utf8(metrics.body.clone()).unwrap();
+    assert!(
+        text.contains(
+            r#"optics_http_requests_total{method="POST",route="/api/account/login",status="401"} 1"#
+        ),
+        "{text}"
+    );
+}
+
+#[tokio::test]
 async fn a_plain_text_error_keeps_its_quota_headers_when_it_is_enveloped() {
     // A handler that answers with axum's plain text (as an extractor rejection does): the
     // observe layer rewrites it into the envelope, and the gate's five quota headers stay.

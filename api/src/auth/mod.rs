@@ -46,5 +46,9 @@ pub fn service_router(state: AppState, access: AccessControl) -> axum::Router {
     let state = state.with_gate(RouteGate::new(move |request, next| {
         gate(gate_access.clone(), request, next)
     }));
-    crate::router(state).merge(account_router(access))
+    crate::router::router_with_more(
+        state,
+        crate::handlers::data_routes(),
+        account_router(access),
+    )
 }
