@@ -49,13 +49,14 @@ bench: ## benchmarks that print figures (ns/option, ratios, accuracies, throughp
 	$(CARGO) bench -p optics-api --bench chain_at_time
 	$(CARGO) bench --profile service --no-default-features -p optics --bench live_memory
 
-reference: ## regenerate the reference vectors (QuantLib + mpmath; optionlab for strategies; numpy/pandas/arch for volatility and earnings)
+reference: ## regenerate the reference vectors (QuantLib + mpmath; optionlab for strategies; numpy/pandas/arch for volatility, earnings and correlation)
 	test -x $(REFERENCE_VENV)/bin/python || $(PYTHON) -m venv $(REFERENCE_VENV)
 	$(REFERENCE_VENV)/bin/pip install --quiet -r scripts/reference/requirements.txt
 	$(REFERENCE_VENV)/bin/python scripts/reference/pricing_vectors.py
 	$(REFERENCE_VENV)/bin/python scripts/reference/strategy_vectors.py
 	$(REFERENCE_VENV)/bin/python scripts/reference/vol_vectors.py
 	$(REFERENCE_VENV)/bin/python scripts/reference/earnings_vectors.py
+	$(REFERENCE_VENV)/bin/python scripts/reference/stock_vectors.py
 	$(REFERENCE_VENV)/bin/python scripts/reference/moves_vectors.py
 
 # The interface's reference records, beside the repository in every clone and in CI.

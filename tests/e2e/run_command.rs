@@ -196,6 +196,12 @@ fn optics_run_seeds_says_how_to_call_it_and_answers_a_chain() {
         assert_eq!(status, 200, "{path}: {body}");
         assert!(body["data"]["reason"].is_string(), "{path}: {body}");
     }
+    // Correlation of an index: SPY is not in the three-underlying universe (no ETF is), so
+    // the figures that need it are null and the payload says why.
+    let (status, body) = get(&address, "/api/mcp/data/correlation/SPX", Some(token));
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["data"]["ticker"], "SPX", "{body}");
+    assert!(body["data"]["reason"].is_string(), "{body}");
     let (_, verdict) = get(&address, "/api/mcp/data/earnings-verdict/SPX", Some(token));
     assert_eq!(
         verdict["data"]["verdict"]["signal"], "NO_EARNINGS",
