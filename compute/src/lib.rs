@@ -42,6 +42,7 @@
 
 pub mod calendars;
 pub mod chain;
+pub mod dividend;
 pub mod earnings;
 pub mod expected_move;
 pub mod exposure;

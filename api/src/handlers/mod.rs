@@ -39,6 +39,7 @@ pub mod greeks;
 pub mod platform;
 pub mod risk;
 pub mod screeners;
+pub mod stock;
 pub mod strategy;
 pub mod volatility;
 
@@ -59,6 +60,7 @@ pub fn data_schemas() -> Vec<DataSchema> {
     schemas.extend(volatility::data_schemas());
     schemas.extend(earnings::data_schemas());
     schemas.extend(events::data_schemas());
+    schemas.extend(stock::data_schemas());
     schemas.extend(screeners::data_schemas());
     schemas
 }
@@ -187,6 +189,10 @@ pub fn data_routes() -> Vec<(Endpoint, MethodRouter<AppState>)> {
         (
             Endpoint::Seasonality,
             axum::routing::get(events::seasonality::seasonality_of),
+        ),
+        (
+            Endpoint::Dividend,
+            axum::routing::get(stock::dividend::dividend),
         ),
         (
             Endpoint::VolArbScan,
