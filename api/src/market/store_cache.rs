@@ -249,6 +249,8 @@ impl StoreMarketData {
             || event.dataset == Dataset::Earnings.name()
             || event.dataset == Dataset::DailyBars.name()
             || event.dataset == Dataset::EconomicCalendar.name()
+            || event.dataset == Dataset::Dividends.name()
+            || event.dataset == Dataset::BorrowRates.name()
         {
             return self.load_coverage().await;
         }
