@@ -49,7 +49,7 @@ bench: ## benchmarks that print figures (ns/option, ratios, accuracies, throughp
 	$(CARGO) bench -p optics-api --bench chain_at_time
 	$(CARGO) bench --profile service --no-default-features -p optics --bench live_memory
 
-reference: ## regenerate the reference vectors (QuantLib + mpmath; optionlab for strategies; numpy/pandas/arch for volatility, earnings and correlation)
+reference: ## regenerate the reference vectors (QuantLib + mpmath; optionlab for strategies; numpy/pandas/arch for volatility, earnings, correlation and dividends)
 	test -x $(REFERENCE_VENV)/bin/python || $(PYTHON) -m venv $(REFERENCE_VENV)
 	$(REFERENCE_VENV)/bin/pip install --quiet -r scripts/reference/requirements.txt
 	$(REFERENCE_VENV)/bin/python scripts/reference/pricing_vectors.py
@@ -58,6 +58,7 @@ reference: ## regenerate the reference vectors (QuantLib + mpmath; optionlab for
 	$(REFERENCE_VENV)/bin/python scripts/reference/earnings_vectors.py
 	$(REFERENCE_VENV)/bin/python scripts/reference/stock_vectors.py
 	$(REFERENCE_VENV)/bin/python scripts/reference/moves_vectors.py
+	$(REFERENCE_VENV)/bin/python scripts/reference/dividend_borrow_vectors.py
 
 # The interface's reference records, beside the repository in every clone and in CI.
 REFERENCE_RECORDS ?= ../shared/spec/reference-records.json

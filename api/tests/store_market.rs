@@ -18,7 +18,8 @@ use optics_compute::pricing::PricingModel;
 use optics_compute::time::{Clock, ManualClock};
 use optics_pipeline::store::{MARKET_WIDE, SnapshotKey, SnapshotStore};
 use optics_schemas::{
-    AssetClass, ChainRow, Company, EarningsEvent, EarningsTiming, Record, SnapshotEvent,
+    AssetClass, BorrowRate, ChainRow, Company, Dividend, DividendFrequency, EarningsEvent,
+    EarningsTiming, Record, SnapshotEvent,
 };
 
 fn day(d: u32) -> NaiveDate {
@@ -169,6 +170,53 @@ async fn loads_the_newest_snapshots_and_swaps_on_events() {
         Some(day(24))
     );
     assert_eq!(market.coverage().next_earnings("AAPL", day(25)), None);
+}
+
+#[tokio::test]
+async fn dividends_and_borrow_fees_load_and_swap_on_events() {
+    let store = SnapshotStore::new(Arc::new(InMemory::new()), Path::from("snapshots"));
+    publish_chain(&store, &chain_rows(day(20), at(20, 15), 101.0)).await;
+    let paid = |ex: u32, amount: f64| Dividend {
+        symbol: "AAPL".to_owned(),
+        ex_date: day(ex),
+        pay_date: day(ex + 2),
+        amount,
+        frequency: DividendFrequency::Quarterly,
+    };
+    // Stored out of order, with a duplicate ex-date: one per ex-date, ascending.
+    publish_reference(
+        &store,
+        &[paid(9, 0.25), paid(2, 0.24), paid(9, 0.25)],
+        day(20),
+    )
+    .await;
+    let fee = |d: u32, rate: f64| BorrowRate {
+        symbol: "AAPL".to_owned(),
+        date: day(d),
+        borrow_rate: rate,
+        is_hard_to_borrow: false,
+    };
+    publish_reference(&store, &[fee(19, 0.004), fee(18, 0.003)], day(20)).await;
+    let market = StoreMarketData::new(store.clone());
+    market.load().await.unwrap();
+    let coverage = market.coverage();
+    let ex: Vec<NaiveDate> = coverage
+        .dividends_of("AAPL")
+        .iter()
+        .map(|d| d.ex_date)
+        .collect();
+    assert_eq!(ex, [day(2), day(9)]);
+    let dates: Vec<NaiveDate> = coverage.borrow_of("AAPL").iter().map(|r| r.date).collect();
+    assert_eq!(dates, [day(18), day(19)]);
+    assert!(coverage.dividends_of("SPY").is_empty());
+
+    // A newer dividends table, announced: swapped in, the borrow fees kept.
+    let event = publish_reference(&store, &[paid(16, 0.26)], day(20)).await;
+    market.apply(&event).await.unwrap();
+    let coverage = market.coverage();
+    assert_eq!(coverage.dividends_of("AAPL").len(), 1);
+    assert_eq!(coverage.dividends_of("AAPL")[0].amount, 0.26);
+    assert_eq!(coverage.borrow_of("AAPL").len(), 2);
 }
 
 #[tokio::test]

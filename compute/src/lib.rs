@@ -43,6 +43,7 @@
 pub mod calendars;
 pub mod chain;
 pub mod correlation;
+pub mod dividend;
 pub mod earnings;
 pub mod expected_move;
 pub mod exposure;

@@ -202,6 +202,12 @@ fn optics_run_seeds_says_how_to_call_it_and_answers_a_chain() {
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["data"]["ticker"], "SPX", "{body}");
     assert!(body["data"]["reason"].is_string(), "{body}");
+    // A cash index pays no stored dividend: answered with its chain price and a reason.
+    let (status, body) = get(&address, "/api/mcp/data/dividend/SPX", Some(token));
+    assert_eq!(status, 200, "/dividend/SPX: {body}");
+    assert_eq!(body["data"]["pays_dividends"], false, "{body}");
+    assert!(body["data"]["reason"].is_string(), "{body}");
+    assert!(body["data"]["current"]["price"].is_number(), "{body}");
     let (_, verdict) = get(&address, "/api/mcp/data/earnings-verdict/SPX", Some(token));
     assert_eq!(
         verdict["data"]["verdict"]["signal"], "NO_EARNINGS",

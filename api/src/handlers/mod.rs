@@ -195,6 +195,10 @@ pub fn data_routes() -> Vec<(Endpoint, MethodRouter<AppState>)> {
             axum::routing::get(stock::correlation::correlation_of),
         ),
         (
+            Endpoint::Dividend,
+            axum::routing::get(stock::dividend::dividend),
+        ),
+        (
             Endpoint::VolArbScan,
             axum::routing::get(screeners::vol_arb_scan::vol_arb_scan),
         ),

@@ -20,8 +20,8 @@ use optics_compute::flow::{ExpirationFlow, StrikeFlow, flow_groups};
 use optics_compute::time::expiration_close_utc;
 use optics_compute::vol::{ConstantMaturityIv, ExpirationVol, expiration_vols};
 use optics_schemas::{
-    ChainRow, Company, EarningsEvent, EconomicEvent, ExposureRow, ExposureSummaryRow,
-    FlowAggregateRow, FlowSnapshotRow, PricingModelCode,
+    BorrowRate, ChainRow, Company, Dividend, EarningsEvent, EconomicEvent, ExposureRow,
+    ExposureSummaryRow, FlowAggregateRow, FlowSnapshotRow, PricingModelCode,
 };
 
 pub use history::ChainHistory;
@@ -215,6 +215,12 @@ pub struct Coverage {
     /// Macro releases of every country, ascending by date (the newest `economic_calendar`
     /// reference snapshot). Shared, like `bars`.
     pub economic: Arc<Vec<EconomicEvent>>,
+    /// Dividends per symbol, ascending by ex-date, one per ex-date (the newest `dividends`
+    /// reference snapshot): declared future ones included.
+    pub dividends: BTreeMap<String, Vec<Dividend>>,
+    /// Borrow fees per symbol, ascending by date, one per date (the newest `borrow_rates`
+    /// reference snapshot); the stored rate is a decimal per year.
+    pub borrow: BTreeMap<String, Vec<BorrowRate>>,
 }
 
 /// One session's bar of one symbol: prices in dollars, volume in shares.
@@ -261,12 +267,24 @@ impl Coverage {
         self.bars.get(symbol).map_or(&[], Vec::as_slice)
     }
 
+    /// Every dividend of `symbol`, ascending by ex-date (empty for none or an unknown symbol).
+    pub fn dividends_of(&self, symbol: &str) -> &[Dividend] {
+        self.dividends.get(symbol).map_or(&[], Vec::as_slice)
+    }
+
+    /// Every stored borrow fee of `symbol`, ascending by date (empty for none).
+    pub fn borrow_of(&self, symbol: &str) -> &[BorrowRate] {
+        self.borrow.get(symbol).map_or(&[], Vec::as_slice)
+    }
+
     /// Whether it holds nothing at all.
     pub fn is_empty(&self) -> bool {
         self.companies.is_empty()
             && self.earnings.is_empty()
             && self.bars.is_empty()
             && self.economic.is_empty()
+            && self.dividends.is_empty()
+            && self.borrow.is_empty()
     }
 
     /// The releases of `country` dated `from` to `to` (both included), in stored order.

@@ -13,8 +13,9 @@ use optics_pipeline::worker::PublishedSnapshots;
 use optics_schemas::bus::snapshot_datasets;
 use optics_schemas::memory::{HeapBytes, HeldMemory, MemoryHolder};
 use optics_schemas::{
-    ChainRow, Company, DailyBar, Dataset, EarningsEvent, EconomicEvent, ExposureRow,
-    ExposureSummaryRow, FlowAggregateRow, FlowSnapshotRow, Record, SchemaError, SnapshotEvent,
+    BorrowRate, ChainRow, Company, DailyBar, Dataset, Dividend, EarningsEvent, EconomicEvent,
+    ExposureRow, ExposureSummaryRow, FlowAggregateRow, FlowSnapshotRow, Record, SchemaError,
+    SnapshotEvent,
 };
 
 use super::history::{ChainHistory, HistoryError};
@@ -97,6 +98,10 @@ struct Latest {
     bars_stamp: Option<(NaiveDate, u64)>,
     /// Trade date and version of the `economic_calendar` snapshot behind `coverage.economic`.
     economic_stamp: Option<(NaiveDate, u64)>,
+    /// Trade date and version of the `dividends` snapshot behind `coverage.dividends`.
+    dividends_stamp: Option<(NaiveDate, u64)>,
+    /// Trade date and version of the `borrow_rates` snapshot behind `coverage.borrow`.
+    borrow_stamp: Option<(NaiveDate, u64)>,
 }
 
 /// A reference table newer than the one held, with its (trade date, version); `None` when
@@ -244,6 +249,8 @@ impl StoreMarketData {
             || event.dataset == Dataset::Earnings.name()
             || event.dataset == Dataset::DailyBars.name()
             || event.dataset == Dataset::EconomicCalendar.name()
+            || event.dataset == Dataset::Dividends.name()
+            || event.dataset == Dataset::BorrowRates.name()
         {
             return self.load_coverage().await;
         }
@@ -280,9 +287,17 @@ impl StoreMarketData {
         let earnings = self.load_earnings().await?;
         let bars = self.load_bars().await?;
         let economic = self.load_economic().await?;
+        let dividends = self.load_dividends().await?;
+        let borrow = self.load_borrow().await?;
         // Nothing newer in the store: keep the held coverage and the generation (a poll must
         // not invalidate every cached answer).
-        if companies.is_none() && earnings.is_none() && bars.is_none() && economic.is_none() {
+        if companies.is_none()
+            && earnings.is_none()
+            && bars.is_none()
+            && economic.is_none()
+            && dividends.is_none()
+            && borrow.is_none()
+        {
             return Ok(());
         }
         let held = Arc::clone(&self.read().coverage);
@@ -292,6 +307,8 @@ impl StoreMarketData {
             earnings: held.earnings.clone(),
             bars: Arc::clone(&held.bars),
             economic: Arc::clone(&held.economic),
+            dividends: held.dividends.clone(),
+            borrow: held.borrow.clone(),
         };
         if let Some((stamp, companies)) = companies {
             coverage.companies = companies;
@@ -308,6 +325,14 @@ impl StoreMarketData {
         if let Some((stamp, economic)) = economic {
             coverage.economic = economic;
             latest.economic_stamp = Some(stamp);
+        }
+        if let Some((stamp, dividends)) = dividends {
+            coverage.dividends = dividends;
+            latest.dividends_stamp = Some(stamp);
+        }
+        if let Some((stamp, borrow)) = borrow {
+            coverage.borrow = borrow;
+            latest.borrow_stamp = Some(stamp);
         }
         latest.coverage_held = coverage_held(&coverage);
         latest.coverage = Arc::new(coverage);
@@ -358,6 +383,55 @@ impl StoreMarketData {
             ))
         });
         Ok(Some((stamp, Arc::new(events))))
+    }
+
+    /// Dividends per symbol, ascending by ex-date (one per ex-date), from the `dividends`
+    /// snapshot when a newer one than the held is stored.
+    async fn load_dividends(&self) -> Result<Changed<BTreeMap<String, Vec<Dividend>>>, LoadError> {
+        let held = self.read().dividends_stamp;
+        let Some((stamp, snapshot)) = self
+            .changed_market_wide(Dataset::Dividends.name(), held)
+            .await?
+        else {
+            return Ok(None);
+        };
+        let mut by_symbol: BTreeMap<String, Vec<Dividend>> = BTreeMap::new();
+        for batch in &snapshot.batches {
+            for dividend in Dividend::from_batch(batch)? {
+                by_symbol
+                    .entry(dividend.symbol.clone())
+                    .or_default()
+                    .push(dividend);
+            }
+        }
+        for paid in by_symbol.values_mut() {
+            paid.sort_by_key(|d| d.ex_date);
+            paid.dedup_by_key(|d| d.ex_date);
+        }
+        Ok(Some((stamp, by_symbol)))
+    }
+
+    /// Borrow fees per symbol, ascending by date (one per date), from the `borrow_rates`
+    /// snapshot when a newer one than the held is stored.
+    async fn load_borrow(&self) -> Result<Changed<BTreeMap<String, Vec<BorrowRate>>>, LoadError> {
+        let held = self.read().borrow_stamp;
+        let Some((stamp, snapshot)) = self
+            .changed_market_wide(Dataset::BorrowRates.name(), held)
+            .await?
+        else {
+            return Ok(None);
+        };
+        let mut by_symbol: BTreeMap<String, Vec<BorrowRate>> = BTreeMap::new();
+        for batch in &snapshot.batches {
+            for rate in BorrowRate::from_batch(batch)? {
+                by_symbol.entry(rate.symbol.clone()).or_default().push(rate);
+            }
+        }
+        for rates in by_symbol.values_mut() {
+            rates.sort_by_key(|r| r.date);
+            rates.dedup_by_key(|r| r.date);
+        }
+        Ok(Some((stamp, by_symbol)))
     }
 
     /// Reports per symbol, ascending by date, from the `earnings` snapshot when a newer one
@@ -592,8 +666,8 @@ fn rows_held<T: HeapBytes>(rows: Vec<T>) -> Decoded<Vec<T>> {
     }
 }
 
-/// What the cache's coverage holds: companies, report dates, daily bars and macro releases,
-/// and their bytes.
+/// What the cache's coverage holds: companies, report dates, daily bars, macro releases,
+/// dividends and borrow fees, and their bytes.
 fn coverage_held(coverage: &Coverage) -> (usize, usize) {
     use std::mem::size_of;
     let companies = coverage.companies.len();
@@ -639,9 +713,31 @@ fn coverage_held(coverage: &Coverage) -> (usize, usize) {
             symbol.capacity() + bars.capacity() * size_of::<SessionBar>() + size_of::<usize>() * 4
         })
         .sum();
+    let dividends: usize = coverage.dividends.values().map(Vec::len).sum();
+    let dividend_bytes: usize = coverage
+        .dividends
+        .iter()
+        .map(|(symbol, paid)| {
+            symbol.capacity()
+                + paid.capacity() * size_of::<Dividend>()
+                + paid.iter().map(|d| d.symbol.capacity()).sum::<usize>()
+                + size_of::<usize>() * 4
+        })
+        .sum();
+    let fees: usize = coverage.borrow.values().map(Vec::len).sum();
+    let fee_bytes: usize = coverage
+        .borrow
+        .iter()
+        .map(|(symbol, rates)| {
+            symbol.capacity()
+                + rates.capacity() * size_of::<BorrowRate>()
+                + rates.iter().map(|r| r.symbol.capacity()).sum::<usize>()
+                + size_of::<usize>() * 4
+        })
+        .sum();
     (
-        companies + reports + sessions + releases,
-        company_bytes + report_bytes + session_bytes + release_bytes,
+        companies + reports + sessions + releases + dividends + fees,
+        company_bytes + report_bytes + session_bytes + release_bytes + dividend_bytes + fee_bytes,
     )
 }
 

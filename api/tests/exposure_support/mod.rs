@@ -15,7 +15,8 @@ use optics_compute::exposure::{
 use optics_compute::flow::{FlowConfig, flow_rows, flow_snapshot_rows};
 use optics_compute::pricing::PricingModel;
 use optics_schemas::{
-    ChainRow, Company, EarningsEvent, EarningsTiming, EconomicEvent, VolDailyRow,
+    BorrowRate, ChainRow, Company, Dividend, EarningsEvent, EarningsTiming, EconomicEvent,
+    VolDailyRow,
 };
 use serde_json::Value;
 
@@ -119,6 +120,10 @@ pub struct MemoryMarket {
     pub economic: Vec<EconomicEvent>,
     /// The company map.
     pub companies: Vec<Arc<Company>>,
+    /// Stored dividends per symbol.
+    pub dividends: BTreeMap<String, Vec<Dividend>>,
+    /// Stored borrow fees per symbol.
+    pub borrow: BTreeMap<String, Vec<BorrowRate>>,
 }
 
 impl MemoryMarket {
@@ -175,6 +180,24 @@ impl MemoryMarket {
         self
     }
 
+    /// Adds a dividend (past or declared) to the stored `dividends` table.
+    pub fn with_dividend(mut self, dividend: Dividend) -> Self {
+        self.dividends
+            .entry(dividend.symbol.clone())
+            .or_default()
+            .push(dividend);
+        self
+    }
+
+    /// Adds a day's borrow fee to the stored `borrow_rates` table.
+    pub fn with_borrow(mut self, rate: BorrowRate) -> Self {
+        self.borrow
+            .entry(rate.symbol.clone())
+            .or_default()
+            .push(rate);
+        self
+    }
+
     /// Adds `company` to the company map.
     pub fn with_company(mut self, company: Company) -> Self {
         self.companies.push(Arc::new(company));
@@ -216,11 +239,21 @@ impl MarketDataReader for MemoryMarket {
         });
         let mut companies = self.companies.clone();
         companies.sort_by(|a, b| a.symbol.cmp(&b.symbol));
+        let mut dividends = self.dividends.clone();
+        for paid in dividends.values_mut() {
+            paid.sort_by_key(|d| d.ex_date);
+        }
+        let mut borrow = self.borrow.clone();
+        for rates in borrow.values_mut() {
+            rates.sort_by_key(|r| r.date);
+        }
         Arc::new(Coverage {
             earnings,
             bars: Arc::new(self.bars.clone()),
             economic: Arc::new(economic),
             companies,
+            dividends,
+            borrow,
         })
     }
 

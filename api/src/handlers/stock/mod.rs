@@ -1,13 +1,15 @@
-//! The stock-analytics family, one file per endpoint.
+//! The stock-analytics family, one file per endpoint: [`correlation`] and [`dividend`].
 
 pub mod correlation;
+pub mod dividend;
 
 use crate::openapi::DataSchema;
 use crate::registry::Endpoint;
 
 /// The payload type of each endpoint of the family.
 pub fn data_schemas() -> Vec<DataSchema> {
-    vec![DataSchema::of::<correlation::CorrelationPayload>(
-        Endpoint::Correlation,
-    )]
+    vec![
+        DataSchema::of::<correlation::CorrelationPayload>(Endpoint::Correlation),
+        DataSchema::of::<dividend::DividendPayload>(Endpoint::Dividend),
+    ]
 }
