@@ -2,12 +2,14 @@
 //! prices on a smooth smile (no static arbitrage) finds nothing; with one butterfly, one
 //! calendar and one parity violation planted it finds exactly those three.
 
+mod chain_support;
 mod common;
 mod exposure_support;
 
 use std::sync::Arc;
 
 use axum::http::StatusCode;
+use chain_support::norm_cdf as n;
 use chrono::{NaiveDate, TimeDelta};
 use common::get;
 use common::reference_fields::assert_documented_fields_served;
@@ -20,22 +22,6 @@ use serde_json::Value;
 
 const SPOT: f64 = 100.0;
 const RATE: f64 = 0.04;
-
-/// Standard normal CDF (Abramowitz–Stegun 7.1.26 through erf, |error| < 1.5e-7).
-fn n(x: f64) -> f64 {
-    let z = x.abs() / std::f64::consts::SQRT_2;
-    let t = 1.0 / (1.0 + 0.327_591_1 * z);
-    let poly = t
-        * (0.254_829_592
-            + t * (-0.284_496_736
-                + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
-    let erf = 1.0 - poly * (-z * z).exp();
-    if x >= 0.0 {
-        0.5 * (1.0 + erf)
-    } else {
-        0.5 * (1.0 - erf)
-    }
-}
 
 fn side(mid: f64, iv: f64, delta: f64) -> ChainSide {
     let half = 0.01 + 0.005 * mid;

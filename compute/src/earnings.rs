@@ -8,6 +8,8 @@
 
 use std::f64::consts::PI;
 
+pub use crate::vol::stats::{mean, median};
+
 /// Sessions after the reaction open at which the drift is read (1 = the reaction session's own
 /// close).
 pub const DRIFT_HORIZONS: [usize; 4] = [1, 5, 10, 20];
@@ -66,25 +68,6 @@ pub struct DriftAtHorizon {
 /// Past reports the per-report averages read (the crush estimate, the historical move, the
 /// straddle's returns): the last twelve, three years of quarterly reports.
 pub const HISTORY_REPORTS: usize = 12;
-
-/// The mean of `values`; `None` for none.
-pub fn mean(values: impl IntoIterator<Item = f64>) -> Option<f64> {
-    let (sum, n) = values
-        .into_iter()
-        .fold((0.0, 0usize), |(s, n), v| (s + v, n + 1));
-    (n > 0).then(|| sum / n as f64)
-}
-
-/// The median of `values` (the mean of the middle two for an even count); `None` for none.
-pub fn median(values: &[f64]) -> Option<f64> {
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    match sorted.len() {
-        0 => None,
-        n if n % 2 == 1 => Some(sorted[n / 2]),
-        n => Some(0.5 * (sorted[n / 2 - 1] + sorted[n / 2])),
-    }
-}
 
 /// Continuation and reversal rates and the mean drift by gap sign at each of `horizons`
 /// (aligned with every event's `drift`).

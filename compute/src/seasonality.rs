@@ -14,6 +14,8 @@ use std::collections::BTreeMap;
 use chrono::{Datelike, NaiveDate};
 
 use crate::time::NyseCalendar;
+use crate::vol::realized::sample_std;
+use crate::vol::stats::{mean, median};
 
 /// The statistics of one month of the year (or one quarter) over the window.
 #[derive(Debug, Clone, PartialEq)]
@@ -98,19 +100,11 @@ fn group(returns: &[((i32, u32), f64)]) -> BTreeMap<u32, PeriodStats> {
     }
     by.into_iter()
         .map(|(period, returns_pct)| {
+            // Every group holds at least one return.
             let n = returns_pct.len() as f64;
-            let mean = returns_pct.iter().sum::<f64>() / n;
-            let mut sorted = returns_pct.clone();
-            sorted.sort_by(f64::total_cmp);
-            let mid = sorted.len() / 2;
-            let median = if sorted.len() % 2 == 0 {
-                0.5 * (sorted[mid - 1] + sorted[mid])
-            } else {
-                sorted[mid]
-            };
-            let volatility = (returns_pct.len() >= 2).then(|| {
-                (returns_pct.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt()
-            });
+            let mean = mean(returns_pct.iter().copied()).unwrap_or(f64::NAN);
+            let median = median(&returns_pct).unwrap_or(f64::NAN);
+            let volatility = sample_std(&returns_pct);
             let positive = returns_pct.iter().filter(|r| **r > 0.0).count() as f64 / n * 100.0;
             (
                 period,

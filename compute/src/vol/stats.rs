@@ -251,9 +251,23 @@ pub struct EarningsMoveStats {
     pub median_iv_crush_pct: Option<f64>,
 }
 
-fn mean(values: impl Iterator<Item = f64>) -> Option<f64> {
-    let (sum, n) = values.fold((0.0, 0usize), |(s, n), v| (s + v, n + 1));
+/// The mean of `values`, summed in order; `None` for none.
+pub fn mean(values: impl IntoIterator<Item = f64>) -> Option<f64> {
+    let (sum, n) = values
+        .into_iter()
+        .fold((0.0, 0usize), |(s, n), v| (s + v, n + 1));
     (n > 0).then(|| sum / n as f64)
+}
+
+/// The median of `values` (the mean of the middle two for an even count); `None` for none.
+pub fn median(values: &[f64]) -> Option<f64> {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    match sorted.len() {
+        0 => None,
+        n if n % 2 == 1 => Some(sorted[n / 2]),
+        n => Some(0.5 * (sorted[n / 2 - 1] + sorted[n / 2])),
+    }
 }
 
 /// Statistics over past earnings moves. Errors when a gap or EPS figure is not finite, or an
@@ -294,16 +308,10 @@ pub fn earnings_move_stats(moves: &[EarningsMove]) -> Result<EarningsMoveStats, 
             .filter(move |m| m.beat() == Some(beat))
             .map(|m| m.gap_move_pct)
     };
-    let mut crushes: Vec<f64> = moves
+    let crushes: Vec<f64> = moves
         .iter()
         .filter_map(EarningsMove::iv_crush_pct)
         .collect();
-    crushes.sort_by(f64::total_cmp);
-    let median = match crushes.len() {
-        0 => None,
-        n if n % 2 == 1 => Some(crushes[n / 2]),
-        n => Some(0.5 * (crushes[n / 2 - 1] + crushes[n / 2])),
-    };
     Ok(EarningsMoveStats {
         total_earnings: moves.len(),
         up_count: ups().count(),
@@ -319,7 +327,7 @@ pub fn earnings_move_stats(moves: &[EarningsMove]) -> Result<EarningsMoveStats, 
         max_up_pct: ups().reduce(f64::max),
         max_down_pct: downs().reduce(f64::min),
         avg_iv_crush_pct: mean(crushes.iter().copied()),
-        median_iv_crush_pct: median,
+        median_iv_crush_pct: median(&crushes),
     })
 }
 

@@ -246,12 +246,14 @@ pub async fn vol_arb_scan(
     let ticker = state.covered_ticker(params.ticker("ticker")?.as_str())?;
     let chain = latest_chain(&state, &ticker)?;
     let open = chain.open_expirations();
-    let rows: Vec<_> = chain
-        .rows
-        .iter()
-        .filter(|r| open.contains(&r.expiration))
-        .cloned()
-        .collect();
+    // Each open expiration's rows as the chain holds them (no copy of the chain).
+    let (mut butterflies, mut parity, mut strikes_scanned) = (Vec::new(), Vec::new(), 0);
+    for &expiration in open {
+        let rows = chain.rows_of(expiration);
+        strikes_scanned += rows.len();
+        butterflies.extend(butterfly_arbs(rows).iter().map(ButterflyRow::from));
+        parity.extend(parity_violations(rows).iter().map(ParityRow::from));
+    }
     let vols: Vec<_> = chain
         .implied()
         .expirations
@@ -259,16 +261,14 @@ pub async fn vol_arb_scan(
         .filter(|v| open.contains(&v.expiration))
         .cloned()
         .collect();
-    let butterflies: Vec<ButterflyRow> = butterfly_arbs(&rows).iter().map(Into::into).collect();
     let calendars: Vec<CalendarRow> = calendar_arbs(&vols).iter().map(Into::into).collect();
-    let parity: Vec<ParityRow> = parity_violations(&rows).iter().map(Into::into).collect();
     let skews: Vec<SkewRow> = skew_trades(&vols).iter().map(Into::into).collect();
     let arbitrage_count = butterflies.len() + calendars.len() + parity.len();
     Ok(ok(VolArbScanPayload {
         ticker: ticker.to_string(),
         stock_price: chain.stock_price(),
         expirations_scanned: open.len(),
-        strikes_scanned: rows.len(),
+        strikes_scanned,
         total_opportunities: arbitrage_count + skews.len(),
         arbitrage_count,
         butterfly_mispricings: butterflies,
