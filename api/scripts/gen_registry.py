@@ -260,7 +260,7 @@ ADDED_PARAMS = {
             },
         )
     ],
-    # Compact windows (spec 4.4) over the volatility day series: the most recent sessions.
+    # Compact windows (spec 4.4) over the day series: the most recent sessions.
     **{
         slug: [
             (None, {"name": "detail", "type": "query",
@@ -269,7 +269,8 @@ ADDED_PARAMS = {
             (None, {"name": "limit", "type": "query", "default": VOL_SERIES_ROWS,
                     "bounds": "sessions kept under compact", "required": False}),
         ]
-        for slug in ("hv-regimes", "skew", "vrp-timeseries")
+        for slug in ("hv-regimes", "skew", "vrp-timeseries", "borrow-rate", "correlation-compare",
+                     "relative-value")
     },
     # Optimizer constraints and expiration choice the service documents (optics' own).
     "optimize-strategy": [

@@ -35,7 +35,8 @@ pub const ZERO_DTE_STRIKES_PER_SIDE: usize = 30;
 pub const FLOW_ALL_FLOW_ROWS: usize = 25;
 /// flow under compact: rows of `largest_flows` and of `unusual_activity`.
 pub const FLOW_TOP_ROWS: usize = 10;
-/// hv-regimes, vrp timeseries and skew history under compact: the most recent sessions kept.
+/// Day series under compact (hv-regimes, vrp timeseries, skew history, borrow-rate,
+/// correlation-compare and relative-value timeseries): the most recent sessions kept.
 pub const VOL_SERIES_ROWS: usize = 30;
 
 /// Full payload or trimmed lists.
