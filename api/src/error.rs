@@ -110,6 +110,15 @@ pub enum ApiError {
     /// `data_unavailable: true`.
     #[error("{0}")]
     FlowUnavailable(String),
+    /// 503: every slot for a heavy computation is taken, or the computation ran past its
+    /// deadline; `Retry-After` says when to try again.
+    #[error("{reason}")]
+    Busy {
+        /// What was refused and why.
+        reason: String,
+        /// Seconds to wait before retrying.
+        retry_after_secs: u64,
+    },
 }
 
 fn forbidden_message(upgrade_required: bool, required_tier: Option<Tier>) -> String {
@@ -175,7 +184,7 @@ impl ApiError {
             Self::Upstream(_) => StatusCode::FAILED_DEPENDENCY,
             Self::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
             Self::Internal { .. } => StatusCode::INTERNAL_SERVER_ERROR,
-            Self::FlowUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            Self::FlowUnavailable(_) | Self::Busy { .. } => StatusCode::SERVICE_UNAVAILABLE,
         }
     }
 
@@ -219,6 +228,9 @@ impl ApiError {
                 }
             }
             Self::FlowUnavailable(_) => body.data_unavailable = Some(true),
+            Self::Busy {
+                retry_after_secs, ..
+            } => body.retry_after_seconds = Some(*retry_after_secs),
             Self::BadRequest(_) | Self::Unauthorized | Self::Internal { .. } => {}
         }
         body
@@ -236,6 +248,9 @@ impl IntoResponse for ApiError {
         let headers = response.headers_mut();
         match &self {
             Self::RateLimited {
+                retry_after_secs, ..
+            }
+            | Self::Busy {
                 retry_after_secs, ..
             } => {
                 headers.insert(RETRY_AFTER, HeaderValue::from(*retry_after_secs));

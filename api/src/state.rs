@@ -155,6 +155,8 @@ pub struct AppState {
     market_data: Option<Arc<dyn MarketDataReader>>,
     gate: Option<RouteGate>,
     response_cache: Arc<ResponseCache>,
+    /// Slots for CPU-heavy request work ([`AppState::run_heavy`]), one per core.
+    heavy_slots: Arc<tokio::sync::Semaphore>,
     pub(crate) catalogue: Arc<Catalogue>,
 }
 
@@ -169,6 +171,9 @@ impl AppState {
             market_data: None,
             gate: None,
             response_cache: Arc::new(ResponseCache::default()),
+            heavy_slots: Arc::new(tokio::sync::Semaphore::new(
+                std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get),
+            )),
             catalogue: Arc::new(Catalogue::default()),
         }
     }
@@ -207,6 +212,44 @@ impl AppState {
     /// The answers of data routes held for reuse.
     pub fn response_cache(&self) -> &ResponseCache {
         &self.response_cache
+    }
+
+    /// Runs `work` (CPU-heavy: a search, a simulation) on the blocking pool, never more at
+    /// once than there are cores, so a burst of heavy requests cannot starve the async
+    /// runtime that answers everyone else. Waiting for a slot and the work itself each get
+    /// `deadline`; past either the caller gets a 503 with `Retry-After` (the work already
+    /// started still finishes and frees its slot).
+    pub async fn run_heavy<T: Send + 'static>(
+        &self,
+        what: &'static str,
+        deadline: std::time::Duration,
+        work: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<T, ApiError> {
+        let retry_after_secs = deadline.as_secs().max(1);
+        let permit = tokio::time::timeout(deadline, Arc::clone(&self.heavy_slots).acquire_owned())
+            .await
+            .map_err(|_| ApiError::Busy {
+                reason: format!(
+                    "The server is busy with other {what} requests; retry in {retry_after_secs} s"
+                ),
+                retry_after_secs,
+            })?
+            .map_err(|e| ApiError::internal("heavy-work slots", e))?;
+        let task = tokio::task::spawn_blocking(move || {
+            let _slot = permit;
+            work()
+        });
+        match tokio::time::timeout(deadline, task).await {
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(join)) => Err(ApiError::internal("heavy request work", join)),
+            Err(_) => Err(ApiError::Busy {
+                reason: format!(
+                    "The {what} took longer than {} s; narrow the request or retry later",
+                    deadline.as_secs_f64()
+                ),
+                retry_after_secs,
+            }),
+        }
     }
 
     /// The clock itself.
@@ -260,6 +303,58 @@ impl AppState {
                  (see {}/search)",
                 crate::registry::DATA_PREFIX
             )))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use axum::http::StatusCode;
+    use optics_compute::time::ManualClock;
+
+    use super::*;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn heavy_work_past_its_deadline_or_without_a_slot_is_a_503_with_retry_after() {
+        let state = AppState::new(Arc::new(ManualClock::new(DateTime::<Utc>::MIN_UTC)));
+        assert_eq!(
+            state
+                .run_heavy("test", Duration::from_secs(1), || 7)
+                .await
+                .unwrap(),
+            7
+        );
+        // Every slot taken by work that outlives the deadline.
+        let slots = state.heavy_slots.available_permits();
+        let (release, gate) = std::sync::mpsc::channel::<()>();
+        let gate = Arc::new(std::sync::Mutex::new(gate));
+        let mut running = Vec::new();
+        for _ in 0..slots {
+            let (state, gate) = (state.clone(), Arc::clone(&gate));
+            running.push(tokio::spawn(async move {
+                state
+                    .run_heavy("test", Duration::from_millis(200), move || {
+                        let _ = gate.lock().map(|g| g.recv_timeout(Duration::from_secs(5)));
+                    })
+                    .await
+            }));
+        }
+        for task in running {
+            let error = task.await.unwrap().unwrap_err();
+            assert_eq!(error.status(), StatusCode::SERVICE_UNAVAILABLE);
+            assert!(error.to_string().contains("took longer than"), "{error}");
+        }
+        // The slots are still held by the work: the next caller waits, then is refused.
+        let error = state
+            .run_heavy("test", Duration::from_millis(100), || ())
+            .await
+            .unwrap_err();
+        assert!(error.to_string().contains("busy"), "{error}");
+        assert_eq!(error.body().retry_after_seconds, Some(1));
+        for _ in 0..slots {
+            let _ = release.send(());
         }
     }
 }

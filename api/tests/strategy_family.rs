@@ -1060,6 +1060,14 @@ async fn optimize_strategy_iron_condor_and_errors() {
     let message = body["error"].as_str().unwrap();
     assert!(message.starts_with("min_credit:"), "{message}");
     assert!(body.get("upstream").is_none(), "{body}");
+    // A wing wider than half of spot is never searched (the search grows with the fourth
+    // power of the strikes a wing spans): refused up front, naming the bound.
+    bad(
+        "/optimize-strategy",
+        json!({"ticker": "SPY", "strategy_type": "iron_condor", "max_width": 1e9}),
+        "max_width: at most 300.00 dollars",
+    )
+    .await;
     // Wings narrower than the $5 spacing cannot be built: max_width is named.
     bad(
         "/optimize-strategy",

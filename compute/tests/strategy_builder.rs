@@ -870,3 +870,56 @@ fn optimizer_rejects_bad_constraints_and_reports_no_candidate() {
     );
     assert!(OptimizeTarget::parse("fastest").is_err());
 }
+
+#[test]
+fn optimizer_refuses_searches_too_wide_to_run() {
+    // 1,001 strikes ten cents apart: the default delta range with $40 wings admits tens of
+    // thousands of spreads a side, billions of condors; refused before any is examined.
+    let chain = model_chain(
+        100.0,
+        30.0,
+        (0..=1000).map(|i| 50.0 + 0.1 * f64::from(i)),
+        0.0,
+        None,
+    );
+    let spot = market(100.0);
+    let condor = OptimizeStructure::IronCondor;
+    let wide = OptimizeConstraints {
+        max_width_dollars: 40.0,
+        ..OptimizeConstraints::default()
+    };
+    let refused = optimize(condor, OptimizeTarget::MaxProfit, &chain, &spot, &wide).unwrap_err();
+    let message = refused.to_string();
+    assert!(
+        matches!(
+            refused,
+            StrategyError::Input {
+                field: "max_width",
+                ..
+            }
+        ),
+        "{message}"
+    );
+    assert!(
+        message.contains("condors, more than the 2000000"),
+        "{message}"
+    );
+    // A wing wider than half the underlying price is never searched.
+    let absurd = OptimizeConstraints {
+        max_width_dollars: 1e9,
+        ..OptimizeConstraints::default()
+    };
+    let message = optimize(condor, OptimizeTarget::MaxProfit, &chain, &spot, &absurd)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        message.starts_with("max_width: at most 50.00 dollars"),
+        "{message}"
+    );
+    // The same chain with $1 wings is searched.
+    let narrow = OptimizeConstraints {
+        max_width_dollars: 1.0,
+        ..OptimizeConstraints::default()
+    };
+    assert!(optimize(condor, OptimizeTarget::MaxProfit, &chain, &spot, &narrow).is_ok());
+}

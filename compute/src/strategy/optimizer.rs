@@ -131,6 +131,14 @@ impl OptimizeStructure {
     }
 }
 
+/// The widest wing searched, as a fraction of the underlying price: a wider wing is no
+/// credit spread a trader would quote, and the search grows with the fourth power of the
+/// strikes a wing may span.
+pub const MAX_WIDTH_SPOT_FRACTION: f64 = 0.5;
+/// The most (put spread, call spread) pairs an iron-condor search examines; a request whose
+/// constraints allow more is refused before the search starts.
+pub const MAX_CONDOR_PAIRS: usize = 2_000_000;
+
 /// The search constraints.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct OptimizeConstraints {
@@ -406,6 +414,16 @@ fn prepare(
     constraints.validate()?;
     let rows = chain.sorted_rows()?;
     let spot = market.reference_price(chain.years_to_expiry);
+    let widest = MAX_WIDTH_SPOT_FRACTION * spot;
+    if constraints.max_width_dollars > widest {
+        return Err(StrategyError::input(
+            "max_width",
+            format!(
+                "at most {widest:.2} dollars ({}% of the underlying price {spot:.2}) is searched",
+                MAX_WIDTH_SPOT_FRACTION * 100.0
+            ),
+        ));
+    }
     let wants = |side| match structure {
         OptimizeStructure::IronCondor | OptimizeStructure::CreditSpread(None) => true,
         OptimizeStructure::CreditSpread(Some(s)) => s == side,
@@ -420,6 +438,18 @@ fn prepare(
     } else {
         Vec::new()
     };
+    let pairs = puts.len().saturating_mul(calls.len());
+    if structure == OptimizeStructure::IronCondor && pairs > MAX_CONDOR_PAIRS {
+        return Err(StrategyError::input(
+            "max_width",
+            format!(
+                "{} put spreads and {} call spreads make {pairs} condors, more than the \
+                 {MAX_CONDOR_PAIRS} one search examines: narrow max_width or the short delta range",
+                puts.len(),
+                calls.len()
+            ),
+        ));
+    }
     let context = Context {
         target,
         spot,

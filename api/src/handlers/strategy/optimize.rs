@@ -16,6 +16,9 @@ use super::market::{chain_market, days_param, live_chain, live_chain_request, pi
 use super::record::{analysis_record, built_leg};
 use super::{AnalysisRecord, BuiltLeg};
 
+/// The longest an optimizer search may wait for a slot, and then run.
+pub const OPTIMIZE_DEADLINE: std::time::Duration = std::time::Duration::from_secs(5);
+
 live_chain_request! {
     /// The body of `/optimize-strategy`.
     OptimizeRequest {
@@ -100,7 +103,14 @@ pub async fn optimize_strategy(
     let live = live_chain(&state, request.ticker.as_deref())?;
     let chain = live.chain(pick_expiration(&live, expiration, dte)?);
     let market = chain_market(&live.view, chain.expiration, live.now);
-    let best = strategy::optimize(structure, target, &chain, &market, &constraints)?;
+    // The search is CPU-bound: off the async runtime, one per core, within a deadline.
+    let (chain, market, best) = state
+        .run_heavy("optimize-strategy", OPTIMIZE_DEADLINE, move || {
+            let best = strategy::optimize(structure, target, &chain, &market, &constraints);
+            (chain, market, best)
+        })
+        .await?;
+    let best = best?;
     let objective_value = match target {
         strategy::OptimizeTarget::Probability => 100.0 * best.objective,
         _ => best.objective,
