@@ -203,9 +203,11 @@ async fn run_async(args: &RunArgs) -> anyhow::Result<()> {
 
     // 4. Serve until Ctrl-C.
     println!("listening on http://{address}");
+    // With the peer address: the login throttle counts attempts per client address.
     let served = axum::serve(
         listener,
-        app(Arc::clone(&clock), market, access.control.clone()),
+        app(Arc::clone(&clock), market, access.control.clone())
+            .into_make_service_with_connect_info::<SocketAddr>(),
     )
     .with_graceful_shutdown(shutdown_signal())
     .await

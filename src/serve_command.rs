@@ -258,10 +258,14 @@ pub(crate) async fn serve_app(
         .with_context(|| format!("cannot listen on {listen}"))?;
     let address = listener.local_addr().context("local address")?;
     println!("listening on http://{address}");
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown)
-        .await
-        .context("server")?;
+    // With the peer address: the login throttle counts attempts per client address.
+    axum::serve(
+        listener,
+        app.into_make_service_with_connect_info::<SocketAddr>(),
+    )
+    .with_graceful_shutdown(shutdown)
+    .await
+    .context("server")?;
     Ok(address)
 }
 

@@ -2073,3 +2073,29 @@ async fn the_monthly_budget_survives_a_restart_of_the_store_and_the_limiter() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn logins_against_one_email_are_throttled_before_any_hash() {
+    use optics_api::accounts::throttle::{PER_EMAIL, WINDOW_SECS};
+    let (fx, _dir) = sqlite_fixture(UNLIMITED);
+    account_with_password(&fx, "owner@example.com", Plan::Premium, "s3cure-passw0rd").await;
+    let router = &fx.router;
+    for _ in 0..PER_EMAIL {
+        let (wrong, _) = login(router, "owner@example.com", "guess").await;
+        assert_eq!(wrong.status, StatusCode::UNAUTHORIZED);
+    }
+    // The next attempt, even with the right password, is refused until the window reopens.
+    let (refused, cookie) = login(router, "Owner@Example.com", "s3cure-passw0rd").await;
+    assert_eq!(refused.status, StatusCode::TOO_MANY_REQUESTS);
+    assert!(cookie.is_none());
+    let retry: u64 = refused.header("retry-after").unwrap().parse().unwrap();
+    assert!(retry > 0 && retry <= WINDOW_SECS as u64, "{retry}");
+    assert_eq!(refused.json()["success"], false);
+    assert_eq!(refused.json()["retry_after_seconds"], retry);
+    // Another account is not affected (no address is known in process).
+    let (other, _) = login(router, "nobody@example.com", "guess").await;
+    assert_eq!(other.status, StatusCode::UNAUTHORIZED);
+    fx.clock.advance(chrono::TimeDelta::seconds(WINDOW_SECS));
+    let (answer, _) = login(router, "owner@example.com", "s3cure-passw0rd").await;
+    assert_eq!(answer.status, StatusCode::OK);
+}

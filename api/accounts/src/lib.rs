@@ -73,6 +73,9 @@ pub enum AccountError {
     /// Hashing a password failed (argon2 refused its input).
     #[error("password hashing failed: {0}")]
     Password(String),
+    /// Every password-hashing slot is taken (a login burst); retry in a second.
+    #[error("too many sign-ins at once; retry in a second")]
+    HasherBusy,
     /// The operating system's random source failed.
     #[error(transparent)]
     Randomness(#[from] crate::token::RandomnessUnavailable),

@@ -101,6 +101,10 @@ struct HasherInner {
     /// the hasher is: made on the first unknown-email login instead, that login would take
     /// a hash longer than any other and so tell that the email is unknown.
     decoy: PasswordHashPhc,
+    /// Hashes that may run at once (about one per core): each argon2id hash holds its memory
+    /// cost (19 MiB by default) and a core for its duration, so a login flood must queue at
+    /// the door, not on the blocking pool.
+    slots: Arc<tokio::sync::Semaphore>,
 }
 
 impl fmt::Debug for PasswordHasher {
@@ -119,9 +123,27 @@ impl PasswordHasher {
             .map_err(|e| AccountError::InvalidInput(format!("argon2 parameters: {e}")))?;
         let argon2 = Argon2::new(Algorithm::Argon2id, Version::V0x13, params);
         let decoy = hash_with(&argon2, &Password(crate::token::random_secret()?))?;
+        let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
         Ok(Self {
-            inner: Arc::new(HasherInner { argon2, decoy }),
+            inner: Arc::new(HasherInner {
+                argon2,
+                decoy,
+                slots: Arc::new(tokio::sync::Semaphore::new(cores)),
+            }),
         })
+    }
+
+    /// The same hasher with `slots` concurrent hashes instead of one per core.
+    #[must_use]
+    pub fn with_slots(self, slots: usize) -> Self {
+        let inner = HasherInner {
+            argon2: self.inner.argon2.clone(),
+            decoy: self.inner.decoy.clone(),
+            slots: Arc::new(tokio::sync::Semaphore::new(slots.max(1))),
+        };
+        Self {
+            inner: Arc::new(inner),
+        }
     }
 
     /// The PHC string of `password` with a fresh random salt (blocking; see [`Self::hash`]).
@@ -148,24 +170,43 @@ impl PasswordHasher {
         false
     }
 
-    /// [`Self::hash_blocking`] on tokio's blocking pool.
+    /// [`Self::hash_blocking`] on tokio's blocking pool, waiting for a hashing slot (an
+    /// operator's account creation: rare, so it queues rather than fails).
     pub async fn hash(&self, password: Password) -> Result<PasswordHashPhc, AccountError> {
         let hasher = self.clone();
-        tokio::task::spawn_blocking(move || hasher.hash_blocking(&password))
+        let slot = Arc::clone(&self.inner.slots)
+            .acquire_owned()
             .await
-            .map_err(|e| AccountError::Internal(format!("password hashing task: {e}")))?
+            .map_err(|e| AccountError::Internal(format!("password hashing slots: {e}")))?;
+        tokio::task::spawn_blocking(move || {
+            let _slot = slot;
+            hasher.hash_blocking(&password)
+        })
+        .await
+        .map_err(|e| AccountError::Internal(format!("password hashing task: {e}")))?
     }
 
     /// Verifies against `stored`, or against the decoy when `stored` is `None`, on tokio's
-    /// blocking pool.
-    pub async fn verify(&self, password: Password, stored: Option<PasswordHashPhc>) -> bool {
+    /// blocking pool. Every hashing slot taken is [`AccountError::HasherBusy`] at once (a
+    /// login answers 429; it does not queue).
+    pub async fn verify(
+        &self,
+        password: Password,
+        stored: Option<PasswordHashPhc>,
+    ) -> Result<bool, AccountError> {
         let hasher = self.clone();
-        tokio::task::spawn_blocking(move || match stored {
-            Some(stored) => hasher.verify_blocking(&password, &stored),
-            None => hasher.verify_decoy_blocking(&password),
+        let slot = Arc::clone(&self.inner.slots)
+            .try_acquire_owned()
+            .map_err(|_| AccountError::HasherBusy)?;
+        Ok(tokio::task::spawn_blocking(move || {
+            let _slot = slot;
+            match stored {
+                Some(stored) => hasher.verify_blocking(&password, &stored),
+                None => hasher.verify_decoy_blocking(&password),
+            }
         })
         .await
-        .unwrap_or(false)
+        .unwrap_or(false))
     }
 }
 
@@ -185,6 +226,25 @@ mod tests {
 
     fn hasher() -> PasswordHasher {
         PasswordHasher::new(PasswordCost::TEST_ONLY_MINIMUM).unwrap()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_verification_without_a_free_slot_is_refused_at_once() {
+        // One slot, a hash costly enough to still be running when the second call starts.
+        let hasher = PasswordHasher::new(PasswordCost::OWASP)
+            .unwrap()
+            .with_slots(1);
+        let password = || Password::new("correct horse battery".into()).unwrap();
+        let stored = hasher.hash_blocking(&password()).unwrap();
+        // `join!` polls the first call first: it takes the slot before the second asks.
+        let (first, second) = tokio::join!(
+            hasher.verify(password(), Some(stored.clone())),
+            hasher.verify(password(), Some(stored.clone()))
+        );
+        assert!(first.unwrap());
+        assert!(matches!(second, Err(AccountError::HasherBusy)));
+        // The slot is free again.
+        assert!(hasher.verify(password(), Some(stored)).await.unwrap());
     }
 
     #[test]

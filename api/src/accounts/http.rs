@@ -22,7 +22,7 @@ use std::fmt;
 use axum::Json;
 use axum::Router;
 use axum::extract::{FromRequestParts, State};
-use axum::http::header::{CACHE_CONTROL, COOKIE, SET_COOKIE};
+use axum::http::header::{CACHE_CONTROL, COOKIE, RETRY_AFTER, SET_COOKIE};
 use axum::http::request::Parts;
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{Html, IntoResponse, Response};
@@ -79,6 +79,12 @@ pub enum AreaError {
     Account(AccountError),
     /// A request the API error type already describes (bad JSON, 500s).
     Api(ApiError),
+    /// Too many login attempts from this address or against this e-mail, or every hashing
+    /// slot busy (429 with `Retry-After`).
+    Throttled {
+        /// Seconds until an attempt is counted again.
+        retry_after_secs: u64,
+    },
 }
 
 impl From<AccountError> for AreaError {
@@ -103,6 +109,21 @@ impl IntoResponse for AreaError {
             Self::NotSignedIn => error_response(StatusCode::UNAUTHORIZED, "Not signed in"),
             Self::BadLogin => error_response(StatusCode::UNAUTHORIZED, "Wrong email or password"),
             Self::Api(error) => error.into_response(),
+            Self::Throttled { retry_after_secs } => {
+                let mut body = ErrorBody::new(format!(
+                    "Too many sign-in attempts; retry in {retry_after_secs} s"
+                ));
+                body.retry_after_seconds = Some(retry_after_secs);
+                let mut response = (StatusCode::TOO_MANY_REQUESTS, Json(body)).into_response();
+                response
+                    .headers_mut()
+                    .insert(RETRY_AFTER, HeaderValue::from(retry_after_secs));
+                response
+            }
+            Self::Account(AccountError::HasherBusy) => Self::Throttled {
+                retry_after_secs: 1,
+            }
+            .into_response(),
             Self::Account(error) => match &error {
                 AccountError::InvalidInput(message) => {
                     ApiError::bad_request(message.clone()).into_response()
@@ -286,18 +307,42 @@ fn no_store(mut response: Response) -> Response {
     response
 }
 
+/// The peer address of the connection, when the server records it (the binary serves with
+/// connect info; in-process tests have none).
+#[derive(Debug, Clone, Copy)]
+pub struct ClientAddress(pub Option<std::net::IpAddr>);
+
+impl<S: Send + Sync> FromRequestParts<S> for ClientAddress {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        Ok(Self(
+            parts
+                .extensions
+                .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+                .map(|info| info.0.ip()),
+        ))
+    }
+}
+
 async fn login(
     State(access): State<AccessControl>,
+    ClientAddress(address): ClientAddress,
     ApiJson(body): ApiJson<LoginRequest>,
 ) -> Result<Response, AreaError> {
     let email = normalise_email(&body.email).ok();
+    // Counted before any hashing: a flood or a guessing run stops at the door.
+    access
+        .login_throttle()
+        .attempt(address, email.as_deref(), access.now())
+        .map_err(|retry_after_secs| AreaError::Throttled { retry_after_secs })?;
     let password = Password::presented(body.password).ok_or(AreaError::BadLogin)?;
     let credentials = match &email {
         Some(email) => access.store().credentials(email).await?,
         None => None,
     };
     let stored = credentials.as_ref().map(|c| c.password_hash.clone());
-    let verified = access.hasher().verify(password, stored).await;
+    let verified = access.hasher().verify(password, stored).await?;
     let Some(credentials) = credentials.filter(|_| verified) else {
         return Err(AreaError::BadLogin);
     };

@@ -6,10 +6,12 @@
 //!
 //! - [`http`]: the account area (`/account`, `/api/account/…`): login to a session, list,
 //!   create, rotate and revoke tokens.
+//! - [`throttle`]: login attempts counted per client address and per e-mail.
 //! - [`cli`]: the functions behind `optics accounts …` / `optics tokens …`.
 
 pub mod cli;
 pub mod http;
+pub mod throttle;
 
 pub use optics_accounts::{
     Account, AccountError, AccountId, AccountStore, Credentials, DEFAULT_SQLITE_FILE, IssuedToken,

@@ -288,6 +288,8 @@ struct Inner {
     clock: Arc<dyn Clock>,
     hasher: PasswordHasher,
     config: AccessConfig,
+    /// Login attempts per client address and per e-mail.
+    login_throttle: crate::accounts::throttle::LoginThrottle,
     /// (method, full route template) → endpoint, for routes without [`MatchedEndpoint`].
     by_route: HashMap<(&'static str, String), &'static EndpointSpec>,
 }
@@ -328,6 +330,7 @@ impl AccessControl {
                 clock,
                 hasher,
                 config,
+                login_throttle: crate::accounts::throttle::LoginThrottle::default(),
                 by_route,
             }),
         }
@@ -346,6 +349,11 @@ impl AccessControl {
     /// The password hasher.
     pub fn hasher(&self) -> &PasswordHasher {
         &self.inner.hasher
+    }
+
+    /// The login attempt counters.
+    pub fn login_throttle(&self) -> &crate::accounts::throttle::LoginThrottle {
+        &self.inner.login_throttle
     }
 
     /// The rules in force.
