@@ -254,7 +254,18 @@ fn echoed(path: &str) -> String {
     }
 }
 
-async fn not_found(State(state): State<AppState>, uri: Uri) -> ApiError {
+/// Response extension of the "no such endpoint" answer (not of a resource a known endpoint
+/// did not find), so an outer layer can record the path for the caller's token.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UnknownEndpoint;
+
+async fn not_found(State(state): State<AppState>, uri: Uri) -> Response {
+    let mut response = unknown_endpoint(&state, &uri).into_response();
+    response.extensions_mut().insert(UnknownEndpoint);
+    response
+}
+
+fn unknown_endpoint(state: &AppState, uri: &Uri) -> ApiError {
     let path = uri.path();
     let registry = state.registry();
     let did_you_mean = suggest::nearest(path, registry.mounted())

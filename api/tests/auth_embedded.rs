@@ -494,25 +494,32 @@ async fn the_usage_endpoint_reports_the_month_the_windows_and_the_tokens() {
     assert_eq!(data["resets_at"], "2026-12-01T00:00:00Z");
     // The calling token's windows: 3 chains and this call.
     assert_eq!(data["rate_limits"]["token_id"], first.info.id.as_str());
-    assert_eq!(data["rate_limits"]["minute"]["used"], 4);
-    assert_eq!(data["rate_limits"]["minute"]["remaining"], 56);
+    assert_eq!(data["rate_limits"]["per_minute"]["used"], 4);
+    assert_eq!(data["rate_limits"]["per_minute"]["remaining"], 56);
     assert_eq!(
-        data["rate_limits"]["minute"]["resets_at"],
+        data["rate_limits"]["per_minute"]["resets_at"],
         "2026-11-20T14:31:00Z"
     );
-    assert_eq!(data["rate_limits"]["hour"]["used"], 4);
+    assert_eq!(data["rate_limits"]["per_hour"]["used"], 4);
     assert_eq!(
-        data["rate_limits"]["hour"]["resets_at"],
+        data["rate_limits"]["per_hour"]["resets_at"],
         "2026-11-20T15:00:00Z"
     );
     assert_eq!(data["calls_this_month"], 5);
+    let docs = |slug: &str| registry::endpoint(slug).unwrap().docs_link();
     assert_eq!(
-        data["calls_by_endpoint"],
+        data["endpoints"],
         serde_json::json!([
-            {"endpoint": "GET /chain/{ticker}", "calls": 3, "units": 3},
-            {"endpoint": "GET /me/usage", "calls": 1, "units": 0},
-            {"endpoint": "GET /screen", "calls": 1, "units": 2},
+            {"endpoint": "GET /chain/{ticker}", "calls": 3, "units": 3, "docs": docs("chain")},
+            {"endpoint": "GET /me/usage", "calls": 1, "units": 0, "docs": docs("me-usage")},
+            {"endpoint": "GET /screen", "calls": 1, "units": 2, "docs": docs("screen")},
         ])
+    );
+    assert_eq!(data["tokens_active"], 2);
+    assert_eq!(data["this_token"]["token_id"], first.info.id.as_str());
+    assert_eq!(
+        data["this_token"]["unknown_paths_7d"],
+        serde_json::json!([])
     );
     let tokens = data["active_tokens"].as_array().unwrap();
     assert_eq!(tokens.len(), 2);
@@ -1735,9 +1742,9 @@ async fn the_production_router_meters_real_answers_cached_hits_and_handler_error
     // The usage report agrees with the headers: five requests in the minute, one charged chain.
     let usage = get_as(&svc, "/api/mcp/data/me/usage", &token).await;
     let data = &usage.json()["data"];
-    assert_eq!(data["rate_limits"]["minute"]["used"], 5);
+    assert_eq!(data["rate_limits"]["per_minute"]["used"], 5);
     assert_eq!(data["used"], 1);
-    let chain_calls = data["calls_by_endpoint"]
+    let chain_calls = data["endpoints"]
         .as_array()
         .unwrap()
         .iter()
@@ -1746,7 +1753,7 @@ async fn the_production_router_meters_real_answers_cached_hits_and_handler_error
         .clone();
     assert_eq!(chain_calls, 1);
     assert!(
-        data["calls_by_endpoint"]
+        data["endpoints"]
             .as_array()
             .unwrap()
             .iter()
@@ -2058,7 +2065,7 @@ async fn the_real_clock_meters_while_the_market_clock_races() {
     svc.fx.clock.advance(TimeDelta::seconds(40));
     let answer = get_as(&svc, "/api/mcp/data/me/usage", &token).await;
     assert_eq!(answer.status, StatusCode::OK);
-    let minute = &answer.json()["data"]["rate_limits"]["minute"];
+    let minute = &answer.json()["data"]["rate_limits"]["per_minute"];
     assert_eq!(minute["used"], 1);
     assert_eq!(minute["resets_at"], "2026-11-20T14:32:00Z");
 }
@@ -2098,4 +2105,48 @@ async fn logins_against_one_email_are_throttled_before_any_hash() {
     fx.clock.advance(chrono::TimeDelta::seconds(WINDOW_SECS));
     let (answer, _) = login(router, "owner@example.com", "s3cure-passw0rd").await;
     assert_eq!(answer.status, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn me_usage_lists_the_unknown_paths_this_token_asked_for() {
+    // A client built against a path that does not exist sees it in its own usage report; a
+    // "ticker not covered" 404 of a real endpoint, an anonymous caller and another token's
+    // paths are not listed.
+    let (fx, _dir) = sqlite_fixture(RateLimits::default());
+    let state = optics_api::AppState::new(fixed_market_clock())
+        .with_market_data(Arc::new(chain_support::MemoryMarket::spy()));
+    let router = optics_api::auth::service_router(state, fx.access.clone());
+    let id = account(&fx, "typo@example.com", Plan::Pro).await;
+    let mine = bearer(&token(&fx, id, None).await);
+    let other = bearer(&token(&fx, id, None).await);
+    for _ in 0..2 {
+        let answer = send(&router, get_path("/api/mcp/data/chains/SPY", Some(&mine))).await;
+        assert_eq!(answer.status, StatusCode::NOT_FOUND);
+    }
+    send(&router, get_path("/api/mcp/data/gexx/SPY", Some(&mine))).await;
+    send(&router, get_path("/api/mcp/data/chain/NOPE", Some(&mine))).await;
+    send(&router, get_path("/api/mcp/data/elsewhere", None)).await;
+    send(&router, get_path("/api/mcp/data/theirs", Some(&other))).await;
+    let usage = send(&router, get_path("/api/mcp/data/me/usage", Some(&mine))).await;
+    assert_eq!(usage.status, StatusCode::OK);
+    let data = &usage.json()["data"];
+    let paths: Vec<(String, u64)> = data["this_token"]["unknown_paths_7d"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["path"].as_str().unwrap().to_owned(),
+                p["count"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        paths,
+        [
+            ("/api/mcp/data/chains/SPY".to_owned(), 2),
+            ("/api/mcp/data/gexx/SPY".to_owned(), 1)
+        ]
+    );
+    assert_eq!(data["tokens_active"], 2);
 }

@@ -290,6 +290,8 @@ struct Inner {
     config: AccessConfig,
     /// Login attempts per client address and per e-mail.
     login_throttle: crate::accounts::throttle::LoginThrottle,
+    /// Unknown data paths per token, for `/me/usage`.
+    unknown_paths: crate::limits::unknown_paths::UnknownPaths,
     /// (method, full route template) → endpoint, for routes without [`MatchedEndpoint`].
     by_route: HashMap<(&'static str, String), &'static EndpointSpec>,
 }
@@ -331,6 +333,7 @@ impl AccessControl {
                 hasher,
                 config,
                 login_throttle: crate::accounts::throttle::LoginThrottle::default(),
+                unknown_paths: crate::limits::unknown_paths::UnknownPaths::default(),
                 by_route,
             }),
         }
@@ -354,6 +357,22 @@ impl AccessControl {
     /// The login attempt counters.
     pub fn login_throttle(&self) -> &crate::accounts::throttle::LoginThrottle {
         &self.inner.login_throttle
+    }
+
+    /// The unknown data paths each token asked for.
+    pub fn unknown_paths(&self) -> &crate::limits::unknown_paths::UnknownPaths {
+        &self.inner.unknown_paths
+    }
+
+    /// The public id of the token in `authorization` when it is a well-formed, known and
+    /// active token; `None` otherwise (nothing is counted).
+    pub async fn active_token_id(&self, authorization: Option<&HeaderValue>) -> Option<String> {
+        let token = bearer_token(authorization)?;
+        let hash = token.hash();
+        let grant = self.inner.store.token_grant(&hash).await.ok()??;
+        let active = grant.hash.ct_eq(&hash)
+            && token_status(grant.revoked_at, grant.expires_at, self.now()) == TokenStatus::Active;
+        active.then_some(grant.token_id)
     }
 
     /// The rules in force.

@@ -46,9 +46,41 @@ pub fn service_router(state: AppState, access: AccessControl) -> axum::Router {
     let state = state.with_gate(RouteGate::new(move |request, next| {
         gate(gate_access.clone(), request, next)
     }));
+    let recorder = access.clone();
     crate::router::router_with_more(
         state,
         crate::handlers::data_routes(),
         account_router(access),
     )
+    .layer(axum::middleware::from_fn(move |request, next| {
+        record_unknown_path(recorder.clone(), request, next)
+    }))
+}
+
+/// Records a data path that named no endpoint against the caller's token (when the request
+/// carries a valid one), for `/me/usage`'s `this_token.unknown_paths_7d`.
+async fn record_unknown_path(
+    access: AccessControl,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let path = request.uri().path().to_owned();
+    let authorization = request
+        .headers()
+        .get(axum::http::header::AUTHORIZATION)
+        .cloned();
+    let response = next.run(request).await;
+    let unknown = response
+        .extensions()
+        .get::<crate::router::UnknownEndpoint>()
+        .is_some();
+    if unknown
+        && path.starts_with(crate::registry::DATA_PREFIX)
+        && let Some(token_id) = access.active_token_id(authorization.as_ref()).await
+    {
+        access
+            .unknown_paths()
+            .record(&token_id, &path, access.now());
+    }
+    response
 }

@@ -1,6 +1,8 @@
 //! Rate limits and the monthly budget (spec part 8): the limiters live in
-//! [`optics_accounts::limits`] and are re-exported here; [`usage`] is the HTTP usage report.
+//! [`optics_accounts::limits`] and are re-exported here; [`usage`] is the HTTP usage report and
+//! [`unknown_paths`] the per-token record of paths that named no endpoint.
 
+pub mod unknown_paths;
 pub mod usage;
 
 pub use optics_accounts::limits::*;

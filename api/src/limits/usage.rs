@@ -9,6 +9,7 @@ use axum::Json;
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::Serialize;
 
+use super::unknown_paths::PathHits;
 use super::{EndpointUsage, Quota, WindowState, Windows, endpoint_label, sort_usage};
 use crate::accounts::TokenStatus;
 use crate::auth::{AccessControl, Caller};
@@ -50,9 +51,42 @@ pub struct RateLimitView {
     /// The token these windows belong to.
     pub token_id: String,
     /// This calendar minute (UTC).
-    pub minute: WindowView,
+    pub per_minute: WindowView,
     /// This calendar hour (UTC).
-    pub hour: WindowView,
+    pub per_hour: WindowView,
+}
+
+/// One endpoint's charged calls this month.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct EndpointCalls {
+    /// `METHOD /path` as the registry names it.
+    pub endpoint: String,
+    /// Charged calls.
+    pub calls: u64,
+    /// Units charged.
+    pub units: u64,
+    /// The endpoint's documentation page; null for a label no longer served.
+    pub docs: Option<String>,
+}
+
+/// One unknown path this token asked for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct UnknownPathView {
+    /// The path as requested (cut at 256 characters).
+    pub path: String,
+    /// Requests in the last seven days (on this server).
+    pub count: u64,
+    /// The latest (ISO 8601, UTC).
+    pub last_seen: String,
+}
+
+/// What concerns the calling token only.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ThisTokenView {
+    /// Its public id.
+    pub token_id: String,
+    /// Data paths that named no endpoint for it in the last seven days, most asked first.
+    pub unknown_paths_7d: Vec<UnknownPathView>,
 }
 
 /// An active token, without its secret.
@@ -97,10 +131,14 @@ pub struct UsagePayload {
     /// fresh, this report included. Cached answers and errors are not counted (they still count
     /// in the minute and hour windows).
     pub calls_this_month: u64,
-    /// Charged calls and units this month by endpoint, most called first.
-    pub calls_by_endpoint: Vec<EndpointUsage>,
+    /// Charged calls and units this month by endpoint, most called first, with docs pages.
+    pub endpoints: Vec<EndpointCalls>,
+    /// Active tokens on the account, this one included.
+    pub tokens_active: usize,
     /// The account's active tokens.
     pub active_tokens: Vec<ActiveTokenView>,
+    /// The calling token's unknown paths.
+    pub this_token: ThisTokenView,
     /// Most tokens that may be active at once.
     pub max_active_tokens: u32,
 }
@@ -120,9 +158,22 @@ pub fn usage_payload(
     by_endpoint: Vec<EndpointUsage>,
     tokens: &[crate::accounts::TokenInfo],
     max_active_tokens: u32,
+    unknown_paths: Vec<PathHits>,
     now: DateTime<Utc>,
 ) -> UsagePayload {
     let windows = Windows::at(now);
+    let active_tokens: Vec<ActiveTokenView> = tokens
+        .iter()
+        .filter(|t| t.status(now) == TokenStatus::Active)
+        .map(|t| ActiveTokenView {
+            id: t.id.clone(),
+            prefix: t.prefix.clone(),
+            name: t.name.clone(),
+            created_at: iso_utc(t.created_at),
+            expires_at: t.expires_at.map(iso_utc),
+            current: t.id == caller.token_id,
+        })
+        .collect();
     UsagePayload {
         plan: caller.plan.as_str().to_owned(),
         period: windows.month_label(),
@@ -134,25 +185,41 @@ pub fn usage_payload(
         resets_at: iso_utc(quota.month.resets_at),
         rate_limits: RateLimitView {
             token_id: caller.token_id.clone(),
-            minute: (&quota.minute).into(),
-            hour: (&quota.hour).into(),
+            per_minute: (&quota.minute).into(),
+            per_hour: (&quota.hour).into(),
         },
         calls_this_month: by_endpoint.iter().map(|e| e.calls).sum(),
-        calls_by_endpoint: by_endpoint,
-        active_tokens: tokens
-            .iter()
-            .filter(|t| t.status(now) == TokenStatus::Active)
-            .map(|t| ActiveTokenView {
-                id: t.id.clone(),
-                prefix: t.prefix.clone(),
-                name: t.name.clone(),
-                created_at: iso_utc(t.created_at),
-                expires_at: t.expires_at.map(iso_utc),
-                current: t.id == caller.token_id,
+        endpoints: by_endpoint
+            .into_iter()
+            .map(|e| EndpointCalls {
+                docs: docs_of(&e.endpoint),
+                endpoint: e.endpoint,
+                calls: e.calls,
+                units: e.units,
             })
             .collect(),
+        tokens_active: active_tokens.len(),
+        active_tokens,
         max_active_tokens,
+        this_token: ThisTokenView {
+            token_id: caller.token_id.clone(),
+            unknown_paths_7d: unknown_paths
+                .into_iter()
+                .map(|h| UnknownPathView {
+                    path: h.path,
+                    count: h.count,
+                    last_seen: iso_utc(h.last_seen),
+                })
+                .collect(),
+        },
     }
+}
+
+/// The documentation page of the endpoint labelled `label` (`GET /chain/{ticker}`).
+fn docs_of(label: &str) -> Option<String> {
+    crate::registry::all_endpoints()
+        .find(|e| endpoint_label(e) == label)
+        .map(|e| e.docs_link())
 }
 
 /// Adds this report's own call to the breakdown: the report is read before the gate settles
@@ -212,6 +279,7 @@ pub async fn me_usage(
         with_own_call(report.by_endpoint),
         &tokens,
         access.config().tokens.max_active,
+        access.unknown_paths().recent(&caller.token_id, now),
         now,
     )))
 }

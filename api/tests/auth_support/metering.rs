@@ -236,7 +236,7 @@ pub async fn only_fresh_successes_spend_the_budget(limiter: Arc<dyn Limiter>) {
     );
     assert_eq!(data["calls_this_month"], 3);
     assert_eq!(
-        data["rate_limits"]["minute"]["used"], 7,
+        data["rate_limits"]["per_minute"]["used"], 7,
         "every request counted"
     );
     let mut listed = calls_by_endpoint(&data);

@@ -947,7 +947,7 @@ pub async fn limiter_conformance(limiter: Arc<dyn Limiter>) {
 
 /// The calls by endpoint of a usage report's `data`, as (endpoint, calls, units).
 pub fn calls_by_endpoint(data: &Value) -> Vec<(String, u64, u64)> {
-    data["calls_by_endpoint"]
+    data["endpoints"]
         .as_array()
         .unwrap()
         .iter()
