@@ -14,7 +14,8 @@
 //! | boolean ([`QueryParams::bool`]) | the default | 400 unless `true`/`false`/`1`/`0` | — |
 //! | symbols ([`QueryParams::symbols`]) | the default | 400 per bad symbol | more than allowed: 400 |
 //!
-//! Also: an empty value (`?limit=`) counts as absent; a parameter given twice is a 400; a
+//! Also: an empty value (`?limit=`) counts as absent; a value without a name (`?=5`) is a 400;
+//! a parameter given twice is a 400; a
 //! parameter the endpoint does not define is a 400 naming the accepted ones (a typo such as
 //! `strike_around` must not be silently ignored); a required parameter that is absent is a 400.
 //! Clamping is never silent: every clamp is recorded and handlers put
@@ -86,7 +87,9 @@ impl QueryParams {
         let mut pairs: Vec<(String, String)> = Vec::new();
         for (name, value) in form_urlencoded::parse(query.unwrap_or("").as_bytes()) {
             if name.is_empty() {
-                continue;
+                return Err(ApiError::bad_request(format!(
+                    "A query parameter has no name (={value}); remove it or name it"
+                )));
             }
             let Some(spec) = endpoint.param(&name) else {
                 return Err(unknown_parameter(endpoint, &name));

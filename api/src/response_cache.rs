@@ -37,8 +37,8 @@ use crate::window::is_service_client;
 
 /// The largest body kept (larger answers are served uncached).
 const MAX_BODY_BYTES: u64 = 16 << 20;
-/// The most body bytes held in all; reaching it empties the cache (entries are rebuilt on
-/// the next request, so a full clear is only a burst of misses).
+/// The most bytes (keys, headers and bodies) held in all; reaching it empties the cache
+/// (entries are rebuilt on the next request, so a full clear is only a burst of misses).
 const MAX_TOTAL_BYTES: usize = 256 << 20;
 /// Smallest answer sent gzip-encoded: below about one network packet, encoding saves nothing.
 pub const MIN_GZIP_BYTES: usize = 1400;
@@ -123,7 +123,41 @@ pub struct ResponseCache {
 #[derive(Debug, Default)]
 struct Entries {
     answers: HashMap<CacheKey, CachedAnswer>,
+    /// Bytes of the held keys, headers and bodies.
     bytes: usize,
+    /// The clock second of the last sweep of stale answers.
+    swept_second: i64,
+}
+
+impl CachedAnswer {
+    /// What the entry costs the byte budget: its key, headers and body (the gzip copy is made
+    /// later, on demand, and bounded by the body).
+    fn held_bytes(&self, key: &CacheKey) -> usize {
+        key.uri.len()
+            + self.body.len()
+            + self
+                .headers
+                .iter()
+                .map(|(name, value)| name.as_str().len() + value.len())
+                .sum::<usize>()
+    }
+}
+
+/// The cache key of a request: the path and query with empty `&` segments dropped, so
+/// `?a=1&&&` does not make another entry for the same answer.
+fn key_uri(uri: &axum::http::Uri) -> String {
+    let path = uri.path();
+    match uri.query() {
+        Some(query) => {
+            let segments: Vec<&str> = query.split('&').filter(|s| !s.is_empty()).collect();
+            if segments.is_empty() {
+                path.to_owned()
+            } else {
+                format!("{path}?{}", segments.join("&"))
+            }
+        }
+        None => path.to_owned(),
+    }
 }
 
 impl ResponseCache {
@@ -144,14 +178,28 @@ impl ResponseCache {
             .inner
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if inner.bytes + answer.body.len() > MAX_TOTAL_BYTES {
+        // An answer is served only in its own clock second: once a second, drop the older
+        // ones (they would only be replaced, never served).
+        if inner.swept_second != answer.second {
+            let now = answer.second;
+            inner.answers.retain(|_, held| held.second >= now);
+            inner.bytes = inner
+                .answers
+                .iter()
+                .map(|(key, held)| held.held_bytes(key))
+                .sum();
+            inner.swept_second = now;
+        }
+        let size = answer.held_bytes(&key);
+        if inner.bytes + size > MAX_TOTAL_BYTES {
             inner.answers.clear();
             inner.bytes = 0;
         }
-        inner.bytes += answer.body.len();
-        if let Some(previous) = inner.answers.insert(key, answer) {
-            inner.bytes -= previous.body.len();
+        inner.bytes += size;
+        if let Some(previous) = inner.answers.remove(&key) {
+            inner.bytes -= previous.held_bytes(&key);
         }
+        inner.answers.insert(key, answer);
     }
 }
 
@@ -200,10 +248,7 @@ pub(crate) async fn cached(
         return next.run(request).await;
     };
     let key = CacheKey {
-        uri: request
-            .uri()
-            .path_and_query()
-            .map_or_else(String::new, |pq| pq.as_str().to_owned()),
+        uri: key_uri(request.uri()),
         service_client: is_service_client(request.headers()),
     };
     let second = state.now().timestamp();
@@ -248,6 +293,49 @@ mod tests {
         let mut headers = HeaderMap::new();
         headers.insert(ACCEPT_ENCODING, HeaderValue::from_str(value).unwrap());
         accepts_gzip(&headers)
+    }
+
+    fn answer(second: i64, body: &'static str) -> CachedAnswer {
+        CachedAnswer {
+            generation: 1,
+            second,
+            headers: HeaderMap::new(),
+            body: Bytes::from_static(body.as_bytes()),
+            gzip: Arc::default(),
+        }
+    }
+
+    fn key(uri: &str) -> CacheKey {
+        CacheKey {
+            uri: key_uri(&uri.parse().unwrap()),
+            service_client: false,
+        }
+    }
+
+    #[test]
+    fn empty_query_segments_share_one_key() {
+        assert_eq!(key("/a?x=1&&&").uri, "/a?x=1");
+        assert_eq!(key("/a?&&").uri, "/a");
+        assert_eq!(key("/a?x=1&y=2").uri, "/a?x=1&y=2");
+    }
+
+    #[test]
+    fn keys_count_and_answers_of_past_seconds_are_swept() {
+        let cache = ResponseCache::default();
+        let long = format!("/a?{}", "x".repeat(1000));
+        cache.put(key(&long), answer(10, "body"));
+        cache.put(key("/b"), answer(10, "body"));
+        {
+            let inner = cache.inner.read().unwrap();
+            // Keys count: 1,003 + 2 bytes of keys, 8 of bodies.
+            assert_eq!(inner.bytes, 1003 + 4 + 2 + 4);
+        }
+        assert!(cache.get(&key(&long), 1, 10).is_some());
+        // The next second's first answer sweeps the ones no request can be served any more.
+        cache.put(key("/b"), answer(11, "fresh"));
+        let inner = cache.inner.read().unwrap();
+        assert_eq!(inner.answers.len(), 1);
+        assert_eq!(inner.bytes, 2 + 5);
     }
 
     #[test]

@@ -244,6 +244,10 @@ fn unknown_duplicate_and_misplaced_parameters_are_400() {
     assert!(reason.contains("path parameter"), "{reason}");
     let reason = bad_request(parse("expirations", "x=1"));
     assert!(reason.contains("Accepted: none"), "{reason}");
+    // A value without a name is refused, not skipped; empty segments are nothing at all.
+    let reason = bad_request(parse("chain", "num_expirations=1&=5"));
+    assert!(reason.contains("has no name (=5)"), "{reason}");
+    assert!(parse("chain", "num_expirations=1&&").is_ok());
 }
 
 #[test]
