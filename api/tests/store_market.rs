@@ -536,3 +536,49 @@ async fn the_vol_daily_series_is_read_once_and_again_after_a_vol_daily_publicati
         .unwrap();
     assert_eq!(memo.items, 1);
 }
+
+#[tokio::test]
+async fn a_snapshot_that_does_not_decode_is_skipped_not_fatal() {
+    // The newest SPY chain is corrupt (the previous one is served); a second underlying whose
+    // only chain is corrupt is skipped; the start succeeds and later partitions still load.
+    let objects = Arc::new(InMemory::new());
+    let store = SnapshotStore::new(objects.clone(), Path::from("snapshots"));
+    publish_chain(&store, &chain_rows(day(20), at(20, 15), 101.0)).await;
+    let newest = publish_chain(&store, &chain_rows(day(20), at(20, 16), 102.0)).await;
+    use object_store::ObjectStoreExt;
+    objects
+        .put(
+            &Path::from(newest.path.as_str()),
+            b"cut short".to_vec().into(),
+        )
+        .await
+        .unwrap();
+    let broken = SnapshotKey::new("chain", day(20), "AAA");
+    let bad = store
+        .publish(
+            &broken,
+            &ChainRow::to_batch(&chain_rows(day(20), at(20, 15), 50.0)).unwrap(),
+            &[],
+            at(20, 15),
+        )
+        .await
+        .unwrap();
+    objects
+        .put(
+            &Path::from(bad.path.as_str()),
+            b"not parquet".to_vec().into(),
+        )
+        .await
+        .unwrap();
+    publish_reference(&store, &companies(), day(20)).await;
+
+    let market = StoreMarketData::new(store.clone());
+    market
+        .load()
+        .await
+        .expect("one bad snapshot does not stop the start");
+    let spy = Ticker::parse("SPY").unwrap();
+    assert_eq!(market.chain(&spy).unwrap().stock_price(), 101.0);
+    assert!(market.chain(&Ticker::parse("AAA").unwrap()).is_none());
+    assert!(!market.coverage().companies.is_empty());
+}

@@ -168,7 +168,11 @@ impl StoreMarketData {
     /// start, and periodically by a server that does not receive snapshot events.
     pub async fn load(&self) -> Result<usize, LoadError> {
         let mut loaded = 0;
-        self.load_coverage().await?;
+        // A reference table whose every version fails to decode is logged and left out: the
+        // live datasets (and the previous reference tables held) keep serving.
+        if let Err(error) = self.load_coverage().await {
+            tracing::warn!(%error, "reference tables not loaded");
+        }
         self.check_vol_daily().await?;
         for dataset in LIVE_DATASETS {
             // Newest trade date first: the first partition found per underlying wins.
@@ -184,9 +188,20 @@ impl StoreMarketData {
                     if latest.is_none_or(|file| self.holds(&key, file.version)) {
                         continue;
                     }
-                    if let Some(snapshot) = self.store.read(&key).await? {
-                        self.install(&key, &snapshot)?;
-                        loaded += 1;
+                    // One snapshot that does not decode (in any version) is logged and
+                    // skipped: it must not stop the start, nor the refresh of the partitions
+                    // listed after it.
+                    let installed = match self.store.read(&key).await {
+                        Ok(Some(snapshot)) => self.install(&key, &snapshot).map(|()| true),
+                        Ok(None) => Ok(false),
+                        Err(error) => Err(LoadError::Store(error)),
+                    };
+                    match installed {
+                        Ok(true) => loaded += 1,
+                        Ok(false) => {}
+                        Err(error) => {
+                            tracing::warn!(%key, %error, "snapshot skipped: it does not load");
+                        }
                     }
                 }
             }

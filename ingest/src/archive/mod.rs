@@ -179,6 +179,10 @@ pub struct QuoteArchive {
     store: Arc<dyn ObjectStore>,
     prefix: Path,
     row_group_rows: usize,
+    /// The directory of a local archive: every file is fsynced (with its directory) before
+    /// the `PUT` that wrote it returns, so the parts and manifest of an import are on disk
+    /// before its `_committed` record is written.
+    local_root: Option<std::path::PathBuf>,
 }
 
 impl QuoteArchive {
@@ -188,14 +192,18 @@ impl QuoteArchive {
             store,
             prefix,
             row_group_rows: DEFAULT_ROW_GROUP_ROWS,
+            local_root: None,
         }
     }
 
     /// The archive in the local directory `dir` (created if missing), the embedded default.
     pub fn local(dir: &std::path::Path) -> Result<Self, ArchiveError> {
         std::fs::create_dir_all(dir).map_err(|e| ArchiveError::Io(e.to_string()))?;
-        let store = object_store::local::LocalFileSystem::new_with_prefix(dir)?;
-        Ok(Self::new(Arc::new(store), Path::default()))
+        let root = std::fs::canonicalize(dir).map_err(|e| ArchiveError::Io(e.to_string()))?;
+        let store = object_store::local::LocalFileSystem::new_with_prefix(&root)?;
+        let mut archive = Self::new(Arc::new(store), Path::default());
+        archive.local_root = Some(root);
+        Ok(archive)
     }
 
     /// The archive an `--archive` setting names, parsed exactly as the snapshot store's
@@ -209,10 +217,9 @@ impl QuoteArchive {
     pub fn from_url(location: &str) -> Result<Self, ArchiveError> {
         let store = optics_pipeline::store::SnapshotStore::from_url(location)
             .map_err(|e| ArchiveError::Location(e.to_string()))?;
-        Ok(Self::new(
-            Arc::clone(store.object_store()),
-            store.prefix().clone(),
-        ))
+        let mut archive = Self::new(Arc::clone(store.object_store()), store.prefix().clone());
+        archive.local_root = store.local_root().map(std::path::Path::to_path_buf);
+        Ok(archive)
     }
 
     /// Caps rows per row group (default [`DEFAULT_ROW_GROUP_ROWS`]; 0 is taken as 1).
@@ -335,6 +342,11 @@ impl QuoteArchive {
     ) -> Result<(), ArchiveError> {
         let options = PutOptions::from(PutMode::Create);
         self.store.put_opts(path, payload, options).await?;
+        if let Some(root) = &self.local_root {
+            optics_pipeline::store::sync_local_file(root, path)
+                .await
+                .map_err(|e| ArchiveError::Io(e.to_string()))?;
+        }
         Ok(())
     }
 

@@ -224,6 +224,9 @@ pub struct SnapshotStore {
     keep_versions: usize,
     /// The last version this handle (or a clone) published of each partition.
     published: Arc<Mutex<VersionMemo>>,
+    /// The directory of a local store: each new file and its directory are fsynced there
+    /// before older versions are pruned (see [`SnapshotStore::local`]).
+    local_root: Option<std::path::PathBuf>,
 }
 
 /// How far behind the newest trade date published the version memo keeps partitions: a live
@@ -283,14 +286,37 @@ impl SnapshotStore {
             row_group_rows: DEFAULT_ROW_GROUP_ROWS,
             keep_versions: DEFAULT_KEEP_VERSIONS,
             published: Arc::default(),
+            local_root: None,
         }
     }
 
     /// The store in the local directory `dir` (created if missing): the embedded default.
+    ///
+    /// object_store's local backend renames a staged file into place without flushing it to
+    /// disk, so after a power loss the newest version could read back empty. Here every new
+    /// file and its directory are fsynced before the publication prunes older versions: a
+    /// crash can then leave at worst an unreadable newest version *next to* the previous ones,
+    /// and readers fall back to those ([`SnapshotStore::read`]).
     pub fn local(dir: &std::path::Path) -> Result<Self, StoreError> {
         std::fs::create_dir_all(dir).map_err(|e| StoreError::Io(e.to_string()))?;
-        let store = object_store::local::LocalFileSystem::new_with_prefix(dir)?;
-        Ok(Self::new(Arc::new(store), Path::default()))
+        let root = std::fs::canonicalize(dir).map_err(|e| StoreError::Io(e.to_string()))?;
+        let store = object_store::local::LocalFileSystem::new_with_prefix(&root)?;
+        let mut local = Self::new(Arc::new(store), Path::default());
+        local.local_root = Some(root);
+        Ok(local)
+    }
+
+    /// The directory of a local store (`None` for object stores).
+    pub fn local_root(&self) -> Option<&std::path::Path> {
+        self.local_root.as_deref()
+    }
+
+    /// On a local store, flushes the file at `path` and its directory to disk.
+    async fn sync_local(&self, path: &Path) -> Result<(), StoreError> {
+        match &self.local_root {
+            Some(root) => sync_local_file(root, path).await,
+            None => Ok(()),
+        }
     }
 
     /// The store a `--store` setting names: a plain directory path or `file:///dir` (local,
@@ -512,6 +538,7 @@ impl SnapshotStore {
             let options = PutOptions::from(PutMode::Create);
             match self.store.put_opts(&path, payload.clone(), options).await {
                 Ok(_) => {
+                    self.sync_local(&path).await?;
                     self.remember_version(key, version);
                     let file = SnapshotFile {
                         key: key.clone(),
@@ -602,19 +629,42 @@ impl SnapshotStore {
     }
 
     /// The current snapshot of `key`, read whole; `None` if nothing was published.
+    ///
+    /// A newest version that does not decode (a file cut short by a crash, a corrupt copy) is
+    /// logged and skipped: the next older version that decodes is returned, so one bad file
+    /// never stops a reader. Only when no version decodes is the newest one's error returned.
     pub async fn read(&self, key: &SnapshotKey) -> Result<Option<Snapshot>, StoreError> {
         key.validate()?;
         // A publication may prune the version we listed between the listing and the read:
         // list again once and read the newer one.
         for attempt in 0..2 {
-            let Some(file) = self.latest(key).await? else {
+            let files = self.versions(key).await?;
+            if files.is_empty() {
                 return Ok(None);
-            };
-            match self.read_file(&file).await {
-                Ok(batches) => return Ok(Some(Snapshot { file, batches })),
-                Err(StoreError::ObjectStore(object_store::Error::NotFound { .. }))
-                    if attempt == 0 => {}
-                Err(e) => return Err(e),
+            }
+            let mut newest_error = None;
+            let mut pruned_under_us = false;
+            for file in files.into_iter().rev() {
+                match self.read_file(&file).await {
+                    Ok(batches) => return Ok(Some(Snapshot { file, batches })),
+                    Err(StoreError::ObjectStore(object_store::Error::NotFound { .. })) => {
+                        pruned_under_us = true;
+                        break;
+                    }
+                    Err(error) => {
+                        tracing::warn!(path = %file.path, %error,
+                            "snapshot version does not decode; reading the previous one");
+                        newest_error.get_or_insert(error);
+                    }
+                }
+            }
+            if !(pruned_under_us && attempt == 0) {
+                if let Some(error) = newest_error {
+                    return Err(error);
+                }
+                if !pruned_under_us {
+                    return Ok(None);
+                }
             }
         }
         Err(StoreError::Io(format!(
@@ -757,6 +807,32 @@ pub fn encode_parquet(
     writer.write(batch)?;
     writer.close()?;
     Ok(out)
+}
+
+/// fsyncs the file at object path `path` under the local directory `root`, and its directory,
+/// on the blocking pool: what a local store does after each `PUT` it must not lose.
+pub async fn sync_local_file(root: &std::path::Path, path: &Path) -> Result<(), StoreError> {
+    let file = path
+        .parts()
+        .fold(root.to_path_buf(), |dir, part| dir.join(part.as_ref()));
+    tokio::task::spawn_blocking(move || sync_file_and_dir(&file))
+        .await
+        .map_err(|e| StoreError::Io(format!("fsync task: {e}")))?
+}
+
+/// fsyncs `file` and the directory that holds it (so its name survives a power loss too).
+fn sync_file_and_dir(file: &std::path::Path) -> Result<(), StoreError> {
+    let io =
+        |what: &str, e: std::io::Error| StoreError::Io(format!("{what} {}: {e}", file.display()));
+    std::fs::File::open(file)
+        .and_then(|f| f.sync_all())
+        .map_err(|e| io("fsync", e))?;
+    if let Some(dir) = file.parent() {
+        std::fs::File::open(dir)
+            .and_then(|d| d.sync_all())
+            .map_err(|e| io("fsync directory of", e))?;
+    }
+    Ok(())
 }
 
 /// Decodes a whole Parquet file into record batches (one batch unless it is very large).

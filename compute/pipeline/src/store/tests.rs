@@ -373,6 +373,58 @@ fn a_local_directory_store_survives_reopening() {
 }
 
 #[test]
+fn an_undecodable_newest_version_falls_back_to_the_previous_one() {
+    // A newest file cut short (what a power loss before the fsync could leave) or corrupt:
+    // readers get the previous version, and the local store's fsynced publications of an
+    // encoded symbol find their files.
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "optics-store-fallback-{}-{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    ));
+    block_on(async {
+        let store = SnapshotStore::local(&dir).unwrap();
+        for symbol in ["SPY", "^VIX"] {
+            let key = SnapshotKey::new("chain", date(20), symbol);
+            store
+                .publish(&key, &batch(7.0, 2), &["strike"], at())
+                .await
+                .unwrap();
+            store
+                .publish(&key, &batch(9.0, 2), &["strike"], at())
+                .await
+                .unwrap();
+            let newest = store.latest(&key).await.unwrap().unwrap();
+            assert_eq!(newest.version, 2);
+            // Truncate the newest file in place.
+            let on_disk = newest
+                .path
+                .parts()
+                .fold(std::fs::canonicalize(&dir).unwrap(), |d, p| {
+                    d.join(p.as_ref())
+                });
+            let bytes = std::fs::read(&on_disk).unwrap();
+            std::fs::write(&on_disk, &bytes[..bytes.len() / 2]).unwrap();
+            let snap = store.read(&key).await.unwrap().unwrap();
+            assert_eq!(snap.file.version, 1, "{symbol}");
+            assert_eq!(strikes_of(&snap), vec![7.0, 8.0]);
+            // With no decodable version left, the newest one's error is returned.
+            let oldest = store.versions(&key).await.unwrap()[0].clone();
+            let on_disk = oldest
+                .path
+                .parts()
+                .fold(std::fs::canonicalize(&dir).unwrap(), |d, p| {
+                    d.join(p.as_ref())
+                });
+            std::fs::write(&on_disk, b"not parquet").unwrap();
+            assert!(store.read(&key).await.is_err());
+        }
+    });
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn version_file_names_round_trip() {
     assert_eq!(version_file_name(42), "v-00000000000000000042.parquet");
     assert_eq!(
