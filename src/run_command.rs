@@ -203,13 +203,14 @@ async fn run_async(args: &RunArgs) -> anyhow::Result<()> {
 
     // 4. Serve until Ctrl-C.
     println!("listening on http://{address}");
-    // With the peer address: the login throttle counts attempts per client address.
-    let served = axum::serve(
+    // Within the server's bounds; the handlers see the peer address (the login throttle
+    // counts attempts per address).
+    let served = optics_api::serve::serve_with_limits(
         listener,
-        app(Arc::clone(&clock), market, access.control.clone())
-            .into_make_service_with_connect_info::<SocketAddr>(),
+        app(Arc::clone(&clock), market, access.control.clone()),
+        args.api.serve_limits(),
+        shutdown_signal(),
     )
-    .with_graceful_shutdown(shutdown_signal())
     .await
     .context("server");
     source_task.abort();

@@ -21,6 +21,7 @@ use optics_api::limits::{
     InMemoryLimiter, Limiter, PlanBudgets, RateLimits, RedisLimiter, redacted_url,
 };
 use optics_api::market::StoreMarketData;
+use optics_api::serve::{ServeLimits, serve_with_limits};
 use optics_compute::time::{Clock, SystemClock};
 
 use crate::settings::{RuntimeArgs, StoreArgs};
@@ -68,9 +69,42 @@ pub(crate) struct ApiArgs {
     /// `false`; default: on when `--public-url` is https.
     #[arg(long = "secure-cookie", env = "OPTICS_SECURE_COOKIE")]
     pub(crate) secure_cookie: Option<bool>,
+    /// Open connections at most; one past the cap is closed at once.
+    #[arg(
+        long = "max-connections",
+        env = "OPTICS_MAX_CONNECTIONS",
+        default_value_t = 4096,
+        value_parser = clap::value_parser!(u32).range(1..=1_000_000)
+    )]
+    pub(crate) max_connections: u32,
+    /// Seconds a client may take to send a request's headers (idle keep-alive included).
+    #[arg(
+        long = "header-timeout-secs",
+        env = "OPTICS_HEADER_TIMEOUT_SECS",
+        default_value_t = 10,
+        value_parser = clap::value_parser!(u64).range(1..=3600)
+    )]
+    pub(crate) header_timeout_secs: u64,
+    /// Seconds an answer may take before it is a 503 with Retry-After.
+    #[arg(
+        long = "request-timeout-secs",
+        env = "OPTICS_REQUEST_TIMEOUT_SECS",
+        default_value_t = 30,
+        value_parser = clap::value_parser!(u64).range(1..=3600)
+    )]
+    pub(crate) request_timeout_secs: u64,
 }
 
 impl ApiArgs {
+    /// The HTTP server's bounds.
+    pub(crate) fn serve_limits(&self) -> ServeLimits {
+        ServeLimits {
+            max_connections: self.max_connections as usize,
+            header_read_timeout: Duration::from_secs(self.header_timeout_secs),
+            request_timeout: Duration::from_secs(self.request_timeout_secs),
+        }
+    }
+
     /// The per-token request limits.
     fn rate_limits(&self) -> RateLimits {
         RateLimits {
@@ -247,10 +281,11 @@ pub(crate) fn app(
     optics_api::auth::service_router(state, access)
 }
 
-/// Binds `listen`, prints the address, serves until `shutdown`.
+/// Binds `listen`, prints the address, serves within `limits` until `shutdown`.
 pub(crate) async fn serve_app(
     listen: &str,
     app: axum::Router,
+    limits: ServeLimits,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<SocketAddr> {
     let listener = tokio::net::TcpListener::bind(listen)
@@ -258,14 +293,10 @@ pub(crate) async fn serve_app(
         .with_context(|| format!("cannot listen on {listen}"))?;
     let address = listener.local_addr().context("local address")?;
     println!("listening on http://{address}");
-    // With the peer address: the login throttle counts attempts per client address.
-    axum::serve(
-        listener,
-        app.into_make_service_with_connect_info::<SocketAddr>(),
-    )
-    .with_graceful_shutdown(shutdown)
-    .await
-    .context("server")?;
+    // The handlers see the peer address (the login throttle counts attempts per address).
+    serve_with_limits(listener, app, limits, shutdown)
+        .await
+        .context("server")?;
     Ok(address)
 }
 
@@ -329,6 +360,7 @@ pub(crate) fn run(args: &ServeArgs) -> anyhow::Result<()> {
         let served = serve_app(
             &args.api.listen,
             app(clock, market, access.control.clone()),
+            args.api.serve_limits(),
             shutdown_signal(),
         )
         .await;

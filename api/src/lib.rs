@@ -45,6 +45,7 @@ pub mod params;
 pub mod registry;
 pub mod response_cache;
 mod router;
+pub mod serve;
 mod state;
 mod suggest;
 pub mod ticker;

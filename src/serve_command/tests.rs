@@ -563,3 +563,30 @@ async fn the_token_file_is_named_only_when_it_exists() {
     assert!(without.iter().any(|l| l.contains("optics tokens create")));
     access.shutdown().await.unwrap();
 }
+
+#[test]
+fn the_server_bounds_are_flags_with_safe_defaults() {
+    let limits = api_args(&[]).serve_limits();
+    assert_eq!(limits, optics_api::serve::ServeLimits::default());
+    let limits = api_args(&[
+        "--max-connections",
+        "64",
+        "--header-timeout-secs",
+        "5",
+        "--request-timeout-secs",
+        "12",
+    ])
+    .serve_limits();
+    assert_eq!(limits.max_connections, 64);
+    assert_eq!(limits.header_read_timeout, Duration::from_secs(5));
+    assert_eq!(limits.request_timeout, Duration::from_secs(12));
+    for bad in [
+        ["--max-connections", "0"],
+        ["--header-timeout-secs", "0"],
+        ["--request-timeout-secs", "99999"],
+    ] {
+        let mut argv = vec!["optics"];
+        argv.extend(bad);
+        assert!(ApiCli::try_parse_from(argv).is_err(), "{bad:?}");
+    }
+}
