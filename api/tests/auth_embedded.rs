@@ -492,15 +492,15 @@ async fn the_usage_endpoint_reports_the_month_the_windows_and_the_tokens() {
     assert_eq!(data["remaining"], 9_995);
     assert_eq!(data["percent_used"], 0.05);
     assert_eq!(data["resets_at"], "2026-12-01T00:00:00Z");
-    // The calling token's windows: 3 chains and this call.
+    // The windows hold per account too: 3 chains, the other token's screen and this call.
     assert_eq!(data["rate_limits"]["token_id"], first.info.id.as_str());
-    assert_eq!(data["rate_limits"]["per_minute"]["used"], 4);
-    assert_eq!(data["rate_limits"]["per_minute"]["remaining"], 56);
+    assert_eq!(data["rate_limits"]["per_minute"]["used"], 5);
+    assert_eq!(data["rate_limits"]["per_minute"]["remaining"], 55);
     assert_eq!(
         data["rate_limits"]["per_minute"]["resets_at"],
         "2026-11-20T14:31:00Z"
     );
-    assert_eq!(data["rate_limits"]["per_hour"]["used"], 4);
+    assert_eq!(data["rate_limits"]["per_hour"]["used"], 5);
     assert_eq!(
         data["rate_limits"]["per_hour"]["resets_at"],
         "2026-11-20T15:00:00Z"
@@ -2149,4 +2149,55 @@ async fn me_usage_lists_the_unknown_paths_this_token_asked_for() {
         ]
     );
     assert_eq!(data["tokens_active"], 2);
+}
+
+#[tokio::test]
+async fn token_issues_are_limited_per_account_so_revoke_and_recreate_has_a_bound() {
+    use optics_api::accounts::throttle::{TOKEN_ISSUES, TOKEN_WINDOW_SECS};
+    let (fx, _dir) = sqlite_fixture(UNLIMITED);
+    account_with_password(&fx, "churn@example.com", Plan::Pro, "s3cure-passw0rd").await;
+    let router = &fx.router;
+    let (_, cookie) = login(router, "churn@example.com", "s3cure-passw0rd").await;
+    let cookie = cookie.unwrap();
+    let create = || {
+        area_request(
+            Method::POST,
+            "/api/account/api-tokens",
+            Some(&cookie),
+            Some(serde_json::json!({"name": "churn"})),
+        )
+    };
+    for _ in 0..TOKEN_ISSUES {
+        let created = send(router, create()).await;
+        assert_eq!(created.status, StatusCode::CREATED);
+        let id = created.json()["data"]["id"].as_str().unwrap().to_owned();
+        let revoked = send(
+            router,
+            area_request(
+                Method::POST,
+                &format!("/api/account/api-tokens/{id}/revoke"),
+                Some(&cookie),
+                None,
+            ),
+        )
+        .await;
+        assert_eq!(revoked.status, StatusCode::OK);
+    }
+    let refused = send(router, create()).await;
+    assert_eq!(refused.status, StatusCode::TOO_MANY_REQUESTS);
+    assert!(refused.header("retry-after").is_some());
+    fx.clock
+        .advance(chrono::TimeDelta::seconds(TOKEN_WINDOW_SECS));
+    let (_, cookie) = login(router, "churn@example.com", "s3cure-passw0rd").await;
+    let again = send(
+        router,
+        area_request(
+            Method::POST,
+            "/api/account/api-tokens",
+            Some(&cookie.unwrap()),
+            Some(serde_json::json!({"name": "later"})),
+        ),
+    )
+    .await;
+    assert_eq!(again.status, StatusCode::CREATED);
 }

@@ -110,9 +110,8 @@ impl IntoResponse for AreaError {
             Self::BadLogin => error_response(StatusCode::UNAUTHORIZED, "Wrong email or password"),
             Self::Api(error) => error.into_response(),
             Self::Throttled { retry_after_secs } => {
-                let mut body = ErrorBody::new(format!(
-                    "Too many sign-in attempts; retry in {retry_after_secs} s"
-                ));
+                let mut body =
+                    ErrorBody::new(format!("Too many attempts; retry in {retry_after_secs} s"));
                 body.retry_after_seconds = Some(retry_after_secs);
                 let mut response = (StatusCode::TOO_MANY_REQUESTS, Json(body)).into_response();
                 response
@@ -438,6 +437,12 @@ async fn create_token(
     ApiJson(body): ApiJson<CreateTokenRequest>,
 ) -> Result<Response, AreaError> {
     let now = access.now();
+    // Creating and rotating are counted per account: revoke-and-recreate cannot mint
+    // tokens (or fresh windows) without bound.
+    access
+        .token_throttle()
+        .attempt_account(session.account.id, now)
+        .map_err(|retry_after_secs| AreaError::Throttled { retry_after_secs })?;
     let issued = issue_token(
         &**access.store(),
         &access.config().tokens,
@@ -458,6 +463,10 @@ async fn rotate(
     ApiPath(id): ApiPath<String>,
 ) -> Result<Response, AreaError> {
     let now = access.now();
+    access
+        .token_throttle()
+        .attempt_account(session.account.id, now)
+        .map_err(|retry_after_secs| AreaError::Throttled { retry_after_secs })?;
     let issued = rotate_token(&**access.store(), session.account.id, &id, now).await?;
     Ok(no_store(
         ok(IssuedTokenView::new(&issued, now)).into_response(),

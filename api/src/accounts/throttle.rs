@@ -20,6 +20,10 @@ pub const PER_EMAIL: u32 = 10;
 pub const WINDOW_SECS: i64 = 300;
 /// Keys (addresses and e-mails) held at most.
 pub const MAX_KEYS: usize = 100_000;
+/// Tokens an account may create or rotate per [`TOKEN_WINDOW_SECS`].
+pub const TOKEN_ISSUES: u32 = 10;
+/// The token-issue window, seconds.
+pub const TOKEN_WINDOW_SECS: i64 = 3_600;
 
 /// One key's window: when it opened and the attempts in it.
 #[derive(Debug, Clone, Copy)]
@@ -70,6 +74,18 @@ impl LoginThrottle {
             .into_iter()
             .chain(email.map(|e| (format!("email:{e}"), self.per_email)))
             .collect();
+        self.attempt_keys(keys, now)
+    }
+
+    /// Counts one attempt against the account `account_id` (token issues: the per-e-mail
+    /// limit applies to the account); `Err(seconds)` past it.
+    pub fn attempt_account(&self, account_id: i64, now: DateTime<Utc>) -> Result<(), u64> {
+        self.attempt_keys(vec![(format!("account:{account_id}"), self.per_email)], now)
+    }
+
+    /// Counts one attempt under each key (with its limit); nothing is counted when any key
+    /// is over its limit.
+    fn attempt_keys(&self, keys: Vec<(String, u32)>, now: DateTime<Utc>) -> Result<(), u64> {
         let mut windows = self
             .windows
             .lock()

@@ -292,6 +292,8 @@ struct Inner {
     login_throttle: crate::accounts::throttle::LoginThrottle,
     /// Unknown data paths per token, for `/me/usage`.
     unknown_paths: crate::limits::unknown_paths::UnknownPaths,
+    /// Token creations and rotations per account.
+    token_throttle: crate::accounts::throttle::LoginThrottle,
     /// (method, full route template) → endpoint, for routes without [`MatchedEndpoint`].
     by_route: HashMap<(&'static str, String), &'static EndpointSpec>,
 }
@@ -334,6 +336,12 @@ impl AccessControl {
                 config,
                 login_throttle: crate::accounts::throttle::LoginThrottle::default(),
                 unknown_paths: crate::limits::unknown_paths::UnknownPaths::default(),
+                token_throttle: crate::accounts::throttle::LoginThrottle::new(
+                    0,
+                    crate::accounts::throttle::TOKEN_ISSUES,
+                    crate::accounts::throttle::TOKEN_WINDOW_SECS,
+                    crate::accounts::throttle::MAX_KEYS,
+                ),
                 by_route,
             }),
         }
@@ -357,6 +365,11 @@ impl AccessControl {
     /// The login attempt counters.
     pub fn login_throttle(&self) -> &crate::accounts::throttle::LoginThrottle {
         &self.inner.login_throttle
+    }
+
+    /// The token creations and rotations counted per account.
+    pub fn token_throttle(&self) -> &crate::accounts::throttle::LoginThrottle {
+        &self.inner.token_throttle
     }
 
     /// The unknown data paths each token asked for.

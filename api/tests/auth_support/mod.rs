@@ -809,18 +809,32 @@ pub async fn limiter_conformance(limiter: Arc<dyn Limiter>) {
         }
         admitted => panic!("{admitted:?}"),
     }
-    // Another token of the account: own windows, shared budget (40 units left).
+    // Another token of the account shares the account's windows: no fresh minute for it (a
+    // revoked and recreated token gets none either).
+    match limiter
+        .acquire(request("tok_y", "GET /chain/{ticker}", 1, 100, now))
+        .await
+        .unwrap()
+    {
+        Decision::Refused { limit, quota, .. } => {
+            assert_eq!(limit, RateLimit::PerMinute);
+            assert_eq!(quota.minute.used, 60);
+        }
+        admitted => panic!("{admitted:?}"),
+    }
+    // The next minute it is admitted, against the shared budget (40 units left).
+    let later = now + chrono::TimeDelta::seconds(40);
     for _ in 0..20 {
         assert!(matches!(
             limiter
-                .acquire(request("tok_y", "GET /screen", 2, 100, now))
+                .acquire(request("tok_y", "GET /screen", 2, 100, later))
                 .await
                 .unwrap(),
             Decision::Admitted(_)
         ));
     }
     match limiter
-        .acquire(request("tok_y", "GET /chain/{ticker}", 1, 100, now))
+        .acquire(request("tok_y", "GET /chain/{ticker}", 1, 100, later))
         .await
         .unwrap()
     {
@@ -830,21 +844,18 @@ pub async fn limiter_conformance(limiter: Arc<dyn Limiter>) {
             quota,
         } => {
             assert_eq!(limit, RateLimit::MonthlyBudget);
-            let to_december = Utc.with_ymd_and_hms(2026, 12, 1, 0, 0, 0).unwrap() - now;
+            let to_december = Utc.with_ymd_and_hms(2026, 12, 1, 0, 0, 0).unwrap() - later;
             assert_eq!(retry_after_secs, to_december.num_seconds() as u64);
             assert_eq!(quota.month.remaining, 0);
             assert_eq!(quota.minute.used, 20);
+            assert_eq!(quota.hour.used, 80, "the account's hour: 60 + 20");
         }
         admitted => panic!("{admitted:?}"),
     }
     let report = limiter.usage("tok_x", 7, 100, now).await.unwrap();
     assert_eq!(
-        (
-            report.quota.minute.used,
-            report.quota.hour.used,
-            report.quota.month.used
-        ),
-        (60, 60, 100)
+        (report.quota.minute.used, report.quota.month.used),
+        (60, 100)
     );
     let by_endpoint: Vec<(String, u64, u64)> = report
         .by_endpoint
@@ -858,8 +869,9 @@ pub async fn limiter_conformance(limiter: Arc<dyn Limiter>) {
             ("GET /screen".to_owned(), 20, 40)
         ]
     );
-    // Next minute: the windows reopen, the month does not.
-    let next_minute = now + chrono::TimeDelta::seconds(40);
+    // Next minute: the token's window reopened, the account's holds tok_y's 20 calls; the
+    // hour holds all 80; the month does not reopen.
+    let next_minute = later;
     let report = limiter.usage("tok_x", 7, 100, next_minute).await.unwrap();
     assert_eq!(
         (
@@ -867,7 +879,7 @@ pub async fn limiter_conformance(limiter: Arc<dyn Limiter>) {
             report.quota.hour.used,
             report.quota.month.used
         ),
-        (0, 60, 100)
+        (20, 80, 100)
     );
     assert!(matches!(
         limiter

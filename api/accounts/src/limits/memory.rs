@@ -38,6 +38,9 @@ pub struct InMemoryLimiter {
 struct State {
     tokens: HashMap<String, TokenWindows>,
     accounts: HashMap<AccountId, AccountMonth>,
+    /// Each account's minute and hour, over all its tokens: a revoked and recreated token
+    /// gets no fresh windows.
+    account_windows: HashMap<AccountId, TokenWindows>,
     /// Whether counted usage is kept for writing back (a [`InMemoryLimiter::restored`] one).
     persisted: bool,
     /// Accounts with usage not yet handed out by [`InMemoryLimiter::take_unsaved`], each once.
@@ -219,10 +222,18 @@ impl InMemoryLimiter {
 
     fn reserve_in(&self, state: &mut State, request: &LimitRequest<'_>) -> Decision {
         let windows = Windows::at(request.now);
-        let (minute_used, hour_used) = state
+        let (token_minute, token_hour) = state
             .tokens
             .get(request.token_id)
             .map_or((0, 0), |token| token.counts(&windows));
+        let (account_minute, account_hour) = state
+            .account_windows
+            .get(&request.account_id)
+            .map_or((0, 0), |account| account.counts(&windows));
+        let (minute_used, hour_used) = (
+            token_minute.max(account_minute),
+            token_hour.max(account_hour),
+        );
         let month = state.accounts.entry(request.account_id).or_default();
         let month_used = month.units(&windows);
         let before = Quota::from_counts(
@@ -240,19 +251,24 @@ impl InMemoryLimiter {
                 quota: before,
             };
         }
-        let counted = TokenWindows {
+        let counted = |minute: u64, hour: u64| TokenWindows {
             minute_index: windows.minute_index,
-            minute_count: minute_used + 1,
+            minute_count: minute + 1,
             hour_index: windows.hour_index,
-            hour_count: hour_used + 1,
+            hour_count: hour + 1,
         };
+        let for_token = counted(token_minute, token_hour);
         // Look up before inserting: the key is copied only for a token's first request.
         match state.tokens.get_mut(request.token_id) {
-            Some(token) => *token = counted,
+            Some(token) => *token = for_token,
             None => {
-                state.tokens.insert(request.token_id.to_owned(), counted);
+                state.tokens.insert(request.token_id.to_owned(), for_token);
             }
         }
+        state
+            .account_windows
+            .insert(request.account_id, counted(account_minute, account_hour));
+        let month = state.accounts.entry(request.account_id).or_default();
         if month.month_index != windows.month_index {
             // A new month: what the old one has not written yet is still owed to the store;
             // its reservations end with it (they were never written).
@@ -344,10 +360,18 @@ impl InMemoryLimiter {
     ) -> UsageReport {
         let windows = Windows::at(now);
         let state = self.lock();
-        let (minute_used, hour_used) = state
+        let (token_minute, token_hour) = state
             .tokens
             .get(token_id)
             .map_or((0, 0), |t| t.counts(&windows));
+        let (account_minute, account_hour) = state
+            .account_windows
+            .get(&account_id)
+            .map_or((0, 0), |a| a.counts(&windows));
+        let (minute_used, hour_used) = (
+            token_minute.max(account_minute),
+            token_hour.max(account_hour),
+        );
         let month = state.accounts.get(&account_id);
         let month_used = month.map_or(0, |m| m.units(&windows));
         let mut by_endpoint: Vec<EndpointUsage> = month

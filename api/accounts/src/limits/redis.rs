@@ -29,26 +29,36 @@ const WINDOW_SLACK: TimeDelta = TimeDelta::minutes(2);
 /// A month's breakdown is kept this long after the month ends.
 const MONTH_SLACK: TimeDelta = TimeDelta::days(2);
 
-/// KEYS: minute count, hour count, month units. ARGV: per-minute limit, per-hour limit, budget,
-/// cost, the three TTLs in seconds. Counts the request in the minute and the hour and reserves
-/// its cost in the month. Returns `{admitted, minute, hour, month_units}` — the counts after
-/// counting when admitted, before when refused. The refusal test is the same as
-/// [`super::refusal`].
+/// KEYS: the token's minute and hour counts, month units, the account's minute and hour
+/// counts. ARGV: per-minute limit, per-hour limit, budget, cost, the three TTLs in seconds.
+/// Counts the request in the token's and the account's minute and hour (the windows hold per
+/// account too, so a revoked and recreated token gets no fresh ones) and reserves its cost in
+/// the month. Returns `{admitted, minute, hour, month_units}` with the larger of the token's
+/// and the account's counts — after counting when admitted, before when refused. The refusal
+/// test is the same as [`super::refusal`].
 const RESERVE_LUA: &str = r"
 local m = tonumber(redis.call('GET', KEYS[1]) or '0')
 local h = tonumber(redis.call('GET', KEYS[2]) or '0')
 local b = tonumber(redis.call('GET', KEYS[3]) or '0')
+local am = tonumber(redis.call('GET', KEYS[4]) or '0')
+local ah = tonumber(redis.call('GET', KEYS[5]) or '0')
 local cost = tonumber(ARGV[4])
+m = math.max(m, am)
+h = math.max(h, ah)
 if m >= tonumber(ARGV[1]) or h >= tonumber(ARGV[2]) or b + cost > tonumber(ARGV[3]) then
   return {0, m, h, b}
 end
-m = redis.call('INCR', KEYS[1])
+local tm = redis.call('INCR', KEYS[1])
 redis.call('EXPIRE', KEYS[1], ARGV[5])
-h = redis.call('INCR', KEYS[2])
+local th = redis.call('INCR', KEYS[2])
 redis.call('EXPIRE', KEYS[2], ARGV[6])
+am = redis.call('INCR', KEYS[4])
+redis.call('EXPIRE', KEYS[4], ARGV[5])
+ah = redis.call('INCR', KEYS[5])
+redis.call('EXPIRE', KEYS[5], ARGV[6])
 b = redis.call('INCRBY', KEYS[3], cost)
 redis.call('EXPIRE', KEYS[3], ARGV[7])
-return {1, m, h, b}
+return {1, math.max(tm, am), math.max(th, ah), b}
 ";
 
 /// KEYS: month units, month calls by endpoint, month units by endpoint. ARGV: cost, `1` to charge or `0` to release, the month's TTL in seconds, endpoint.
@@ -93,6 +103,8 @@ impl fmt::Debug for RedisLimiter {
 struct Keys {
     minute: String,
     hour: String,
+    account_minute: String,
+    account_hour: String,
     month_units: String,
     month_calls_by_endpoint: String,
     month_units_by_endpoint: String,
@@ -131,6 +143,8 @@ impl RedisLimiter {
         Keys {
             minute: format!("{account}:t:{token_id}:m:{}", windows.minute_index),
             hour: format!("{account}:t:{token_id}:h:{}", windows.hour_index),
+            account_minute: format!("{account}:m:{}", windows.minute_index),
+            account_hour: format!("{account}:h:{}", windows.hour_index),
             month_units: format!("{account}:b:{}", windows.month_index),
             month_calls_by_endpoint: format!("{account}:calls:{}", windows.month_index),
             month_units_by_endpoint: format!("{account}:units:{}", windows.month_index),
@@ -215,6 +229,8 @@ impl Limiter for RedisLimiter {
                 .key(&keys.minute)
                 .key(&keys.hour)
                 .key(&keys.month_units)
+                .key(&keys.account_minute)
+                .key(&keys.account_hour)
                 .arg(self.limits.per_minute)
                 .arg(self.limits.per_hour)
                 .arg(request.monthly_budget_units)
@@ -297,6 +313,8 @@ impl Limiter for RedisLimiter {
                 .arg(&keys.minute)
                 .arg(&keys.hour)
                 .arg(&keys.month_units)
+                .arg(&keys.account_minute)
+                .arg(&keys.account_hour)
                 .cmd("HGETALL")
                 .arg(&keys.month_calls_by_endpoint)
                 .cmd("HGETALL")
@@ -318,8 +336,8 @@ impl Limiter for RedisLimiter {
                     self.limits,
                     monthly_budget_units,
                     &windows,
-                    count(0),
-                    count(1),
+                    count(0).max(count(3)),
+                    count(1).max(count(4)),
                     count(2),
                 ),
                 by_endpoint,
