@@ -42,6 +42,7 @@
 
 pub mod calendars;
 pub mod chain;
+pub mod cores;
 pub mod correlation;
 pub mod dividend;
 pub mod earnings;

@@ -198,6 +198,7 @@ pub fn data_routes() -> Vec<(Endpoint, MethodRouter<AppState>)> {
             Endpoint::Dividend,
             axum::routing::get(stock::dividend::dividend),
         ),
+        (Endpoint::Cores, axum::routing::get(stock::cores::cores)),
         (
             Endpoint::VolArbScan,
             axum::routing::get(screeners::vol_arb_scan::vol_arb_scan),

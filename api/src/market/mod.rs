@@ -8,6 +8,7 @@
 //! `Arc` so a hot read plans no query and takes no lock longer than a pointer copy.
 //! It also computes the VIX of every SPX chain it installs into a per-session [`VixTape`].
 
+pub mod cores;
 mod history;
 mod store_cache;
 mod vix_tape;

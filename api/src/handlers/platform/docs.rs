@@ -149,5 +149,8 @@ pub fn reference_markdown(registry: &Registry) -> String {
             }
         }
     }
+    if registry.mounted().iter().any(|e| e.slug == "cores") {
+        out.push_str(&crate::handlers::stock::cores::catalog_markdown());
+    }
     out
 }

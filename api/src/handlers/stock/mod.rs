@@ -1,5 +1,7 @@
-//! The stock-analytics family, one file per endpoint: [`correlation`] and [`dividend`].
+//! The stock-analytics family, one file per endpoint: [`cores`], [`correlation`] and
+//! [`dividend`].
 
+pub mod cores;
 pub mod correlation;
 pub mod dividend;
 
@@ -10,6 +12,7 @@ use crate::registry::Endpoint;
 pub fn data_schemas() -> Vec<DataSchema> {
     vec![
         DataSchema::of::<correlation::CorrelationPayload>(Endpoint::Correlation),
+        DataSchema::of::<cores::CoresPayload>(Endpoint::Cores),
         DataSchema::of::<dividend::DividendPayload>(Endpoint::Dividend),
     ]
 }
