@@ -16,7 +16,10 @@ use optics_schemas::{ChainRow, VolDailyRow};
 
 use crate::error::ApiError;
 use crate::freshness::{Freshness, freshness, freshness_of_session};
-use crate::market::{ChainView, Coverage, ExposureView, FlowAggregatesView, FlowView, VixSession};
+use crate::market::{
+    ChainView, Coverage, ExposureView, FlowAggregatesView, FlowView, UniverseCache, UniverseTable,
+    VixSession,
+};
 use crate::metrics::Metrics;
 use crate::registry::Registry;
 use crate::response_cache::ResponseCache;
@@ -155,6 +158,7 @@ pub struct AppState {
     market_data: Option<Arc<dyn MarketDataReader>>,
     gate: Option<RouteGate>,
     response_cache: Arc<ResponseCache>,
+    universe: Arc<UniverseCache>,
     /// Slots for CPU-heavy request work ([`AppState::run_heavy`]), one per core.
     heavy_slots: Arc<tokio::sync::Semaphore>,
     pub(crate) catalogue: Arc<Catalogue>,
@@ -171,6 +175,7 @@ impl AppState {
             market_data: None,
             gate: None,
             response_cache: Arc::new(ResponseCache::default()),
+            universe: Arc::new(UniverseCache::default()),
             heavy_slots: Arc::new(tokio::sync::Semaphore::new(
                 std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get),
             )),
@@ -212,6 +217,22 @@ impl AppState {
     /// The answers of data routes held for reuse.
     pub fn response_cache(&self) -> &ResponseCache {
         &self.response_cache
+    }
+
+    /// The session's universe table (one row per covered underlying) at the reader's current
+    /// generation: built on the first read of a generation, shared until the next.
+    pub async fn universe_table(&self) -> Result<Arc<UniverseTable>, ApiError> {
+        self.universe
+            .table(self.market_data()?.as_ref(), self.now())
+            .await
+    }
+
+    /// Builds the universe table now if the reader's generation moved since the last build
+    /// (the binary calls it after each cycle, so requests find it built); whether it built.
+    pub async fn refresh_universe_table(&self) -> Result<bool, ApiError> {
+        self.universe
+            .refresh(self.market_data()?.as_ref(), self.now())
+            .await
     }
 
     /// Runs `work` (CPU-heavy: a search, a simulation) on the blocking pool, never more at

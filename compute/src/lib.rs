@@ -21,6 +21,8 @@
 //!   max pain and the regime read.
 //! - [`flow`]: session volume and premium per contract, unusual activity, flow aggregates,
 //!   volume profile and smart-money filters.
+//! - [`market_overview`]: the market overview's regime read, sector heatmap, volatility
+//!   breadth, put skew and ranked lists over the universe table.
 //! - [`mispricing`]: the composite premium read — IV rank, VRP and priced-against-typical move
 //!   terms, their renormalised weights, the signal and its confidence.
 //! - [`moves`]: historical move distributions over rolling horizons of a close series, and a
@@ -28,6 +30,8 @@
 //! - [`probability`]: lognormal probabilities at expiration (probability of profit).
 //! - [`risk`]: portfolio risk — Greeks totals in share-equivalents and dollars, the risk
 //!   level, first-order scenario and stress estimates, and delta hedges.
+//! - [`screen`]: the market screens' presets (filter, order and printed rule of each) and
+//!   the same-sector pairs check.
 //! - [`strategy`]: option strategies — exact expiration payoffs, probability of profit,
 //!   builders by delta and width, the credit-spread / iron-condor optimizer, simulate-chain.
 //! - [`vol_arb`]: static-arbitrage and skew checks over one chain at its executable quotes.
@@ -49,6 +53,7 @@ pub mod earnings;
 pub mod expected_move;
 pub mod exposure;
 pub mod flow;
+pub mod market_overview;
 pub mod mispricing;
 pub mod moves;
 pub mod pricing;
@@ -56,6 +61,7 @@ pub mod probability;
 pub mod risk;
 mod run_cache;
 pub mod same_day;
+pub mod screen;
 pub mod seasonality;
 pub mod strategy;
 pub mod time;

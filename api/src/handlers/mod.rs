@@ -204,6 +204,14 @@ pub fn data_routes() -> Vec<(Endpoint, MethodRouter<AppState>)> {
             axum::routing::get(screeners::vol_arb_scan::vol_arb_scan),
         ),
         (
+            Endpoint::Screen,
+            axum::routing::get(screeners::screen::screen),
+        ),
+        (
+            Endpoint::MarketOverview,
+            axum::routing::get(screeners::market_overview::market_overview),
+        ),
+        (
             Endpoint::EarningsHistory,
             axum::routing::get(earnings::earnings_history::earnings_history),
         ),

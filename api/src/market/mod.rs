@@ -11,6 +11,7 @@
 pub mod cores;
 mod history;
 mod store_cache;
+mod universe;
 mod vix_tape;
 
 use std::collections::BTreeMap;
@@ -27,6 +28,7 @@ use optics_schemas::{
 
 pub use history::ChainHistory;
 pub use store_cache::StoreMarketData;
+pub use universe::{UniverseCache, UniverseRow, UniverseTable};
 pub use vix_tape::{VixPrint, VixSession, VixTape};
 
 /// One underlying's latest chain.

@@ -1,5 +1,8 @@
-//! The screeners family, one file per endpoint: [`vol_arb_scan`].
+//! The screeners family, one file per endpoint: [`screen`], [`market_overview`] (both over
+//! the session's universe table) and [`vol_arb_scan`].
 
+pub mod market_overview;
+pub mod screen;
 pub mod vol_arb_scan;
 
 use crate::openapi::DataSchema;
@@ -7,7 +10,9 @@ use crate::registry::Endpoint;
 
 /// The payload type of each endpoint of the family.
 pub fn data_schemas() -> Vec<DataSchema> {
-    vec![DataSchema::of::<vol_arb_scan::VolArbScanPayload>(
-        Endpoint::VolArbScan,
-    )]
+    vec![
+        DataSchema::of::<screen::ScreenPayload>(Endpoint::Screen),
+        DataSchema::of::<market_overview::MarketOverviewPayload>(Endpoint::MarketOverview),
+        DataSchema::of::<vol_arb_scan::VolArbScanPayload>(Endpoint::VolArbScan),
+    ]
 }
