@@ -348,6 +348,7 @@ async fn default_subset_is_served_with_hand_checked_values() {
     let ((t1, s1), (t2, s2)) = (atm(27), atm(34));
     let (w1, w2) = (s1 * s1 * t1, s2 * s2 * t2);
     let event = w1 - (w2 - w1) / (t2 - t1) * t1;
+    assert!(event > 0.0, "the fixture chain prices an event: {event}");
     if event > 0.0 {
         let e = event.sqrt();
         assert_close(
