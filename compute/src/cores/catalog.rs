@@ -301,8 +301,8 @@ fn build() -> Vec<CoreField> {
             "IV percentage points",
             format!(
                 "{days}-calendar-day constant-maturity ATM (forward) IV, interpolated linearly \
-                 in total variance between the bracketing expirations: the live chain's, else \
-                 the last stored vol_daily row's"
+                 in total variance between the bracketing expirations (flat in vol outside \
+                 them): the live chain's, else the last stored vol_daily row's"
             ),
             SRC_IV,
         );
@@ -376,7 +376,8 @@ fn build() -> Vec<CoreField> {
                 "IV percentage points",
                 format!(
                     "IV at undiscounted call delta 0.{d:02} of each expiration's raw SVI smile \
-                     fit, interpolated to {days} calendar days linearly in total variance \
+                     fit, interpolated to {days} calendar days linearly in total variance (flat \
+                     in vol outside the listed expirations) \
                      ({d} < 50: upside calls, {d} > 50: downside, where the put delta is \
                      {d}/100 − 1)"
                 ),

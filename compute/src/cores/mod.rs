@@ -620,8 +620,10 @@ fn earnings_fields(
     hvs: &Hvs,
 ) {
     let today = input.today;
-    let next = input.reports.iter().find(|r| r.report_date >= today);
-    let last = input.reports.iter().rev().find(|r| r.report_date < today);
+    let mut reports: Vec<&EarningsEvent> = input.reports.iter().collect();
+    reports.sort_by_key(|r| r.report_date);
+    let next = reports.iter().find(|r| r.report_date >= today);
+    let last = reports.iter().rev().find(|r| r.report_date < today);
     row.set("nextErn", next.map(|r| yyyymmdd(r.report_date)));
     row.set(
         "daysToNextErn",
@@ -694,7 +696,7 @@ fn earnings_fields(
             Some(_) => Some(iv),
             // A pending report inside the tenor whose event the chain does not price: unknown.
             None if upcoming
-                && input.reports.iter().any(|r| {
+                && reports.iter().any(|r| {
                     r.report_date >= today && (r.report_date - today).num_days() <= i64::from(days)
                 }) =>
             {

@@ -1,0 +1,238 @@
+#!/usr/bin/env python3
+"""Independent reference vectors for the cores row (compute/src/cores).
+
+Writes compute/tests/data/cores_vectors.json (path relative to the repository root):
+
+    .venv-reference/bin/python scripts/reference/cores_vectors.py
+
+Data: 320 business days of a deterministic OHLCV series for a stock and for SPY (SPY misses one
+session, so the return join is exercised), a stored daily IV history at every constant-maturity
+tenor, a daily borrow-fee series, quarterly dividends and two earnings dates. Inputs and
+expected figures are both written into the JSON, so the Rust test needs nothing else.
+
+Every figure is computed here with pandas / numpy, never from the Rust output:
+
+* price changes (close / close n sessions back - 1) x 100; highs, lows and range position over
+  the last n bars; simple moving averages and the distance from them; mean share volumes;
+* close-to-close HV = std(ddof=1) of the last w log returns x sqrt(252) x 100; Parkinson
+  sqrt(mean(ln(h/l)^2) / (4 ln 2) x 252) x 100; Garman-Klass sqrt(mean(0.5 ln(h/l)^2 -
+  (2 ln 2 - 1) ln(c/o)^2) x 252) x 100;
+* trailing statistics of a daily series against the n observations before today's: mean,
+  std(ddof=1), min, max, percentile = share strictly below today's x 100, rank = (today - min) /
+  (max - min) x 100 clipped to 0..100 (at least min(n, 20) observations); changes = today minus
+  the value n observations back;
+* forward vol sqrt((s2^2 T2 - s1^2 T1) / (T2 - T1)), contango = iv90d - iv30d;
+* Pearson correlation (numpy corrcoef) and beta = cov(ddof=1) / var(ddof=1) of log returns on
+  shared sessions, over the last n shared returns;
+* dividends in the 365 days up to today (count, sum, yield on the close), the next ex-date;
+* earnings dates as YYYYMMDD integers and calendar-day distances;
+* the implied earnings event of a grid of (T1, iv1, T2, iv2): e^2 = w1 - (w2 - w1)/(T2 - T1) T1,
+  the expected absolute move e sqrt(2/pi) x 100 and the ex-event IV sqrt(max(0, s^2 T - e^2)/T).
+
+Deterministic: a seeded numpy generator, no wall-clock data.
+"""
+
+import json
+import math
+import os
+
+import numpy as np
+import pandas as pd
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+OUT = os.path.join(ROOT, "compute", "tests", "data", "cores_vectors.json")
+
+SESSIONS = 320
+TENORS = [("10d", 10), ("20d", 20), ("30d", 30), ("60d", 60), ("90d", 90), ("6m", 180), ("1yr", 365)]
+STAT_WINDOWS = [("1m", 21), ("3m", 63), ("1y", 252)]
+CHANGES = [("1d", 1), ("1wk", 5), ("1m", 21)]
+PRICE_HORIZONS = [("1d", 1), ("1wk", 5), ("2wk", 10), ("1m", 21), ("3m", 63), ("6m", 126), ("1y", 252)]
+RANGE_WINDOWS = [("1m", 21), ("3m", 63), ("6m", 126), ("1y", 252)]
+SMA_WINDOWS = [20, 50, 200]
+VOLUME_WINDOWS = [5, 10, 20, 60, 252]
+HV_WINDOWS = [5, 10, 20, 30, 60, 90, 120, 180, 252]
+CORREL_WINDOWS = [("1m", 21), ("3m", 63), ("6m", 126), ("1y", 252)]
+FORWARD_PAIRS = [("20d", "10d"), ("30d", "20d"), ("60d", "30d"), ("90d", "60d"), ("90d", "30d"),
+                 ("6m", "90d"), ("1yr", "6m")]
+MIN_OBS = 20
+
+
+def ohlcv(rng, dates, start, drift_with=None):
+    n = len(dates)
+    rets = rng.normal(0.0, 0.013, n)
+    if drift_with is not None:
+        rets = 0.7 * drift_with + rets * 0.6
+    rets[0] = 0.0
+    close = start * np.exp(np.cumsum(rets))
+    open_ = np.concatenate([[start], close[:-1]]) * np.exp(rng.normal(0.0, 0.003, n))
+    high = np.maximum(open_, close) * (1.0 + np.abs(rng.normal(0.0, 0.006, n)))
+    low = np.minimum(open_, close) * (1.0 - np.abs(rng.normal(0.0, 0.006, n)))
+    volume = rng.integers(500_000, 3_000_000, n)
+    return pd.DataFrame({"date": dates, "open": open_, "high": high, "low": low, "close": close,
+                         "volume": volume}), rets
+
+
+def trailing(series, n):
+    today = series[-1]
+    prior = series[:-1][-n:]
+    if len(prior) < min(n, MIN_OBS):
+        return {k: None for k in ("Mean", "Stdv", "Min", "Max", "Pctile", "Rank")}
+    p = pd.Series(prior)
+    lo, hi = float(p.min()), float(p.max())
+    return {
+        "Mean": float(p.mean()),
+        "Stdv": float(p.std(ddof=1)),
+        "Min": lo,
+        "Max": hi,
+        "Pctile": float((p < today).mean() * 100.0),
+        "Rank": float(np.clip((today - lo) / (hi - lo) * 100.0, 0.0, 100.0)) if hi > lo else None,
+    }
+
+
+def yyyymmdd(d):
+    return float(d.year * 10000 + d.month * 100 + d.day)
+
+
+def main():
+    rng = np.random.default_rng(20261120)
+    dates = pd.bdate_range("2025-09-01", periods=SESSIONS)
+    today = dates[-1]
+    spy, spy_rets = ohlcv(rng, dates, 600.0)
+    stock, _ = ohlcv(rng, dates, 150.0, drift_with=spy_rets)
+    spy = spy.drop(index=200).reset_index(drop=True)  # one SPY session missing
+
+    expected = {}
+    c = stock.close
+    px = float(c.iloc[-1])
+    expected["stkPx"] = px
+    for name, n in PRICE_HORIZONS:
+        expected[f"stkPxChng{name}"] = float((px / c.iloc[-1 - n] - 1.0) * 100.0)
+    for name, n in RANGE_WINDOWS:
+        hi = float(stock.high.iloc[-n:].max())
+        lo = float(stock.low.iloc[-n:].min())
+        expected[f"stkHi{name}"] = hi
+        expected[f"stkLo{name}"] = lo
+        expected[f"stkRngPos{name}"] = (px - lo) / (hi - lo) * 100.0
+    for n in SMA_WINDOWS:
+        sma = float(c.iloc[-n:].mean())
+        expected[f"stkSma{n}d"] = sma
+        expected[f"stkPxVsSma{n}d"] = (px / sma - 1.0) * 100.0
+    expected["stkVolu"] = float(stock.volume.iloc[-1])
+    for n in VOLUME_WINDOWS:
+        expected[f"avgStkVolu{n}d"] = float(stock.volume.iloc[-n:].mean())
+    expected["stkVoluRatio20d"] = expected["stkVolu"] / expected["avgStkVolu20d"]
+
+    logret = np.log(c).diff()
+    hl2 = np.log(stock.high / stock.low) ** 2
+    co2 = np.log(stock.close / stock.open) ** 2
+    for w in HV_WINDOWS:
+        expected[f"clsHv{w}d"] = float(logret.iloc[-w:].std(ddof=1) * math.sqrt(252) * 100.0)
+        expected[f"orHv{w}d"] = float(math.sqrt(hl2.iloc[-w:].mean() / (4 * math.log(2)) * 252) * 100.0)
+        gk = float((0.5 * hl2 - (2 * math.log(2) - 1) * co2).iloc[-w:].mean())
+        expected[f"gkHv{w}d"] = math.sqrt(max(gk, 0.0) * 252) * 100.0
+
+    # Stored IV history at every tenor (today's value is the last stored row: no live chain).
+    t = np.arange(SESSIONS)
+    base = 24.0 + 5.0 * np.sin(t * 0.21) + rng.normal(0.0, 0.8, SESSIONS)
+    ivs = {}
+    for i, (name, days) in enumerate(TENORS):
+        ivs[name] = base - 0.4 * i + 0.3 * np.cos(t * 0.05 * (i + 1))
+    for name, _ in TENORS:
+        s = ivs[name]
+        expected[f"iv{name}"] = float(s[-1])
+        for cname, n in CHANGES:
+            expected[f"iv{name}Chng{cname}"] = float(s[-1] - s[-1 - n])
+        for wname, n in STAT_WINDOWS:
+            for stat, value in trailing(s, n).items():
+                expected[f"iv{name}{stat}{wname}"] = value
+    expected["ivPctile1y"] = expected["iv30dPctile1y"]
+    expected["ivRank1y"] = expected["iv30dRank1y"]
+    days = dict(TENORS)
+    for hi, lo in FORWARD_PAIRS:
+        t2, t1 = days[hi] / 365.0, days[lo] / 365.0
+        var = (ivs[hi][-1] ** 2 * t2 - ivs[lo][-1] ** 2 * t1) / (t2 - t1)
+        expected[f"fwd{hi.rstrip('d')}_{lo.rstrip('d')}"] = math.sqrt(var) if var >= 0 else None
+    expected["contango"] = float(ivs["90d"][-1] - ivs["30d"][-1])
+    slope = -12.0 + 2.0 * np.cos(t * 0.13)
+    expected["slope"] = float(slope[-1])
+    sl = trailing(slope, 252)
+    expected["slopeMean1y"], expected["slopeStdv1y"], expected["slopePctile1y"] = sl["Mean"], sl["Stdv"], sl["Pctile"]
+
+    # Borrow: a fee per session of the last 280, decimal.
+    fees = 0.004 + 0.002 * np.sin(np.arange(280) * 0.09) ** 2
+    b = fees * 100.0
+    expected["borrow30"] = float(b[-1])
+    expected["borrowChng1wk"] = float(b[-1] - b[-6])
+    expected["borrowChng1m"] = float(b[-1] - b[-22])
+    for wname, n in [("1m", 21), ("1y", 252)]:
+        for stat, value in trailing(b, n).items():
+            if stat != "Rank":
+                expected[f"borrow{stat}{wname}"] = value
+    expected["htb"] = 0.0
+
+    # Correlations and betas to SPY on shared sessions.
+    a = pd.Series(np.log(stock.close.values), index=stock.date).diff().dropna()
+    m = pd.Series(np.log(spy.close.values), index=spy.date).diff().dropna()
+    joined = pd.concat([a.rename("a"), m.rename("m")], axis=1, join="inner").dropna()
+    for wname, n in CORREL_WINDOWS:
+        tail = joined.iloc[-n:]
+        expected[f"correlSpy{wname}"] = float(np.corrcoef(tail.a, tail.m)[0, 1])
+        expected[f"beta{wname}"] = float(tail.a.cov(tail.m) / tail.m.var(ddof=1))
+
+    # Dividends and earnings.
+    ex_dates = [pd.Timestamp("2025-11-07"), pd.Timestamp("2026-02-06"), pd.Timestamp("2026-05-08"),
+                pd.Timestamp("2026-08-07"), pd.Timestamp("2026-11-06"), pd.Timestamp("2027-02-05")]
+    amounts = [0.24, 0.25, 0.25, 0.26, 0.26, 0.27]
+    divs = pd.DataFrame({"ex_date": ex_dates, "amount": amounts})
+    past = divs[divs.ex_date <= today]
+    year = past[(today - past.ex_date).dt.days < 365]
+    expected["divAmt"] = float(past.amount.iloc[-1])
+    expected["divFreq"] = float(len(year))
+    expected["annDiv"] = float(year.amount.sum())
+    expected["divYield"] = float(year.amount.sum() / px * 100.0)
+    nxt = divs[divs.ex_date > today].ex_date.min()
+    expected["nextDiv"] = yyyymmdd(nxt)
+    expected["daysToNextDiv"] = float((nxt - today).days)
+    reports = [today - pd.Timedelta(days=40), today + pd.Timedelta(days=9)]
+    expected["nextErn"] = yyyymmdd(reports[1])
+    expected["daysToNextErn"] = 9.0
+    expected["lastErn"] = yyyymmdd(reports[0])
+    expected["daysSinceLastErn"] = 40.0
+
+    events = []
+    for t1, iv1, t2, iv2 in [(0.02, 55.0, 0.06, 38.0), (0.05, 40.0, 0.1, 30.0), (0.03, 30.0, 0.08, 31.0),
+                             (0.1, 20.0, 0.2, 20.0)]:
+        w1, w2 = (iv1 / 100) ** 2 * t1, (iv2 / 100) ** 2 * t2
+        e2 = w1 - (w2 - w1) / (t2 - t1) * t1
+        e = math.sqrt(e2) if e2 > 1e-15 else None
+        ex30 = None
+        if e is not None:
+            tt = 30 / 365
+            ex30 = math.sqrt(max(0.0, (iv1 / 100) ** 2 * tt - e * e) / tt) * 100
+        events.append({"t1": t1, "iv1": iv1, "t2": t2, "iv2": iv2, "event": e,
+                       "abs_move_pct": None if e is None else e * math.sqrt(2 / math.pi) * 100,
+                       "ex_iv_30d_of_iv1": ex30})
+
+    out = {
+        "today": today.strftime("%Y-%m-%d"),
+        "stock": [{"date": r.date.strftime("%Y-%m-%d"), "open": r.open, "high": r.high, "low": r.low,
+                   "close": r.close, "volume": int(r.volume)} for r in stock.itertuples()],
+        "spy": [{"date": r.date.strftime("%Y-%m-%d"), "open": r.open, "high": r.high, "low": r.low,
+                 "close": r.close, "volume": int(r.volume)} for r in spy.itertuples()],
+        "iv": {name: [float(v) for v in ivs[name]] for name, _ in TENORS},
+        "slope": [float(v) for v in slope],
+        "borrow": [{"date": d.strftime("%Y-%m-%d"), "rate": float(f)}
+                   for d, f in zip(dates[-280:], fees)],
+        "dividends": [{"ex_date": d.strftime("%Y-%m-%d"), "amount": a} for d, a in zip(ex_dates, amounts)],
+        "reports": [d.strftime("%Y-%m-%d") for d in reports],
+        "expected": expected,
+        "events": events,
+    }
+    with open(OUT, "w") as fh:
+        json.dump(out, fh, indent=1, sort_keys=True)
+        fh.write("\n")
+    print(f"wrote {OUT}: {len(expected)} fields, {len(events)} events")
+
+
+if __name__ == "__main__":
+    main()
