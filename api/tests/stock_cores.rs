@@ -124,7 +124,7 @@ fn dividend(ex_date: NaiveDate) -> Dividend {
 }
 
 fn aapl() -> Market {
-    market("AAPL", 150.0, 41, 7)
+    market("AAPL", 150.0, 161, 7)
 }
 
 fn reader() -> MemoryMarket {

@@ -12,6 +12,7 @@
 use chrono::{DateTime, NaiveDate, Utc};
 use optics_compute::cores::{
     Bar, CoresInput, cores_row, ex_event_iv, expected_abs_move_pct, field_index, implied_event,
+    iv_at_call_delta,
 };
 use optics_schemas::{
     BorrowRate, Dividend, DividendFrequency, EarningsEvent, EarningsTiming, VolDailyRow,
@@ -159,6 +160,31 @@ fn implied_events_match_the_closed_form() {
                 );
             }
             None => assert_eq!(got, None, "{e}"),
+        }
+    }
+}
+
+#[test]
+fn delta_smiles_match_numpy_interp() {
+    let v = vectors();
+    for smile in v["smiles"].as_array().unwrap() {
+        let points: Vec<(f64, f64)> = smile["points"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| (f(&p[0]), f(&p[1])))
+            .collect();
+        for (t, want) in smile["targets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .zip(smile["expected"].as_array().unwrap())
+        {
+            let got = iv_at_call_delta(&points, f(t));
+            match want.as_f64() {
+                Some(w) => close(got.unwrap_or(f64::NAN), w, "iv at delta"),
+                None => assert_eq!(got, None, "delta {t}"),
+            }
         }
     }
 }

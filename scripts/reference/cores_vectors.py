@@ -26,6 +26,7 @@ Every figure is computed here with pandas / numpy, never from the Rust output:
   shared sessions, over the last n shared returns;
 * dividends in the 365 days up to today (count, sum, yield on the close), the next ex-date;
 * earnings dates as YYYYMMDD integers and calendar-day distances;
+* the IV at a call delta of a quoted smile: numpy interp, None outside the quoted deltas;
 * the implied earnings event of a grid of (T1, iv1, T2, iv2): e^2 = w1 - (w2 - w1)/(T2 - T1) T1,
   the expected absolute move e sqrt(2/pi) x 100 and the ex-event IV sqrt(max(0, s^2 T - e^2)/T).
 
@@ -213,7 +214,22 @@ def main():
                        "abs_move_pct": None if e is None else e * math.sqrt(2 / math.pi) * 100,
                        "ex_iv_30d_of_iv1": ex30})
 
+    # Delta smiles: IV at a call delta, linear between the quotes around it (numpy interp),
+    # None outside the quoted deltas.
+    smiles = []
+    for k in range(4):
+        deltas = np.sort(rng.uniform(0.03, 0.97, 12 + 3 * k))
+        ivs_at = 22.0 + 14.0 * (0.5 - deltas) ** 2 + 3.0 * (0.5 - deltas) + k
+        targets = [d / 100 for d in range(5, 100, 5)]
+        smiles.append({
+            "points": [[float(d), float(v)] for d, v in zip(deltas, ivs_at)],
+            "targets": targets,
+            "expected": [float(np.interp(t, deltas, ivs_at)) if deltas[0] <= t <= deltas[-1] else None
+                         for t in targets],
+        })
+
     out = {
+        "smiles": smiles,
         "today": today.strftime("%Y-%m-%d"),
         "stock": [{"date": r.date.strftime("%Y-%m-%d"), "open": r.open, "high": r.high, "low": r.low,
                    "close": r.close, "volume": int(r.volume)} for r in stock.itertuples()],

@@ -375,11 +375,12 @@ fn build() -> Vec<CoreField> {
                 delta_iv_name(d, tenor),
                 "IV percentage points",
                 format!(
-                    "IV at undiscounted call delta 0.{d:02} of each expiration's raw SVI smile \
-                     fit, interpolated to {days} calendar days linearly in total variance (flat \
-                     in vol outside the listed expirations) \
-                     ({d} < 50: upside calls, {d} > 50: downside, where the put delta is \
-                     {d}/100 − 1)"
+                    "IV at call delta 0.{d:02} of each expiration, linear in delta between the \
+                     chain's out-of-the-money quotes around it (calls at or above the forward; \
+                     puts below it at put delta + 1; none outside the quoted deltas), then \
+                     interpolated to {days} calendar days linearly in total variance (flat in \
+                     vol outside the expirations that reach the delta); {d} < 50 is upside, \
+                     {d} > 50 downside"
                 ),
                 SRC_CHAIN,
             );

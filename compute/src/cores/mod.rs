@@ -151,7 +151,7 @@ pub fn cores_row(input: &CoresInput<'_>) -> CoresRow {
     let fits = input.chain.map(smile_fits).unwrap_or_default();
     let ivs = iv_fields(&mut row, input, &vol);
     let hvs = hv_fields(&mut row, input, &bars);
-    delta_fields(&mut row, &fits);
+    delta_fields(&mut row, input.chain);
     smile_fields(&mut row, input, &vol, &fits, &ivs);
     earnings_fields(&mut row, input, &vol, &ivs, &hvs);
     borrow_fields(&mut row, input);
@@ -467,15 +467,11 @@ pub struct ExpirationFit {
     pub fit: SviFit,
 }
 
-/// A raw SVI fit of each expiration with time left (the settlement series with the most
-/// strikes), nearest first; expirations whose fit fails are left out.
-pub fn smile_fits(chain: ChainInput<'_>) -> Vec<ExpirationFit> {
+/// One expiration with time left: years to expiry, forward and the rows of the settlement
+/// series with the most strikes (by strike), nearest first.
+pub fn expiration_series(rows: &[ChainRow]) -> Vec<(f64, f64, Vec<&ChainRow>)> {
     let mut series: BTreeMap<(NaiveDate, &str), Vec<&ChainRow>> = BTreeMap::new();
-    for r in chain
-        .rows
-        .iter()
-        .filter(|r| r.dte > 0 && r.years_to_expiry > 0.0)
-    {
+    for r in rows.iter().filter(|r| r.dte > 0 && r.years_to_expiry > 0.0) {
         series
             .entry((r.expiration, r.settlement.as_str()))
             .or_default()
@@ -490,16 +486,69 @@ pub fn smile_fits(chain: ChainInput<'_>) -> Vec<ExpirationFit> {
     }
     by_expiration
         .into_values()
-        .filter_map(|rows| {
+        .filter_map(|mut rows| {
+            rows.sort_by(|a, b| a.strike.total_cmp(&b.strike));
             let first = rows.first()?;
-            let fit = fit_svi(&smile_points(rows.iter().copied()), first.years_to_expiry).ok()?;
+            Some((first.years_to_expiry, first.forward, rows))
+        })
+        .collect()
+}
+
+/// A raw SVI fit of the (up to) two expirations bracketing [`SMILE_TENOR_DAYS`] (the nearest
+/// one alone outside the listed ones), nearest first; an expiration whose fit fails is left
+/// out. Only these are fitted: a fit is a Nelder–Mead search, the costliest step of the row.
+pub fn smile_fits(chain: ChainInput<'_>) -> Vec<ExpirationFit> {
+    let series = expiration_series(chain.rows);
+    let target = SMILE_TENOR_DAYS / DAYS_PER_YEAR;
+    let upper = series.iter().position(|(t, _, _)| *t >= target);
+    let chosen = match upper {
+        None => series.len().saturating_sub(1)..series.len(),
+        Some(0) => 0..series.len().min(1),
+        Some(i) => i - 1..i + 1,
+    };
+    series[chosen]
+        .iter()
+        .filter_map(|(years, forward, rows)| {
+            let fit = fit_svi(&smile_points(rows.iter().copied()), *years).ok()?;
             Some(ExpirationFit {
-                years: first.years_to_expiry,
-                forward: first.forward,
+                years: *years,
+                forward: *forward,
                 fit,
             })
         })
         .collect()
+}
+
+/// The out-of-the-money quotes of one expiration as (call-equivalent delta, IV points),
+/// ascending by delta: the call's delta and IV at strikes at or above the forward, the put's
+/// delta + 1 and IV below it.
+pub fn call_delta_smile(rows: &[&ChainRow]) -> Vec<(f64, f64)> {
+    let mut points: Vec<(f64, f64)> = rows
+        .iter()
+        .filter_map(|r| {
+            let (delta, iv) = if r.strike >= r.forward {
+                (r.call.greeks.delta?, r.call.iv?)
+            } else {
+                (r.put.greeks.delta? + 1.0, r.put.iv?)
+            };
+            (delta.is_finite() && delta > 0.0 && delta < 1.0 && iv.is_finite() && iv > 0.0)
+                .then_some((delta, iv * 100.0))
+        })
+        .collect();
+    points.sort_by(|a, b| a.0.total_cmp(&b.0));
+    points
+}
+
+/// The IV at call-equivalent `delta`, linear between the two quotes around it; `None`
+/// outside the quoted deltas.
+pub fn iv_at_call_delta(smile: &[(f64, f64)], delta: f64) -> Option<f64> {
+    let upper = smile.iter().position(|(d, _)| *d >= delta)?;
+    let (d1, v1) = smile[upper];
+    if d1 == delta || upper == 0 {
+        return (d1 == delta).then_some(v1);
+    }
+    let (d0, v0) = smile[upper - 1];
+    Some(v0 + (v1 - v0) * (delta - d0) / (d1 - d0))
 }
 
 /// Linear in years between the two points bracketing `target_years`; the nearest point alone
@@ -516,15 +565,19 @@ pub fn interpolate_years(points: &[(f64, f64)], target_years: f64) -> Option<f64
     }
 }
 
-fn delta_fields(row: &mut CoresRow, fits: &[ExpirationFit]) {
-    if fits.is_empty() {
+fn delta_fields(row: &mut CoresRow, chain: Option<ChainInput<'_>>) {
+    let Some(chain) = chain else {
         return;
-    }
+    };
+    let smiles: Vec<(f64, Vec<(f64, f64)>)> = expiration_series(chain.rows)
+        .iter()
+        .map(|(years, _, rows)| (*years, call_delta_smile(rows)))
+        .collect();
     for d in DELTA_POINTS {
         let delta = f64::from(d) / 100.0;
-        let points: Vec<(f64, f64)> = fits
+        let points: Vec<(f64, f64)> = smiles
             .iter()
-            .filter_map(|f| Some((f.years, f.fit.at_call_delta(delta, f.forward)?.iv_pct)))
+            .filter_map(|(years, smile)| Some((*years, iv_at_call_delta(smile, delta)?)))
             .collect();
         for (tenor, days) in IV_TENORS {
             row.set(
@@ -949,6 +1002,16 @@ mod tests {
         assert_eq!(row.get("iv30d"), None);
         assert_eq!(row.get("borrow30"), None);
         assert_eq!(row.get("divFreq"), Some(0.0));
+    }
+
+    #[test]
+    fn delta_interpolation_stays_inside_the_quotes() {
+        let smile = [(0.2, 30.0), (0.4, 26.0), (0.6, 24.0)];
+        assert_eq!(iv_at_call_delta(&smile, 0.3), Some(28.0));
+        assert_eq!(iv_at_call_delta(&smile, 0.2), Some(30.0));
+        assert_eq!(iv_at_call_delta(&smile, 0.6), Some(24.0));
+        assert_eq!(iv_at_call_delta(&smile, 0.1), None);
+        assert_eq!(iv_at_call_delta(&smile, 0.7), None);
     }
 
     #[test]
