@@ -268,9 +268,6 @@ pub(crate) async fn access_control(
     })
 }
 
-/// How often the universe table's generation is checked.
-const UNIVERSE_REFRESH: Duration = Duration::from_secs(1);
-
 /// The whole HTTP service: data routes behind the token gate, the account area, metrics. The
 /// data follow `market_clock`; `access` carries the real clock.
 pub(crate) fn app(
@@ -281,15 +278,15 @@ pub(crate) fn app(
     let state = AppState::new(market_clock)
         .with_metrics(market.metrics().clone())
         .with_market_data(market);
-    // The screens' universe table is rebuilt as soon as a cycle moves the reader's
-    // generation, so no request pays for the build.
+    // The screens' universe table is rebuilt in the background every few seconds when the
+    // reader's generation moved, so no request pays for the build.
     let refresher = state.clone();
     tokio::spawn(async move {
         loop {
             if let Err(e) = refresher.refresh_universe_table().await {
                 eprintln!("universe table refresh failed: {e}");
             }
-            tokio::time::sleep(UNIVERSE_REFRESH).await;
+            tokio::time::sleep(optics_api::market::UNIVERSE_REFRESH_EVERY).await;
         }
     });
     optics_api::auth::service_router(state, access)

@@ -368,6 +368,298 @@ async fn batch_uncached(addr: SocketAddr) {
     );
 }
 
+/// Sessions of stored history per synthetic underlying of the universe benchmark.
+const UNIVERSE_SESSIONS: usize = 300;
+/// Distinct stored histories the synthetic underlyings share (by index modulo).
+const UNIVERSE_VARIANTS: usize = 16;
+/// GICS sectors the synthetic underlyings are spread over.
+const UNIVERSE_SECTORS: [&str; 11] = [
+    "Information Technology",
+    "Financials",
+    "Health Care",
+    "Consumer Discretionary",
+    "Communication Services",
+    "Industrials",
+    "Consumer Staples",
+    "Energy",
+    "Utilities",
+    "Real Estate",
+    "Materials",
+];
+
+/// A universe of `n` synthetic stocks (`U00001`, …): companies spread over the sectors with
+/// market caps from $0.5bn up, 60 daily bars each, and one of [`UNIVERSE_VARIANTS`] stored
+/// `vol_daily` histories of [`UNIVERSE_SESSIONS`] sessions each (iv30d, HVs and skew slope
+/// moving differently per variant). No live chains: the rows are read from the stored
+/// sessions, as after the close.
+#[derive(Debug)]
+struct UniverseMarket {
+    coverage: Arc<Coverage>,
+    histories: Vec<VolSeries>,
+}
+
+impl UniverseMarket {
+    fn new(n: usize) -> Self {
+        let mut day = NaiveDate::from_ymd_opt(2026, 11, 19).expect("date");
+        let mut dates = Vec::new();
+        while dates.len() < UNIVERSE_SESSIONS {
+            if !matches!(day.weekday(), chrono::Weekday::Sat | chrono::Weekday::Sun) {
+                dates.push(day);
+            }
+            day = day.pred_opt().expect("date");
+        }
+        dates.reverse();
+        let histories: Vec<VolSeries> = (0..UNIVERSE_VARIANTS)
+            .map(|v| {
+                let mut close = 50.0 + 10.0 * v as f64;
+                let rows = dates
+                    .iter()
+                    .enumerate()
+                    .map(|(i, date)| {
+                        let x = ((i * 31 + v * 7919) as u64)
+                            .wrapping_mul(6364136223846793005)
+                            .wrapping_add(1442695040888963407);
+                        close *= (((x >> 33) as f64 / (1u64 << 31) as f64 - 0.5) * 0.04).exp();
+                        let as_of = date.and_hms_opt(21, 0, 0).expect("time").and_utc();
+                        let mut row = VolDailyRow::new("U", *date, as_of, close);
+                        let phase = i as f64 * (0.03 + 0.01 * v as f64);
+                        let iv = 20.0 + 2.0 * v as f64 + 8.0 * phase.sin();
+                        row.iv30d_pct = Some(iv);
+                        row.iv60d_pct = Some(iv * 1.02);
+                        row.iv90d_pct = Some(iv * (1.0 + 0.01 * v as f64));
+                        row.hv_20d_pct = Some(iv * (0.7 + 0.04 * v as f64));
+                        row.hv_30d_pct = row.hv_20d_pct;
+                        row.skew_slope_30d = Some(-30.0 + 6.0 * (phase * 1.7).cos());
+                        row
+                    })
+                    .collect();
+                Arc::new(rows)
+            })
+            .collect();
+        let mut companies = Vec::with_capacity(n);
+        let mut bars = std::collections::BTreeMap::new();
+        for i in 1..=n {
+            let symbol = format!("U{i:05}");
+            let variant = &histories[i % UNIVERSE_VARIANTS];
+            let sessions = &variant[variant.len() - 60..];
+            bars.insert(
+                symbol.clone(),
+                sessions
+                    .iter()
+                    .map(|r| optics_api::market::SessionBar {
+                        date: r.trade_date,
+                        open: r.close,
+                        high: r.close * 1.01,
+                        low: r.close * 0.99,
+                        close: r.close,
+                        volume: 1_000_000 + i as u64,
+                    })
+                    .collect(),
+            );
+            companies.push(Arc::new(optics_schemas::Company {
+                symbol,
+                name: format!("Synthetic {i}"),
+                asset_class: optics_schemas::AssetClass::Stock,
+                sector: Some(UNIVERSE_SECTORS[i % UNIVERSE_SECTORS.len()].to_owned()),
+                sector_etf: None,
+                market_cap: Some(5e8 * (1.0 + (i % 97) as f64)),
+                beta_spy: 1.0,
+                corr_spy: 0.6,
+                priced_on_forward: false,
+                industry: None,
+            }));
+        }
+        companies.sort_by(|a, b| a.symbol.cmp(&b.symbol));
+        Self {
+            coverage: Arc::new(Coverage {
+                companies,
+                bars: Arc::new(bars),
+                ..Coverage::default()
+            }),
+            histories,
+        }
+    }
+
+    fn variant(&self, ticker: &Ticker) -> Option<usize> {
+        let number: usize = ticker.as_str().strip_prefix('U')?.parse().ok()?;
+        (1..=self.coverage.companies.len())
+            .contains(&number)
+            .then_some(number % UNIVERSE_VARIANTS)
+    }
+}
+
+impl MarketDataReader for UniverseMarket {
+    fn covers(&self, ticker: &Ticker) -> bool {
+        self.variant(ticker).is_some()
+    }
+
+    fn chain(&self, _: &Ticker) -> Option<Arc<ChainView>> {
+        None
+    }
+
+    fn exposures(&self, _: &Ticker) -> Option<Arc<ExposureView>> {
+        None
+    }
+
+    fn flow(&self, _: &Ticker) -> Option<Arc<FlowView>> {
+        None
+    }
+
+    fn coverage(&self) -> Arc<Coverage> {
+        Arc::clone(&self.coverage)
+    }
+
+    fn generation(&self) -> Option<u64> {
+        Some(0)
+    }
+
+    fn chain_at_time<'a>(
+        &'a self,
+        _: &'a Ticker,
+        _: NaiveDate,
+        _: NaiveDate,
+    ) -> ReadFuture<'a, Result<Option<Vec<ChainRow>>, ApiError>> {
+        Box::pin(async { Ok(None) })
+    }
+
+    fn vol_history<'a>(
+        &'a self,
+        ticker: &'a Ticker,
+    ) -> ReadFuture<'a, Result<VolSeries, ApiError>> {
+        let series = self
+            .variant(ticker)
+            .map_or_else(VolSeries::default, |v| Arc::clone(&self.histories[v]));
+        Box::pin(async move { Ok(series) })
+    }
+}
+
+/// The cost of one cores row (what the universe table computes per underlying whose
+/// snapshots changed) with the SPY-sized chain and its 1,000 stored sessions: median of 20.
+fn cores_row_cost(market: &BenchMarket) {
+    let today = NaiveDate::from_ymd_opt(2026, 11, 20).expect("date");
+    let coverage = Coverage::default();
+    let mut times = Vec::new();
+    for _ in 0..20 {
+        let started = Instant::now();
+        let row = optics_api::market::cores::cores_row(
+            &coverage,
+            Some(&market.spy),
+            &market.history,
+            Some(&market.flow),
+            "SPY",
+            today,
+        );
+        std::hint::black_box(row);
+        times.push(started.elapsed());
+    }
+    times.sort_unstable();
+    println!(
+        "cores row of SPY (8,100 contracts, {HISTORY_SESSIONS} stored sessions): median {:.3} ms",
+        quantile(&times, 0.5).as_secs_f64() * 1e3
+    );
+}
+
+/// `/screen` and `/market-overview` over a universe of `n` synthetic stocks, each request
+/// computed afresh (the bench's clock moves one second per request, so the response cache never
+/// answers; the universe table is built once for the reader's generation, as the binary builds
+/// it after each cycle), one request at a time over loopback: p50 and p99 of 300, beside a
+/// static route serving the same bytes the same way.
+async fn universe_screens(n: usize) {
+    let start = chrono::Utc
+        .with_ymd_and_hms(2026, 11, 20, 15, 0, 0)
+        .unwrap();
+    let clock = Arc::new(ManualClock::new(start));
+    let built = Instant::now();
+    let state = AppState::new(Arc::clone(&clock) as Arc<dyn optics_compute::time::Clock>)
+        .with_market_data(Arc::new(UniverseMarket::new(n)));
+    let table = state.universe_table().await.expect("universe table");
+    let rows = table.rows.len();
+    println!(
+        "universe of {n}: table of {rows} rows built in {:.1} ms (once per reader generation, \
+         in the background in the binary)",
+        built.elapsed().as_secs_f64() * 1e3
+    );
+    let app = router(state);
+    for (label, path) in [
+        (
+            "/screen?screen_type=high_iv_rank",
+            "/api/mcp/data/screen?screen_type=high_iv_rank&min_market_cap=0",
+        ),
+        (
+            "/screen?screen_type=vol_pairs",
+            "/api/mcp/data/screen?screen_type=vol_pairs&min_market_cap=0",
+        ),
+        ("/market-overview", "/api/mcp/data/market-overview"),
+    ] {
+        // The route's bytes once, for its static twin.
+        let body = {
+            let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+            let addr = listener.local_addr().expect("address");
+            let probe = app.clone();
+            tokio::spawn(async move { axum::serve(listener, probe).await });
+            let mut sender = connect(addr).await;
+            sender.ready().await.expect("ready");
+            let request = Request::get(path)
+                .header("host", "127.0.0.1")
+                .body(Empty::<Bytes>::new())
+                .expect("request");
+            let response = sender.send_request(request).await.expect("response");
+            assert!(
+                response.status().is_success(),
+                "{path}: {}",
+                response.status()
+            );
+            response
+                .into_body()
+                .collect()
+                .await
+                .expect("body")
+                .to_bytes()
+        };
+        let twin_body = body.clone();
+        let served = app.clone().route(
+            "/bench/static/universe",
+            get(move || {
+                let body = twin_body.clone();
+                async move {
+                    let mut headers = HeaderMap::new();
+                    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+                    (headers, body)
+                }
+            }),
+        );
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let addr = listener.local_addr().expect("address");
+        tokio::spawn(async move { axum::serve(listener, served).await });
+        let mut figures = Vec::new();
+        for target in [path, "/bench/static/universe"] {
+            let mut sender = connect(addr).await;
+            let mut latencies = Vec::new();
+            for i in 0..320u32 {
+                // A new clock second per request: the response cache holds nothing to reuse.
+                clock.set(start + chrono::TimeDelta::seconds(i64::from(i) + 1));
+                let started = Instant::now();
+                request_path(&mut sender, target, false).await;
+                if i >= 20 {
+                    latencies.push(started.elapsed());
+                }
+            }
+            latencies.sort_unstable();
+            figures.push((quantile(&latencies, 0.50), quantile(&latencies, 0.99)));
+        }
+        let goal = if n > 1_000 { 20.0 } else { 2.0 };
+        println!(
+            "  {label} ({} B): computed per request p50 {:.3} ms, p99 {:.3} ms | static twin p50 \
+             {:.3} ms, p99 {:.3} ms (goal p50 <= {goal} ms)",
+            body.len(),
+            figures[0].0.as_secs_f64() * 1e3,
+            figures[0].1.as_secs_f64() * 1e3,
+            figures[1].0.as_secs_f64() * 1e3,
+            figures[1].1.as_secs_f64() * 1e3,
+        );
+    }
+}
+
 fn main() {
     let rate = setting("OPTICS_BENCH_RATE", 5000);
     let secs = setting("OPTICS_BENCH_SECS", 3);
@@ -427,6 +719,15 @@ fn main() {
             .into_iter()
             .filter(|(label, _)| only.is_empty() || only.iter().any(|w| label.contains(w.as_str())))
             .collect();
+        let screens_only = routes.is_empty()
+            && only.iter().any(|w| "screen overview universe".contains(w.as_str()));
+        if screens_only {
+            cores_row_cost(&BenchMarket::spy(now));
+            for n in [87, 20_000] {
+                universe_screens(n).await;
+            }
+            return;
+        }
         assert!(!routes.is_empty(), "OPTICS_BENCH_ROUTES={only:?} matches no route");
         let static_paths: Vec<String> =
             (0..routes.len()).map(|i| format!("/bench/static/{i}")).collect();
@@ -485,6 +786,14 @@ fn main() {
         println!("(server and load generator share the 2 cores: figures are indicative)");
         if routes.iter().any(|(_, t)| t.path == BATCH_PATH) {
             batch_uncached(probe_addr).await;
+        }
+        // The screens over the default universe's size and over 20,000 underlyings
+        // (`OPTICS_BENCH_ROUTES=screen` runs them alone).
+        if only.is_empty() {
+            cores_row_cost(&BenchMarket::spy(now));
+            for n in [87, 20_000] {
+                universe_screens(n).await;
+            }
         }
         for ((label, target), static_path) in routes.iter().zip(&static_paths) {
             let mut saturated = [0.0; 2];

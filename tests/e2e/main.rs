@@ -7,4 +7,5 @@ mod import_vol;
 mod price_cli;
 mod run_command;
 mod serve_api;
+mod stock_screens;
 mod support;

@@ -28,7 +28,10 @@ use optics_schemas::{
 
 pub use history::ChainHistory;
 pub use store_cache::StoreMarketData;
-pub use universe::{UniverseCache, UniverseRow, UniverseTable};
+pub use universe::{
+    MAX_STALENESS as UNIVERSE_MAX_STALENESS, REFRESH_EVERY as UNIVERSE_REFRESH_EVERY,
+    UniverseCache, UniverseRow, UniverseTable,
+};
 pub use vix_tape::{VixPrint, VixSession, VixTape};
 
 /// One underlying's latest chain.

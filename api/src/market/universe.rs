@@ -3,13 +3,15 @@
 //! instead of walking chains and series per request.
 //!
 //! The table belongs to one reader generation (see [`MarketDataReader::generation`]): every
-//! snapshot or reference table the reader swaps in bumps the generation, and the next read
-//! builds the table again (each compute cycle refreshes it; the session's last cycle leaves
-//! the final one). The binary also rebuilds it in the background as soon as the generation
-//! moves ([`UniverseCache::refresh`]), so a screen request finds it built. A reader without a
+//! snapshot or reference table the reader swaps in bumps the generation. The binary rebuilds
+//! the table in the background every few seconds when the generation moved
+//! ([`UniverseCache::refresh`]; the session's last cycle leaves the final one), reusing each
+//! row whose snapshots did not change, and a request answers from the table held meanwhile
+//! ([`MAX_STALENESS`]), so it never waits for a build after the first. A reader without a
 //! generation (tests' in-memory markets) is read afresh each time.
 
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use chrono::{DateTime, NaiveDate, Utc};
 use optics_compute::cores::CoresRow;
@@ -34,6 +36,24 @@ pub struct UniverseRow {
     pub cores: CoresRow,
     /// The session of its chain, when one is held.
     pub chain_trade_date: Option<NaiveDate>,
+    /// What the row was computed from, to reuse it when none of it changed.
+    inputs: RowInputs,
+}
+
+/// The identity of a row's inputs: the shared snapshots it read (pointers: a swapped snapshot
+/// is a new allocation) and the day.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct RowInputs {
+    coverage: usize,
+    chain: Option<usize>,
+    flow: Option<usize>,
+    vol: usize,
+    vol_len: usize,
+    today: NaiveDate,
+}
+
+fn address<T>(value: &Arc<T>) -> usize {
+    Arc::as_ptr(value) as *const u8 as usize
 }
 
 impl UniverseRow {
@@ -52,13 +72,17 @@ pub struct UniverseTable {
     pub generation: Option<u64>,
     /// The clock's New York date at the build.
     pub today: NaiveDate,
-    /// The instant of the build.
+    /// The instant of the build (the service's clock).
     pub built_at: DateTime<Utc>,
+    /// When it was built, on the machine's monotonic clock (how stale a held table is).
+    built: Instant,
     /// Rows by symbol.
     pub rows: Vec<UniverseRow>,
     /// What the screens and the overview read of each row, in the same order (kept apart so
     /// a screen scans a slice without copying).
     pub screens: Vec<ScreenRow>,
+    /// Rows computed afresh by this build (the others were reused: nothing they read changed).
+    pub rows_computed: usize,
 }
 
 impl UniverseTable {
@@ -76,15 +100,18 @@ impl UniverseTable {
     }
 
     /// Builds the table from `reader` at `now`: one row per company of the coverage the
-    /// reader covers.
+    /// reader covers. A row of `previous` whose inputs are the very same snapshots is reused
+    /// instead of computed again.
     pub async fn build(
         reader: &dyn MarketDataReader,
         now: DateTime<Utc>,
+        previous: Option<&UniverseTable>,
     ) -> Result<Self, ApiError> {
         let generation = reader.generation();
         let today = new_york_date(now);
         let coverage = reader.coverage();
         let mut rows: Vec<(UniverseRow, ScreenRow)> = Vec::with_capacity(coverage.companies.len());
+        let mut rows_computed = 0;
         for company in &coverage.companies {
             let Ok(ticker) = Ticker::parse(&company.symbol) else {
                 continue;
@@ -95,6 +122,27 @@ impl UniverseTable {
             let chain = reader.chain(&ticker);
             let vol = reader.vol_history(&ticker).await?;
             let flow = reader.flow(&ticker);
+            let inputs = RowInputs {
+                coverage: address(&coverage),
+                chain: chain.as_ref().map(address),
+                flow: flow.as_ref().map(address),
+                vol: address(&vol),
+                vol_len: vol.len(),
+                today,
+            };
+            let reused = previous.and_then(|table| {
+                let i = table
+                    .rows
+                    .binary_search_by(|r| r.ticker.as_str().cmp(ticker.as_str()))
+                    .ok()?;
+                (table.rows[i].inputs == inputs)
+                    .then(|| (table.rows[i].clone(), table.screens[i].clone()))
+            });
+            if let Some(row) = reused {
+                rows.push(row);
+                continue;
+            }
+            rows_computed += 1;
             let cores = cores_row(
                 &coverage,
                 chain.as_deref(),
@@ -109,8 +157,11 @@ impl UniverseTable {
                 company: Some(Arc::clone(company)),
                 cores,
                 chain_trade_date: chain.map(|c| c.trade_date),
+                inputs,
             };
             rows.push((row, screen));
+            // A long build yields between rows: requests keep being served meanwhile.
+            tokio::task::yield_now().await;
         }
         rows.sort_by(|a, b| a.0.ticker.cmp(&b.0.ticker));
         let (rows, screens) = rows.into_iter().unzip();
@@ -118,8 +169,10 @@ impl UniverseTable {
             generation,
             today,
             built_at: now,
+            built: Instant::now(),
             rows,
             screens,
+            rows_computed,
         })
     }
 }
@@ -183,44 +236,96 @@ fn pin_of(chain: &ChainView, today: NaiveDate) -> Option<(i64, f64)> {
     })
 }
 
-/// The table of the reader's current generation, built at most once per generation.
+/// How old (on the machine's clock) a held table may be and still answer a request while the
+/// reader's generation has moved on: the binary rebuilds it every [`REFRESH_EVERY`], so a
+/// request never waits for a build once the first one is done.
+pub const MAX_STALENESS: Duration = Duration::from_secs(30);
+/// How often the binary's refresh task rebuilds the table when the generation moved (the
+/// screens' figures are daily ones; live chains move only their intraday columns).
+pub const REFRESH_EVERY: Duration = Duration::from_secs(5);
+
+/// The universe table of the reader, shared by every request.
 #[derive(Debug, Default)]
 pub struct UniverseCache {
-    held: tokio::sync::Mutex<Option<Arc<UniverseTable>>>,
+    held: std::sync::RwLock<Option<Arc<UniverseTable>>>,
+    /// One build at a time.
+    building: tokio::sync::Mutex<()>,
 }
 
 impl UniverseCache {
-    /// The table for `reader` now: the held one when its generation and date still hold, else
-    /// a new build (concurrent callers wait for the one build).
+    fn held(&self) -> Option<Arc<UniverseTable>> {
+        self.held
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// The table for a request now: the held one when it is of the reader's generation, or
+    /// of today and at most [`MAX_STALENESS`] old (the refresh task is rebuilding it); else a
+    /// build by this request, unless one is already running: then a 503 with `Retry-After`. A
+    /// reader without a generation (a test's in-memory market) is read afresh each time.
     pub async fn table(
         &self,
         reader: &dyn MarketDataReader,
         now: DateTime<Utc>,
     ) -> Result<Arc<UniverseTable>, ApiError> {
-        let mut held = self.held.lock().await;
-        let generation = reader.generation();
-        if let Some(table) = held.as_ref()
-            && generation.is_some()
-            && table.generation == generation
-            && table.today == new_york_date(now)
-        {
-            return Ok(Arc::clone(table));
+        let usable = |table: &UniverseTable| {
+            let generation = reader.generation();
+            generation.is_some()
+                && table.today == new_york_date(now)
+                && (table.generation == generation || table.built.elapsed() <= MAX_STALENESS)
+        };
+        if let Some(table) = self.held().filter(|t| usable(t)) {
+            return Ok(table);
         }
-        let table = Arc::new(UniverseTable::build(reader, now).await?);
-        *held = Some(Arc::clone(&table));
-        Ok(table)
+        // Another build is running (the refresh task's first, say): say when to come back
+        // rather than hold the request for the whole build.
+        let Ok(_building) = self.building.try_lock() else {
+            return Err(ApiError::Busy {
+                reason: "The universe table the screens read is being built; retry in a few \
+                         seconds"
+                    .to_owned(),
+                retry_after_secs: REFRESH_EVERY.as_secs(),
+            });
+        };
+        if let Some(table) = self.held().filter(|t| usable(t)) {
+            return Ok(table);
+        }
+        self.rebuild(reader, now).await
     }
 
-    /// Builds the table now when the generation moved (what the binary's refresh task calls
-    /// after each cycle); returns whether it built.
+    /// Rebuilds the table now when the reader's generation moved since the held one (what
+    /// the binary's refresh task calls); whether it built.
     pub async fn refresh(
         &self,
         reader: &dyn MarketDataReader,
         now: DateTime<Utc>,
     ) -> Result<bool, ApiError> {
-        let before = self.held.lock().await.as_ref().map(|t| t.generation);
-        let table = self.table(reader, now).await?;
-        Ok(before != Some(table.generation))
+        let _building = self.building.lock().await;
+        let current = self.held().is_some_and(|t| {
+            t.generation.is_some()
+                && t.generation == reader.generation()
+                && t.today == new_york_date(now)
+        });
+        if current {
+            return Ok(false);
+        }
+        self.rebuild(reader, now).await?;
+        Ok(true)
+    }
+
+    async fn rebuild(
+        &self,
+        reader: &dyn MarketDataReader,
+        now: DateTime<Utc>,
+    ) -> Result<Arc<UniverseTable>, ApiError> {
+        let previous = self.held();
+        let table = Arc::new(UniverseTable::build(reader, now, previous.as_deref()).await?);
+        *self
+            .held
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(Arc::clone(&table));
+        Ok(table)
     }
 }
 

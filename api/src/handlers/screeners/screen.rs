@@ -18,6 +18,7 @@ use crate::market::{UniverseRow, UniverseTable};
 use crate::openapi::IsoDate;
 use crate::params::{ClampNotice, QueryParams};
 use crate::state::AppState;
+use crate::ticker::Ticker;
 
 /// Units of the rows.
 pub const SCREEN_UNITS: &str = "price in dollars; iv30d, iv60d, hv20d in percentage points; vrp \
@@ -171,6 +172,50 @@ fn result_of(table: &UniverseTable, hit: &ScreenHit) -> ScreenResult {
     }
 }
 
+/// `screen_type=list`: the presets, without reading the universe table (its size is the
+/// covered companies').
+fn catalog(
+    state: &AppState,
+    filter: &UniverseFilter,
+    limit: usize,
+    clamped: Vec<ClampNotice>,
+) -> Result<ScreenPayload, ApiError> {
+    let reader = state.market_data()?;
+    let coverage = reader.coverage();
+    let universe_size = coverage
+        .companies
+        .iter()
+        .filter(|c| Ticker::parse(&c.symbol).is_ok_and(|t| reader.covers(&t)))
+        .count();
+    let screens = ScreenType::ALL
+        .into_iter()
+        .map(|s| ScreenSpecRow {
+            name: s.name(),
+            description: s.description(),
+            rule: s.rule(),
+        })
+        .collect();
+    let today = optics_compute::time::new_york_date(state.now());
+    Ok(ScreenPayload {
+        screen_name: "list",
+        screen_description: "The preset screens: pass one as screen_type.".to_owned(),
+        rule: "none: the catalog".to_owned(),
+        metric: "none",
+        universe_filter: filter.rule(),
+        results: Vec::new(),
+        total_matches: 0,
+        total_scanned: 0,
+        universe_size,
+        limit,
+        screens: Some(screens),
+        units: SCREEN_UNITS,
+        basis: SCREEN_BASIS,
+        trade_date: None,
+        freshness: state.freshness_of(today),
+        clamped,
+    })
+}
+
 /// `GET /screen`.
 pub async fn screen(
     State(state): State<AppState>,
@@ -182,6 +227,9 @@ pub async fn screen(
         min_market_cap: params.float("min_market_cap")?.value,
         exclude_earnings_days: params.int("exclude_earnings_days")?.value,
     };
+    if params.choice("screen_type")? == Some("list") {
+        return Ok(ok(catalog(&state, &filter, limit, params.clamp_notices())?));
+    }
     let table = state.universe_table().await?;
     let trade_date = table.latest_session();
     let freshness = state.freshness_of(trade_date.unwrap_or(table.today));
@@ -204,23 +252,10 @@ pub async fn screen(
         clamped: params.clamp_notices(),
     };
     let Some(kind) = ScreenType::parse(choice) else {
-        // `list`: the catalog.
-        let screens: Vec<ScreenSpecRow> = ScreenType::ALL
-            .into_iter()
-            .map(|s| ScreenSpecRow {
-                name: s.name(),
-                description: s.description(),
-                rule: s.rule(),
-            })
-            .collect();
-        let mut payload = base(
-            "list",
-            "The preset screens: pass one as screen_type.".to_owned(),
-            "none: the catalog".to_owned(),
-            "none",
-        );
-        payload.screens = Some(screens);
-        return Ok(ok(payload));
+        return Err(ApiError::internal(
+            "screen",
+            format!("screen_type {choice} has no preset"),
+        ));
     };
     let rows = &table.screens;
     // `vol_pairs` reads daily log returns of the stored closes up to today, for the names it
