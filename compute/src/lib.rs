@@ -40,6 +40,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod borrow;
 pub mod calendars;
 pub mod chain;
 pub mod correlation;

@@ -199,6 +199,10 @@ pub fn data_routes() -> Vec<(Endpoint, MethodRouter<AppState>)> {
             axum::routing::get(stock::dividend::dividend),
         ),
         (
+            Endpoint::BorrowRate,
+            axum::routing::get(stock::borrow_rate::borrow_rate),
+        ),
+        (
             Endpoint::VolArbScan,
             axum::routing::get(screeners::vol_arb_scan::vol_arb_scan),
         ),

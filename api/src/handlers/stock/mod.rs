@@ -1,5 +1,6 @@
 //! The stock-analytics family, one file per endpoint: [`correlation`] and [`dividend`].
 
+pub mod borrow_rate;
 pub mod correlation;
 pub mod dividend;
 
@@ -11,5 +12,6 @@ pub fn data_schemas() -> Vec<DataSchema> {
     vec![
         DataSchema::of::<correlation::CorrelationPayload>(Endpoint::Correlation),
         DataSchema::of::<dividend::DividendPayload>(Endpoint::Dividend),
+        DataSchema::of::<borrow_rate::BorrowRatePayload>(Endpoint::BorrowRate),
     ]
 }
