@@ -51,6 +51,7 @@ pub mod exposure;
 pub mod flow;
 pub mod mispricing;
 pub mod moves;
+pub mod price_context;
 pub mod pricing;
 pub mod probability;
 pub mod risk;

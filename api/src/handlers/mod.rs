@@ -203,6 +203,10 @@ pub fn data_routes() -> Vec<(Endpoint, MethodRouter<AppState>)> {
             axum::routing::get(stock::borrow_rate::borrow_rate),
         ),
         (
+            Endpoint::PriceContext,
+            axum::routing::get(stock::price_context::price_context),
+        ),
+        (
             Endpoint::VolArbScan,
             axum::routing::get(screeners::vol_arb_scan::vol_arb_scan),
         ),

@@ -3,6 +3,7 @@
 pub mod borrow_rate;
 pub mod correlation;
 pub mod dividend;
+pub mod price_context;
 
 use crate::openapi::DataSchema;
 use crate::registry::Endpoint;
@@ -13,5 +14,6 @@ pub fn data_schemas() -> Vec<DataSchema> {
         DataSchema::of::<correlation::CorrelationPayload>(Endpoint::Correlation),
         DataSchema::of::<dividend::DividendPayload>(Endpoint::Dividend),
         DataSchema::of::<borrow_rate::BorrowRatePayload>(Endpoint::BorrowRate),
+        DataSchema::of::<price_context::PriceContextPayload>(Endpoint::PriceContext),
     ]
 }
