@@ -136,13 +136,13 @@ SUMMARIES = {
     "relative-value-scan": "Symbols whose volatility is out of line with peers or history.",
     "screen": "Ranks the coverage universe by a volatility or flow preset.",
     "vol-arb-scan": "Strikes where implied and forecast volatility disagree.",
-    "borrow-rate": "Stock borrow rate and its history.",
+    "borrow-rate": "Stock borrow fee, its spikes, squeeze score and history.",
     "cores": "The daily core analytics row, curated or by field list.",
     "correlation": "Correlation and beta against the market and sector.",
     "correlation-compare": "Rolling correlation between two symbols.",
     "dividend": "Dividend history, yield and the next ex-date.",
-    "price-context": "Price against moving averages, ranges and recent returns.",
-    "relative-value": "Volatility measures against sector peers.",
+    "price-context": "Returns, 52-week range, regimes, vol, earnings and activity in one take.",
+    "relative-value": "IV ratios to SPY and the sector ETF against their own history.",
 }
 
 # Example requests: query strings for GET (appended to the path with SPY/QQQ in the

@@ -44,6 +44,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod borrow;
 pub mod calendars;
 pub mod chain;
 pub mod cores;
@@ -56,6 +57,7 @@ pub mod flow;
 pub mod market_overview;
 pub mod mispricing;
 pub mod moves;
+pub mod price_context;
 pub mod pricing;
 pub mod probability;
 pub mod risk;

@@ -74,6 +74,10 @@ fn optics_run_serves_stock_analytics_and_the_screens() {
         ("/cores/AAPL?fields=clsHv20d,correlSpy1m", "/correlSpy1m"),
         ("/correlation/AAPL", "/correlations/spy_1m"),
         ("/dividend/AAPL", "/current/price"),
+        ("/borrow-rate/AAPL", "/current/borrow30"),
+        ("/borrow-rate/AAPL?days=20", "/timeseries/0/borrow30"),
+        ("/price-context/AAPL", "/return_1m"),
+        ("/price-context/AAPL", "/quick_take"),
         ("/screen?screen_type=list", "/screens/10/rule"),
         (
             "/screen?screen_type=high_vrp&min_market_cap=0",

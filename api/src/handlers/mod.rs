@@ -200,6 +200,14 @@ pub fn data_routes() -> Vec<(Endpoint, MethodRouter<AppState>)> {
         ),
         (Endpoint::Cores, axum::routing::get(stock::cores::cores)),
         (
+            Endpoint::BorrowRate,
+            axum::routing::get(stock::borrow_rate::borrow_rate),
+        ),
+        (
+            Endpoint::PriceContext,
+            axum::routing::get(stock::price_context::price_context),
+        ),
+        (
             Endpoint::VolArbScan,
             axum::routing::get(screeners::vol_arb_scan::vol_arb_scan),
         ),

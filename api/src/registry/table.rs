@@ -2018,7 +2018,7 @@ pub(super) static DATA_ENDPOINTS: &[EndpointSpec] = &[
         path: "/borrow-rate/{ticker}",
         tier: Tier::Premium,
         cost: Cost::Units(1),
-        summary: "Stock borrow rate and its history.",
+        summary: "Stock borrow fee, its spikes, squeeze score and history.",
         params: &[
             ParamSpec {
                 name: "ticker",
@@ -2193,7 +2193,7 @@ pub(super) static DATA_ENDPOINTS: &[EndpointSpec] = &[
         path: "/price-context/{ticker}",
         tier: Tier::Basic,
         cost: Cost::Units(1),
-        summary: "Price against moving averages, ranges and recent returns.",
+        summary: "Returns, 52-week range, regimes, vol, earnings and activity in one take.",
         params: &[ParamSpec {
             name: "ticker",
             location: ParamLocation::Path,
@@ -2214,7 +2214,7 @@ pub(super) static DATA_ENDPOINTS: &[EndpointSpec] = &[
         path: "/relative-value/{ticker}",
         tier: Tier::Pro,
         cost: Cost::Units(1),
-        summary: "Volatility measures against sector peers.",
+        summary: "IV ratios to SPY and the sector ETF against their own history.",
         params: &[
             ParamSpec {
                 name: "ticker",

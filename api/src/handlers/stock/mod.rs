@@ -1,9 +1,11 @@
-//! The stock-analytics family, one file per endpoint: [`cores`], [`correlation`] and
-//! [`dividend`].
+//! The stock-analytics family, one file per endpoint: [`borrow_rate`], [`cores`],
+//! [`correlation`], [`dividend`] and [`price_context`].
 
+pub mod borrow_rate;
 pub mod cores;
 pub mod correlation;
 pub mod dividend;
+pub mod price_context;
 
 use crate::openapi::DataSchema;
 use crate::registry::Endpoint;
@@ -14,5 +16,7 @@ pub fn data_schemas() -> Vec<DataSchema> {
         DataSchema::of::<correlation::CorrelationPayload>(Endpoint::Correlation),
         DataSchema::of::<cores::CoresPayload>(Endpoint::Cores),
         DataSchema::of::<dividend::DividendPayload>(Endpoint::Dividend),
+        DataSchema::of::<borrow_rate::BorrowRatePayload>(Endpoint::BorrowRate),
+        DataSchema::of::<price_context::PriceContextPayload>(Endpoint::PriceContext),
     ]
 }
