@@ -52,6 +52,7 @@ pub mod mispricing;
 pub mod moves;
 pub mod pricing;
 pub mod probability;
+pub mod relative_value;
 pub mod risk;
 mod run_cache;
 pub mod same_day;

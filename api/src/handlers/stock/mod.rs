@@ -1,7 +1,10 @@
-//! The stock-analytics family, one file per endpoint: [`correlation`] and [`dividend`].
+//! The stock-analytics family, one file per endpoint: [`correlation`], [`correlation_compare`],
+//! [`dividend`] and [`relative_value`].
 
 pub mod correlation;
+pub mod correlation_compare;
 pub mod dividend;
+pub mod relative_value;
 
 use crate::openapi::DataSchema;
 use crate::registry::Endpoint;
@@ -11,5 +14,9 @@ pub fn data_schemas() -> Vec<DataSchema> {
     vec![
         DataSchema::of::<correlation::CorrelationPayload>(Endpoint::Correlation),
         DataSchema::of::<dividend::DividendPayload>(Endpoint::Dividend),
+        DataSchema::of::<correlation_compare::CorrelationComparePayload>(
+            Endpoint::CorrelationCompare,
+        ),
+        DataSchema::of::<relative_value::RelativeValuePayload>(Endpoint::RelativeValue),
     ]
 }
