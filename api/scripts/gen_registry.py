@@ -370,6 +370,8 @@ def param_kind(endpoint, p):
         return f"ParamKind::Choice(&[{items}])"
     if b in ("text", "ISO country", "iron_condor, credit_spread, straddle, strangle and others"):
         return "ParamKind::Text"
+    if b == "z-score" and p["type"] == "query":
+        return "ParamKind::Float { min: None, max: None }"
     if b == "dollars" and p["type"] == "query":
         return f"ParamKind::Float {{ min: Some({MARKET_CAP_MIN}.0), max: None }}"
     if b in ("dollars", "days", "IV points", "share-equivalents", "z-score", "decimal"):

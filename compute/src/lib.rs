@@ -60,6 +60,7 @@ pub mod moves;
 pub mod price_context;
 pub mod pricing;
 pub mod probability;
+pub mod relative_value;
 pub mod risk;
 mod run_cache;
 pub mod same_day;

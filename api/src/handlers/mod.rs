@@ -220,6 +220,18 @@ pub fn data_routes() -> Vec<(Endpoint, MethodRouter<AppState>)> {
             axum::routing::get(screeners::market_overview::market_overview),
         ),
         (
+            Endpoint::CorrelationCompare,
+            axum::routing::get(stock::correlation_compare::correlation_compare),
+        ),
+        (
+            Endpoint::RelativeValue,
+            axum::routing::get(stock::relative_value::relative_value),
+        ),
+        (
+            Endpoint::RelativeValueScan,
+            axum::routing::get(screeners::relative_value_scan::relative_value_scan),
+        ),
+        (
             Endpoint::EarningsHistory,
             axum::routing::get(earnings::earnings_history::earnings_history),
         ),

@@ -1919,7 +1919,10 @@ pub(super) static DATA_ENDPOINTS: &[EndpointSpec] = &[
                 required: false,
                 default: Some("1.5"),
                 bounds: "z-score",
-                kind: ParamKind::Number,
+                kind: ParamKind::Float {
+                    min: None,
+                    max: None,
+                },
             },
         ],
         example: Example {

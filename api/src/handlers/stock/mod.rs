@@ -1,11 +1,14 @@
 //! The stock-analytics family, one file per endpoint: [`borrow_rate`], [`cores`],
-//! [`correlation`], [`dividend`] and [`price_context`].
+//! [`correlation`], [`correlation_compare`], [`dividend`], [`price_context`] and
+//! [`relative_value`].
 
 pub mod borrow_rate;
 pub mod cores;
 pub mod correlation;
+pub mod correlation_compare;
 pub mod dividend;
 pub mod price_context;
+pub mod relative_value;
 
 use crate::openapi::DataSchema;
 use crate::registry::Endpoint;
@@ -18,5 +21,9 @@ pub fn data_schemas() -> Vec<DataSchema> {
         DataSchema::of::<dividend::DividendPayload>(Endpoint::Dividend),
         DataSchema::of::<borrow_rate::BorrowRatePayload>(Endpoint::BorrowRate),
         DataSchema::of::<price_context::PriceContextPayload>(Endpoint::PriceContext),
+        DataSchema::of::<correlation_compare::CorrelationComparePayload>(
+            Endpoint::CorrelationCompare,
+        ),
+        DataSchema::of::<relative_value::RelativeValuePayload>(Endpoint::RelativeValue),
     ]
 }
