@@ -80,7 +80,7 @@ fn optics_run_serves_stock_analytics_and_the_screens() {
         ("/price-context/AAPL", "/quick_take"),
         ("/correlation/AAPL/compare/MSFT", "/timeseries/0/correl1m"),
         ("/relative-value/AAPL", "/ratios/iv_spy_ratio"),
-        ("/relative-value-scan?threshold=0", "/total_scanned"),
+        ("/relative-value-scan?threshold=0.5", "/total_scanned"),
         ("/screen?screen_type=list", "/screens/10/rule"),
         (
             "/screen?screen_type=high_vrp&min_market_cap=0",
