@@ -62,6 +62,7 @@ reference: ## regenerate the reference vectors (QuantLib + mpmath; optionlab for
 	$(REFERENCE_VENV)/bin/python scripts/reference/cores_vectors.py
 	$(REFERENCE_VENV)/bin/python scripts/reference/borrow_context_vectors.py
 	$(REFERENCE_VENV)/bin/python scripts/reference/relative_value_vectors.py
+	$(REFERENCE_VENV)/bin/python scripts/reference/screen_vectors.py
 
 # The interface's reference records, beside the repository in every clone and in CI.
 REFERENCE_RECORDS ?= ../shared/spec/reference-records.json
