@@ -419,7 +419,7 @@ async fn the_month_is_written_behind_and_read_back_when_the_service_starts_again
     assert_eq!(after["used"], before["used"]);
     assert_eq!(after["remaining"], before["remaining"]);
     let calls = |data: &serde_json::Value| -> Vec<(String, u64)> {
-        data["calls_by_endpoint"]
+        data["endpoints"]
             .as_array()
             .unwrap()
             .iter()
