@@ -78,7 +78,10 @@ fn optics_run_serves_stock_analytics_and_the_screens() {
         ("/borrow-rate/AAPL?days=20", "/timeseries/0/borrow30"),
         ("/price-context/AAPL", "/return_1m"),
         ("/price-context/AAPL", "/quick_take"),
-        ("/correlation/AAPL/compare/MSFT?days=20", "/timeseries/0/correl1m"),
+        (
+            "/correlation/AAPL/compare/MSFT?days=20",
+            "/timeseries/0/correl1m",
+        ),
         ("/relative-value/AAPL", "/ratios/iv_spy_ratio"),
         ("/relative-value-scan?threshold=0.5", "/total_scanned"),
         ("/screen?screen_type=list", "/screens/10/rule"),
