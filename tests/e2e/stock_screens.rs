@@ -35,7 +35,9 @@ fn optics_run_serves_stock_analytics_and_the_screens() {
             "--data-dir",
         ])
         .arg(dir.path())
-        .env_remove("RUST_LOG");
+        .env_remove("RUST_LOG")
+        // The service's request log goes to a file, not into the test's output.
+        .stderr(std::fs::File::create(dir.path().join("run-log.txt")).expect("log file"));
     let (_service, address, _) = start_listening(command);
     let token = std::fs::read_to_string(dir.path().join("api-token")).expect("token file");
     let token = token.trim();

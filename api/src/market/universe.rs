@@ -262,7 +262,8 @@ impl UniverseCache {
 
     /// The table for a request now: the held one when it is of the reader's generation, or
     /// of today and at most [`MAX_STALENESS`] old (the refresh task is rebuilding it); else a
-    /// build by this request, unless one is already running: then a 503 with `Retry-After`. A
+    /// build by this request, unless one is already running: then the held table of today
+    /// whatever its age, or without one a 503 with `Retry-After`. A
     /// reader without a generation (a test's in-memory market) is read afresh each time.
     pub async fn table(
         &self,
@@ -281,6 +282,13 @@ impl UniverseCache {
         // Another build is running (the refresh task's first, say): say when to come back
         // rather than hold the request for the whole build.
         let Ok(_building) = self.building.try_lock() else {
+            // A table of today, however old, beats a refusal while its successor is built.
+            if let Some(table) = self
+                .held()
+                .filter(|t| reader.generation().is_some() && t.today == new_york_date(now))
+            {
+                return Ok(table);
+            }
             return Err(ApiError::Busy {
                 reason: "The universe table the screens read is being built; retry in a few \
                          seconds"

@@ -552,11 +552,23 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        // Another token of the same account has its own windows but shares the budget.
+        // Another token of the same account shares the account's windows: refused too.
         match limiter.acquire_now(&request("u", now, 1, 10_000)) {
+            Decision::Refused { limit, quota, .. } => {
+                assert_eq!(limit, RateLimit::PerMinute);
+                assert_eq!(quota.minute.used, 60);
+            }
+            other => panic!("{other:?}"),
+        }
+        // Another account's token has windows of its own.
+        let other_account = LimitRequest {
+            account_id: 2,
+            ..request("v", now, 1, 10_000)
+        };
+        match limiter.acquire_now(&other_account) {
             Decision::Admitted(q) => {
                 assert_eq!(q.minute.used, 1);
-                assert_eq!(q.month.used, 61);
+                assert_eq!(q.month.used, 1);
             }
             other => panic!("{other:?}"),
         }
