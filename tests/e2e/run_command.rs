@@ -4,11 +4,11 @@
 //! Friday morning session), so the test does not depend on the wall clock's session state.
 
 use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use crate::support::{OPTICS, Running, TempDir, get};
+use crate::support::{OPTICS, Running, TempDir, get, optics_run};
 
 /// Seeding a year of history and one session for three underlyings, in a debug build on a
 /// busy two-core machine: generous.
@@ -19,29 +19,9 @@ const ANSWER_WITHIN: Duration = Duration::from_secs(60);
 #[test]
 fn optics_run_seeds_says_how_to_call_it_and_answers_a_chain() {
     let dir = TempDir::new("run");
-    let log = std::fs::File::create(dir.path().join("run-log.txt")).unwrap();
     let started = Instant::now();
-    let mut child = Command::new(OPTICS)
-        .args([
-            "run",
-            "--listen",
-            "127.0.0.1:0",
-            "--universe",
-            "3",
-            "--seed-sessions",
-            "1",
-            "--history-years",
-            "1",
-            "--start",
-            "2026-11-20T15:00:00Z",
-            "--cycle-ms",
-            "500",
-            "--data-dir",
-        ])
-        .arg(dir.path())
-        .env_remove("RUST_LOG")
+    let mut child = optics_run(dir.path(), 3)
         .stdout(Stdio::piped())
-        .stderr(Stdio::from(log))
         .spawn()
         .expect("start optics run");
     let stdout = child.stdout.take().expect("stdout");

@@ -3,10 +3,9 @@
 //! MSFT): every answer is a 200 whose headline figures are numbers computed from the seeded
 //! year and the live session, and the screens scan the whole universe table.
 
-use std::process::Command;
 use std::time::{Duration, Instant};
 
-use crate::support::{OPTICS, TempDir, get, start_listening};
+use crate::support::{TempDir, get, optics_run, start_listening};
 
 /// From listening to AAPL's first live chain.
 const READY_WITHIN: Duration = Duration::from_secs(120);
@@ -16,29 +15,7 @@ const TABLE_WITHIN: Duration = Duration::from_secs(600);
 #[test]
 fn optics_run_serves_stock_analytics_and_the_screens() {
     let dir = TempDir::new("stock");
-    let mut command = Command::new(OPTICS);
-    command
-        .args([
-            "run",
-            "--listen",
-            "127.0.0.1:0",
-            "--universe",
-            "25",
-            "--seed-sessions",
-            "1",
-            "--history-years",
-            "1",
-            "--start",
-            "2026-11-20T15:00:00Z",
-            "--cycle-ms",
-            "500",
-            "--data-dir",
-        ])
-        .arg(dir.path())
-        .env_remove("RUST_LOG")
-        // The service's request log goes to a file, not into the test's output.
-        .stderr(std::fs::File::create(dir.path().join("run-log.txt")).expect("log file"));
-    let (_service, address, _) = start_listening(command);
+    let (_service, address, _) = start_listening(optics_run(dir.path(), 25));
     let token = std::fs::read_to_string(dir.path().join("api-token")).expect("token file");
     let token = token.trim();
 

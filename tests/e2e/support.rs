@@ -38,6 +38,34 @@ impl Drop for TempDir {
     }
 }
 
+/// `optics run` on `data_dir` as the end-to-end tests start it: port 0, `universe`
+/// underlyings, one seeded session and one year of history, the market clock at a fixed Friday
+/// morning (2026-11-20 15:00 UTC), cycles every 500 ms, no inherited `RUST_LOG`, and the
+/// service's request log written to `run-log.txt` in the data directory.
+pub fn optics_run(data_dir: &Path, universe: usize) -> Command {
+    let mut command = Command::new(OPTICS);
+    command
+        .args(["run", "--listen", "127.0.0.1:0", "--universe"])
+        .arg(universe.to_string())
+        .args([
+            "--seed-sessions",
+            "1",
+            "--history-years",
+            "1",
+            "--start",
+            "2026-11-20T15:00:00Z",
+            "--cycle-ms",
+            "500",
+            "--data-dir",
+        ])
+        .arg(data_dir)
+        .env_remove("RUST_LOG")
+        .stderr(Stdio::from(
+            std::fs::File::create(data_dir.join("run-log.txt")).expect("log file"),
+        ));
+    command
+}
+
 /// A started `optics` process, killed when dropped.
 pub struct Running(pub Child);
 

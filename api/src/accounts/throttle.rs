@@ -77,8 +77,14 @@ impl LoginThrottle {
         self.attempt_keys(keys, now)
     }
 
-    /// Counts one attempt against the account `account_id` (token issues: the per-e-mail
-    /// limit applies to the account); `Err(seconds)` past it.
+    /// The counters of token issues: [`TOKEN_ISSUES`] per account per [`TOKEN_WINDOW_SECS`],
+    /// counted with [`Self::attempt_account`].
+    pub fn token_issues() -> Self {
+        Self::new(0, TOKEN_ISSUES, TOKEN_WINDOW_SECS, MAX_KEYS)
+    }
+
+    /// Counts one attempt against the account `account_id` (the per-key limit that applies to
+    /// an e-mail applies to the account); `Err(seconds)` past it.
     pub fn attempt_account(&self, account_id: i64, now: DateTime<Utc>) -> Result<(), u64> {
         self.attempt_keys(vec![(format!("account:{account_id}"), self.per_email)], now)
     }

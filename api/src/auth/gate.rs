@@ -336,12 +336,7 @@ impl AccessControl {
                 config,
                 login_throttle: crate::accounts::throttle::LoginThrottle::default(),
                 unknown_paths: crate::limits::unknown_paths::UnknownPaths::default(),
-                token_throttle: crate::accounts::throttle::LoginThrottle::new(
-                    0,
-                    crate::accounts::throttle::TOKEN_ISSUES,
-                    crate::accounts::throttle::TOKEN_WINDOW_SECS,
-                    crate::accounts::throttle::MAX_KEYS,
-                ),
+                token_throttle: crate::accounts::throttle::LoginThrottle::token_issues(),
                 by_route,
             }),
         }

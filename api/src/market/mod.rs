@@ -29,8 +29,8 @@ use optics_schemas::{
 pub use history::ChainHistory;
 pub use store_cache::StoreMarketData;
 pub use universe::{
-    MAX_STALENESS as UNIVERSE_MAX_STALENESS, REFRESH_EVERY as UNIVERSE_REFRESH_EVERY,
-    UniverseCache, UniverseRow, UniverseTable,
+    REFRESH_EVERY as UNIVERSE_REFRESH_EVERY, UniverseCache, UniverseRow, UniverseTable,
+    covered_companies,
 };
 pub use vix_tape::{VixPrint, VixSession, VixTape};
 

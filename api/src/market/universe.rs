@@ -19,8 +19,8 @@ use optics_compute::screen::ScreenRow;
 use optics_compute::time::new_york_date;
 use optics_schemas::{AssetClass, Company};
 
-use super::ChainView;
 use super::cores::cores_row;
+use super::{ChainView, Coverage};
 use crate::error::ApiError;
 use crate::state::MarketDataReader;
 use crate::ticker::Ticker;
@@ -72,8 +72,6 @@ pub struct UniverseTable {
     pub generation: Option<u64>,
     /// The clock's New York date at the build.
     pub today: NaiveDate,
-    /// The instant of the build (the service's clock).
-    pub built_at: DateTime<Utc>,
     /// When it was built, on the machine's monotonic clock (how stale a held table is).
     built: Instant,
     /// Rows by symbol.
@@ -81,22 +79,12 @@ pub struct UniverseTable {
     /// What the screens and the overview read of each row, in the same order (kept apart so
     /// a screen scans a slice without copying).
     pub screens: Vec<ScreenRow>,
-    /// Rows computed afresh by this build (the others were reused: nothing they read changed).
-    pub rows_computed: usize,
 }
 
 impl UniverseTable {
     /// The newest chain session among the rows.
     pub fn latest_session(&self) -> Option<NaiveDate> {
         self.rows.iter().filter_map(|r| r.chain_trade_date).max()
-    }
-
-    /// The row of `ticker`.
-    pub fn get(&self, ticker: &str) -> Option<&UniverseRow> {
-        self.rows
-            .binary_search_by(|r| r.ticker.as_str().cmp(ticker))
-            .ok()
-            .map(|i| &self.rows[i])
     }
 
     /// Builds the table from `reader` at `now`: one row per company of the coverage the
@@ -111,14 +99,7 @@ impl UniverseTable {
         let today = new_york_date(now);
         let coverage = reader.coverage();
         let mut rows: Vec<(UniverseRow, ScreenRow)> = Vec::with_capacity(coverage.companies.len());
-        let mut rows_computed = 0;
-        for company in &coverage.companies {
-            let Ok(ticker) = Ticker::parse(&company.symbol) else {
-                continue;
-            };
-            if !reader.covers(&ticker) {
-                continue;
-            }
+        for (company, ticker) in covered_companies(reader, &coverage) {
             let chain = reader.chain(&ticker);
             let vol = reader.vol_history(&ticker).await?;
             let flow = reader.flow(&ticker);
@@ -142,7 +123,6 @@ impl UniverseTable {
                 rows.push(row);
                 continue;
             }
-            rows_computed += 1;
             let cores = cores_row(
                 &coverage,
                 chain.as_deref(),
@@ -168,13 +148,23 @@ impl UniverseTable {
         Ok(Self {
             generation,
             today,
-            built_at: now,
             built: Instant::now(),
             rows,
             screens,
-            rows_computed,
         })
     }
+}
+
+/// The companies of `coverage` whose symbol is a ticker `reader` covers, with that ticker:
+/// the universe the table holds a row for.
+pub fn covered_companies<'a>(
+    reader: &'a dyn MarketDataReader,
+    coverage: &'a Coverage,
+) -> impl Iterator<Item = (&'a Arc<Company>, Ticker)> + 'a {
+    coverage.companies.iter().filter_map(move |company| {
+        let ticker = Ticker::parse(&company.symbol).ok()?;
+        reader.covers(&ticker).then_some((company, ticker))
+    })
 }
 
 /// What the screens read of one underlying: the cores fields by name, the company's size and

@@ -6,7 +6,6 @@ use std::sync::OnceLock;
 use axum::Json;
 use axum::extract::State;
 use chrono::NaiveDate;
-use optics_compute::correlation::log_returns;
 use optics_compute::screen::{ScreenHit, ScreenType, UniverseFilter, run_screen};
 use serde::Serialize;
 use utoipa::ToSchema;
@@ -14,11 +13,11 @@ use utoipa::ToSchema;
 use crate::envelope::{Envelope, ok};
 use crate::error::ApiError;
 use crate::freshness::Freshness;
-use crate::market::{UniverseRow, UniverseTable};
+use crate::handlers::stock::correlation::returns_of;
+use crate::market::{UniverseRow, UniverseTable, covered_companies};
 use crate::openapi::IsoDate;
 use crate::params::{ClampNotice, QueryParams};
 use crate::state::AppState;
-use crate::ticker::Ticker;
 
 /// Units of the rows.
 pub const SCREEN_UNITS: &str = "price in dollars; iv30d, iv60d, hv20d in percentage points; vrp \
@@ -182,11 +181,7 @@ fn catalog(
 ) -> Result<ScreenPayload, ApiError> {
     let reader = state.market_data()?;
     let coverage = reader.coverage();
-    let universe_size = coverage
-        .companies
-        .iter()
-        .filter(|c| Ticker::parse(&c.symbol).is_ok_and(|t| reader.covers(&t)))
-        .count();
+    let universe_size = covered_companies(reader.as_ref(), &coverage).count();
     let screens = ScreenType::ALL
         .into_iter()
         .map(|s| ScreenSpecRow {
@@ -268,15 +263,7 @@ pub async fn screen(
     };
     let hits = run_screen(kind, rows, &filter, |i| {
         cells.get(i).map_or(&[][..], |cell| {
-            cell.get_or_init(|| {
-                let closes: Vec<(NaiveDate, f64)> = coverage
-                    .bars_of(&table.rows[i].ticker)
-                    .iter()
-                    .take_while(|b| b.date <= table.today)
-                    .map(|b| (b.date, b.close))
-                    .collect();
-                log_returns(&closes)
-            })
+            cell.get_or_init(|| returns_of(&coverage, &table.rows[i].ticker, table.today))
         })
     });
     let total_scanned = rows.iter().filter(|r| filter.admits(r)).count();
