@@ -5,8 +5,10 @@ CARGO ?= cargo
 ARGS ?=
 PYTHON ?= python3
 REFERENCE_VENV := .venv-reference
+# The official MCP Python SDK, for the tool server's client checks.
+MCP_VENV := .venv-mcp
 
-.PHONY: run build-distributed build test fmt fmt-check lint bench reference registry clean help
+.PHONY: run build-distributed build test mcp-clients fmt fmt-check lint bench reference registry clean help
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -21,8 +23,15 @@ build-distributed: ## the optimised binary with the Kafka bus, for `optics inges
 build: ## debug build of the whole workspace
 	$(CARGO) build --workspace
 
-test: fmt-check lint ## formatting check, clippy -D warnings, then every test
+test: fmt-check lint ## formatting check, clippy -D warnings, every test, then the MCP client checks
 	$(CARGO) test --workspace
+	$(MAKE) mcp-clients
+
+mcp-clients: ## the official MCP Python SDK drives every tool over stdio and streamable HTTP against `optics run`
+	test -x $(MCP_VENV)/bin/python || $(PYTHON) -m venv $(MCP_VENV)
+	$(MCP_VENV)/bin/pip install --quiet -r scripts/mcp/requirements.txt
+	$(CARGO) build --bin optics
+	$(MCP_VENV)/bin/python scripts/mcp/check_tools.py --optics target/debug/optics --records $(REFERENCE_RECORDS)
 
 fmt: ## format the code
 	$(CARGO) fmt --all
@@ -47,6 +56,7 @@ bench: ## benchmarks that print figures (ns/option, ratios, accuracies, throughp
 	$(CARGO) bench -p optics-api --bench load
 	$(CARGO) bench -p optics-api --bench auth
 	$(CARGO) bench -p optics-api --bench chain_at_time
+	$(CARGO) bench -p optics-mcp --bench tool_call
 	$(CARGO) bench --profile service --no-default-features -p optics --bench live_memory
 
 reference: ## regenerate the reference vectors (QuantLib + mpmath; optionlab for strategies; numpy/pandas/arch for volatility, earnings, correlation and dividends)

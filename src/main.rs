@@ -6,6 +6,7 @@ mod backfill_command;
 mod compute_command;
 mod import_command;
 mod ingest_command;
+mod mcp_command;
 mod price_command;
 mod replay_command;
 mod run_command;
@@ -91,6 +92,9 @@ enum Command {
     Replay(replay_command::ReplayArgs),
     /// The API over a snapshot store (an API replica); picks up new snapshots as they appear.
     Serve(serve_command::ServeArgs),
+    /// The MCP tool server over stdin/stdout for a local assistant client: the 43 tools and
+    /// help, answered from the same stores as `optics serve`, metered against one API token.
+    Mcp(mcp_command::McpArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -106,6 +110,7 @@ fn main() -> std::process::ExitCode {
         Command::Backfill(args) => backfill_command::run(&args),
         Command::Run(args) => run_command::run(&args),
         Command::Serve(args) => serve_command::run(&args),
+        Command::Mcp(args) => mcp_command::run(&args),
         Command::Replay(args) => replay_command::run(&args),
         Command::Ingest(args) => ingest_command::run(&args),
         Command::Compute(args) => compute_command::run(&args),

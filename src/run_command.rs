@@ -104,7 +104,7 @@ async fn run_async(args: &RunArgs) -> anyhow::Result<()> {
     // Accounts and limits on the real clock: with --speed 60 a market minute lasts a second,
     // and with --start in the past the market's "now" is long gone.
     let real_clock: Arc<dyn Clock> = Arc::new(SystemClock);
-    let access = access_control(&args.api, &args.store.data_dir, real_clock).await?;
+    let access = access_control(&args.api.access, &args.store.data_dir, real_clock).await?;
     // Bound before anything is announced, so the curl line names the port actually bound
     // (`--listen 127.0.0.1:0` picks a free one).
     let listener = tokio::net::TcpListener::bind(&args.api.listen)
@@ -207,7 +207,12 @@ async fn run_async(args: &RunArgs) -> anyhow::Result<()> {
     // counts attempts per address).
     let served = optics_api::serve::serve_with_limits(
         listener,
-        app(Arc::clone(&clock), market, access.control.clone()),
+        app(
+            Arc::clone(&clock),
+            market,
+            access.control.clone(),
+            args.api.access.public_url.clone(),
+        ),
         args.api.serve_limits(),
         shutdown_signal(),
     )

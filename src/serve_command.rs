@@ -30,12 +30,44 @@ use crate::settings::{RuntimeArgs, StoreArgs};
 /// shutdown): a crash loses at most this much of the month's metering.
 pub(crate) const USAGE_WRITE_EVERY: Duration = Duration::from_secs(5);
 
-/// Where the API listens and who may call it.
+/// Where the API listens, its connection bounds, and who may call it.
 #[derive(Debug, Clone, Args)]
 pub(crate) struct ApiArgs {
     /// Address to listen on (port 0 picks a free port; the address is printed).
     #[arg(long, env = "OPTICS_LISTEN", default_value = "127.0.0.1:8080")]
     pub(crate) listen: String,
+    #[command(flatten)]
+    pub(crate) access: AccessArgs,
+    /// Open connections at most; one past the cap is closed at once.
+    #[arg(
+        long = "max-connections",
+        env = "OPTICS_MAX_CONNECTIONS",
+        default_value_t = 4096,
+        value_parser = clap::value_parser!(u32).range(1..=1_000_000)
+    )]
+    pub(crate) max_connections: u32,
+    /// Seconds a client may take to send a request's headers (idle keep-alive included).
+    #[arg(
+        long = "header-timeout-secs",
+        env = "OPTICS_HEADER_TIMEOUT_SECS",
+        default_value_t = 10,
+        value_parser = clap::value_parser!(u64).range(1..=3600)
+    )]
+    pub(crate) header_timeout_secs: u64,
+    /// Seconds an answer may take before it is a 503 with Retry-After.
+    #[arg(
+        long = "request-timeout-secs",
+        env = "OPTICS_REQUEST_TIMEOUT_SECS",
+        default_value_t = 30,
+        value_parser = clap::value_parser!(u64).range(1..=3600)
+    )]
+    pub(crate) request_timeout_secs: u64,
+}
+
+/// Who may call the data (accounts, limits, budgets) and where clients reach the service:
+/// shared by the HTTP API and the stdio tool server.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct AccessArgs {
     #[command(flatten)]
     pub(crate) accounts: AccountDbArgs,
     #[command(flatten)]
@@ -69,30 +101,6 @@ pub(crate) struct ApiArgs {
     /// `false`; default: on when `--public-url` is https.
     #[arg(long = "secure-cookie", env = "OPTICS_SECURE_COOKIE")]
     pub(crate) secure_cookie: Option<bool>,
-    /// Open connections at most; one past the cap is closed at once.
-    #[arg(
-        long = "max-connections",
-        env = "OPTICS_MAX_CONNECTIONS",
-        default_value_t = 4096,
-        value_parser = clap::value_parser!(u32).range(1..=1_000_000)
-    )]
-    pub(crate) max_connections: u32,
-    /// Seconds a client may take to send a request's headers (idle keep-alive included).
-    #[arg(
-        long = "header-timeout-secs",
-        env = "OPTICS_HEADER_TIMEOUT_SECS",
-        default_value_t = 10,
-        value_parser = clap::value_parser!(u64).range(1..=3600)
-    )]
-    pub(crate) header_timeout_secs: u64,
-    /// Seconds an answer may take before it is a 503 with Retry-After.
-    #[arg(
-        long = "request-timeout-secs",
-        env = "OPTICS_REQUEST_TIMEOUT_SECS",
-        default_value_t = 30,
-        value_parser = clap::value_parser!(u64).range(1..=3600)
-    )]
-    pub(crate) request_timeout_secs: u64,
 }
 
 impl ApiArgs {
@@ -104,7 +112,9 @@ impl ApiArgs {
             request_timeout: Duration::from_secs(self.request_timeout_secs),
         }
     }
+}
 
+impl AccessArgs {
     /// The per-token request limits.
     fn rate_limits(&self) -> RateLimits {
         RateLimits {
@@ -225,7 +235,7 @@ impl UsageWriter {
 /// The API's access control over the configured account store and limiter, on `real_clock`
 /// (never the market clock; see the module documentation).
 pub(crate) async fn access_control(
-    args: &ApiArgs,
+    args: &AccessArgs,
     data_dir: &Path,
     real_clock: Arc<dyn Clock>,
 ) -> anyhow::Result<ApiAccess> {
@@ -268,9 +278,22 @@ pub(crate) async fn access_control(
     })
 }
 
-/// The whole HTTP service: data routes behind the token gate, the account area, metrics. The
-/// data follow `market_clock`; `access` carries the real clock.
+/// The whole HTTP service: data routes behind the token gate, the account area, metrics, and
+/// the MCP tool server at `/mcp-server` (answering through the same router). The data follow
+/// `market_clock`; `access` carries the real clock.
 pub(crate) fn app(
+    market_clock: Arc<dyn Clock>,
+    market: Arc<StoreMarketData>,
+    access: AccessControl,
+    public_url: Option<String>,
+) -> axum::Router {
+    let data = data_app(market_clock, market, access.clone());
+    let tools = optics_mcp::mcp_routes(data.clone(), access, public_url);
+    data.merge(tools)
+}
+
+/// [`app`] without the tool server: what `optics mcp` answers its stdio tools with.
+pub(crate) fn data_app(
     market_clock: Arc<dyn Clock>,
     market: Arc<StoreMarketData>,
     access: AccessControl,
@@ -343,7 +366,8 @@ pub(crate) fn run(args: &ServeArgs) -> anyhow::Result<()> {
         market.metrics().watch_memory_of(&market);
         let loaded = market.load().await.context("loading snapshots")?;
         println!("{loaded} snapshots loaded");
-        let access = access_control(&args.api, &args.store.data_dir, Arc::clone(&clock)).await?;
+        let access =
+            access_control(&args.api.access, &args.store.data_dir, Arc::clone(&clock)).await?;
         if args.bootstrap_local_account {
             crate::run_command::announce_token(
                 &args.store.data_dir,
@@ -370,7 +394,12 @@ pub(crate) fn run(args: &ServeArgs) -> anyhow::Result<()> {
         });
         let served = serve_app(
             &args.api.listen,
-            app(clock, market, access.control.clone()),
+            app(
+                clock,
+                market,
+                access.control.clone(),
+                args.api.access.public_url.clone(),
+            ),
             args.api.serve_limits(),
             shutdown_signal(),
         )

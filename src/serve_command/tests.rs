@@ -113,7 +113,7 @@ async fn serve_store(
 ) -> SocketAddr {
     let market = Arc::new(StoreMarketData::new(store));
     market.load().await.unwrap();
-    let router = app(market_clock, market, access.control.clone());
+    let router = app(market_clock, market, access.control.clone(), None);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, router).await });
@@ -187,7 +187,7 @@ async fn a_racing_market_clock_does_not_shorten_the_real_minute_of_the_limits() 
     // millisecond is over 16 market minutes.
     let market_start = Utc.with_ymd_and_hms(2025, 3, 3, 14, 30, 0).unwrap();
     let market: Arc<dyn Clock> = Arc::new(AcceleratedClock::new(market_start, 1.0e6).unwrap());
-    let access = access_control(&api_args(&[]), &dir.0, real.clone())
+    let access = access_control(&api_args(&[]).access, &dir.0, real.clone())
         .await
         .unwrap();
     let token = bootstrap_token(&dir, &access).await;
@@ -239,7 +239,7 @@ async fn a_racing_market_clock_does_not_shorten_the_real_minute_of_the_limits() 
 
 #[test]
 fn the_session_cookie_is_secure_behind_https_or_when_asked() {
-    let secure = |args: &[&str]| api_args(args).access_config().sessions.secure_cookie;
+    let secure = |args: &[&str]| api_args(args).access.access_config().sessions.secure_cookie;
     assert!(!secure(&[]), "plain HTTP on localhost by default");
     assert!(secure(&["--public-url", "https://options.example.com"]));
     assert!(!secure(&["--public-url", "http://10.0.0.5:8080"]));
@@ -256,6 +256,7 @@ fn the_session_cookie_is_secure_behind_https_or_when_asked() {
 fn shared_accounts_with_limits_in_this_process_are_refused_unless_allowed() {
     let db = Some("postgres://optics@127.0.0.1/test");
     let error = api_args(&[])
+        .access
         .limiter
         .check_shared(db)
         .unwrap_err()
@@ -266,20 +267,23 @@ fn shared_accounts_with_limits_in_this_process_are_refused_unless_allowed() {
     );
     assert!(
         api_args(&["--allow-local-limits"])
+            .access
             .limiter
             .check_shared(db)
             .is_ok()
     );
     assert!(
         api_args(&["--limiter", "redis://127.0.0.1:6379"])
+            .access
             .limiter
             .check_shared(db)
             .is_ok()
     );
     // SQLite accounts are one process's: its own limits are the right ones.
-    assert!(api_args(&[]).limiter.check_shared(None).is_ok());
+    assert!(api_args(&[]).access.limiter.check_shared(None).is_ok());
     assert!(
         api_args(&[])
+            .access
             .limiter
             .check_shared(Some("sqlite:///tmp/a.sqlite3"))
             .is_ok()
@@ -289,12 +293,12 @@ fn shared_accounts_with_limits_in_this_process_are_refused_unless_allowed() {
 #[test]
 fn the_plan_budgets_flag_is_parsed_and_a_bad_value_is_refused() {
     assert_eq!(
-        api_args(&[]).access_config().budgets,
+        api_args(&[]).access.access_config().budgets,
         PlanBudgets::default()
     );
     let args = api_args(&["--plan-budgets", "basic=100,premium=200,pro=300,trial=40"]);
     assert_eq!(
-        args.access_config().budgets,
+        args.access.access_config().budgets,
         PlanBudgets {
             trial: 40,
             basic: 100,
@@ -323,7 +327,9 @@ async fn a_configured_plan_budget_is_the_one_metered() {
     let dir = DataDir::new("budget");
     let real = Arc::new(ManualClock::new(real_start()));
     let args = api_args(&["--plan-budgets", "pro=25,basic=7"]);
-    let access = access_control(&args, &dir.0, real.clone()).await.unwrap();
+    let access = access_control(&args.access, &dir.0, real.clone())
+        .await
+        .unwrap();
     let token = bootstrap_token(&dir, &access).await;
     let address = serve(real.clone(), &access).await;
     // The usage report is free; the local account is Pro.
@@ -345,7 +351,9 @@ async fn configured_rate_limits_are_the_ones_enforced() {
     let dir = DataDir::new("rates");
     let real = Arc::new(ManualClock::new(real_start()));
     let args = api_args(&["--rate-per-minute", "2", "--rate-per-hour", "500"]);
-    let access = access_control(&args, &dir.0, real.clone()).await.unwrap();
+    let access = access_control(&args.access, &dir.0, real.clone())
+        .await
+        .unwrap();
     let token = bootstrap_token(&dir, &access).await;
     let address = serve(real.clone(), &access).await;
     let first = get(address, "/api/mcp/data/me/usage", &token).await;
@@ -366,7 +374,7 @@ async fn configured_rate_limits_are_the_ones_enforced() {
             "{flag} 0"
         );
     }
-    let defaults = api_args(&[]).rate_limits();
+    let defaults = api_args(&[]).access.rate_limits();
     assert_eq!((defaults.per_minute, defaults.per_hour), (60, 1_000));
 }
 
@@ -374,7 +382,7 @@ async fn configured_rate_limits_are_the_ones_enforced() {
 async fn the_month_is_written_behind_and_read_back_when_the_service_starts_again() {
     let dir = DataDir::new("month");
     let real = Arc::new(ManualClock::new(real_start()));
-    let first = access_control(&api_args(&[]), &dir.0, real.clone())
+    let first = access_control(&api_args(&[]).access, &dir.0, real.clone())
         .await
         .unwrap();
     let token = bootstrap_token(&dir, &first).await;
@@ -411,7 +419,7 @@ async fn the_month_is_written_behind_and_read_back_when_the_service_starts_again
     );
 
     // A restart: a new store connection and limiter over the same data directory.
-    let second = access_control(&api_args(&[]), &dir.0, real.clone())
+    let second = access_control(&api_args(&[]).access, &dir.0, real.clone())
         .await
         .unwrap();
     let address = serve(real.clone(), &second).await;
@@ -491,7 +499,7 @@ async fn the_redis_limiter_is_chosen_by_url_and_its_password_is_never_printed() 
     let url = redis_url();
     let args = api_args(&["--limiter", &url, "--limiter-prefix", &prefix]);
     let real = Arc::new(ManualClock::new(real_start()));
-    let access = access_control(&args, &dir.0, real.clone())
+    let access = access_control(&args.access, &dir.0, real.clone())
         .await
         .unwrap_or_else(|e| {
             panic!("Redis is required for this test at {url} (OPTICS_TEST_REDIS_URL): {e:#}")
@@ -529,7 +537,9 @@ async fn the_redis_limiter_is_chosen_by_url_and_its_password_is_never_printed() 
     // password.
     let secret_url = "redis://:s3cret-pw@127.0.0.1:1/";
     let args = api_args(&["--limiter", secret_url]);
-    let error = access_control(&args, &dir.0, real).await.unwrap_err();
+    let error = access_control(&args.access, &dir.0, real)
+        .await
+        .unwrap_err();
     let shown = format!("{error:#} / {error:?}");
     assert!(!shown.contains("s3cret-pw"), "{shown}");
     assert!(shown.contains("redis://***@127.0.0.1:1/"), "{shown}");
@@ -539,7 +549,9 @@ async fn the_redis_limiter_is_chosen_by_url_and_its_password_is_never_printed() 
 async fn the_token_file_is_named_only_when_it_exists() {
     let dir = DataDir::new("notice");
     let real = Arc::new(ManualClock::new(real_start()));
-    let access = access_control(&api_args(&[]), &dir.0, real).await.unwrap();
+    let access = access_control(&api_args(&[]).access, &dir.0, real)
+        .await
+        .unwrap();
     let path = dir.0.join(LOCAL_TOKEN_FILE);
     let path_text = path.display().to_string();
     let first = announce_token(&dir.0, "127.0.0.1:8080", &access.control)

@@ -1,0 +1,396 @@
+//! The tool server against the service's real router (gate, limits, plans) in process: the
+//! catalog holds the reference's tools, tool calls are metered and refused exactly like REST
+//! calls (and say so in words an assistant can act on), and the HTTP transport refuses a
+//! missing or revoked token with the discovery challenge.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use chrono::{TimeZone, Utc};
+use optics_api::accounts::{
+    AccountId, AccountStore, NewAccount, Plan, SqliteStore, TokenPolicy, tokens,
+};
+use optics_api::auth::{AccessConfig, AccessControl, PasswordCost, PasswordHasher};
+use optics_api::limits::{InMemoryLimiter, PlanBudgets, RateLimits};
+use optics_api::{AppState, registry};
+use optics_compute::time::{Clock, ManualClock};
+use optics_mcp::{OpticsTools, TOOLS, mcp_routes};
+use serde_json::{Map, Value, json};
+use tower::ServiceExt;
+
+#[path = "../../tests/chain_support/mod.rs"]
+mod chain_support;
+
+struct Scratch(PathBuf);
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+struct Fixture {
+    router: axum::Router,
+    access: AccessControl,
+    clock: Arc<ManualClock>,
+    _dir: Scratch,
+}
+
+/// The service router over the chain tests' SPY market and a fresh SQLite account store, with
+/// `per_minute` requests a minute.
+fn fixture(per_minute: u32) -> Fixture {
+    let dir = std::env::temp_dir().join(format!(
+        "optics-mcp-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    let store: Arc<dyn AccountStore> =
+        Arc::new(SqliteStore::open(&dir.join("accounts.sqlite3")).unwrap());
+    // 20 seconds into a minute: a minute window opens 40 s later.
+    let clock = Arc::new(ManualClock::new(
+        Utc.with_ymd_and_hms(2026, 11, 20, 14, 30, 20).unwrap(),
+    ));
+    let limits = RateLimits {
+        per_minute,
+        per_hour: 1_000,
+    };
+    let access = AccessControl::new(
+        store,
+        Arc::new(InMemoryLimiter::new(limits)),
+        clock.clone() as Arc<dyn Clock>,
+        PasswordHasher::new(PasswordCost::TEST_ONLY_MINIMUM).unwrap(),
+        AccessConfig {
+            budgets: PlanBudgets::default(),
+            ..AccessConfig::default()
+        },
+    );
+    let state = AppState::new(clock.clone() as Arc<dyn Clock>)
+        .with_market_data(Arc::new(chain_support::MemoryMarket::spy()));
+    let router = optics_api::auth::service_router(state, access.clone());
+    Fixture {
+        router,
+        access,
+        clock,
+        _dir: Scratch(dir),
+    }
+}
+
+impl Fixture {
+    async fn account(&self, email: &str, plan: Plan) -> AccountId {
+        let password_hash = self
+            .access
+            .hasher()
+            .hash(optics_api::auth::Password::new("correct horse battery".into()).unwrap())
+            .await
+            .unwrap();
+        self.access
+            .store()
+            .create_account(NewAccount {
+                email: email.into(),
+                password_hash,
+                plan,
+                plan_expires_at: None,
+                monthly_budget_units: None,
+                created_at: self.clock.now(),
+            })
+            .await
+            .unwrap()
+            .id
+    }
+
+    async fn token(&self, account: AccountId) -> (String, String) {
+        let issued = tokens::issue_token(
+            &**self.access.store(),
+            &TokenPolicy::default(),
+            account,
+            Some("assistant"),
+            None,
+            self.clock.now(),
+        )
+        .await
+        .unwrap();
+        (issued.token.expose().to_owned(), issued.info.id)
+    }
+}
+
+fn arguments(value: Value) -> Option<Map<String, Value>> {
+    value.as_object().cloned()
+}
+
+fn positions() -> Value {
+    json!([{
+        "ticker": "spy", "position_type": "call", "quantity": "2", "strike": 600,
+        "expiration": "2026-12-18", "delta": 0.5, "gamma": 0.02, "theta": -0.3,
+        "vega": 0.4, "iv": 18, "current_price": 5.0
+    }])
+}
+
+#[test]
+fn the_catalog_holds_the_reference_tools_with_their_arguments() {
+    let records: Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("../../../shared/spec/reference-records.json"),
+        )
+        .expect("the reference records beside the repository"),
+    )
+    .unwrap();
+    let reference = records["tools"].as_array().unwrap();
+    assert_eq!(reference.len(), 43);
+    for tool in reference {
+        let name = tool["name"].as_str().unwrap();
+        let spec = optics_mcp::catalog::tool(name).unwrap_or_else(|| panic!("{name} missing"));
+        let names = spec.arg_names();
+        for argument in tool["arguments"].as_array().unwrap() {
+            let argument = argument.as_str().unwrap();
+            assert!(
+                names.contains(&argument),
+                "{name}: argument {argument} missing"
+            );
+        }
+        let endpoints: Vec<&str> = tool["endpoints"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e.as_str().unwrap())
+            .collect();
+        assert_eq!(spec.endpoints, &endpoints[..], "{name}: endpoints");
+        assert!(spec.description().len() > 80, "{name}: description");
+    }
+    // The reference's 43 and help, nothing else.
+    assert_eq!(TOOLS.len(), 44);
+}
+
+/// Where a tool argument is also a parameter of the endpoint it calls (same name), the
+/// schema's default and bounds are the registry's.
+#[test]
+fn tool_defaults_and_bounds_are_the_endpoints() {
+    use optics_api::registry::ParamKind;
+    use optics_mcp::catalog::ArgKind;
+    let mut compared = 0;
+    for tool in TOOLS {
+        for arg in tool.args {
+            for slug in tool.endpoints {
+                let endpoint = registry::endpoint(slug).unwrap();
+                let Some(param) = endpoint.param(arg.name) else {
+                    continue;
+                };
+                if let (
+                    ArgKind::Integer { min, max },
+                    ParamKind::Int {
+                        min: pmin,
+                        max: pmax,
+                    },
+                ) = (arg.kind, param.kind)
+                {
+                    // A tool over several endpoints spans their ranges (vrp's lookback_days).
+                    assert!(
+                        min <= pmin && max >= pmax,
+                        "{}.{}: bounds",
+                        tool.name,
+                        arg.name
+                    );
+                    compared += 1;
+                }
+                if let (Some(default), Some(param_default)) = (arg.default, param.default_float())
+                    && tool.endpoints.len() == 1
+                {
+                    let ours: f64 = default.trim_matches('"').parse().unwrap();
+                    assert_eq!(ours, param_default, "{}.{}: default", tool.name, arg.name);
+                    compared += 1;
+                }
+                if let ArgKind::Choice(choices) = arg.kind
+                    && let ParamKind::Choice(params) = param.kind
+                {
+                    for choice in params {
+                        assert!(
+                            choices.contains(choice),
+                            "{}.{}: {choice} not offered",
+                            tool.name,
+                            arg.name
+                        );
+                    }
+                    compared += 1;
+                }
+            }
+        }
+    }
+    assert!(compared > 20, "only {compared} arguments compared");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tool_calls_are_metered_and_refused_like_rest_calls() {
+    let fx = fixture(3);
+    let pro = fx.account("pro@example.com", Plan::Pro).await;
+    let basic = fx.account("basic@example.com", Plan::Basic).await;
+    let (pro_token, pro_token_id) = fx.token(pro).await;
+    let (basic_token, _) = fx.token(basic).await;
+    let tools = OpticsTools::with_token(fx.router.clone(), &pro_token).unwrap();
+
+    // A Pro tool with lenient arguments: quantity as a string, lower-case enum, iv in points.
+    let result = tools
+        .call(
+            "calculate_portfolio_greeks",
+            arguments(json!({"positions": positions().to_string()})),
+            None,
+        )
+        .await
+        .unwrap();
+    assert_eq!(result.is_error, Some(false), "{:?}", result.content);
+    let data = result.structured_content.unwrap();
+    assert!(
+        data["portfolio_summary"]["total_delta"].is_number(),
+        "{data}"
+    );
+    assert!(
+        data["tool_notes"][0]
+            .as_str()
+            .unwrap()
+            .contains("percentage points"),
+        "{data}"
+    );
+    let usage = fx.access.store().clone();
+    drop(usage);
+
+    // Two more calls use up the minute; the fourth is a readable retry-after error.
+    for _ in 0..2 {
+        let ok = tools
+            .call(
+                "calculate_portfolio_greeks",
+                arguments(json!({"positions": positions()})),
+                None,
+            )
+            .await
+            .unwrap();
+        assert_eq!(ok.is_error, Some(false));
+    }
+    let limited = tools
+        .call(
+            "calculate_portfolio_greeks",
+            arguments(json!({"positions": positions()})),
+            None,
+        )
+        .await
+        .unwrap();
+    assert_eq!(limited.is_error, Some(true));
+    let text = format!("{:?}", limited.content);
+    assert!(text.contains("Retry after 40 s"), "{text}");
+    assert_eq!(
+        limited.structured_content.unwrap()["retry_after_seconds"],
+        40
+    );
+
+    // A Basic token on a Pro tool: upgrade needed, in words.
+    let basic_tools = OpticsTools::with_token(fx.router.clone(), &basic_token).unwrap();
+    let refused = basic_tools
+        .call(
+            "generate_stress_tests",
+            arguments(json!({"positions": positions()})),
+            None,
+        )
+        .await
+        .unwrap();
+    assert_eq!(refused.is_error, Some(true));
+    let text = format!("{:?}", refused.content);
+    assert!(
+        text.contains("upgrade needed") && text.contains("pro plan"),
+        "{text}"
+    );
+    assert_eq!(refused.structured_content.unwrap()["action"], "upgrade");
+
+    // A bad argument names the argument; an unknown tool is a protocol error.
+    let bad = tools
+        .call(
+            "get_iv_rank",
+            arguments(json!({"ticker": "SPY", "lookback_days": "1y"})),
+            None,
+        )
+        .await
+        .unwrap();
+    assert!(format!("{:?}", bad.content).contains("argument `lookback_days`"));
+    assert!(tools.call("get_everything", None, None).await.is_err());
+
+    // Revoked: the next call is refused.
+    fx.access
+        .store()
+        .revoke_token(Some(pro), &pro_token_id, fx.clock.now())
+        .await
+        .unwrap();
+    let revoked = tools.call("get_vix_snapshot", None, None).await.unwrap();
+    assert!(format!("{:?}", revoked.content).contains("token was refused"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_http_connector_challenges_a_missing_or_revoked_token() {
+    let fx = fixture(60);
+    let pro = fx.account("pro@example.com", Plan::Pro).await;
+    let (token, token_id) = fx.token(pro).await;
+    let app = mcp_routes(
+        fx.router.clone(),
+        fx.access.clone(),
+        Some("https://options.example.com".into()),
+    );
+    let list = |authorization: Option<String>| {
+        let mut request = Request::post(optics_mcp::MCP_PATH)
+            .header("host", "options.example.com")
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2025-06-18");
+        if let Some(value) = authorization {
+            request = request.header("authorization", value);
+        }
+        request
+            .body(Body::from(
+                json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).to_string(),
+            ))
+            .unwrap()
+    };
+    let challenge = |response: &axum::response::Response| {
+        response
+            .headers()
+            .get("www-authenticate")
+            .map(|v| v.to_str().unwrap().to_owned())
+            .unwrap_or_default()
+    };
+
+    let missing = app.clone().oneshot(list(None)).await.unwrap();
+    assert_eq!(missing.status(), StatusCode::UNAUTHORIZED);
+    assert_eq!(
+        challenge(&missing),
+        "Bearer resource_metadata=\"https://options.example.com/.well-known/\
+         oauth-protected-resource/mcp-server\""
+    );
+
+    let listed = app
+        .clone()
+        .oneshot(list(Some(format!("Bearer {token}"))))
+        .await
+        .unwrap();
+    assert_eq!(listed.status(), StatusCode::OK);
+    let body = axum::body::to_bytes(listed.into_body(), usize::MAX)
+        .await
+        .unwrap();
+    let answer: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(
+        answer["result"]["tools"].as_array().unwrap().len(),
+        TOOLS.len()
+    );
+
+    fx.access
+        .store()
+        .revoke_token(Some(pro), &token_id, fx.clock.now())
+        .await
+        .unwrap();
+    let revoked = app
+        .oneshot(list(Some(format!("Bearer {token}"))))
+        .await
+        .unwrap();
+    assert_eq!(revoked.status(), StatusCode::UNAUTHORIZED);
+    assert!(challenge(&revoked).ends_with("error=\"invalid_token\""));
+}
