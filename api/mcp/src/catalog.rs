@@ -77,6 +77,28 @@ pub struct ToolSpec {
     pub args: &'static [ArgSpec],
     /// Turns a call's arguments into the endpoint request.
     pub route: fn(&Args) -> Result<Call, ArgError>,
+    /// The list a sizing argument trims, when the payload states no window of its own.
+    pub window: Option<ListWindow>,
+}
+
+/// How a tool's answer states the window of a list the endpoint sizes by an argument, so an
+/// assistant knows what was left out and how to ask for more (spec 4.4's `window` block).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ListWindow {
+    /// The payload's list.
+    pub list: &'static str,
+    /// The payload field holding how many rows there are in all, when it has one.
+    pub total: Option<&'static str>,
+    /// How to ask for more.
+    pub widen: &'static str,
+}
+
+const fn window(
+    list: &'static str,
+    total: Option<&'static str>,
+    widen: &'static str,
+) -> Option<ListWindow> {
+    Some(ListWindow { list, total, widen })
 }
 
 impl ToolSpec {
@@ -295,6 +317,7 @@ pub static TOOLS: &[ToolSpec] = &[
             TICKERS_BATCH,
         ],
         route: routes::iv_rank,
+        window: None,
     },
     ToolSpec {
         name: "get_volatility_cone",
@@ -315,6 +338,7 @@ pub static TOOLS: &[ToolSpec] = &[
             ),
         ],
         route: routes::volatility_cone,
+        window: None,
     },
     ToolSpec {
         name: "get_volatility_risk_premium",
@@ -344,6 +368,11 @@ pub static TOOLS: &[ToolSpec] = &[
             ),
         ],
         route: routes::vrp,
+        window: window(
+            "timeseries",
+            None,
+            "view=timeseries: lookback_days reaches back up to 504 sessions",
+        ),
     },
     ToolSpec {
         name: "get_term_structure",
@@ -352,8 +381,22 @@ pub static TOOLS: &[ToolSpec] = &[
                 slope and whether the curve is in contango or backwardation. Use it for event \
                 premia and calendar-spread questions.",
         endpoints: &["term-structure"],
-        args: &[TICKER],
+        args: &[
+            TICKER,
+            arg(
+                "num_expirations",
+                ArgKind::Integer { min: 1, max: 20 },
+                false,
+                Some("8"),
+                "Listed expirations returned, nearest first.",
+            ),
+        ],
         route: routes::term_structure,
+        window: window(
+            "term_structure",
+            None,
+            "num_expirations returns up to 20 expirations",
+        ),
     },
     ToolSpec {
         name: "find_iv_opportunities",
@@ -376,6 +419,7 @@ pub static TOOLS: &[ToolSpec] = &[
             ),
         ],
         route: routes::iv_opportunities,
+        window: None,
     },
     ToolSpec {
         name: "get_vix_snapshot",
@@ -386,6 +430,7 @@ pub static TOOLS: &[ToolSpec] = &[
         endpoints: &["vix"],
         args: &[],
         route: routes::vix,
+        window: None,
     },
     ToolSpec {
         name: "get_monies_surface",
@@ -405,6 +450,7 @@ pub static TOOLS: &[ToolSpec] = &[
             ),
         ],
         route: routes::monies,
+        window: None,
     },
     ToolSpec {
         name: "get_options_chain",
@@ -433,6 +479,7 @@ pub static TOOLS: &[ToolSpec] = &[
             ),
         ],
         route: routes::chain,
+        window: None,
     },
     ToolSpec {
         name: "get_expirations",
@@ -442,6 +489,7 @@ pub static TOOLS: &[ToolSpec] = &[
         endpoints: &["expirations"],
         args: &[TICKER],
         route: routes::expirations,
+        window: None,
     },
     ToolSpec {
         name: "get_options_by_delta",
@@ -472,6 +520,7 @@ pub static TOOLS: &[ToolSpec] = &[
             EXPIRATION,
         ],
         route: routes::options_by_delta,
+        window: None,
     },
     ToolSpec {
         name: "get_stock_price",
@@ -481,6 +530,7 @@ pub static TOOLS: &[ToolSpec] = &[
         endpoints: &["stock"],
         args: &[TICKER],
         route: routes::stock,
+        window: None,
     },
     ToolSpec {
         name: "get_historical_chain",
@@ -506,6 +556,7 @@ pub static TOOLS: &[ToolSpec] = &[
             ),
         ],
         route: routes::historical_chain,
+        window: None,
     },
     ToolSpec {
         name: "simulate_option_chain",
@@ -555,6 +606,7 @@ pub static TOOLS: &[ToolSpec] = &[
             ),
         ],
         route: routes::simulate_chain,
+        window: None,
     },
     ToolSpec {
         name: "search_tickers",
@@ -579,6 +631,7 @@ pub static TOOLS: &[ToolSpec] = &[
             ),
         ],
         route: routes::search,
+        window: window("results", None, "limit returns up to 20 matches"),
     },
     ToolSpec {
         name: "calculate_expected_move",
@@ -589,6 +642,7 @@ pub static TOOLS: &[ToolSpec] = &[
         endpoints: &["expected-move", "expected-move-batch"],
         args: &[TICKER_OR_BATCH, EXPIRATION, TICKERS_BATCH],
         route: routes::expected_move,
+        window: None,
     },
     ToolSpec {
         name: "get_greeks_heatmap",
@@ -617,6 +671,7 @@ pub static TOOLS: &[ToolSpec] = &[
             ),
         ],
         route: routes::greeks_heatmap,
+        window: None,
     },
     ToolSpec {
         name: "get_charm_exposure",
@@ -627,6 +682,7 @@ pub static TOOLS: &[ToolSpec] = &[
         endpoints: &["charm"],
         args: &[TICKER, EXPIRATION],
         route: routes::charm,
+        window: None,
     },
     ToolSpec {
         name: "get_third_order_greeks",
@@ -636,6 +692,7 @@ pub static TOOLS: &[ToolSpec] = &[
         endpoints: &["third-order-greeks"],
         args: &[TICKER, EXPIRATION],
         route: routes::third_order_greeks,
+        window: None,
     },
     ToolSpec {
         name: "calculate_portfolio_greeks",
@@ -646,6 +703,7 @@ pub static TOOLS: &[ToolSpec] = &[
         endpoints: &["portfolio-greeks"],
         args: &[POSITIONS],
         route: routes::portfolio_greeks,
+        window: None,
     },
     ToolSpec {
         name: "calculate_probability_of_profit",
@@ -685,6 +743,7 @@ pub static TOOLS: &[ToolSpec] = &[
             ),
         ],
         route: routes::pop,
+        window: None,
     },
     ToolSpec {
         name: "get_gex",
@@ -715,6 +774,7 @@ pub static TOOLS: &[ToolSpec] = &[
             DETAIL,
         ],
         route: routes::gex,
+        window: None,
     },
     ToolSpec {
         name: "get_cross_index_gex",
@@ -730,6 +790,7 @@ pub static TOOLS: &[ToolSpec] = &[
             "Index ETFs to compare",
         )],
         route: routes::cross_index_gex,
+        window: None,
     },
     ToolSpec {
         name: "get_zero_dte",
@@ -750,6 +811,7 @@ pub static TOOLS: &[ToolSpec] = &[
             DETAIL,
         ],
         route: routes::zero_dte,
+        window: None,
     },
     ToolSpec {
         name: "get_max_pain",
@@ -759,6 +821,7 @@ pub static TOOLS: &[ToolSpec] = &[
         endpoints: &["max-pain"],
         args: &[TICKER, EXPIRATION],
         route: routes::max_pain,
+        window: None,
     },
     ToolSpec {
         name: "get_volume_profile",
@@ -768,6 +831,7 @@ pub static TOOLS: &[ToolSpec] = &[
         endpoints: &["volume-profile"],
         args: &[TICKER, EXPIRATION],
         route: routes::volume_profile,
+        window: None,
     },
     ToolSpec {
         name: "get_options_flow",
@@ -789,6 +853,7 @@ pub static TOOLS: &[ToolSpec] = &[
             DETAIL,
         ],
         route: routes::flow,
+        window: None,
     },
     ToolSpec {
         name: "get_smart_money_flow",
@@ -798,6 +863,7 @@ pub static TOOLS: &[ToolSpec] = &[
         endpoints: &["smart-money"],
         args: &[TICKER],
         route: routes::smart_money,
+        window: None,
     },
     ToolSpec {
         name: "scan_volatility_arb",
@@ -807,6 +873,7 @@ pub static TOOLS: &[ToolSpec] = &[
         endpoints: &["vol-arb-scan"],
         args: &[],
         route: routes::vol_arb_scan,
+        window: None,
     },
     ToolSpec {
         name: "screen_market",
@@ -862,6 +929,11 @@ pub static TOOLS: &[ToolSpec] = &[
             ),
         ],
         route: routes::screen,
+        window: window(
+            "results",
+            Some("total_matches"),
+            "limit returns up to 200 rows",
+        ),
     },
     ToolSpec {
         name: "get_market_overview",
@@ -872,6 +944,7 @@ pub static TOOLS: &[ToolSpec] = &[
         endpoints: &["market-overview"],
         args: &[],
         route: routes::market_overview,
+        window: None,
     },
     ToolSpec {
         name: "scan_relative_value",
@@ -906,6 +979,11 @@ pub static TOOLS: &[ToolSpec] = &[
             ),
         ],
         route: routes::relative_value_scan,
+        window: window(
+            "results",
+            Some("total_matches"),
+            "limit returns up to 50 rows; a lower threshold lists more names",
+        ),
     },
     ToolSpec {
         name: "get_earnings_calendar",
@@ -935,6 +1013,11 @@ pub static TOOLS: &[ToolSpec] = &[
             ),
         ],
         route: routes::earnings_calendar,
+        window: window(
+            "earnings",
+            Some("total_count"),
+            "days_ahead covers up to 90 days",
+        ),
     },
     ToolSpec {
         name: "get_economic_calendar",
@@ -959,6 +1042,7 @@ pub static TOOLS: &[ToolSpec] = &[
             ),
         ],
         route: routes::economic_calendar,
+        window: None,
     },
     ToolSpec {
         name: "analyze_earnings_history",
@@ -968,6 +1052,7 @@ pub static TOOLS: &[ToolSpec] = &[
         endpoints: &["earnings-history"],
         args: &[TICKER],
         route: routes::earnings_history,
+        window: None,
     },
     ToolSpec {
         name: "get_earnings_move_analysis",
@@ -1011,6 +1096,7 @@ pub static TOOLS: &[ToolSpec] = &[
             ),
         ],
         route: routes::earnings_move_analysis,
+        window: None,
     },
     ToolSpec {
         name: "get_ticker_analytics",
@@ -1080,6 +1166,7 @@ pub static TOOLS: &[ToolSpec] = &[
             ),
         ],
         route: routes::ticker_analytics,
+        window: window("timeseries", None, "days reaches back up to 1000 sessions"),
     },
     ToolSpec {
         name: "get_orats_cores",
@@ -1100,6 +1187,7 @@ pub static TOOLS: &[ToolSpec] = &[
             ),
         ],
         route: routes::cores,
+        window: None,
     },
     ToolSpec {
         name: "build_strategy",
@@ -1147,6 +1235,7 @@ pub static TOOLS: &[ToolSpec] = &[
             ),
         ],
         route: routes::build_strategy,
+        window: None,
     },
     ToolSpec {
         name: "analyze_strategy",
@@ -1169,6 +1258,7 @@ pub static TOOLS: &[ToolSpec] = &[
             ),
         ],
         route: routes::analyze_strategy,
+        window: None,
     },
     ToolSpec {
         name: "optimize_strategy",
@@ -1201,6 +1291,7 @@ pub static TOOLS: &[ToolSpec] = &[
             ),
         ],
         route: routes::optimize_strategy,
+        window: None,
     },
     ToolSpec {
         name: "run_scenario_analysis",
@@ -1240,6 +1331,7 @@ pub static TOOLS: &[ToolSpec] = &[
             ),
         ],
         route: routes::scenario_analysis,
+        window: None,
     },
     ToolSpec {
         name: "generate_stress_tests",
@@ -1249,6 +1341,7 @@ pub static TOOLS: &[ToolSpec] = &[
         endpoints: &["stress-tests"],
         args: &[POSITIONS],
         route: routes::stress_tests,
+        window: None,
     },
     ToolSpec {
         name: "get_hedge_recommendations",
@@ -1277,6 +1370,7 @@ pub static TOOLS: &[ToolSpec] = &[
             ),
         ],
         route: routes::hedge_recommendations,
+        window: None,
     },
     ToolSpec {
         name: "help",
@@ -1294,5 +1388,6 @@ pub static TOOLS: &[ToolSpec] = &[
              limits).",
         )],
         route: routes::help,
+        window: None,
     },
 ];

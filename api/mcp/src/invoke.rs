@@ -13,7 +13,7 @@ use axum::http::{HeaderValue, Method, Request, StatusCode};
 use serde_json::{Map, Value, json};
 use tower::ServiceExt;
 
-use crate::catalog::{TOOLS, ToolSpec};
+use crate::catalog::{ListWindow, TOOLS, ToolSpec};
 use crate::routes::{Call, Shape, Target};
 use optics_api::registry::{self, DATA_PREFIX};
 
@@ -133,6 +133,9 @@ impl Invoker {
             let mut data = envelope.get("data").cloned().unwrap_or(Value::Null);
             let mut notes = notes;
             apply_shape(call.shape, &mut data, &mut notes);
+            if let Some(window) = tool.window {
+                state_window(window, &mut data);
+            }
             if !notes.is_empty()
                 && let Value::Object(object) = &mut data
             {
@@ -526,6 +529,36 @@ fn apply_shape(shape: Shape, data: &mut Value, notes: &mut Vec<String>) {
     }
 }
 
+/// Adds a `window` block for `window.list` when the payload has none of its own: how many rows
+/// came back, how many there are when the payload says, and how to ask for more.
+fn state_window(window: ListWindow, data: &mut Value) {
+    let Value::Object(object) = data else {
+        return;
+    };
+    if object.contains_key("window") {
+        return;
+    }
+    let Some(returned) = object
+        .get(window.list)
+        .and_then(Value::as_array)
+        .map(Vec::len)
+    else {
+        return;
+    };
+    let total = window
+        .total
+        .and_then(|field| object.get(field))
+        .and_then(Value::as_u64);
+    let block = json!({
+        "list": window.list,
+        "rows_returned": returned,
+        "rows_total": total,
+        "truncated": total.map(|t| t > returned as u64),
+        "more": window.widen,
+    });
+    object.insert("window".into(), block);
+}
+
 /// Most scalar fields quoted in a summary.
 const SUMMARY_SCALARS: usize = 12;
 
@@ -564,16 +597,21 @@ fn summary(tool: &ToolSpec, path: &[(&str, String)], data: &Value, notes: &[Stri
             text.push_str("; ");
             text.push_str(&lists.join(", "));
         }
-        if let Some(window) = object.get("window") {
+        if let Some(window) = object.get("window").or_else(|| object.get("strike_window")) {
             let total = window.get("rows_total").and_then(Value::as_u64);
             let returned = window.get("rows_returned").and_then(Value::as_u64);
-            if let (Some(total), Some(returned)) = (total, returned)
-                && returned < total
-            {
-                text.push_str(&format!(
-                    "; window: {returned} of {total} rows (detail=full or a larger \
-                     strikes_around/limit returns more)"
-                ));
+            let more = window
+                .get("more")
+                .and_then(Value::as_str)
+                .unwrap_or("detail=full or a larger strikes_around/limit returns more");
+            match (returned, total) {
+                (Some(returned), Some(total)) if returned < total => {
+                    text.push_str(&format!("; window: {returned} of {total} rows ({more})"));
+                }
+                (Some(returned), None) => {
+                    text.push_str(&format!("; window: {returned} rows ({more})"));
+                }
+                _ => {}
             }
         }
     }
@@ -673,6 +711,25 @@ mod tests {
         apply_shape(Shape::OneGreek("gamma"), &mut data, &mut notes);
         assert_eq!(data["greek_matrices"], json!({"gamma": [[0.1]]}));
         assert!(notes[0].contains("left out delta"));
+    }
+
+    #[test]
+    fn a_sized_list_states_its_window_unless_the_payload_has_one() {
+        let rule = ListWindow {
+            list: "results",
+            total: Some("total_matches"),
+            widen: "limit returns up to 200 rows",
+        };
+        let mut data = json!({"results": [1, 2], "total_matches": 9});
+        state_window(rule, &mut data);
+        assert_eq!(
+            data["window"],
+            json!({"list": "results", "rows_returned": 2, "rows_total": 9, "truncated": true,
+                   "more": "limit returns up to 200 rows"})
+        );
+        let mut own = json!({"results": [1], "window": {"rows_total": 1}});
+        state_window(rule, &mut own);
+        assert_eq!(own["window"], json!({"rows_total": 1}));
     }
 
     #[test]

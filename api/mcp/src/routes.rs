@@ -149,7 +149,8 @@ pub(crate) fn vrp(args: &Args) -> Result<Call, ArgError> {
 }
 
 pub(crate) fn term_structure(args: &Args) -> Result<Call, ArgError> {
-    Call::with_ticker("term-structure", args)
+    Ok(Call::with_ticker("term-structure", args)?
+        .query("num_expirations", args.integer("num_expirations")?))
 }
 
 pub(crate) fn iv_opportunities(args: &Args) -> Result<Call, ArgError> {
