@@ -751,7 +751,9 @@ pub static TOOLS: &[ToolSpec] = &[
         about: "Dealer gamma exposure: total GEX in dollars per 1% move (and billions), the \
                 gamma flip, call and put walls, GEX by strike and the profile across prices, \
                 under the dealer convention. Compact by default: 25 strikes each side, with a \
-                `window` block saying how many rows exist. Pass `tickers` for several names.",
+                `window` block saying how many rows exist, and by_expiration with each \
+                expiration's totals only (detail=full returns every list). Pass `tickers` for \
+                several names.",
         endpoints: &["gex", "gex-batch"],
         args: &[
             TICKER_OR_BATCH,
@@ -1104,7 +1106,8 @@ pub static TOOLS: &[ToolSpec] = &[
         about: "Per-stock analytics, one view per call: skew, dividends, borrow_rate, \
                 correlation (or correlation against `compare_with`), hv_regimes, \
                 price_context, relative_value, greeks_exposure (dealer delta, gamma, vanna, \
-                charm by strike).",
+                charm and more by strike; each profile kept to 25 strikes each side of the \
+                price).",
         endpoints: &[
             "skew",
             "dividend",

@@ -470,6 +470,9 @@ fn apply_shape(shape: Shape, data: &mut Value, notes: &mut Vec<String>) {
     match shape {
         Shape::AsIs => {}
         Shape::OneGreek(greek) => {
+            if let Some(Value::Object(aggregates)) = data.get_mut("aggregates") {
+                aggregates.retain(|name, _| name == greek);
+            }
             if let Some(Value::Object(matrices)) = data.get_mut("greek_matrices") {
                 let kept = matrices.remove(greek);
                 let left_out: Vec<String> = matrices.keys().cloned().collect();
@@ -478,7 +481,8 @@ fn apply_shape(shape: Shape, data: &mut Value, notes: &mut Vec<String>) {
                     matrices.insert(greek.into(), kept);
                 }
                 notes.push(format!(
-                    "greek_matrices holds {greek} only; left out {} (greek=all returns every one)",
+                    "greek_matrices and aggregates hold {greek} only; left out {} (greek=all \
+                     returns every one)",
                     left_out.join(", ")
                 ));
             }
@@ -506,6 +510,49 @@ fn apply_shape(shape: Shape, data: &mut Value, notes: &mut Vec<String>) {
                 "{kept_total} rows at or above the market cap kept, {dropped} dropped"
             ));
         }
+        Shape::ExpirationTotalsOnly => {
+            let mut trimmed = 0usize;
+            if let Some(Value::Array(expirations)) = data.get_mut("by_expiration") {
+                for expiration in expirations.iter_mut() {
+                    if let Value::Object(row) = expiration {
+                        let before = row.len();
+                        row.retain(|key, value| {
+                            !matches!(value, Value::Array(_)) || key == "expiration"
+                        });
+                        row.remove("window");
+                        trimmed += usize::from(row.len() < before);
+                    }
+                }
+            }
+            if trimmed > 0 {
+                notes.push(format!(
+                    "by_expiration gives each of {trimmed} expirations its totals, flip and \
+                     walls without its per-strike lists; for one expiration's strikes pass \
+                     expiration=<date> with aggregate=false, or detail=full for every list"
+                ));
+            }
+        }
+        Shape::ProfileAroundSpot(each_side) => {
+            let spot = data.get("stock_price").and_then(Value::as_f64);
+            let mut total = 0usize;
+            let mut kept = 0usize;
+            if let (Some(spot), Some(Value::Object(exposures))) = (spot, data.get_mut("exposures"))
+            {
+                for exposure in exposures.values_mut() {
+                    if let Some(Value::Array(profile)) = exposure.get_mut("profile") {
+                        total = total.max(profile.len());
+                        window_around(profile, spot, each_side);
+                        kept = kept.max(profile.len());
+                    }
+                }
+            }
+            if kept < total {
+                notes.push(format!(
+                    "each exposure profile keeps the {each_side} strikes on each side of the \
+                     price: {kept} of {total} strikes (the REST endpoint returns all)"
+                ));
+            }
+        }
         Shape::ZThreshold(threshold) => {
             let z = data.get("z_score").and_then(Value::as_f64);
             let assessment = match z {
@@ -527,6 +574,20 @@ fn apply_shape(shape: Shape, data: &mut Value, notes: &mut Vec<String>) {
             }
         }
     }
+}
+
+/// Keeps the `each_side` rows (sorted by `strike`) below and above `spot`.
+fn window_around(rows: &mut Vec<Value>, spot: f64, each_side: usize) {
+    let strike = |row: &Value| {
+        row.get("strike")
+            .and_then(Value::as_f64)
+            .unwrap_or(f64::NAN)
+    };
+    let first_above = rows.partition_point(|row| strike(row) < spot);
+    let start = first_above.saturating_sub(each_side);
+    let end = (first_above + each_side).min(rows.len());
+    rows.truncate(end);
+    rows.drain(..start);
 }
 
 /// Adds a `window` block for `window.list` when the payload has none of its own: how many rows
@@ -591,6 +652,7 @@ fn summary(tool: &ToolSpec, path: &[(&str, String)], data: &Value, notes: &[Stri
         }
         let lists: Vec<String> = object
             .iter()
+            .filter(|(k, _)| k.as_str() != "tool_notes")
             .filter_map(|(k, v)| v.as_array().map(|rows| format!("{k}: {} rows", rows.len())))
             .collect();
         if !lists.is_empty() {
@@ -600,10 +662,13 @@ fn summary(tool: &ToolSpec, path: &[(&str, String)], data: &Value, notes: &[Stri
         if let Some(window) = object.get("window").or_else(|| object.get("strike_window")) {
             let total = window.get("rows_total").and_then(Value::as_u64);
             let returned = window.get("rows_returned").and_then(Value::as_u64);
-            let more = window
-                .get("more")
-                .and_then(Value::as_str)
-                .unwrap_or("detail=full or a larger strikes_around/limit returns more");
+            let more = window.get("more").and_then(Value::as_str).unwrap_or(
+                if object.contains_key("strike_window") {
+                    "strikes_around=0 returns every strike"
+                } else {
+                    "detail=full or a larger strikes_around/limit returns more"
+                },
+            );
             match (returned, total) {
                 (Some(returned), Some(total)) if returned < total => {
                     text.push_str(&format!("; window: {returned} of {total} rows ({more})"));
@@ -730,6 +795,34 @@ mod tests {
         let mut own = json!({"results": [1], "window": {"rows_total": 1}});
         state_window(rule, &mut own);
         assert_eq!(own["window"], json!({"rows_total": 1}));
+    }
+
+    #[test]
+    fn assistant_sized_exposures_keep_totals_and_the_strikes_near_the_price() {
+        let mut gex = json!({"by_expiration": [
+            {"expiration": "2026-11-20", "total_gex": 1.0, "gex_by_strike": [1, 2], "detailed": [3],
+             "window": {"rows_total": 2}}
+        ]});
+        let mut notes = Vec::new();
+        apply_shape(Shape::ExpirationTotalsOnly, &mut gex, &mut notes);
+        assert_eq!(
+            gex["by_expiration"][0],
+            json!({"expiration": "2026-11-20", "total_gex": 1.0})
+        );
+        assert_eq!(notes.len(), 1);
+
+        let profile: Vec<Value> = (0..100).map(|k| json!({"strike": k as f64})).collect();
+        let mut exposure =
+            json!({"stock_price": 50.5, "exposures": {"gamma": {"profile": profile}}});
+        apply_shape(Shape::ProfileAroundSpot(3), &mut exposure, &mut notes);
+        let kept: Vec<f64> = exposure["exposures"]["gamma"]["profile"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["strike"].as_f64().unwrap())
+            .collect();
+        assert_eq!(kept, vec![48.0, 49.0, 50.0, 51.0, 52.0, 53.0]);
+        assert!(notes[1].contains("6 of 100 strikes"));
     }
 
     #[test]

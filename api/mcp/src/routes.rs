@@ -42,6 +42,11 @@ pub enum Shape {
     MinMarketCap(f64),
     /// `threshold_assessment` added for this |z| threshold.
     ZThreshold(f64),
+    /// `by_expiration` keeps each expiration's totals, flip and walls; its per-strike lists
+    /// (one window per expiration, tens of expirations) are left out.
+    ExpirationTotalsOnly,
+    /// Each `exposures.<greek>.profile` kept to this many strikes on each side of the price.
+    ProfileAroundSpot(usize),
 }
 
 /// A routed tool call: the target, how to shape its payload, and notes for the answer
@@ -297,6 +302,13 @@ pub(crate) fn gex(args: &Args) -> Result<Call, ArgError> {
         Some(tickers) => Call::endpoint("gex-batch").query("tickers", Some(tickers)),
         None => Call::with_ticker("gex", args)?,
     };
+    // Under compact, the per-expiration strike lists (a window for each of tens of
+    // expirations) would dwarf the answer; their totals stay.
+    let call = if detail == Some("full") {
+        call
+    } else {
+        call.shape(Shape::ExpirationTotalsOnly)
+    };
     Ok(call
         .query("expiration", args.text("expiration")?)
         .query("aggregate", aggregate)
@@ -478,7 +490,8 @@ pub(crate) fn ticker_analytics(args: &Args) -> Result<Call, ArgError> {
         let one = expiration.is_some();
         call = call
             .query("expiration", expiration)
-            .query("aggregate", one.then_some(false));
+            .query("aggregate", one.then_some(false))
+            .shape(Shape::ProfileAroundSpot(PROFILE_STRIKES_EACH_SIDE));
     } else if expiration.is_some() {
         ignored.push("expiration");
     }
@@ -497,6 +510,10 @@ pub(crate) fn ticker_analytics(args: &Args) -> Result<Call, ArgError> {
     }
     Ok(call)
 }
+
+/// Strikes kept on each side of the price in each Greek's exposure profile (as gex's compact
+/// window keeps 25).
+pub const PROFILE_STRIKES_EACH_SIDE: usize = 25;
 
 pub(crate) fn cores(args: &Args) -> Result<Call, ArgError> {
     Ok(Call::with_ticker("cores", args)?.query("fields", args.text("fields")?))
