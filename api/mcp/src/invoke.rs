@@ -7,7 +7,10 @@
 //! plan-checked and metered exactly like the REST call, with no HTTP hop.
 
 use axum::Router;
-use axum::body::Body;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use axum::body::{Body, Bytes};
 use axum::http::header::{AUTHORIZATION, CONTENT_TYPE, RETRY_AFTER};
 use axum::http::{HeaderValue, Method, Request, StatusCode};
 use serde_json::{Map, Value, json};
@@ -40,16 +43,46 @@ pub struct Outcome {
     pub text: String,
 }
 
+/// Most answers [`Invoker`] keeps parsed.
+const PARSED_ANSWERS: usize = 512;
+
 /// Calls endpoints through a router.
 #[derive(Debug, Clone)]
 pub struct Invoker {
     router: Router,
+    /// Finished answers by request, with the response body they were made from. The API's
+    /// response cache hands back the same body allocation for the same answer (until the data
+    /// or the clock's second moves), so a body that is pointer-identical to the held one —
+    /// held here, so its allocation cannot be reused — is the same answer, and parsing and
+    /// shaping it again would only repeat the work.
+    parsed: Arc<Mutex<HashMap<String, (Bytes, Outcome)>>>,
 }
 
 impl Invoker {
     /// Tool calls answered by `router` (the service's full router, gate included).
     pub fn new(router: Router) -> Self {
-        Self { router }
+        Self {
+            router,
+            parsed: Arc::default(),
+        }
+    }
+
+    /// The held answer to `key` if it was made from this very `body`.
+    fn held(&self, key: &str, body: &Bytes) -> Option<Outcome> {
+        let parsed = self.parsed.lock().unwrap_or_else(|e| e.into_inner());
+        parsed
+            .get(key)
+            .filter(|(held, _)| held.as_ptr() == body.as_ptr() && held.len() == body.len())
+            .map(|(_, outcome)| outcome.clone())
+    }
+
+    fn hold(&self, key: String, body: Bytes, outcome: &Outcome) {
+        let mut parsed = self.parsed.lock().unwrap_or_else(|e| e.into_inner());
+        if parsed.len() >= PARSED_ANSWERS && !parsed.contains_key(&key) {
+            // Bounded: start over rather than track recency; the next calls refill it.
+            parsed.clear();
+        }
+        parsed.insert(key, (body, outcome.clone()));
     }
 
     /// Runs `tool` with `arguments` for the caller holding `authorization` (the
@@ -123,14 +156,29 @@ impl Invoker {
                 authorization,
             )
             .await;
-        let (status, retry_after, envelope) = match response {
+        let (status, retry_after, bytes) = match response {
             Ok(parts) => parts,
             Err(text) => {
                 return Outcome::error(json!({"status": 500, "error": text}), text);
             }
         };
+        let key = format!(
+            "{}\n{uri}\n{}\n{}",
+            tool.name,
+            body.as_ref().map(Value::to_string).unwrap_or_default(),
+            notes.join("\n")
+        );
+        if status.is_success()
+            && let Some(outcome) = self.held(&key, &bytes)
+        {
+            return outcome;
+        }
+        let envelope = parse_body(&bytes);
         if status.is_success() {
-            let mut data = envelope.get("data").cloned().unwrap_or(Value::Null);
+            let mut data = match envelope {
+                Value::Object(mut object) => object.remove("data").unwrap_or(Value::Null),
+                _ => Value::Null,
+            };
             let mut notes = notes;
             apply_shape(call.shape, &mut data, &mut notes);
             if let Some(window) = tool.window {
@@ -142,11 +190,13 @@ impl Invoker {
                 object.insert("tool_notes".into(), json!(notes));
             }
             let text = summary(tool, path, &data, &notes);
-            return Outcome {
+            let outcome = Outcome {
                 is_error: false,
                 structured: data,
                 text,
             };
+            self.hold(key, bytes, &outcome);
+            return outcome;
         }
         let ticker = path
             .iter()
@@ -258,13 +308,13 @@ impl Invoker {
             &[],
             &[("q", ticker.to_owned()), ("limit", "5".into())],
         );
-        let Ok((status, _, envelope)) = self.send(Method::GET, &uri, None, authorization).await
-        else {
+        let Ok((status, _, bytes)) = self.send(Method::GET, &uri, None, authorization).await else {
             return Vec::new();
         };
         if !status.is_success() {
             return Vec::new();
         }
+        let envelope = parse_body(&bytes);
         let data = &envelope["data"];
         let rows = data
             .get("results")
@@ -290,7 +340,7 @@ impl Invoker {
         uri: &str,
         body: Option<&Value>,
         authorization: Option<&HeaderValue>,
-    ) -> Result<(StatusCode, Option<u64>, Value), String> {
+    ) -> Result<(StatusCode, Option<u64>, Bytes), String> {
         let mut request = Request::builder()
             .method(method)
             .uri(uri)
@@ -320,11 +370,7 @@ impl Invoker {
         let bytes = axum::body::to_bytes(response.into_body(), MAX_PAYLOAD_BYTES)
             .await
             .map_err(|_| "the API's answer was too large to return".to_owned())?;
-        let value = serde_json::from_slice(&bytes).unwrap_or_else(|_| {
-            // Non-JSON answers are the documentation routes (Markdown).
-            Value::String(String::from_utf8_lossy(&bytes).into_owned())
-        });
-        Ok((status, retry_after, value))
+        Ok((status, retry_after, bytes))
     }
 
     /// The `help` tool: the catalog and the served reference.
@@ -337,6 +383,7 @@ impl Invoker {
                 authorization,
             )
             .await
+            .map(|(status, retry, bytes)| (status, retry, parse_body(&bytes)))
         {
             Ok((status, _, Value::String(markdown))) if status.is_success() => markdown,
             Ok((status, _, body)) => {
@@ -432,6 +479,13 @@ impl Outcome {
             text,
         }
     }
+}
+
+/// A response body as JSON; a body that is not JSON (the Markdown of the documentation routes)
+/// as a string.
+fn parse_body(bytes: &Bytes) -> Value {
+    serde_json::from_slice(bytes)
+        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(bytes).into_owned()))
 }
 
 /// `template` (a registry path like `/vrp/{ticker}/timeseries`) with its segments filled and
