@@ -214,6 +214,7 @@ CHOICE_BOUNDS = {
     "compact or full",
     "iron_condor or credit_spread",
     "max_profit, min_loss, risk_reward, probability",
+    "credit, max_profit, min_loss, risk_reward, probability",
     "mean_reversion or pairs",
     "high_iv_rank, low_iv_rank, high_vrp, earnings_this_week, high_skew, steep_contango, "
     "mean_reversion, vol_pairs, decorrelation, unusual_volume, pin_risk, list",
@@ -325,6 +326,9 @@ def choices(bounds):
 
 # Bounds texts that say what optics enforces beyond the records' wording.
 BOUNDS_TEXT = {
+    # `credit` (the net credit, which is a credit structure's max profit) is what the original
+    # service's public assistant client sends by default.
+    ("optimize-strategy", "target"): "credit, max_profit, min_loss, risk_reward, probability",
     ("chain", "strikes_around"): (
         f"0 for the full chain, up to {STRIKES_AROUND_MAX}; a negative count is a 400"
     ),
@@ -340,6 +344,10 @@ def param_kind(endpoint, p):
     """The typed kind of a parameter, from its bounds text and location."""
     b = p["bounds"]
     slug, name = endpoint["slug"], p["name"]
+    shown = bounds_text(endpoint, p)
+    if shown in CHOICE_BOUNDS:
+        items = ", ".join(rust_str(c) for c in choices(shown))
+        return f"ParamKind::Choice(&[{items}])"
     m = re.fullmatch(r"(-?\d+) to (-?\d+)(, clamped)?", b)
     if m:
         return f"ParamKind::Int {{ min: {m[1]}, max: {m[2]} }}"

@@ -282,7 +282,7 @@ const POSITIONS: ArgSpec = arg(
     "Portfolio positions: a JSON array (or a string holding one) of objects {ticker, \
      position_type: STOCK|CALL|PUT, quantity (contracts or shares, negative = short), strike, \
      expiration, entry_price, current_price, delta, gamma, theta, vega, iv (decimal, 0.35)}. \
-     Per-share Greeks as get_options_chain reports them; an iv of 3 or more is read as \
+     Per-share Greeks as get_options_chain reports them; an iv above 5 is read as \
      percentage points and said so in the answer.",
 );
 const DETAIL: ArgSpec = arg(
@@ -718,8 +718,8 @@ pub static TOOLS: &[ToolSpec] = &[
                 true,
                 None,
                 "Legs: a JSON array (or a string holding one) of {option_type: call|put, \
-                 action: buy|sell, strike, premium (dollars per share), iv (decimal 0.35; 3 or \
-                 more is read as points), quantity}.",
+                 action: buy|sell, strike, premium (dollars per share), iv (decimal 0.35; above 5 \
+                 is read as points), quantity}.",
             ),
             arg(
                 "stock_price",

@@ -654,9 +654,9 @@ const NUMERIC_KEYS: &[&str] = &[
     "stock_price",
 ];
 
-/// IVs at or above this are read as percentage points (a decimal IV of 3 is 300%, which no
-/// listed option carries; a 3% IV in points is as implausible the other way).
-pub const IV_POINTS_FROM: f64 = 3.0;
+/// IVs above this are read as percentage points — the API's own rule for leg and position
+/// IVs (a decimal IV of 5 is 500%, which no listed option carries).
+pub const IV_POINTS_ABOVE: f64 = 5.0;
 
 /// Normalises leg or position objects: numeric strings become numbers, enum words take the
 /// case the endpoints document, and an `iv` in percentage points becomes a decimal (noted).
@@ -686,7 +686,7 @@ fn normalise_objects(
             }
         }
         if let Some(iv) = object.get("iv").and_then(Value::as_f64)
-            && iv >= IV_POINTS_FROM
+            && iv > IV_POINTS_ABOVE
         {
             object.insert("iv".into(), json!(iv / 100.0));
             notes.push(format!(

@@ -1446,8 +1446,14 @@ pub(super) static DATA_ENDPOINTS: &[EndpointSpec] = &[
                 location: ParamLocation::Body,
                 required: false,
                 default: Some("max_profit"),
-                bounds: "max_profit, min_loss, risk_reward, probability",
-                kind: ParamKind::Choice(&["max_profit", "min_loss", "risk_reward", "probability"]),
+                bounds: "credit, max_profit, min_loss, risk_reward, probability",
+                kind: ParamKind::Choice(&[
+                    "credit",
+                    "max_profit",
+                    "min_loss",
+                    "risk_reward",
+                    "probability",
+                ]),
             },
             ParamSpec {
                 name: "expiration",

@@ -179,7 +179,10 @@ pub enum StrategyError {
     #[error("unknown strategy_type {0:?}; expected one of {known}", known = builder::STRATEGY_TYPE_NAMES.join(", "))]
     UnknownStrategyType(String),
     /// An unknown optimization target.
-    #[error("unknown target {0:?}; expected max_profit, min_loss, risk_reward or probability")]
+    #[error(
+        "unknown target {0:?}; expected credit (= max_profit), max_profit, min_loss, risk_reward \
+         or probability"
+    )]
     UnknownTarget(String),
 }
 

@@ -65,10 +65,13 @@ pub enum OptimizeTarget {
 }
 
 impl OptimizeTarget {
-    /// Parses `max_profit`, `min_loss`, `risk_reward` or `probability` (any case).
+    /// Parses `max_profit`, `min_loss`, `risk_reward` or `probability` (any case), and
+    /// `credit` (or `max_credit`) for `max_profit`: the structures searched are credit
+    /// structures, whose max profit is their net credit (the original service's public
+    /// assistant client sends `credit` by default).
     pub fn parse(text: &str) -> Result<Self, StrategyError> {
         match text.trim().to_ascii_lowercase().as_str() {
-            "max_profit" => Ok(Self::MaxProfit),
+            "max_profit" | "credit" | "max_credit" => Ok(Self::MaxProfit),
             "min_loss" => Ok(Self::MinLoss),
             "risk_reward" => Ok(Self::RiskReward),
             "probability" => Ok(Self::Probability),

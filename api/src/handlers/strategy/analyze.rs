@@ -2,8 +2,9 @@
 
 use axum::Json;
 use axum::extract::State;
+use optics_compute::pricing::OptionType;
 use optics_compute::strategy::{self, Leg, LegInput, MAX_LEGS, Market};
-use optics_compute::time::years_to_expiry;
+use optics_compute::time::{DAYS_PER_YEAR, years_to_expiry};
 use serde::Deserialize;
 use serde_json::Value;
 use utoipa::ToSchema;
@@ -16,8 +17,8 @@ use crate::state::AppState;
 use crate::ticker::Ticker;
 
 use super::fields::{LegBody, body_ticker};
-use super::market::{chain_market, chain_row};
-use super::record::{analysis_record, option_type_label};
+use super::market::{chain_market, chain_row, open_expirations};
+use super::record::{ChainPricedLeg, ChainPricing, analysis_record, option_type_label};
 use super::{AnalysisRecord, DEFAULT_RATE};
 
 /// The body of `/analyze-strategy`.
@@ -93,6 +94,125 @@ fn fill_chain_ivs(
     Ok(from_chain)
 }
 
+/// What a bare leg's premium came from, when priced from the chain.
+const CHAIN_PRICING_RULE: &str = "legs sent without an expiration take the live chain's \
+nearest expiration with time left; a leg without a premium takes that contract's mid, one \
+without an IV the chain's IV";
+
+/// Legs sent without an expiration (what `BUY 1 C 150` parses to) get the live chain's nearest
+/// expiration with time left, and the contract's mid when they carry no premium (the IV is
+/// filled later, with the other legs', by [`fill_chain_ivs`]). Legs with an expiration are left
+/// as sent. `None` when every leg has its expiration.
+fn price_bare_legs(
+    state: &AppState,
+    ticker: Option<&str>,
+    legs: &mut [LegBody],
+    now: chrono::DateTime<chrono::Utc>,
+) -> Result<Option<ChainPricing>, ApiError> {
+    let Some(first_bare) = legs.iter().position(|leg| leg.expiration.is_none()) else {
+        return Ok(None);
+    };
+    let Some(ticker) = ticker else {
+        return Err(ApiError::bad_request(format!(
+            "legs[{first_bare}].expiration: is required (or send ticker: legs without an \
+             expiration are priced from its live chain's nearest expiration)"
+        )));
+    };
+    let ticker = body_ticker(state, Some(ticker))?;
+    let chain = state.market_data()?.chain(&ticker).ok_or_else(|| {
+        ApiError::upstream(format!(
+            "No live chain for {ticker} to price legs sent without an expiration; send each \
+             leg's expiration and premium"
+        ))
+    })?;
+    let Some(open) = open_expirations(&chain, now).into_iter().next() else {
+        return Err(ApiError::upstream(format!(
+            "The live chain of {ticker} has no expiration with time left to price legs sent \
+             without one"
+        )));
+    };
+    let mut priced = Vec::new();
+    for (index, leg) in legs.iter_mut().enumerate() {
+        if leg.expiration.is_some() {
+            continue;
+        }
+        let Some(strike) = leg.strike.filter(|k| k.is_finite() && *k > 0.0) else {
+            return Err(ApiError::bad_request(format!(
+                "legs[{index}].strike: is required"
+            )));
+        };
+        let kind = leg.kind.clone().or_else(|| leg.option_type.clone());
+        let option_type = match kind.as_deref().map(|k| k.trim().to_ascii_lowercase()) {
+            Some(k) if matches!(k.as_str(), "call" | "c") => OptionType::Call,
+            Some(k) if matches!(k.as_str(), "put" | "p") => OptionType::Put,
+            _ => {
+                return Err(ApiError::bad_request(format!(
+                    "legs[{index}].type: must be CALL or PUT"
+                )));
+            }
+        };
+        let row = chain_row(&chain, open.expiration, strike).ok_or_else(|| {
+            ApiError::bad_request(format!(
+                "legs[{index}].strike: {strike} is not listed for {ticker} on {}; nearest \
+                 listed: {}",
+                open.expiration,
+                nearest_strikes(&chain, open.expiration, strike)
+            ))
+        })?;
+        let (side, label) = match option_type {
+            OptionType::Call => (&row.call, "CALL"),
+            OptionType::Put => (&row.put, "PUT"),
+        };
+        let (premium, premium_source) =
+            match leg.premium {
+                Some(premium) => (premium, "request"),
+                None => {
+                    let mid = side.mid.filter(|m| m.is_finite() && *m >= 0.0).ok_or_else(|| {
+                    ApiError::upstream(format!(
+                        "legs[{index}]: the {} {strike} {} of {ticker} has no two-sided quote \
+                         to price it; send its premium",
+                        open.expiration,
+                        label
+                    ))
+                })?;
+                    (mid, "chain_mid")
+                }
+            };
+        leg.expiration = Some(Value::String(open.expiration.to_string()));
+        leg.premium = Some(premium);
+        priced.push(ChainPricedLeg {
+            leg: index,
+            option_type: label,
+            strike,
+            premium,
+            premium_source,
+            bid: side.bid,
+            ask: side.ask,
+            chain_iv: side.iv,
+        });
+    }
+    Ok(Some(ChainPricing {
+        rule: CHAIN_PRICING_RULE,
+        expiration: open.expiration,
+        days_to_expiration: open.years_to_expiry * DAYS_PER_YEAR,
+        legs: priced,
+    }))
+}
+
+/// The three listed strikes of `expiration` nearest `strike`, ascending, as text.
+fn nearest_strikes(chain: &ChainView, expiration: chrono::NaiveDate, strike: f64) -> String {
+    let mut strikes: Vec<f64> = chain.rows_of(expiration).iter().map(|r| r.strike).collect();
+    strikes.sort_by(|a, b| (a - strike).abs().total_cmp(&(b - strike).abs()));
+    strikes.dedup();
+    let mut nearest: Vec<f64> = strikes.into_iter().take(3).collect();
+    nearest.sort_by(f64::total_cmp);
+    nearest
+        .iter()
+        .map(|k| format!("{k}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// POST /analyze-strategy: the analysis record of caller-supplied legs.
 pub async fn analyze_strategy(
     State(state): State<AppState>,
@@ -101,8 +221,12 @@ pub async fn analyze_strategy(
     let request: AnalyzeRequest = body::parse(body)?;
     let stock_price = request.stock_price;
     let now = state.now();
-    let inputs = required(request.legs, "legs")?
+    let mut legs_body: Vec<LegBody> = required(request.legs, "legs")?
         .non_empty("legs")?
+        .into_iter()
+        .collect();
+    let chain_pricing = price_bare_legs(&state, request.ticker.as_deref(), &mut legs_body, now)?;
+    let inputs = legs_body
         .into_iter()
         .enumerate()
         .map(|(index, leg)| analyze_leg(leg, index, now))
@@ -132,12 +256,14 @@ pub async fn analyze_strategy(
         .validate()
         .map_err(|_| ApiError::upstream(format!("The live price of {ticker} is not usable")))?;
     let analysis = strategy::analyze(&legs, &market)?;
-    Ok(ok(analysis_record(
+    let mut record = analysis_record(
         ticker.as_str(),
         request.name.as_deref(),
         &legs,
         &chain_iv,
         &market,
         &analysis,
-    )))
+    );
+    record.priced_from_chain = chain_pricing;
+    Ok(ok(record))
 }

@@ -136,6 +136,45 @@ pub struct AnalysisRecord {
     pub rate: f64,
     /// Continuously compounded dividend (carry) yield used, decimal.
     pub dividend_yield: f64,
+    /// analyze-strategy only, when legs came without an expiration: the expiration and the
+    /// chain prices they were given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub priced_from_chain: Option<ChainPricing>,
+}
+
+/// How legs sent without an expiration (`BUY 1 C 150`) were priced from the live chain.
+#[derive(Debug, Clone, Serialize)]
+pub struct ChainPricing {
+    /// The rule applied.
+    pub rule: &'static str,
+    /// The expiration they were given: the nearest listed one with time left.
+    pub expiration: NaiveDate,
+    /// Calendar days to it (fractional, to the session's close).
+    pub days_to_expiration: f64,
+    /// Each leg so priced.
+    pub legs: Vec<ChainPricedLeg>,
+}
+
+/// One leg priced from the chain.
+#[derive(Debug, Clone, Serialize)]
+pub struct ChainPricedLeg {
+    /// Its index in `legs`.
+    pub leg: usize,
+    /// CALL or PUT.
+    #[serde(rename = "type")]
+    pub option_type: &'static str,
+    /// Strike, dollars.
+    pub strike: f64,
+    /// The premium used, dollars per share.
+    pub premium: f64,
+    /// `chain_mid`, or `request` when the leg carried its own premium.
+    pub premium_source: &'static str,
+    /// The chain's bid and ask, dollars per share.
+    pub bid: Option<f64>,
+    /// See `bid`.
+    pub ask: Option<f64>,
+    /// The chain's IV of the contract, decimal (used unless the leg sent its own).
+    pub chain_iv: Option<f64>,
 }
 
 /// Builds the record from an analysis.
@@ -182,6 +221,7 @@ pub(crate) fn analysis_record(
         },
         rate: market.rate,
         dividend_yield: market.dividend_yield,
+        priced_from_chain: None,
     }
 }
 
