@@ -52,13 +52,14 @@ use chrono::NaiveDate;
 use chrono::{Datelike, TimeZone};
 use http_body_util::{BodyExt, Empty};
 use hyper::Request;
-use hyper_util::rt::TokioIo;
 use optics_api::market::{ChainView, Coverage, ExposureView, FlowView};
 use optics_api::{ApiError, AppState, MarketDataReader, ReadFuture, Ticker, VolSeries, router};
 use optics_compute::time::ManualClock;
 use optics_schemas::{ChainRow, VolDailyRow};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpListener;
 
+#[path = "support/loopback.rs"]
+mod loopback;
 #[path = "support/market.rs"]
 mod market;
 use market::{BenchMarket, HISTORY_SESSIONS};
@@ -74,13 +75,7 @@ fn setting(name: &str, default: u64) -> u64 {
 type Sender = hyper::client::conn::http1::SendRequest<Empty<Bytes>>;
 
 async fn connect(addr: SocketAddr) -> Sender {
-    let stream = TcpStream::connect(addr).await.expect("connect to loopback");
-    stream.set_nodelay(true).expect("TCP_NODELAY");
-    let (sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-        .await
-        .expect("HTTP/1 handshake");
-    tokio::spawn(connection);
-    sender
+    loopback::connect(addr).await
 }
 
 /// A route's path and whether its requests send `Accept-Encoding: gzip`.

@@ -12,7 +12,6 @@
 //!
 //! Figures print; nothing asserts on time. Only loopback is used.
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -20,15 +19,17 @@ use axum::body::{Body, Bytes};
 use axum::http::{Method, Request};
 use chrono::TimeZone;
 use http_body_util::{BodyExt, Full};
-use hyper_util::rt::TokioIo;
 use optics_api::{AppState, router};
 use optics_compute::time::ManualClock;
 use optics_mcp::OpticsTools;
 use optics_mcp::invoke::{SERVICE_CLIENT, SERVICE_CLIENT_HEADER};
+use optics_tests::bench::median;
 use serde_json::json;
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpListener;
 use tower::ServiceExt;
 
+#[path = "../../benches/support/loopback.rs"]
+mod loopback;
 #[allow(dead_code)]
 #[path = "../../benches/support/market.rs"]
 mod market;
@@ -44,11 +45,9 @@ fn calls() -> usize {
         .unwrap_or(2_000)
 }
 
-async fn median_of<F, Fut>(calls: usize, mut call: F) -> (Duration, usize)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = usize>,
-{
+/// The median of `calls` sequential calls after `calls / 10` warm-up calls, and the size of
+/// the last answer in bytes.
+async fn median_of(calls: usize, mut call: impl AsyncFnMut() -> usize) -> (Duration, usize) {
     let mut bytes = 0;
     for _ in 0..calls / 10 {
         bytes = call().await;
@@ -59,21 +58,10 @@ where
         bytes = call().await;
         samples.push(started.elapsed());
     }
-    samples.sort_unstable();
-    (samples[samples.len() / 2], bytes)
+    (median(samples), bytes)
 }
 
 type Sender = hyper::client::conn::http1::SendRequest<Full<Bytes>>;
-
-async fn connect(addr: SocketAddr) -> Sender {
-    let stream = TcpStream::connect(addr).await.expect("connect to loopback");
-    stream.set_nodelay(true).expect("TCP_NODELAY");
-    let (sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-        .await
-        .expect("HTTP/1 handshake");
-    tokio::spawn(connection);
-    sender
-}
 
 async fn send(sender: &mut Sender, request: Request<Full<Bytes>>) -> usize {
     sender.ready().await.expect("connection ready");
@@ -86,26 +74,6 @@ async fn send(sender: &mut Sender, request: Request<Full<Bytes>>) -> usize {
         .expect("body")
         .to_bytes()
         .len()
-}
-
-/// [`median_of`] for requests on one connection.
-async fn median_over(
-    sender: &mut Sender,
-    calls: usize,
-    request: impl Fn() -> Request<Full<Bytes>>,
-) -> (Duration, usize) {
-    let mut bytes = 0;
-    for _ in 0..calls / 10 {
-        bytes = send(sender, request()).await;
-    }
-    let mut samples = Vec::with_capacity(calls);
-    for _ in 0..calls {
-        let started = Instant::now();
-        bytes = send(sender, request()).await;
-        samples.push(started.elapsed());
-    }
-    samples.sort_unstable();
-    (samples[samples.len() / 2], bytes)
 }
 
 fn report(label: &str, rest: (Duration, usize), tool: (Duration, usize)) {
@@ -138,33 +106,27 @@ fn main() {
         let tools = OpticsTools::per_request(app.clone());
 
         // In process.
-        let rest = median_of(calls, || {
-            let app = app.clone();
-            async move {
-                let request = Request::get(GEX_PATH)
-                    .header(SERVICE_CLIENT_HEADER, SERVICE_CLIENT)
-                    .body(Body::empty())
-                    .expect("request");
-                let response = app.oneshot(request).await.expect("response");
-                assert!(response.status().is_success());
-                axum::body::to_bytes(response.into_body(), usize::MAX)
-                    .await
-                    .expect("body")
-                    .len()
-            }
+        let rest = median_of(calls, async || {
+            let request = Request::get(GEX_PATH)
+                .header(SERVICE_CLIENT_HEADER, SERVICE_CLIENT)
+                .body(Body::empty())
+                .expect("request");
+            let response = app.clone().oneshot(request).await.expect("response");
+            assert!(response.status().is_success());
+            axum::body::to_bytes(response.into_body(), usize::MAX)
+                .await
+                .expect("body")
+                .len()
         })
         .await;
-        let tool = median_of(calls, || {
-            let tools = tools.clone();
-            async move {
-                let arguments = json!({"ticker": "SPY"}).as_object().cloned();
-                let result = tools
-                    .call("get_gex", arguments, None)
-                    .await
-                    .expect("tool call");
-                assert_ne!(result.is_error, Some(true), "{:?}", result.content);
-                serde_json::to_vec(&result).expect("serialise").len()
-            }
+        let tool = median_of(calls, async || {
+            let arguments = json!({"ticker": "SPY"}).as_object().cloned();
+            let result = tools
+                .call("get_gex", arguments, None)
+                .await
+                .expect("tool call");
+            assert_ne!(result.is_error, Some(true), "{:?}", result.content);
+            serde_json::to_vec(&result).expect("serialise").len()
         })
         .await;
         report("in process    ", rest, tool);
@@ -179,14 +141,15 @@ fn main() {
             .expect("bind loopback");
         let addr = listener.local_addr().expect("address");
         tokio::spawn(async move { axum::serve(listener, served).await });
-        let mut rest_sender = connect(addr).await;
-        let mut tool_sender = connect(addr).await;
-        let rest = median_over(&mut rest_sender, calls, || {
-            Request::get(GEX_PATH)
+        let mut rest_sender: Sender = loopback::connect(addr).await;
+        let mut tool_sender: Sender = loopback::connect(addr).await;
+        let rest = median_of(calls, async || {
+            let request = Request::get(GEX_PATH)
                 .header("host", "127.0.0.1")
                 .header(SERVICE_CLIENT_HEADER, SERVICE_CLIENT)
                 .body(Full::new(Bytes::new()))
-                .expect("request")
+                .expect("request");
+            send(&mut rest_sender, request).await
         })
         .await;
         let call = json!({
@@ -194,8 +157,8 @@ fn main() {
             "params": {"name": "get_gex", "arguments": {"ticker": "SPY"}}
         })
         .to_string();
-        let tool = median_over(&mut tool_sender, calls, || {
-            Request::builder()
+        let tool = median_of(calls, async || {
+            let request = Request::builder()
                 .method(Method::POST)
                 .uri(optics_mcp::MCP_PATH)
                 .header("host", "127.0.0.1")
@@ -203,7 +166,8 @@ fn main() {
                 .header("accept", "application/json, text/event-stream")
                 .header("mcp-protocol-version", "2025-06-18")
                 .body(Full::new(Bytes::from(call.clone())))
-                .expect("request")
+                .expect("request");
+            send(&mut tool_sender, request).await
         })
         .await;
         report("over loopback ", rest, tool);

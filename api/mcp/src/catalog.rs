@@ -287,7 +287,7 @@ const POSITIONS: ArgSpec = arg(
 );
 const DETAIL: ArgSpec = arg(
     "detail",
-    ArgKind::Choice(&["compact", "full"]),
+    ArgKind::Choice(routes::DETAILS),
     false,
     Some("\"compact\""),
     "compact (default for tools) trims the per-strike or per-trade rows to a window; full \
@@ -361,7 +361,7 @@ pub static TOOLS: &[ToolSpec] = &[
             ),
             arg(
                 "view",
-                ArgKind::Choice(&["current", "timeseries", "expirations"]),
+                ArgKind::Choice(routes::VRP_VIEWS),
                 false,
                 Some("\"current\""),
                 "Which answer: current, timeseries or expirations.",
@@ -443,7 +443,7 @@ pub static TOOLS: &[ToolSpec] = &[
             TICKER,
             arg(
                 "surface",
-                ArgKind::Choice(&["implied", "forecast", "comparison"]),
+                ArgKind::Choice(routes::MONIES_SURFACES),
                 false,
                 Some("\"implied\""),
                 "implied, forecast or comparison.",
@@ -512,7 +512,7 @@ pub static TOOLS: &[ToolSpec] = &[
             ),
             arg(
                 "option_type",
-                ArgKind::Choice(&["call", "put"]),
+                ArgKind::Choice(routes::OPTION_TYPES),
                 false,
                 Some("\"call\""),
                 "call or put.",
@@ -655,16 +655,14 @@ pub static TOOLS: &[ToolSpec] = &[
             TICKER,
             arg(
                 "greek",
-                ArgKind::Choice(&[
-                    "delta", "gamma", "theta", "vega", "rho", "charm", "vanna", "iv", "all",
-                ]),
+                ArgKind::Choice(routes::HEATMAP_GREEKS),
                 false,
                 Some("\"delta\""),
                 "Which matrix to return; all returns every one (large).",
             ),
             arg(
                 "option_type",
-                ArgKind::Choice(&["calls", "puts"]),
+                ArgKind::Choice(routes::HEATMAP_SIDES),
                 false,
                 Some("\"calls\""),
                 "calls or puts.",
@@ -957,7 +955,7 @@ pub static TOOLS: &[ToolSpec] = &[
         args: &[
             arg(
                 "view",
-                ArgKind::Choice(&["mean_reversion", "pairs"]),
+                ArgKind::Choice(routes::RELATIVE_VALUE_VIEWS),
                 false,
                 Some("\"mean_reversion\""),
                 "mean_reversion or pairs.",
@@ -1076,15 +1074,7 @@ pub static TOOLS: &[ToolSpec] = &[
             TICKER,
             arg(
                 "analysis",
-                ArgKind::Choice(&[
-                    "mispricing",
-                    "historical_moves",
-                    "expected_vs_actual",
-                    "verdict",
-                    "seasonality",
-                    "post_drift",
-                    "iv_crush",
-                ]),
+                ArgKind::Choice(routes::EARNINGS_ANALYSES),
                 false,
                 Some("\"mispricing\""),
                 "Which view.",
@@ -1123,16 +1113,7 @@ pub static TOOLS: &[ToolSpec] = &[
             TICKER,
             arg(
                 "analysis",
-                ArgKind::Choice(&[
-                    "skew",
-                    "dividends",
-                    "borrow_rate",
-                    "correlation",
-                    "hv_regimes",
-                    "price_context",
-                    "relative_value",
-                    "greeks_exposure",
-                ]),
+                ArgKind::Choice(routes::TICKER_ANALYSES),
                 true,
                 None,
                 "Which view.",
@@ -1281,13 +1262,7 @@ pub static TOOLS: &[ToolSpec] = &[
             ),
             arg(
                 "target",
-                ArgKind::Choice(&[
-                    "credit",
-                    "max_profit",
-                    "min_loss",
-                    "risk_reward",
-                    "probability",
-                ]),
+                ArgKind::Choice(routes::OPTIMIZE_TARGETS),
                 false,
                 Some("\"credit\""),
                 "What to maximise.",

@@ -8,7 +8,58 @@
 
 use serde_json::{Map, Value, json};
 
+use optics_compute::strategy::IV_PERCENT_THRESHOLD;
+
 use crate::args::{ArgError, Args, JsonList};
+
+// The words each multi-choice argument takes: one list serves the schema ([`crate::catalog`])
+// and the route that reads it.
+
+/// `get_volatility_risk_premium`'s `view`.
+pub const VRP_VIEWS: &[&str] = &["current", "timeseries", "expirations"];
+/// `get_monies_surface`'s `surface`.
+pub const MONIES_SURFACES: &[&str] = &["implied", "forecast", "comparison"];
+/// `get_options_by_delta`'s `option_type`.
+pub const OPTION_TYPES: &[&str] = &["call", "put"];
+/// `get_greeks_heatmap`'s `greek` (`all`: every matrix).
+pub const HEATMAP_GREEKS: &[&str] = &[
+    "delta", "gamma", "theta", "vega", "rho", "charm", "vanna", "iv", "all",
+];
+/// `get_greeks_heatmap`'s `option_type`.
+pub const HEATMAP_SIDES: &[&str] = &["calls", "puts"];
+/// The compact-window `detail` of gex, zero-dte and flow.
+pub const DETAILS: &[&str] = &["compact", "full"];
+/// `scan_relative_value`'s `view`.
+pub const RELATIVE_VALUE_VIEWS: &[&str] = &["mean_reversion", "pairs"];
+/// `get_earnings_move_analysis`'s `analysis`.
+pub const EARNINGS_ANALYSES: &[&str] = &[
+    "mispricing",
+    "historical_moves",
+    "expected_vs_actual",
+    "verdict",
+    "seasonality",
+    "post_drift",
+    "iv_crush",
+];
+/// `get_ticker_analytics`'s `analysis`.
+pub const TICKER_ANALYSES: &[&str] = &[
+    "skew",
+    "dividends",
+    "borrow_rate",
+    "correlation",
+    "hv_regimes",
+    "price_context",
+    "relative_value",
+    "greeks_exposure",
+];
+/// `optimize_strategy`'s `target` (`credit` is the endpoint's max_profit).
+pub const OPTIMIZE_TARGETS: &[&str] = &[
+    "credit",
+    "max_profit",
+    "min_loss",
+    "risk_reward",
+    "probability",
+];
 
 /// What a tool call becomes.
 #[derive(Debug, Clone, PartialEq)]
@@ -136,9 +187,7 @@ pub(crate) fn volatility_cone(args: &Args) -> Result<Call, ArgError> {
 }
 
 pub(crate) fn vrp(args: &Args) -> Result<Call, ArgError> {
-    let view = args
-        .choice("view", &["current", "timeseries", "expirations"])?
-        .unwrap_or("current");
+    let view = args.choice("view", VRP_VIEWS)?.unwrap_or("current");
     let lookback = args.integer("lookback_days")?;
     Ok(match view {
         "timeseries" => Call::with_ticker("vrp-timeseries", args)?.query("lookback_days", lookback),
@@ -173,10 +222,8 @@ pub(crate) fn vix(_: &Args) -> Result<Call, ArgError> {
 }
 
 pub(crate) fn monies(args: &Args) -> Result<Call, ArgError> {
-    Ok(Call::with_ticker("monies", args)?.query(
-        "surface",
-        args.choice("surface", &["implied", "forecast", "comparison"])?,
-    ))
+    Ok(Call::with_ticker("monies", args)?
+        .query("surface", args.choice("surface", MONIES_SURFACES)?))
 }
 
 pub(crate) fn chain(args: &Args) -> Result<Call, ArgError> {
@@ -192,7 +239,7 @@ pub(crate) fn expirations(args: &Args) -> Result<Call, ArgError> {
 pub(crate) fn options_by_delta(args: &Args) -> Result<Call, ArgError> {
     Ok(ticker_expiration("options-by-delta", args)?
         .query("delta", args.number("target_delta")?.map(f64::abs))
-        .query("option_type", args.choice("option_type", &["call", "put"])?))
+        .query("option_type", args.choice("option_type", OPTION_TYPES)?))
 }
 
 pub(crate) fn stock(args: &Args) -> Result<Call, ArgError> {
@@ -238,18 +285,9 @@ pub(crate) fn expected_move(args: &Args) -> Result<Call, ArgError> {
 }
 
 pub(crate) fn greeks_heatmap(args: &Args) -> Result<Call, ArgError> {
-    let greek = args
-        .choice(
-            "greek",
-            &[
-                "delta", "gamma", "theta", "vega", "rho", "charm", "vanna", "iv", "all",
-            ],
-        )?
-        .unwrap_or("delta");
-    let call = Call::with_ticker("greeks-heatmap", args)?.query(
-        "option_type",
-        args.choice("option_type", &["calls", "puts"])?,
-    );
+    let greek = args.choice("greek", HEATMAP_GREEKS)?.unwrap_or("delta");
+    let call = Call::with_ticker("greeks-heatmap", args)?
+        .query("option_type", args.choice("option_type", HEATMAP_SIDES)?);
     Ok(match greek {
         "all" => call,
         one => call.shape(Shape::OneGreek(one)),
@@ -295,7 +333,7 @@ pub(crate) fn pop(args: &Args) -> Result<Call, ArgError> {
 }
 
 pub(crate) fn gex(args: &Args) -> Result<Call, ArgError> {
-    let detail = args.choice("detail", &["compact", "full"])?;
+    let detail = args.choice("detail", DETAILS)?;
     let strikes = args.integer("strikes_around")?;
     let aggregate = args.boolean("aggregate")?;
     let call = match args.symbol_list("tickers")? {
@@ -323,7 +361,7 @@ pub(crate) fn cross_index_gex(args: &Args) -> Result<Call, ArgError> {
 pub(crate) fn zero_dte(args: &Args) -> Result<Call, ArgError> {
     Ok(Call::with_ticker("zero-dte", args)?
         .query("strikes_around", args.integer("strikes_around")?)
-        .query("detail", args.choice("detail", &["compact", "full"])?))
+        .query("detail", args.choice("detail", DETAILS)?))
 }
 
 pub(crate) fn max_pain(args: &Args) -> Result<Call, ArgError> {
@@ -337,7 +375,7 @@ pub(crate) fn volume_profile(args: &Args) -> Result<Call, ArgError> {
 pub(crate) fn flow(args: &Args) -> Result<Call, ArgError> {
     Ok(Call::with_ticker("flow", args)?
         .query("limit", args.integer("limit")?)
-        .query("detail", args.choice("detail", &["compact", "full"])?))
+        .query("detail", args.choice("detail", DETAILS)?))
 }
 
 pub(crate) fn smart_money(args: &Args) -> Result<Call, ArgError> {
@@ -368,7 +406,7 @@ pub(crate) fn market_overview(_: &Args) -> Result<Call, ArgError> {
 
 pub(crate) fn relative_value_scan(args: &Args) -> Result<Call, ArgError> {
     Ok(Call::endpoint("relative-value-scan")
-        .query("view", args.choice("view", &["mean_reversion", "pairs"])?)
+        .query("view", args.choice("view", RELATIVE_VALUE_VIEWS)?)
         .query("limit", args.integer("limit")?)
         .query("threshold", args.number("threshold")?))
 }
@@ -408,18 +446,7 @@ pub(crate) fn earnings_history(args: &Args) -> Result<Call, ArgError> {
 
 pub(crate) fn earnings_move_analysis(args: &Args) -> Result<Call, ArgError> {
     let analysis = args
-        .choice(
-            "analysis",
-            &[
-                "mispricing",
-                "historical_moves",
-                "expected_vs_actual",
-                "verdict",
-                "seasonality",
-                "post_drift",
-                "iv_crush",
-            ],
-        )?
+        .choice("analysis", EARNINGS_ANALYSES)?
         .unwrap_or("mispricing");
     let slug = match analysis {
         "historical_moves" => "historical-moves",
@@ -443,19 +470,7 @@ pub(crate) fn earnings_move_analysis(args: &Args) -> Result<Call, ArgError> {
 
 pub(crate) fn ticker_analytics(args: &Args) -> Result<Call, ArgError> {
     let analysis = args
-        .choice(
-            "analysis",
-            &[
-                "skew",
-                "dividends",
-                "borrow_rate",
-                "correlation",
-                "hv_regimes",
-                "price_context",
-                "relative_value",
-                "greeks_exposure",
-            ],
-        )?
+        .choice("analysis", TICKER_ANALYSES)?
         .ok_or_else(|| Args::missing("analysis"))?;
     let days = args.integer("days")?;
     let view = args.text("view")?.map(|v| v.to_ascii_lowercase());
@@ -557,18 +572,7 @@ pub(crate) fn optimize_strategy(args: &Args) -> Result<Call, ArgError> {
         "strategy_type".into(),
         json!(args.required_text("strategy_type")?.to_ascii_lowercase()),
     );
-    let target = args
-        .choice(
-            "target",
-            &[
-                "credit",
-                "max_profit",
-                "min_loss",
-                "risk_reward",
-                "probability",
-            ],
-        )?
-        .unwrap_or("credit");
+    let target = args.choice("target", OPTIMIZE_TARGETS)?.unwrap_or("credit");
     body.insert("target".into(), json!(target));
     Ok(Call::endpoint("optimize-strategy").body(Value::Object(body)))
 }
@@ -654,10 +658,6 @@ const NUMERIC_KEYS: &[&str] = &[
     "stock_price",
 ];
 
-/// IVs above this are read as percentage points — the API's own rule for leg and position
-/// IVs (a decimal IV of 5 is 500%, which no listed option carries).
-pub const IV_POINTS_ABOVE: f64 = 5.0;
-
 /// Normalises leg or position objects: numeric strings become numbers, enum words take the
 /// case the endpoints document, and an `iv` in percentage points becomes a decimal (noted).
 fn normalise_objects(
@@ -686,7 +686,8 @@ fn normalise_objects(
             }
         }
         if let Some(iv) = object.get("iv").and_then(Value::as_f64)
-            && iv > IV_POINTS_ABOVE
+            // The strategy math's own rule: a decimal IV of 5 would be 500 %.
+            && iv > IV_PERCENT_THRESHOLD
         {
             object.insert("iv".into(), json!(iv / 100.0));
             notes.push(format!(

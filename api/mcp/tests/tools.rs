@@ -123,6 +123,11 @@ fn arguments(value: Value) -> Option<Map<String, Value>> {
     value.as_object().cloned()
 }
 
+/// Calls `tool` with `args` (a JSON object) on `tools`' own token.
+async fn call(tools: &OpticsTools, tool: &str, args: Value) -> rmcp::model::CallToolResult {
+    tools.call(tool, arguments(args), None).await.unwrap()
+}
+
 fn positions() -> Value {
     json!([{
         "ticker": "spy", "position_type": "call", "quantity": "2", "strike": 600,
@@ -234,14 +239,12 @@ async fn tool_calls_are_metered_and_refused_like_rest_calls() {
     let tools = OpticsTools::with_token(fx.router.clone(), &pro_token).unwrap();
 
     // A Pro tool with lenient arguments: quantity as a string, lower-case enum, iv in points.
-    let result = tools
-        .call(
-            "calculate_portfolio_greeks",
-            arguments(json!({"positions": positions().to_string()})),
-            None,
-        )
-        .await
-        .unwrap();
+    let result = call(
+        &tools,
+        "calculate_portfolio_greeks",
+        json!({"positions": positions().to_string()}),
+    )
+    .await;
     assert_eq!(result.is_error, Some(false), "{:?}", result.content);
     let data = result.structured_content.unwrap();
     assert!(
@@ -255,29 +258,23 @@ async fn tool_calls_are_metered_and_refused_like_rest_calls() {
             .contains("percentage points"),
         "{data}"
     );
-    let usage = fx.access.store().clone();
-    drop(usage);
 
     // Two more calls use up the minute; the fourth is a readable retry-after error.
     for _ in 0..2 {
-        let ok = tools
-            .call(
-                "calculate_portfolio_greeks",
-                arguments(json!({"positions": positions()})),
-                None,
-            )
-            .await
-            .unwrap();
+        let ok = call(
+            &tools,
+            "calculate_portfolio_greeks",
+            json!({"positions": positions()}),
+        )
+        .await;
         assert_eq!(ok.is_error, Some(false));
     }
-    let limited = tools
-        .call(
-            "calculate_portfolio_greeks",
-            arguments(json!({"positions": positions()})),
-            None,
-        )
-        .await
-        .unwrap();
+    let limited = call(
+        &tools,
+        "calculate_portfolio_greeks",
+        json!({"positions": positions()}),
+    )
+    .await;
     assert_eq!(limited.is_error, Some(true));
     let text = format!("{:?}", limited.content);
     assert!(text.contains("Retry after 40 s"), "{text}");
@@ -288,14 +285,12 @@ async fn tool_calls_are_metered_and_refused_like_rest_calls() {
 
     // A Basic token on a Pro tool: upgrade needed, in words.
     let basic_tools = OpticsTools::with_token(fx.router.clone(), &basic_token).unwrap();
-    let refused = basic_tools
-        .call(
-            "generate_stress_tests",
-            arguments(json!({"positions": positions()})),
-            None,
-        )
-        .await
-        .unwrap();
+    let refused = call(
+        &basic_tools,
+        "generate_stress_tests",
+        json!({"positions": positions()}),
+    )
+    .await;
     assert_eq!(refused.is_error, Some(true));
     let text = format!("{:?}", refused.content);
     assert!(
@@ -305,14 +300,12 @@ async fn tool_calls_are_metered_and_refused_like_rest_calls() {
     assert_eq!(refused.structured_content.unwrap()["action"], "upgrade");
 
     // A bad argument names the argument; an unknown tool is a protocol error.
-    let bad = tools
-        .call(
-            "get_iv_rank",
-            arguments(json!({"ticker": "SPY", "lookback_days": "1y"})),
-            None,
-        )
-        .await
-        .unwrap();
+    let bad = call(
+        &tools,
+        "get_iv_rank",
+        json!({"ticker": "SPY", "lookback_days": "1y"}),
+    )
+    .await;
     assert!(format!("{:?}", bad.content).contains("argument `lookback_days`"));
     assert!(tools.call("get_everything", None, None).await.is_err());
 

@@ -141,15 +141,11 @@ fn price_bare_legs(
                 "legs[{index}].strike: is required"
             )));
         };
-        let kind = leg.kind.clone().or_else(|| leg.option_type.clone());
-        let option_type = match kind.as_deref().map(|k| k.trim().to_ascii_lowercase()) {
-            Some(k) if matches!(k.as_str(), "call" | "c") => OptionType::Call,
-            Some(k) if matches!(k.as_str(), "put" | "p") => OptionType::Put,
-            _ => {
-                return Err(ApiError::bad_request(format!(
-                    "legs[{index}].type: must be CALL or PUT"
-                )));
-            }
+        let kind = leg.kind.as_deref().or(leg.option_type.as_deref());
+        let Some(option_type) = kind.and_then(strategy::parse_option_type) else {
+            return Err(ApiError::bad_request(format!(
+                "legs[{index}].type: must be CALL or PUT"
+            )));
         };
         let row = chain_row(&chain, open.expiration, strike).ok_or_else(|| {
             ApiError::bad_request(format!(

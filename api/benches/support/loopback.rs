@@ -1,0 +1,23 @@
+//! A loopback HTTP/1 client for the API benchmarks (`load`, and the MCP crate's `tool_call`).
+
+use std::net::SocketAddr;
+
+use hyper::client::conn::http1::SendRequest;
+use hyper_util::rt::TokioIo;
+use tokio::net::TcpStream;
+
+/// One keep-alive HTTP/1 connection to `addr` (Nagle off), its driver spawned on the runtime.
+pub async fn connect<B>(addr: SocketAddr) -> SendRequest<B>
+where
+    B: hyper::body::Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let stream = TcpStream::connect(addr).await.expect("connect to loopback");
+    stream.set_nodelay(true).expect("TCP_NODELAY");
+    let (sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+        .await
+        .expect("HTTP/1 handshake");
+    tokio::spawn(connection);
+    sender
+}
