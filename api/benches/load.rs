@@ -92,25 +92,12 @@ async fn request(sender: &mut Sender, target: Target) -> usize {
 
 /// One request of `path`; returns the body length as received.
 async fn request_path(sender: &mut Sender, path: &str, gzip: bool) -> usize {
-    sender.ready().await.expect("connection ready");
     let mut request = Request::get(path).header("host", "127.0.0.1");
     if gzip {
         request = request.header("accept-encoding", "gzip");
     }
     let request = request.body(Empty::<Bytes>::new()).expect("request");
-    let response = sender.send_request(request).await.expect("response");
-    assert!(
-        response.status().is_success(),
-        "{path}: {}",
-        response.status()
-    );
-    response
-        .into_body()
-        .collect()
-        .await
-        .expect("body")
-        .to_bytes()
-        .len()
+    loopback::send(sender, request, path).await
 }
 
 struct FixedRate {

@@ -21,3 +21,26 @@ where
     tokio::spawn(connection);
     sender
 }
+
+/// Sends `request` on `sender` and reads the whole answer; returns the body's length as
+/// received. A status other than 2xx panics, naming `label` (the route).
+pub async fn send<B>(sender: &mut SendRequest<B>, request: hyper::Request<B>, label: &str) -> usize
+where
+    B: hyper::body::Body + 'static,
+{
+    use http_body_util::BodyExt;
+    sender.ready().await.expect("connection ready");
+    let response = sender.send_request(request).await.expect("response");
+    assert!(
+        response.status().is_success(),
+        "{label}: {}",
+        response.status()
+    );
+    response
+        .into_body()
+        .collect()
+        .await
+        .expect("body")
+        .to_bytes()
+        .len()
+}

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use axum::body::{Body, Bytes};
 use axum::http::{Method, Request};
 use chrono::TimeZone;
-use http_body_util::{BodyExt, Full};
+use http_body_util::Full;
 use optics_api::{AppState, router};
 use optics_compute::time::ManualClock;
 use optics_mcp::OpticsTools;
@@ -62,19 +62,6 @@ async fn median_of(calls: usize, mut call: impl AsyncFnMut() -> usize) -> (Durat
 }
 
 type Sender = hyper::client::conn::http1::SendRequest<Full<Bytes>>;
-
-async fn send(sender: &mut Sender, request: Request<Full<Bytes>>) -> usize {
-    sender.ready().await.expect("connection ready");
-    let response = sender.send_request(request).await.expect("response");
-    assert!(response.status().is_success(), "{}", response.status());
-    response
-        .into_body()
-        .collect()
-        .await
-        .expect("body")
-        .to_bytes()
-        .len()
-}
 
 fn report(label: &str, rest: (Duration, usize), tool: (Duration, usize)) {
     println!(
@@ -149,7 +136,7 @@ fn main() {
                 .header(SERVICE_CLIENT_HEADER, SERVICE_CLIENT)
                 .body(Full::new(Bytes::new()))
                 .expect("request");
-            send(&mut rest_sender, request).await
+            loopback::send(&mut rest_sender, request, "rest").await
         })
         .await;
         let call = json!({
@@ -167,7 +154,7 @@ fn main() {
                 .header("mcp-protocol-version", "2025-06-18")
                 .body(Full::new(Bytes::from(call.clone())))
                 .expect("request");
-            send(&mut tool_sender, request).await
+            loopback::send(&mut tool_sender, request, "tool").await
         })
         .await;
         report("over loopback ", rest, tool);
