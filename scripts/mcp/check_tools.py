@@ -13,6 +13,12 @@ HTTP (`/mcp-server` with the bearer token) --
   * checks the errors an assistant must be able to act on: an uncovered ticker, a bad
     argument, an unknown tool.
 
+Then, as a hosted connector would, the SDK's own OAuth client connects to `/mcp-server` with
+no token: discovery from the 401, dynamic registration, the consent page (signed in and
+approved here by HTTP calls, as the page's script makes them), the code exchanged with its
+PKCE verifier, a tool call with the token it got; the token is revoked on the account page
+and the next call must be refused.
+
 Run by `make test` (target `mcp-clients`) in the venv the Makefile creates. Exit status 0 when
 every check passed; every failure is printed.
 
@@ -34,8 +40,11 @@ from pathlib import Path
 
 import httpx2
 from mcp import ClientSession, StdioServerParameters
+from mcp.client.auth import OAuthClientProvider
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
+from urllib.parse import parse_qsl, urlsplit
 
 # Fields the records name that a payload carries only when the data has them; each with the
 # reason it may be absent from this test's simulated market.
@@ -317,6 +326,115 @@ async def check_session(session: ClientSession, transport: str, records: dict) -
     print(f"[{transport}] {len(calls)} calls checked", flush=True)
 
 
+class MemoryStorage:
+    """The SDK's token storage, kept in memory for one check."""
+
+    def __init__(self) -> None:
+        self.tokens: OAuthToken | None = None
+        self.client: OAuthClientInformationFull | None = None
+
+    async def get_tokens(self) -> OAuthToken | None:
+        return self.tokens
+
+    async def set_tokens(self, tokens: OAuthToken) -> None:
+        self.tokens = tokens
+
+    async def get_client_info(self) -> OAuthClientInformationFull | None:
+        return self.client
+
+    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
+        self.client = client_info
+
+
+CONNECTOR_EMAIL = "connector@example.com"
+CONNECTOR_PASSWORD = "a long enough connector password"
+CONNECTOR_NAME = "optics client check"
+
+
+async def check_oauth(optics: str, data_dir: Path, address: str) -> None:
+    """The hosted-connector flow with the SDK's OAuth client (see the module docs)."""
+    created = subprocess.run(
+        [optics, "accounts", "create", "--email", CONNECTOR_EMAIL, "--plan", "pro",
+         "--password-stdin", "--data-dir", str(data_dir)],
+        input=CONNECTOR_PASSWORD + "\n", capture_output=True, text=True, timeout=120)
+    if created.returncode != 0:
+        fail(f"oauth: creating the account failed: {created.stderr.strip()}")
+        return
+    base = f"http://{address}"
+    browser = httpx2.AsyncClient(base_url=base, timeout=60)
+    redirected: list[str] = []
+
+    async def approve_in_browser(authorization_url: str) -> None:
+        # What the consent page does: sign in, then post the decision with the session cookie.
+        page = await browser.get(authorization_url)
+        if page.status_code != 200 or CONNECTOR_NAME not in page.text:
+            fail(f"oauth: consent page {page.status_code}")
+        login = await browser.post("/api/account/login",
+                                   json={"email": CONNECTOR_EMAIL, "password": CONNECTOR_PASSWORD})
+        if login.status_code != 200:
+            fail(f"oauth: sign-in {login.status_code} {login.text[:200]}")
+        request = dict(parse_qsl(urlsplit(authorization_url).query))
+        decision = await browser.post("/oauth/authorize", json={**request, "approve": True})
+        if decision.status_code != 200:
+            fail(f"oauth: approval {decision.status_code} {decision.text[:300]}")
+            return
+        redirected.append(decision.json()["redirect_to"])
+
+    async def callback() -> AuthorizationCodeResult:
+        if not redirected:
+            raise RuntimeError("the approval did not redirect")
+        params = dict(parse_qsl(urlsplit(redirected[-1]).query))
+        return AuthorizationCodeResult(code=params.get("code", ""), state=params.get("state"),
+                                       iss=params.get("iss"))
+
+    storage = MemoryStorage()
+    provider = OAuthClientProvider(
+        server_url=f"{base}/mcp-server",
+        client_metadata=OAuthClientMetadata(
+            client_name=CONNECTOR_NAME,
+            redirect_uris=["http://127.0.0.1:33418/callback"],
+            grant_types=["authorization_code"],
+            response_types=["code"],
+            token_endpoint_auth_method="none",
+        ),
+        storage=storage,
+        redirect_handler=approve_in_browser,
+        callback_handler=callback,
+    )
+    try:
+        async with httpx2.AsyncClient(auth=provider, timeout=60) as http:
+            async with streamable_http_client(f"{base}/mcp-server", http_client=http) as streams:
+                async with ClientSession(streams[0], streams[1]) as session:
+                    await session.initialize()
+                    listed = await session.list_tools()
+                    if len(listed.tools) < 43:
+                        fail(f"oauth: {len(listed.tools)} tools listed")
+                    result = await session.call_tool("get_expirations", {"ticker": "SPY"})
+                    if result.is_error:
+                        fail(f"oauth: tool call failed: {result.content}")
+    except Exception as error:  # noqa: BLE001 - every failure is reported, not raised
+        fail(f"oauth: the SDK's flow failed: {error!r}")
+        await browser.aclose()
+        return
+    token = storage.tokens.access_token if storage.tokens else ""
+    if not token or not redirected:
+        fail("oauth: no token was obtained through the consent page")
+    # Revoked on the account page, the token no longer reaches the tool server.
+    tokens = (await browser.get("/api/account/api-tokens")).json()["data"]
+    mine = [t for t in tokens if t["name"] == f"MCP connector: {CONNECTOR_NAME}"]
+    if len(mine) != 1 or mine[0]["status"] != "active":
+        fail(f"oauth: the connector's token is not listed as active: {tokens}")
+    else:
+        await browser.delete(f"/api/account/api-tokens/{mine[0]['id']}")
+    after = await browser.post(
+        "/mcp-server", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+        headers={"Accept": "application/json, text/event-stream",
+                 "Authorization": f"Bearer {token}"})
+    if after.status_code != 401 or 'error="invalid_token"' not in after.headers.get("www-authenticate", ""):
+        fail(f"oauth: a revoked connector token got {after.status_code}")
+    await browser.aclose()
+
+
 async def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--optics", required=True)
@@ -352,13 +470,14 @@ async def main() -> int:
                 challenge = response.headers.get("www-authenticate", "")
                 if response.status_code != 401 or "resource_metadata=" not in challenge:
                     fail(f"no-token request: {response.status_code} {challenge!r}")
+            await check_oauth(optics, data_dir, address)
         finally:
             process.terminate()
             process.wait(timeout=30)
     if FAILURES:
         print(f"{len(FAILURES)} MCP client check(s) failed", file=sys.stderr)
         return 1
-    print("MCP client checks passed (stdio and streamable HTTP)")
+    print("MCP client checks passed (stdio, streamable HTTP, and the OAuth connector flow)")
     return 0
 
 

@@ -3,7 +3,8 @@
 //! the usage endpoint live in optics-api, the operator commands' arguments in the binary.
 //!
 //! - [`model`]: the records — [`Account`] with its [`Plan`] (none, trial, basic, premium, pro)
-//!   and optional own monthly budget, [`TokenInfo`], [`TokenGrant`], sessions.
+//!   and optional own monthly budget, [`TokenInfo`], [`TokenGrant`], sessions, and the hosted
+//!   connector's [`OAuthClient`]s and [`AuthorizationCode`]s.
 //! - [`AccountStore`]: the storage trait, with [`SqliteStore`] (the embedded default, a file
 //!   beside the data directory) and [`PgStore`] (`--db postgres://…`, shared by API replicas).
 //!   Both run their migrations (`api/accounts/migrations/{sqlite,postgres}/`) when opened. The store
@@ -36,8 +37,9 @@ pub mod token;
 pub mod tokens;
 
 pub use model::{
-    Account, AccountId, Credentials, MonthlyUsage, NewAccount, NewSession, NewToken,
-    PasswordHashPhc, Plan, Tier, TokenGrant, TokenInfo, TokenStatus, normalise_email,
+    Account, AccountId, AuthorizationCode, Credentials, MonthlyUsage, NewAccount, NewSession,
+    NewToken, OAuthClient, PasswordHashPhc, Plan, Tier, TokenGrant, TokenInfo, TokenStatus,
+    normalise_email,
 };
 pub use open::{DEFAULT_SQLITE_FILE, open_store};
 pub use postgres::PgStore;
@@ -70,6 +72,9 @@ pub enum AccountError {
         /// The cap.
         max: u32,
     },
+    /// The table of registered OAuth clients is full of clients someone approved.
+    #[error("client registration is full; retry later")]
+    ClientCapReached,
     /// Hashing a password failed (argon2 refused its input).
     #[error("password hashing failed: {0}")]
     Password(String),

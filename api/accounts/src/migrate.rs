@@ -24,6 +24,11 @@ pub(crate) const SQLITE: &[Migration] = &[
         name: "0002_monthly_usage.sql",
         sql: include_str!("../migrations/sqlite/0002_monthly_usage.sql"),
     },
+    Migration {
+        version: 3,
+        name: "0003_oauth.sql",
+        sql: include_str!("../migrations/sqlite/0003_oauth.sql"),
+    },
 ];
 
 /// PostgreSQL migrations, oldest first.
@@ -37,6 +42,11 @@ pub(crate) const POSTGRES: &[Migration] = &[
         version: 2,
         name: "0002_monthly_usage.sql",
         sql: include_str!("../migrations/postgres/0002_monthly_usage.sql"),
+    },
+    Migration {
+        version: 3,
+        name: "0003_oauth.sql",
+        sql: include_str!("../migrations/postgres/0003_oauth.sql"),
     },
 ];
 

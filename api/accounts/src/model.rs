@@ -307,6 +307,55 @@ pub struct NewSession {
     pub expires_at: DateTime<Utc>,
 }
 
+/// A client of the hosted connector's authorization server, registered by itself (RFC 7591).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OAuthClient {
+    /// Public id the client presents (`cli_…`).
+    pub client_id: String,
+    /// The name the consent page shows.
+    pub client_name: String,
+    /// Where codes may be sent; a request must name one of them exactly.
+    pub redirect_uris: Vec<String>,
+    /// Registration instant.
+    pub created_at: DateTime<Utc>,
+    /// When an account holder last approved it (never: it may be dropped when the table fills).
+    pub last_used_at: Option<DateTime<Utc>>,
+}
+
+/// An authorization code an account holder's approval produced: what the token request must
+/// match. Stored by the SHA-256 of the code; redeemed (deleted) at most once.
+#[derive(Clone, PartialEq, Eq)]
+pub struct AuthorizationCode {
+    /// SHA-256 of the code sent to the client.
+    pub hash: TokenHash,
+    /// The client it was issued to.
+    pub client_id: String,
+    /// The approving account.
+    pub account_id: AccountId,
+    /// The redirect URI of the authorization request.
+    pub redirect_uri: String,
+    /// The PKCE S256 challenge (base64url, no padding).
+    pub code_challenge: String,
+    /// The resource (audience) the token is for.
+    pub resource: String,
+    /// Approval instant.
+    pub created_at: DateTime<Utc>,
+    /// When the code stops being accepted.
+    pub expires_at: DateTime<Utc>,
+}
+
+impl fmt::Debug for AuthorizationCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AuthorizationCode")
+            .field("client_id", &self.client_id)
+            .field("account_id", &self.account_id)
+            .field("redirect_uri", &self.redirect_uri)
+            .field("resource", &self.resource)
+            .field("expires_at", &self.expires_at)
+            .finish_non_exhaustive()
+    }
+}
+
 /// Calls and budget units one account spent on one endpoint in one calendar month (UTC): the
 /// stored form of the in-memory limiter's month, so a restart keeps the budget spent.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

@@ -20,18 +20,22 @@ use tokio_postgres::{Client, Config, GenericClient, NoTls, Row};
 use super::AccountError;
 use super::migrate::{CREATE_MIGRATIONS_TABLE, PG_MIGRATION_LOCK, POSTGRES};
 use super::model::{
-    Account, AccountId, Credentials, MonthlyUsage, NewAccount, NewSession, NewToken,
-    PasswordHashPhc, Plan, TokenGrant, TokenInfo,
+    Account, AccountId, AuthorizationCode, Credentials, MonthlyUsage, NewAccount, NewSession,
+    NewToken, OAuthClient, PasswordHashPhc, Plan, TokenGrant, TokenInfo,
 };
 use super::rows::{
-    ACCOUNT_COLUMNS, ADD_USAGE_TEMPLATE, GRANT_SELECT, MONTH_USAGE_TEMPLATE, RawAccount, RawGrant,
-    RawToken, RawUsage, TOKEN_COLUMNS, count_to_db, opt_secs, secs, units_to_db, with_placeholders,
+    ACCOUNT_COLUMNS, ADD_USAGE_TEMPLATE, COUNT_CLIENTS, DROP_ENDED_CODES, DROP_UNUSED_CLIENTS,
+    GRANT_SELECT, INSERT_CLIENT, INSERT_CODE, MARK_CLIENT_USED, MONTH_USAGE_TEMPLATE, RawAccount,
+    RawClient, RawCode, RawGrant, RawToken, RawUsage, SELECT_CLIENT, TAKE_CODE, TOKEN_COLUMNS,
+    count_to_db, opt_secs, redirect_uris_to_db, secs, units_to_db, with_placeholders,
 };
 use super::store::{AccountStore, StoreFuture};
 use crate::token::TokenHash;
 
 /// Connections kept per store.
 const CONNECTIONS: usize = 4;
+/// Advisory-lock key that serialises OAuth client registrations across replicas ("oclt").
+const PG_CLIENTS_LOCK: i64 = 0x6f63_6c74;
 /// How long opening a connection may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -609,6 +613,133 @@ impl AccountStore for PgStore {
                 )
                 .await?;
             Ok(())
+        })
+    }
+
+    fn register_oauth_client(
+        &self,
+        client: OAuthClient,
+        max_clients: u64,
+        unused_before: DateTime<Utc>,
+    ) -> StoreFuture<'_, ()> {
+        with_client!(self, |client_slot| {
+            let redirect_uris = redirect_uris_to_db(&client.redirect_uris)?;
+            let max = count_to_db(max_clients)?;
+            let transaction = client_slot.transaction().await?;
+            // Registrations on several replicas serialise on a transaction-scoped advisory
+            // lock, so the count and the insert see no other registration in between.
+            transaction
+                .execute("SELECT pg_advisory_xact_lock($1)", &[&PG_CLIENTS_LOCK])
+                .await?;
+            let count = async |t: &tokio_postgres::Transaction<'_>| -> Result<i64, AccountError> {
+                Ok(t.query_one(COUNT_CLIENTS, &[]).await?.try_get(0)?)
+            };
+            if count(&transaction).await? >= max {
+                transaction
+                    .execute(
+                        &with_placeholders(DROP_UNUSED_CLIENTS, '$'),
+                        &[&secs(unused_before)],
+                    )
+                    .await?;
+                if count(&transaction).await? >= max {
+                    return Err(AccountError::ClientCapReached);
+                }
+            }
+            transaction
+                .execute(
+                    &with_placeholders(INSERT_CLIENT, '$'),
+                    &[
+                        &client.client_id,
+                        &client.client_name,
+                        &redirect_uris,
+                        &secs(client.created_at),
+                    ],
+                )
+                .await?;
+            transaction.commit().await?;
+            Ok(())
+        })
+    }
+
+    fn oauth_client<'a>(&'a self, client_id: &'a str) -> StoreFuture<'a, Option<OAuthClient>> {
+        with_client!(self, |client| {
+            client
+                .query_opt(&with_placeholders(SELECT_CLIENT, '$'), &[&client_id])
+                .await?
+                .map(|row| -> Result<OAuthClient, AccountError> {
+                    RawClient {
+                        client_id: row.try_get(0)?,
+                        client_name: row.try_get(1)?,
+                        redirect_uris: row.try_get(2)?,
+                        created_at: row.try_get(3)?,
+                        last_used_at: row.try_get(4)?,
+                    }
+                    .into_client()
+                })
+                .transpose()
+        })
+    }
+
+    fn insert_authorization_code(&self, code: AuthorizationCode) -> StoreFuture<'_, ()> {
+        with_client!(self, |client| {
+            let transaction = client.transaction().await?;
+            transaction
+                .execute(
+                    &with_placeholders(DROP_ENDED_CODES, '$'),
+                    &[&secs(code.created_at)],
+                )
+                .await?;
+            transaction
+                .execute(
+                    &with_placeholders(INSERT_CODE, '$'),
+                    &[
+                        &code.hash.0.as_slice(),
+                        &code.client_id,
+                        &code.account_id,
+                        &code.redirect_uri,
+                        &code.code_challenge,
+                        &code.resource,
+                        &secs(code.created_at),
+                        &secs(code.expires_at),
+                    ],
+                )
+                .await?;
+            transaction
+                .execute(
+                    &with_placeholders(MARK_CLIENT_USED, '$'),
+                    &[&code.client_id, &secs(code.created_at)],
+                )
+                .await?;
+            transaction.commit().await?;
+            Ok(())
+        })
+    }
+
+    fn take_authorization_code<'a>(
+        &'a self,
+        hash: &'a TokenHash,
+        now: DateTime<Utc>,
+    ) -> StoreFuture<'a, Option<AuthorizationCode>> {
+        with_client!(self, |client| {
+            let row = client
+                .query_opt(&with_placeholders(TAKE_CODE, '$'), &[&hash.0.as_slice()])
+                .await?;
+            let code = row
+                .map(|row| -> Result<AuthorizationCode, AccountError> {
+                    RawCode {
+                        hash: row.try_get(0)?,
+                        client_id: row.try_get(1)?,
+                        account_id: row.try_get(2)?,
+                        redirect_uri: row.try_get(3)?,
+                        code_challenge: row.try_get(4)?,
+                        resource: row.try_get(5)?,
+                        created_at: row.try_get(6)?,
+                        expires_at: row.try_get(7)?,
+                    }
+                    .into_code()
+                })
+                .transpose()?;
+            Ok(code.filter(|code| code.expires_at > now))
         })
     }
 

@@ -4,7 +4,9 @@
 use chrono::{DateTime, Utc};
 
 use super::AccountError;
-use super::model::{Account, MonthlyUsage, Plan, TokenGrant, TokenInfo};
+use super::model::{
+    Account, AuthorizationCode, MonthlyUsage, OAuthClient, Plan, TokenGrant, TokenInfo,
+};
 use crate::token::TokenHash;
 
 /// Columns of `accounts` that make an [`Account`], in this order.
@@ -30,6 +32,39 @@ pub(crate) const ADD_USAGE_TEMPLATE: &str = "INSERT INTO monthly_usage (month, a
 /// One month's usage rows (placeholder `{1}`: the month).
 pub(crate) const MONTH_USAGE_TEMPLATE: &str = "SELECT account_id, endpoint, calls, units \
      FROM monthly_usage WHERE month = {1} ORDER BY account_id, endpoint";
+
+/// Registered OAuth clients; with [`DROP_UNUSED_CLIENTS`] and [`INSERT_CLIENT`], the steps of
+/// a registration.
+pub(crate) const COUNT_CLIENTS: &str = "SELECT COUNT(*) FROM oauth_clients";
+
+/// Drops clients nobody approved that registered before `{1}`.
+pub(crate) const DROP_UNUSED_CLIENTS: &str =
+    "DELETE FROM oauth_clients WHERE last_used_at IS NULL AND created_at < {1}";
+
+/// Inserts a client (`{1}` id, `{2}` name, `{3}` redirect URIs as a JSON array, `{4}` instant).
+pub(crate) const INSERT_CLIENT: &str = "INSERT INTO oauth_clients \
+     (client_id, client_name, redirect_uris, created_at) VALUES ({1}, {2}, {3}, {4})";
+
+/// A client by id (`{1}`), as [`RawClient`] reads it.
+pub(crate) const SELECT_CLIENT: &str = "SELECT client_id, client_name, redirect_uris, \
+     created_at, last_used_at FROM oauth_clients WHERE client_id = {1}";
+
+/// Drops codes that ended at or before `{1}`.
+pub(crate) const DROP_ENDED_CODES: &str = "DELETE FROM oauth_codes WHERE expires_at <= {1}";
+
+/// Inserts a code, its columns in [`RawCode`]'s order.
+pub(crate) const INSERT_CODE: &str = "INSERT INTO oauth_codes (code_hash, client_id, \
+     account_id, redirect_uri, code_challenge, resource, created_at, expires_at) \
+     VALUES ({1}, {2}, {3}, {4}, {5}, {6}, {7}, {8})";
+
+/// Marks client `{1}` approved at `{2}`.
+pub(crate) const MARK_CLIENT_USED: &str =
+    "UPDATE oauth_clients SET last_used_at = {2} WHERE client_id = {1}";
+
+/// Deletes the code with digest `{1}` and returns it, columns in [`RawCode`]'s order.
+pub(crate) const TAKE_CODE: &str = "DELETE FROM oauth_codes WHERE code_hash = {1} RETURNING \
+     code_hash, client_id, account_id, redirect_uri, code_challenge, resource, created_at, \
+     expires_at";
 
 /// `template` with `{n}` replaced by `?n` (SQLite) or `$n` (PostgreSQL).
 pub(crate) fn with_placeholders(template: &str, sigil: char) -> String {
@@ -118,6 +153,65 @@ impl RawToken {
             expires_at: optional_instant(self.expires_at)?,
             revoked_at: optional_instant(self.revoked_at)?,
             rotated_at: optional_instant(self.rotated_at)?,
+        })
+    }
+}
+
+/// An `oauth_clients` row as read.
+#[derive(Debug)]
+pub(crate) struct RawClient {
+    pub(crate) client_id: String,
+    pub(crate) client_name: String,
+    pub(crate) redirect_uris: String,
+    pub(crate) created_at: i64,
+    pub(crate) last_used_at: Option<i64>,
+}
+
+impl RawClient {
+    pub(crate) fn into_client(self) -> Result<OAuthClient, AccountError> {
+        let redirect_uris = serde_json::from_str(&self.redirect_uris).map_err(|e| {
+            AccountError::Corrupt(format!("redirect URIs of {}: {e}", self.client_id))
+        })?;
+        Ok(OAuthClient {
+            client_id: self.client_id,
+            client_name: self.client_name,
+            redirect_uris,
+            created_at: instant(self.created_at)?,
+            last_used_at: optional_instant(self.last_used_at)?,
+        })
+    }
+}
+
+/// A client's redirect URIs as stored (a JSON array of strings).
+pub(crate) fn redirect_uris_to_db(uris: &[String]) -> Result<String, AccountError> {
+    serde_json::to_string(uris).map_err(|e| AccountError::Internal(format!("redirect URIs: {e}")))
+}
+
+/// An `oauth_codes` row as read.
+#[derive(Debug)]
+pub(crate) struct RawCode {
+    pub(crate) hash: Vec<u8>,
+    pub(crate) client_id: String,
+    pub(crate) account_id: i64,
+    pub(crate) redirect_uri: String,
+    pub(crate) code_challenge: String,
+    pub(crate) resource: String,
+    pub(crate) created_at: i64,
+    pub(crate) expires_at: i64,
+}
+
+impl RawCode {
+    pub(crate) fn into_code(self) -> Result<AuthorizationCode, AccountError> {
+        Ok(AuthorizationCode {
+            hash: TokenHash::from_slice(&self.hash)
+                .ok_or_else(|| AccountError::Corrupt("code digest length".into()))?,
+            client_id: self.client_id,
+            account_id: self.account_id,
+            redirect_uri: self.redirect_uri,
+            code_challenge: self.code_challenge,
+            resource: self.resource,
+            created_at: instant(self.created_at)?,
+            expires_at: instant(self.expires_at)?,
         })
     }
 }

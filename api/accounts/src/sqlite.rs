@@ -19,12 +19,14 @@ use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, TransactionB
 use super::AccountError;
 use super::migrate::{CREATE_MIGRATIONS_TABLE, SQLITE};
 use super::model::{
-    Account, AccountId, Credentials, MonthlyUsage, NewAccount, NewSession, NewToken,
-    PasswordHashPhc, Plan, TokenGrant, TokenInfo,
+    Account, AccountId, AuthorizationCode, Credentials, MonthlyUsage, NewAccount, NewSession,
+    NewToken, OAuthClient, PasswordHashPhc, Plan, TokenGrant, TokenInfo,
 };
 use super::rows::{
-    ACCOUNT_COLUMNS, ADD_USAGE_TEMPLATE, GRANT_SELECT, MONTH_USAGE_TEMPLATE, RawAccount, RawGrant,
-    RawToken, RawUsage, TOKEN_COLUMNS, count_to_db, opt_secs, secs, units_to_db, with_placeholders,
+    ACCOUNT_COLUMNS, ADD_USAGE_TEMPLATE, COUNT_CLIENTS, DROP_ENDED_CODES, DROP_UNUSED_CLIENTS,
+    GRANT_SELECT, INSERT_CLIENT, INSERT_CODE, MARK_CLIENT_USED, MONTH_USAGE_TEMPLATE, RawAccount,
+    RawClient, RawCode, RawGrant, RawToken, RawUsage, SELECT_CLIENT, TAKE_CODE, TOKEN_COLUMNS,
+    count_to_db, opt_secs, redirect_uris_to_db, secs, units_to_db, with_placeholders,
 };
 use super::store::{AccountStore, StoreFuture};
 use crate::token::TokenHash;
@@ -589,6 +591,120 @@ impl AccountStore for SqliteStore {
                 [hash.0.as_slice()],
             )?;
             Ok(())
+        })
+    }
+
+    fn register_oauth_client(
+        &self,
+        client: OAuthClient,
+        max_clients: u64,
+        unused_before: DateTime<Utc>,
+    ) -> StoreFuture<'_, ()> {
+        self.write(move |connection| {
+            let redirect_uris = redirect_uris_to_db(&client.redirect_uris)?;
+            let max = count_to_db(max_clients)?;
+            // IMMEDIATE: the count and the insert see no other registration in between.
+            let transaction =
+                connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let count = |t: &rusqlite::Transaction<'_>| -> rusqlite::Result<i64> {
+                t.query_row(COUNT_CLIENTS, [], |r| r.get(0))
+            };
+            if count(&transaction)? >= max {
+                transaction.execute(
+                    &with_placeholders(DROP_UNUSED_CLIENTS, '?'),
+                    [secs(unused_before)],
+                )?;
+                if count(&transaction)? >= max {
+                    return Err(AccountError::ClientCapReached);
+                }
+            }
+            transaction.execute(
+                &with_placeholders(INSERT_CLIENT, '?'),
+                params![
+                    client.client_id,
+                    client.client_name,
+                    redirect_uris,
+                    secs(client.created_at)
+                ],
+            )?;
+            transaction.commit()?;
+            Ok(())
+        })
+    }
+
+    fn oauth_client<'a>(&'a self, client_id: &'a str) -> StoreFuture<'a, Option<OAuthClient>> {
+        self.ready(move |connection| {
+            connection
+                .prepare_cached(&with_placeholders(SELECT_CLIENT, '?'))?
+                .query_row([client_id], |row| {
+                    Ok(RawClient {
+                        client_id: row.get(0)?,
+                        client_name: row.get(1)?,
+                        redirect_uris: row.get(2)?,
+                        created_at: row.get(3)?,
+                        last_used_at: row.get(4)?,
+                    })
+                })
+                .optional()?
+                .map(RawClient::into_client)
+                .transpose()
+        })
+    }
+
+    fn insert_authorization_code(&self, code: AuthorizationCode) -> StoreFuture<'_, ()> {
+        self.write(move |connection| {
+            let transaction =
+                connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            transaction.execute(
+                &with_placeholders(DROP_ENDED_CODES, '?'),
+                [secs(code.created_at)],
+            )?;
+            transaction.execute(
+                &with_placeholders(INSERT_CODE, '?'),
+                params![
+                    code.hash.0.as_slice(),
+                    code.client_id,
+                    code.account_id,
+                    code.redirect_uri,
+                    code.code_challenge,
+                    code.resource,
+                    secs(code.created_at),
+                    secs(code.expires_at),
+                ],
+            )?;
+            transaction.execute(
+                &with_placeholders(MARK_CLIENT_USED, '?'),
+                params![code.client_id, secs(code.created_at)],
+            )?;
+            transaction.commit()?;
+            Ok(())
+        })
+    }
+
+    fn take_authorization_code<'a>(
+        &'a self,
+        hash: &'a TokenHash,
+        now: DateTime<Utc>,
+    ) -> StoreFuture<'a, Option<AuthorizationCode>> {
+        let hash = *hash;
+        self.write(move |connection| {
+            let raw = connection
+                .prepare_cached(&with_placeholders(TAKE_CODE, '?'))?
+                .query_row([hash.0.as_slice()], |row| {
+                    Ok(RawCode {
+                        hash: row.get(0)?,
+                        client_id: row.get(1)?,
+                        account_id: row.get(2)?,
+                        redirect_uri: row.get(3)?,
+                        code_challenge: row.get(4)?,
+                        resource: row.get(5)?,
+                        created_at: row.get(6)?,
+                        expires_at: row.get(7)?,
+                    })
+                })
+                .optional()?;
+            let code = raw.map(RawCode::into_code).transpose()?;
+            Ok(code.filter(|code| code.expires_at > now))
         })
     }
 

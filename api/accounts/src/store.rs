@@ -10,8 +10,8 @@ use chrono::{DateTime, Utc};
 
 use super::AccountError;
 use super::model::{
-    Account, AccountId, Credentials, MonthlyUsage, NewAccount, NewSession, NewToken, Plan,
-    TokenGrant, TokenInfo,
+    Account, AccountId, AuthorizationCode, Credentials, MonthlyUsage, NewAccount, NewSession,
+    NewToken, OAuthClient, Plan, TokenGrant, TokenInfo,
 };
 use crate::token::TokenHash;
 
@@ -108,6 +108,30 @@ pub trait AccountStore: Send + Sync + fmt::Debug {
 
     /// Ends a session.
     fn delete_session<'a>(&'a self, hash: &'a TokenHash) -> StoreFuture<'a, ()>;
+
+    /// Registers an OAuth client. When `max_clients` are registered, clients nobody approved
+    /// that registered before `unused_before` are dropped first; if the table is still full,
+    /// [`AccountError::ClientCapReached`].
+    fn register_oauth_client(
+        &self,
+        client: OAuthClient,
+        max_clients: u64,
+        unused_before: DateTime<Utc>,
+    ) -> StoreFuture<'_, ()>;
+
+    /// The registered client with this id.
+    fn oauth_client<'a>(&'a self, client_id: &'a str) -> StoreFuture<'a, Option<OAuthClient>>;
+
+    /// Stores an approval's code (dropping codes that have ended) and marks its client used.
+    fn insert_authorization_code(&self, code: AuthorizationCode) -> StoreFuture<'_, ()>;
+
+    /// Redeems the code with this digest: deletes it in the same statement that reads it, so
+    /// it is returned at most once, and only if it has not ended at `now`.
+    fn take_authorization_code<'a>(
+        &'a self,
+        hash: &'a TokenHash,
+        now: DateTime<Utc>,
+    ) -> StoreFuture<'a, Option<AuthorizationCode>>;
 
     /// Adds each row's calls and units to the stored totals of its (account, month, endpoint),
     /// creating the rows that do not exist yet, in one transaction. Additive, so several

@@ -20,63 +20,58 @@
 pub mod args;
 pub mod catalog;
 pub mod invoke;
+pub mod oauth;
 pub mod routes;
 pub mod server;
 
 use axum::Router;
 use axum::extract::Request;
-use axum::http::header::{AUTHORIZATION, HOST, WWW_AUTHENTICATE};
+use axum::http::header::{AUTHORIZATION, WWW_AUTHENTICATE};
 use axum::http::{HeaderValue, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use optics_api::auth::AccessControl;
 
 pub use catalog::{TOOLS, ToolSpec};
+pub use oauth::PublicBase;
 pub use server::{OpticsTools, serve_stdio};
 
 /// Where the hosted connector is served.
 pub const MCP_PATH: &str = "/mcp-server";
 
-/// The `/mcp-server` route: the streamable-HTTP tool server over `data_router` (the service's
-/// router, whose gate meters each call), behind a token check: a request without a token, or
-/// with one that is unknown, revoked or expired, gets 401 with `WWW-Authenticate: Bearer
-/// resource_metadata="…"` so the client rediscovers the authorization server (MCP
-/// authorization spec) — which is how revoking a connector's token on the account page
-/// disconnects the assistant at its next call.
+/// The `/mcp-server` route and its authorization server ([`oauth`]): the streamable-HTTP tool
+/// server over `data_router` (the service's router, whose gate meters each call), behind a
+/// token check: a request without a token, or with one that is unknown, revoked or expired,
+/// gets 401 with `WWW-Authenticate: Bearer resource_metadata="…"` so the client rediscovers
+/// the authorization server (MCP authorization spec) — which is how revoking a connector's
+/// token on the account page disconnects the assistant at its next call.
 ///
 /// `public_url` is the address clients reach the service at (`--public-url`); without it the
-/// metadata address is built from the request's `Host` over plain HTTP (a local service).
-/// `Host` values accepted (DNS-rebinding defence): loopback names and the public URL's host.
+/// addresses are built from the request's `Host` over plain HTTP (a local service).
+/// `Host` values accepted at `/mcp-server` (DNS-rebinding defence): loopback names and the
+/// public URL's host.
 pub fn mcp_routes(
     data_router: Router,
     access: AccessControl,
     public_url: Option<String>,
 ) -> Router {
+    let base = PublicBase::new(public_url);
     let mut allowed_hosts: Vec<String> = vec!["localhost".into(), "127.0.0.1".into(), "::1".into()];
-    if let Some(host) = public_url.as_deref().and_then(url_host) {
+    if let Some(host) = base.configured_host() {
         allowed_hosts.push(host);
     }
     let service = server::http_service(data_router, allowed_hosts);
-    let public_url = public_url.map(|u| u.trim_end_matches('/').to_owned());
+    let authorization_server = oauth::oauth_routes(access.clone(), base.clone());
     Router::new()
         .route_service(MCP_PATH, service)
         .layer(axum::middleware::from_fn(
             move |request: Request, next: Next| {
                 let access = access.clone();
-                let public_url = public_url.clone();
-                async move { require_active_token(access, public_url, request, next).await }
+                let base = base.clone();
+                async move { require_active_token(access, base, request, next).await }
             },
         ))
-}
-
-/// The host of `url` (`https://options.example.com:8443/x` → `options.example.com`).
-fn url_host(url: &str) -> Option<String> {
-    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
-    let authority = rest.split('/').next()?;
-    let host = authority
-        .rsplit_once(':')
-        .map_or(authority, |(host, _)| host);
-    (!host.is_empty()).then(|| host.to_ascii_lowercase())
+        .merge(authorization_server)
 }
 
 /// The protected-resource metadata address of `/mcp-server` (RFC 9728: the well-known prefix,
@@ -92,7 +87,7 @@ pub fn resource_metadata_url(base_url: &str) -> String {
 /// challenge (`error="invalid_token"` when a token was sent).
 async fn require_active_token(
     access: AccessControl,
-    public_url: Option<String>,
+    base: PublicBase,
     request: Request,
     next: Next,
 ) -> Response {
@@ -104,15 +99,7 @@ async fn require_active_token(
     {
         return next.run(request).await;
     }
-    let base = public_url.unwrap_or_else(|| {
-        let host = request
-            .headers()
-            .get(HOST)
-            .and_then(|h| h.to_str().ok())
-            .filter(|h| h.bytes().all(|b| b.is_ascii_graphic() && b != b'"'))
-            .unwrap_or("localhost");
-        format!("http://{host}")
-    });
+    let base = base.for_request(request.headers());
     let mut challenge = format!(
         "Bearer resource_metadata=\"{}\"",
         resource_metadata_url(&base)

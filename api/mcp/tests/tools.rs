@@ -4,120 +4,19 @@
 //! missing or revoked token with the discovery challenge.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
-use chrono::{TimeZone, Utc};
-use optics_api::accounts::{
-    AccountId, AccountStore, NewAccount, Plan, SqliteStore, TokenPolicy, tokens,
-};
-use optics_api::auth::{AccessConfig, AccessControl, PasswordCost, PasswordHasher};
-use optics_api::limits::{InMemoryLimiter, PlanBudgets, RateLimits};
-use optics_api::{AppState, registry};
-use optics_compute::time::{Clock, ManualClock};
+use optics_api::accounts::Plan;
+use optics_api::registry;
+use optics_compute::time::Clock;
 use optics_mcp::{OpticsTools, TOOLS, mcp_routes};
 use serde_json::{Map, Value, json};
 use tower::ServiceExt;
 
-#[path = "../../tests/chain_support/mod.rs"]
-mod chain_support;
+mod support;
 
-struct Scratch(PathBuf);
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-struct Fixture {
-    router: axum::Router,
-    access: AccessControl,
-    clock: Arc<ManualClock>,
-    _dir: Scratch,
-}
-
-/// The service router over the chain tests' SPY market and a fresh SQLite account store, with
-/// `per_minute` requests a minute.
-fn fixture(per_minute: u32) -> Fixture {
-    let dir = std::env::temp_dir().join(format!(
-        "optics-mcp-{}-{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    let store: Arc<dyn AccountStore> =
-        Arc::new(SqliteStore::open(&dir.join("accounts.sqlite3")).unwrap());
-    // 20 seconds into a minute: a minute window opens 40 s later.
-    let clock = Arc::new(ManualClock::new(
-        Utc.with_ymd_and_hms(2026, 11, 20, 14, 30, 20).unwrap(),
-    ));
-    let limits = RateLimits {
-        per_minute,
-        per_hour: 1_000,
-    };
-    let access = AccessControl::new(
-        store,
-        Arc::new(InMemoryLimiter::new(limits)),
-        clock.clone() as Arc<dyn Clock>,
-        PasswordHasher::new(PasswordCost::TEST_ONLY_MINIMUM).unwrap(),
-        AccessConfig {
-            budgets: PlanBudgets::default(),
-            ..AccessConfig::default()
-        },
-    );
-    let state = AppState::new(clock.clone() as Arc<dyn Clock>)
-        .with_market_data(Arc::new(chain_support::MemoryMarket::spy()));
-    let router = optics_api::auth::service_router(state, access.clone());
-    Fixture {
-        router,
-        access,
-        clock,
-        _dir: Scratch(dir),
-    }
-}
-
-impl Fixture {
-    async fn account(&self, email: &str, plan: Plan) -> AccountId {
-        let password_hash = self
-            .access
-            .hasher()
-            .hash(optics_api::auth::Password::new("correct horse battery".into()).unwrap())
-            .await
-            .unwrap();
-        self.access
-            .store()
-            .create_account(NewAccount {
-                email: email.into(),
-                password_hash,
-                plan,
-                plan_expires_at: None,
-                monthly_budget_units: None,
-                created_at: self.clock.now(),
-            })
-            .await
-            .unwrap()
-            .id
-    }
-
-    async fn token(&self, account: AccountId) -> (String, String) {
-        let issued = tokens::issue_token(
-            &**self.access.store(),
-            &TokenPolicy::default(),
-            account,
-            Some("assistant"),
-            None,
-            self.clock.now(),
-        )
-        .await
-        .unwrap();
-        (issued.token.expose().to_owned(), issued.info.id)
-    }
-}
+use support::fixture;
 
 fn arguments(value: Value) -> Option<Map<String, Value>> {
     value.as_object().cloned()

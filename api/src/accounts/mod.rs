@@ -14,8 +14,8 @@ pub mod http;
 pub mod throttle;
 
 pub use optics_accounts::{
-    Account, AccountError, AccountId, AccountStore, Credentials, DEFAULT_SQLITE_FILE, IssuedToken,
-    MonthlyUsage, NewAccount, NewSession, NewToken, PasswordHashPhc, PgStore, Plan, SqliteStore,
-    StoreFuture, TokenGrant, TokenInfo, TokenPolicy, TokenStatus, admin, model, normalise_email,
-    open_store, postgres, sqlite, tokens,
+    Account, AccountError, AccountId, AccountStore, AuthorizationCode, Credentials,
+    DEFAULT_SQLITE_FILE, IssuedToken, MonthlyUsage, NewAccount, NewSession, NewToken, OAuthClient,
+    PasswordHashPhc, PgStore, Plan, SqliteStore, StoreFuture, TokenGrant, TokenInfo, TokenPolicy,
+    TokenStatus, admin, model, normalise_email, open_store, postgres, sqlite, tokens,
 };

@@ -91,7 +91,7 @@ impl LoginThrottle {
 
     /// Counts one attempt under each key (with its limit); nothing is counted when any key
     /// is over its limit.
-    fn attempt_keys(&self, keys: Vec<(String, u32)>, now: DateTime<Utc>) -> Result<(), u64> {
+    pub fn attempt_keys(&self, keys: Vec<(String, u32)>, now: DateTime<Utc>) -> Result<(), u64> {
         let mut windows = self
             .windows
             .lock()

@@ -18,9 +18,9 @@ use axum::{Extension, Json, Router};
 use chrono::{DateTime, TimeZone, Utc};
 use optics_api::accounts::http::account_router;
 use optics_api::accounts::{
-    Account, AccountId, AccountStore, Credentials, IssuedToken, MonthlyUsage, NewAccount,
-    NewSession, NewToken, Plan, SqliteStore, StoreFuture, TokenGrant, TokenInfo, TokenPolicy,
-    tokens,
+    Account, AccountId, AccountStore, AuthorizationCode, Credentials, IssuedToken, MonthlyUsage,
+    NewAccount, NewSession, NewToken, OAuthClient, Plan, SqliteStore, StoreFuture, TokenGrant,
+    TokenInfo, TokenPolicy, tokens,
 };
 use optics_api::auth::{
     AccessConfig, AccessControl, Caller, PasswordCost, PasswordHasher, TokenHash, require_token,
@@ -190,6 +190,28 @@ impl AccountStore for CountingStore {
     }
     fn delete_session<'a>(&'a self, hash: &'a TokenHash) -> StoreFuture<'a, ()> {
         self.inner.delete_session(hash)
+    }
+    fn register_oauth_client(
+        &self,
+        client: OAuthClient,
+        max_clients: u64,
+        unused_before: DateTime<Utc>,
+    ) -> StoreFuture<'_, ()> {
+        self.inner
+            .register_oauth_client(client, max_clients, unused_before)
+    }
+    fn oauth_client<'a>(&'a self, client_id: &'a str) -> StoreFuture<'a, Option<OAuthClient>> {
+        self.inner.oauth_client(client_id)
+    }
+    fn insert_authorization_code(&self, code: AuthorizationCode) -> StoreFuture<'_, ()> {
+        self.inner.insert_authorization_code(code)
+    }
+    fn take_authorization_code<'a>(
+        &'a self,
+        hash: &'a TokenHash,
+        now: DateTime<Utc>,
+    ) -> StoreFuture<'a, Option<AuthorizationCode>> {
+        self.inner.take_authorization_code(hash, now)
     }
     fn add_monthly_usage(&self, usage: Vec<MonthlyUsage>) -> StoreFuture<'_, ()> {
         self.inner.add_monthly_usage(usage)
@@ -762,6 +784,98 @@ pub async fn store_conformance(store: Arc<dyn AccountStore>) {
         ]
     );
     assert_eq!(store.monthly_usage("2026-10").await.unwrap().len(), 1);
+
+    oauth_conformance(&*store, ann.id, now).await;
+}
+
+/// The OAuth part of [`store_conformance`]: registration with its cap, codes used once.
+async fn oauth_conformance(store: &dyn AccountStore, account_id: AccountId, now: DateTime<Utc>) {
+    use optics_api::accounts::AccountError;
+    let client = |id: &str, at: DateTime<Utc>| OAuthClient {
+        client_id: id.into(),
+        client_name: format!("Client {id}"),
+        redirect_uris: vec![
+            "https://assistant.example/callback".into(),
+            "http://127.0.0.1:33418/cb".into(),
+        ],
+        created_at: at,
+        last_used_at: None,
+    };
+    let day = chrono::TimeDelta::days(1);
+    assert_eq!(store.oauth_client("cli_a").await.unwrap(), None);
+    store
+        .register_oauth_client(client("cli_a", now - day * 2), 2, now - day)
+        .await
+        .unwrap();
+    assert_eq!(
+        store.oauth_client("cli_a").await.unwrap(),
+        Some(client("cli_a", now - day * 2))
+    );
+    let code = |secret: &[u8], client_id: &str, expires_at| AuthorizationCode {
+        hash: TokenHash::of(secret),
+        client_id: client_id.into(),
+        account_id,
+        redirect_uri: "https://assistant.example/callback".into(),
+        code_challenge: "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM".into(),
+        resource: "https://options.example.com/mcp-server".into(),
+        created_at: now,
+        expires_at,
+    };
+    // An approval marks its client used: a full table keeps it.
+    let ten_minutes = chrono::TimeDelta::minutes(10);
+    let first = code(b"code-one", "cli_a", now + ten_minutes);
+    store
+        .insert_authorization_code(first.clone())
+        .await
+        .unwrap();
+    assert_eq!(
+        store
+            .oauth_client("cli_a")
+            .await
+            .unwrap()
+            .unwrap()
+            .last_used_at,
+        Some(now)
+    );
+    store
+        .register_oauth_client(client("cli_b", now - day * 2), 2, now - day)
+        .await
+        .unwrap();
+    // Full (2 of 2): the unused, day-old cli_b makes room; then cli_c (fresh) and the used
+    // cli_a fill it, and nothing can be dropped.
+    store
+        .register_oauth_client(client("cli_c", now), 2, now - day)
+        .await
+        .unwrap();
+    assert_eq!(store.oauth_client("cli_b").await.unwrap(), None);
+    assert!(matches!(
+        store
+            .register_oauth_client(client("cli_d", now), 2, now - day)
+            .await,
+        Err(AccountError::ClientCapReached)
+    ));
+    // A code is returned once, and not after it ends.
+    let taken = store
+        .take_authorization_code(&first.hash, now)
+        .await
+        .unwrap();
+    assert_eq!(taken, Some(first.clone()));
+    assert_eq!(
+        store
+            .take_authorization_code(&first.hash, now)
+            .await
+            .unwrap(),
+        None
+    );
+    let late = code(b"code-two", "cli_c", now + ten_minutes);
+    store.insert_authorization_code(late.clone()).await.unwrap();
+    assert_eq!(
+        store
+            .take_authorization_code(&late.hash, now + ten_minutes)
+            .await
+            .unwrap(),
+        None
+    );
 }
 
 /// The checks every [`Limiter`] must pass (fresh limiter with the default limits).
