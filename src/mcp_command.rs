@@ -70,7 +70,7 @@ pub(crate) fn run(args: &McpArgs) -> anyhow::Result<()> {
                 }
             }
         });
-        let router = data_app(clock, market, access.control.clone());
+        let router = data_app(clock, market, access.control.clone()).await;
         let tools = OpticsTools::with_token(router, &token)?;
         let served = optics_mcp::serve_stdio(tools).await;
         polling.abort();

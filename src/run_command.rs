@@ -201,18 +201,20 @@ async fn run_async(args: &RunArgs) -> anyhow::Result<()> {
         pump_counters,
     ));
 
-    // 4. Serve until Ctrl-C.
+    // 4. Serve until Ctrl-C, once the router (and its first universe table) is ready.
+    let router = app(
+        Arc::clone(&clock),
+        market,
+        access.control.clone(),
+        args.api.access.public_url.clone(),
+    )
+    .await;
     println!("listening on http://{address}");
     // Within the server's bounds; the handlers see the peer address (the login throttle
     // counts attempts per address).
     let served = optics_api::serve::serve_with_limits(
         listener,
-        app(
-            Arc::clone(&clock),
-            market,
-            access.control.clone(),
-            args.api.access.public_url.clone(),
-        ),
+        router,
         args.api.serve_limits(),
         shutdown_signal(),
     )

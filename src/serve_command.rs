@@ -281,19 +281,19 @@ pub(crate) async fn access_control(
 /// The whole HTTP service: data routes behind the token gate, the account area, metrics, and
 /// the MCP tool server at `/mcp-server` (answering through the same router). The data follow
 /// `market_clock`; `access` carries the real clock.
-pub(crate) fn app(
+pub(crate) async fn app(
     market_clock: Arc<dyn Clock>,
     market: Arc<StoreMarketData>,
     access: AccessControl,
     public_url: Option<String>,
 ) -> axum::Router {
-    let data = data_app(market_clock, market, access.clone());
+    let data = data_app(market_clock, market, access.clone()).await;
     let tools = optics_mcp::mcp_routes(data.clone(), access, public_url);
     data.merge(tools)
 }
 
 /// [`app`] without the tool server: what `optics mcp` answers its stdio tools with.
-pub(crate) fn data_app(
+pub(crate) async fn data_app(
     market_clock: Arc<dyn Clock>,
     market: Arc<StoreMarketData>,
     access: AccessControl,
@@ -301,15 +301,19 @@ pub(crate) fn data_app(
     let state = AppState::new(market_clock)
         .with_metrics(market.metrics().clone())
         .with_market_data(market);
-    // The screens' universe table is rebuilt in the background every few seconds when the
-    // reader's generation moved, so no request pays for the build.
+    // The screens' universe table is built once before the service answers (no screen waits
+    // for the first build), then rebuilt in the background every few seconds when the
+    // reader's generation moved, so no request pays for a build.
+    if let Err(e) = state.refresh_universe_table().await {
+        eprintln!("universe table build failed: {e}");
+    }
     let refresher = state.clone();
     tokio::spawn(async move {
         loop {
+            tokio::time::sleep(optics_api::market::UNIVERSE_REFRESH_EVERY).await;
             if let Err(e) = refresher.refresh_universe_table().await {
                 eprintln!("universe table refresh failed: {e}");
             }
-            tokio::time::sleep(optics_api::market::UNIVERSE_REFRESH_EVERY).await;
         }
     });
     optics_api::auth::service_router(state, access)
@@ -399,7 +403,8 @@ pub(crate) fn run(args: &ServeArgs) -> anyhow::Result<()> {
                 market,
                 access.control.clone(),
                 args.api.access.public_url.clone(),
-            ),
+            )
+            .await,
             args.api.serve_limits(),
             shutdown_signal(),
         )

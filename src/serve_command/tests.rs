@@ -113,7 +113,7 @@ async fn serve_store(
 ) -> SocketAddr {
     let market = Arc::new(StoreMarketData::new(store));
     market.load().await.unwrap();
-    let router = app(market_clock, market, access.control.clone(), None);
+    let router = app(market_clock, market, access.control.clone(), None).await;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, router).await });

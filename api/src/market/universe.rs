@@ -253,8 +253,10 @@ impl UniverseCache {
     /// The table for a request now: the held one when it is of the reader's generation, or
     /// of today and at most [`MAX_STALENESS`] old (the refresh task is rebuilding it); else a
     /// build by this request, unless one is already running: then the held table of today
-    /// whatever its age, or without one a 503 with `Retry-After`. A
-    /// reader without a generation (a test's in-memory market) is read afresh each time.
+    /// whatever its age, or, without one (the first build after a start or on a new day),
+    /// the running build's table once it is done — a request waits for it rather than being
+    /// refused, bounded by the server's request timeout. A reader without a generation (a
+    /// test's in-memory market) is read afresh each time.
     pub async fn table(
         &self,
         reader: &dyn MarketDataReader,
@@ -269,22 +271,18 @@ impl UniverseCache {
         if let Some(table) = self.held().filter(|t| usable(t)) {
             return Ok(table);
         }
-        // Another build is running (the refresh task's first, say): say when to come back
-        // rather than hold the request for the whole build.
-        let Ok(_building) = self.building.try_lock() else {
-            // A table of today, however old, beats a refusal while its successor is built.
-            if let Some(table) = self
-                .held()
-                .filter(|t| reader.generation().is_some() && t.today == new_york_date(now))
-            {
-                return Ok(table);
+        let _building = match self.building.try_lock() {
+            Ok(building) => building,
+            Err(_) => {
+                // A table of today, however old, beats waiting while its successor is built.
+                if let Some(table) = self
+                    .held()
+                    .filter(|t| reader.generation().is_some() && t.today == new_york_date(now))
+                {
+                    return Ok(table);
+                }
+                self.building.lock().await
             }
-            return Err(ApiError::Busy {
-                reason: "The universe table the screens read is being built; retry in a few \
-                         seconds"
-                    .to_owned(),
-                retry_after_secs: REFRESH_EVERY.as_secs(),
-            });
         };
         if let Some(table) = self.held().filter(|t| usable(t)) {
             return Ok(table);
