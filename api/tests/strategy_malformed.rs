@@ -7,7 +7,9 @@
 //! Two tables: whole bodies that are not a usable object (non-object JSON, truncated JSON,
 //! wrong content type, …) with the status each must get, and mutations of one field at a time
 //! in a valid body of each endpoint (strings for numbers, NaN-ish strings, ±1e308, negative
-//! numbers, null, wrong JSON kinds, empty arrays, 10,000 entries, the field removed).
+//! numbers, null, wrong JSON kinds, empty arrays, 10,000 entries, the field removed); then
+//! property-based cases: several fields changed to arbitrary JSON at once, and whole arbitrary
+//! documents.
 
 mod common;
 mod strategy_support;
@@ -459,6 +461,88 @@ async fn named_malformed_cases_are_400s_that_name_the_field() {
         assert!(
             message.contains(names),
             "{path}: {message:?} should name {names:?}"
+        );
+    }
+}
+
+/// Any JSON value, up to a few levels deep, with the strings and numbers a hostile client
+/// sends most.
+fn any_json() -> impl proptest::strategy::Strategy<Value = Value> {
+    use proptest::prelude::*;
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::from),
+        any::<i64>().prop_map(Value::from),
+        any::<f64>()
+            .prop_filter("JSON numbers are finite", |f| f.is_finite())
+            .prop_map(Value::from),
+        prop_oneof![
+            Just("SPY".to_owned()),
+            Just("CALL".to_owned()),
+            Just("sell".to_owned()),
+            Just("2026-12-18".to_owned()),
+            Just("[{}]".to_owned()),
+            ".{0,12}",
+        ]
+        .prop_map(Value::from),
+    ];
+    leaf.prop_recursive(3, 24, 4, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::from),
+            prop::collection::btree_map("[a-z_]{1,14}", inner, 0..4)
+                .prop_map(|map| Value::Object(map.into_iter().collect())),
+        ]
+    })
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::test_runner::Config {
+        cases: 192,
+        ..proptest::test_runner::Config::default()
+    })]
+
+    /// Several fields of a valid body changed at once to arbitrary JSON (or removed): still a
+    /// 200, 400, 404 or 424 with its envelope, never a 500.
+    #[test]
+    fn several_fields_at_once_never_break_an_endpoint(
+        endpoint in 0..10usize,
+        picks in proptest::collection::vec(
+            (proptest::prelude::any::<proptest::sample::Index>(), proptest::option::of(any_json())),
+            1..5,
+        ),
+    ) {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let (path, mut body) = valid_bodies().swap_remove(endpoint);
+        for (pick, replacement) in picks {
+            let mut all = Vec::new();
+            fields(&body, &mut Vec::new(), &mut all);
+            if all.is_empty() {
+                break;
+            }
+            let (steps, _) = &all[pick.index(all.len())];
+            body = mutated(&body, steps, replacement);
+        }
+        let answer = runtime.block_on(async { post(&app(), path, &body).await });
+        check(
+            &answer,
+            &[StatusCode::OK, BAD, StatusCode::NOT_FOUND, UPSTREAM],
+            &format!("{path} {body}"),
+        );
+    }
+
+    /// A whole body of arbitrary JSON on each endpoint: a 400 unless it happens to be valid.
+    #[test]
+    fn arbitrary_documents_are_answered_with_an_envelope(
+        endpoint in 0..9usize,
+        body in any_json(),
+    ) {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let path = PATHS[endpoint];
+        let answer = runtime.block_on(async { post(&app(), path, &body).await });
+        check(
+            &answer,
+            &[StatusCode::OK, BAD, StatusCode::NOT_FOUND, UPSTREAM],
+            &format!("{path} {body}"),
         );
     }
 }

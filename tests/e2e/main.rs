@@ -1,6 +1,7 @@
 //! End-to-end tests: start the real `optics` binary.
 
 mod accounts_cli;
+mod faults;
 mod import_calendars;
 mod import_cli;
 mod import_vol;
