@@ -103,6 +103,22 @@ fn tool_call(token: Option<&str>) -> Request<Body> {
         .unwrap()
 }
 
+/// Signs `email` in on the account area; the session cookie (`name=value`).
+async fn sign_in(app: &axum::Router, email: &str) -> String {
+    let login = send(
+        app,
+        post_json(
+            "/api/account/login",
+            None,
+            &json!({"email": email, "password": support::PASSWORD}),
+        ),
+    )
+    .await;
+    assert_eq!(login.status, StatusCode::OK, "{}", login.text());
+    let cookie = login.header("set-cookie");
+    cookie.split(';').next().unwrap().to_owned()
+}
+
 /// The query parameters of a redirect address.
 fn query_of(address: &str) -> Vec<(String, String)> {
     let query = address.split_once('?').map_or("", |(_, q)| q);
@@ -285,18 +301,7 @@ async fn an_assistant_connects_through_oauth_and_revoking_disconnects_it() {
     )
     .await;
     assert_eq!(anonymous.status, StatusCode::UNAUTHORIZED);
-    let login = send(
-        &app,
-        post_json(
-            "/api/account/login",
-            None,
-            &json!({"email": email, "password": support::PASSWORD}),
-        ),
-    )
-    .await;
-    assert_eq!(login.status, StatusCode::OK);
-    let cookie = login.header("set-cookie");
-    let cookie = cookie.split(';').next().unwrap().to_owned();
+    let cookie = sign_in(&app, email).await;
     let approve = async || {
         let answer = send(
             &app,
@@ -440,21 +445,11 @@ async fn approval_says_when_the_account_has_no_room_for_another_token() {
     .await
     .json();
     let client_id = registered["client_id"].as_str().unwrap();
-    let login = send(
-        &app,
-        post_json(
-            "/api/account/login",
-            None,
-            &json!({"email": email, "password": support::PASSWORD}),
-        ),
-    )
-    .await;
-    let cookie = login.header("set-cookie");
-    let cookie = cookie.split(';').next().unwrap();
+    let cookie = sign_in(&app, email).await;
     // Without --public-url the audience is the request's host over http.
     let mut body = decision(client_id, true);
     body["resource"] = json!("http://options.example.com/mcp-server");
-    let full = send(&app, post_json("/oauth/authorize", Some(cookie), &body)).await;
+    let full = send(&app, post_json("/oauth/authorize", Some(&cookie), &body)).await;
     assert_eq!(full.status, StatusCode::CONFLICT, "{}", full.text());
     assert_eq!(full.json()["error"], "token_cap_reached");
     assert!(

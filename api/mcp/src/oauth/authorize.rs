@@ -16,7 +16,9 @@ use optics_api::envelope::ApiJson;
 use serde::{Deserialize, Serialize};
 
 use super::token::is_pkce_value;
-use super::{APPROVALS_PER_ACCOUNT, CODE_LIFETIME, OAuthError, OAuthState, PublicBase, no_store};
+use super::{
+    APPROVALS_PER_ACCOUNT, CODE_LIFETIME, OAuthError, OAuthState, PublicBase, from_form, no_store,
+};
 
 /// The consent page; `__REQUEST__` is replaced by the request as script-safe JSON.
 const CONSENT_PAGE: &str = include_str!("../../static/authorize.html");
@@ -53,24 +55,18 @@ pub(crate) struct AuthorizationRequest {
 impl AuthorizationRequest {
     /// The parameters of a query string (the first of repeated names).
     fn from_query(query: &str) -> Self {
-        let mut request = Self::default();
-        for (name, value) in form_urlencoded::parse(query.as_bytes()) {
-            let slot = match name.as_ref() {
-                "response_type" => &mut request.response_type,
-                "client_id" => &mut request.client_id,
-                "redirect_uri" => &mut request.redirect_uri,
-                "code_challenge" => &mut request.code_challenge,
-                "code_challenge_method" => &mut request.code_challenge_method,
-                "state" => &mut request.state,
-                "scope" => &mut request.scope,
-                "resource" => &mut request.resource,
-                _ => continue,
-            };
-            if slot.is_none() {
-                *slot = Some(value.into_owned());
-            }
-        }
-        request
+        from_form!(
+            AuthorizationRequest,
+            query.as_bytes(),
+            response_type,
+            client_id,
+            redirect_uri,
+            code_challenge,
+            code_challenge_method,
+            state,
+            scope,
+            resource,
+        )
     }
 }
 

@@ -258,6 +258,31 @@ pub(crate) fn no_store(mut response: Response) -> Response {
     response
 }
 
+/// The first value of each of `names` in form-encoded `text`; other names are ignored.
+pub(crate) fn form_fields<const N: usize>(text: &[u8], names: [&str; N]) -> [Option<String>; N] {
+    let mut values: [Option<String>; N] = std::array::from_fn(|_| None);
+    for (name, value) in form_urlencoded::parse(text) {
+        if let Some(slot) = names
+            .iter()
+            .position(|n| *n == name)
+            .map(|i| &mut values[i])
+            && slot.is_none()
+        {
+            *slot = Some(value.into_owned());
+        }
+    }
+    values
+}
+
+/// `$ty { field, … }` from the first value of each field's name in form-encoded `$text`.
+macro_rules! from_form {
+    ($ty:ident, $text:expr, $($field:ident),+ $(,)?) => {{
+        let [$($field),+] = $crate::oauth::form_fields($text, [$(stringify!($field)),+]);
+        $ty { $($field),+ }
+    }};
+}
+pub(crate) use from_form;
+
 /// True for text of 1 to `max` characters without control characters.
 pub(crate) fn plain_text(text: &str, max: usize) -> bool {
     !text.is_empty() && text.chars().count() <= max && !text.chars().any(char::is_control)

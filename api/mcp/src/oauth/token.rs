@@ -9,7 +9,7 @@ use optics_api::accounts::{AccountError, OAuthClient};
 use optics_api::auth::TokenHash;
 use serde::Serialize;
 
-use super::{OAuthError, OAuthState, PublicBase, SCOPE, no_store};
+use super::{OAuthError, OAuthState, PublicBase, SCOPE, from_form, no_store};
 
 /// Shortest and longest PKCE verifier (RFC 7636 §4.1).
 const VERIFIER_CHARS: std::ops::RangeInclusive<usize> = 43..=128;
@@ -65,22 +65,16 @@ struct TokenRequest {
 
 impl TokenRequest {
     fn parse(body: &[u8]) -> Self {
-        let mut request = Self::default();
-        for (name, value) in form_urlencoded::parse(body) {
-            let slot = match name.as_ref() {
-                "grant_type" => &mut request.grant_type,
-                "code" => &mut request.code,
-                "redirect_uri" => &mut request.redirect_uri,
-                "client_id" => &mut request.client_id,
-                "code_verifier" => &mut request.code_verifier,
-                "resource" => &mut request.resource,
-                _ => continue,
-            };
-            if slot.is_none() {
-                *slot = Some(value.into_owned());
-            }
-        }
-        request
+        from_form!(
+            TokenRequest,
+            body,
+            grant_type,
+            code,
+            redirect_uri,
+            client_id,
+            code_verifier,
+            resource,
+        )
     }
 }
 
