@@ -44,6 +44,7 @@ use optics_schemas::{
     PositioningCode, SettlementStyle, VolatilityRegimeCode, WireEnum,
 };
 use utoipa::OpenApi;
+use utoipa::openapi::extensions::Extensions;
 use utoipa::openapi::path::{
     Operation, OperationBuilder, Parameter, ParameterBuilder, ParameterIn,
 };
@@ -66,7 +67,25 @@ use crate::ticker::Ticker;
 use crate::window::{Detail, Window};
 
 /// What a ticker parameter accepts (case-insensitive; answered upper case).
-const TICKER_PATTERN: &str = r"^\^?[A-Za-z0-9.\-]{1,12}$";
+const TICKER_PATTERN: &str = r"^\s*\^?[A-Za-z0-9.\-]{1,12}\s*$";
+
+/// A comma-separated list of up to `max` tickers (white space around items allowed, as read).
+fn ticker_list_pattern(max: usize) -> String {
+    let item = r"\s*\^?[A-Za-z0-9.\-]{1,12}\s*";
+    format!("^{item}(,{item}){{0,{}}}$", max.saturating_sub(1))
+}
+
+/// The range a clamped number is brought into, as a schema extension: out-of-range values are
+/// not errors (the spec clamps them and the payload's `clamped` says so), so the range is not
+/// written as `minimum` / `maximum`, which would make them invalid.
+fn clamp_extension(min: Option<serde_json::Value>, max: Option<serde_json::Value>) -> Extensions {
+    Extensions::builder()
+        .add(
+            "x-clamped-to",
+            serde_json::json!({ "minimum": min, "maximum": max }),
+        )
+        .build()
+}
 
 /// Name of the bearer-token security scheme in `components.securitySchemes`.
 pub const BEARER_SCHEME: &str = "bearerAuth";
@@ -96,7 +115,9 @@ pub const BEARER_SCHEME: &str = "bearerAuth";
         DataFreshness,
         Window,
         Detail,
-        ClampNotice
+        ClampNotice,
+        // referenced by name from `GreekExposure`'s flattened gamma fields
+        handlers::exposure::greeks_exposure::GammaExtras
     )),
     tags((name = "platform", description = "Index and documentation"))
 )]
@@ -645,6 +666,15 @@ impl ToSchema for Ticker {
     }
 }
 
+/// A string that is one of `words` (read in any case): for `#[schema(schema_with = …)]` on a
+/// body field whose words live in the math crate.
+pub fn words_schema(words: &[&str]) -> RefOr<Schema> {
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .enum_values(Some(words.iter().copied()))
+        .into()
+}
+
 /// A string enum listing every code of a stored enum (its serde form).
 fn code_schema<E: WireEnum>() -> RefOr<Schema> {
     ObjectBuilder::new()
@@ -772,21 +802,41 @@ fn parameter(p: &ParamSpec) -> Parameter {
         })
         .description(Some(description))
         .schema(Some(param_schema(p)))
+        .extensions(empty_means_absent(p))
         .build()
 }
 
+/// `allowEmptyValue: true` on an optional query parameter: `name=` is read as the parameter
+/// left out (its default), which the schema alone (a string has a character) would call
+/// invalid. utoipa has no field for it (OpenAPI 3.1 keeps it, discouraged), so it is written
+/// as a key of the parameter object here.
+fn empty_means_absent(p: &ParamSpec) -> Option<Extensions> {
+    (p.location == ParamLocation::Query && !p.required).then(|| {
+        let mut fields = Extensions::default();
+        fields.insert("allowEmptyValue".to_owned(), serde_json::Value::Bool(true));
+        fields
+    })
+}
+
 fn param_schema(p: &ParamSpec) -> Schema {
-    let string = || ObjectBuilder::new().schema_type(Type::String);
+    // A value has a character (an empty optional one is the parameter left out, which
+    // `allowEmptyValue` says).
+    let string = || {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .min_length(Some(1))
+    };
     let object = match p.kind {
         ParamKind::Int { min, max } => ObjectBuilder::new()
             .schema_type(Type::Integer)
-            .minimum(Some(min))
-            .maximum(Some(max))
+            .extensions(Some(clamp_extension(Some(min.into()), Some(max.into()))))
             .default(p.default_int().map(Into::into)),
         ParamKind::Float { min, max } => ObjectBuilder::new()
             .schema_type(Type::Number)
-            .minimum(min)
-            .maximum(max)
+            .extensions(Some(clamp_extension(
+                min.map(Into::into),
+                max.map(Into::into),
+            )))
             .default(p.default_float().map(Into::into)),
         ParamKind::Choice(words) => {
             let default = p
@@ -804,7 +854,10 @@ fn param_schema(p: &ParamSpec) -> Schema {
         ),
         ParamKind::Date => string().format(Some(SchemaFormat::KnownFormat(KnownFormat::Date))),
         ParamKind::Symbol => string().pattern(Some(TICKER_PATTERN)),
-        ParamKind::SymbolList { .. } | ParamKind::IntList { .. } | ParamKind::NameList => {
+        ParamKind::SymbolList { max_len } => string()
+            .pattern(Some(ticker_list_pattern(max_len)))
+            .description(Some(format!("Comma-separated, 1 to {max_len} symbols"))),
+        ParamKind::IntList { .. } | ParamKind::NameList => {
             string().description(Some("Comma-separated"))
         }
         ParamKind::Text => string(),

@@ -101,6 +101,14 @@ impl QueryParams {
                     endpoint.path
                 )));
             }
+            // Empty is the parameter left out (`allowEmptyValue` in the document); white
+            // space alone is neither a value nor empty.
+            if !value.is_empty() && value.trim().is_empty() {
+                return Err(ApiError::bad_request(format!(
+                    "Parameter {name} is blank; give it a value, or leave it out (or empty) for \
+                     its default"
+                )));
+            }
             if pairs.iter().any(|(seen, _)| *seen == name) {
                 return Err(ApiError::bad_request(format!(
                     "Parameter {name} is given more than once; give it once (lists are \

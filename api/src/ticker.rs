@@ -28,7 +28,7 @@ impl Ticker {
         let symbol = raw.trim().to_ascii_uppercase();
         let body = symbol.strip_prefix('^').unwrap_or(&symbol);
         let valid = !body.is_empty()
-            && symbol.len() <= MAX_TICKER_LEN
+            && body.len() <= MAX_TICKER_LEN
             && body
                 .bytes()
                 .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'.' || b == b'-');

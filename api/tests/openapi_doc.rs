@@ -122,8 +122,11 @@ async fn mounted_data_endpoints_get_operations_with_registry_parameters() {
     assert_eq!(n["in"], "query");
     assert_eq!(n["required"], false);
     assert_eq!(n["schema"]["type"], "integer");
-    assert_eq!(n["schema"]["minimum"], 1);
-    assert_eq!(n["schema"]["maximum"], 10);
+    // Clamped, not refused (spec part 7): the range is an extension, not `minimum` /
+    // `maximum`, which would make 0 or 11 invalid requests.
+    assert_eq!(n["schema"]["x-clamped-to"]["minimum"], 1);
+    assert_eq!(n["schema"]["x-clamped-to"]["maximum"], 10);
+    assert!(n["schema"].get("minimum").is_none());
     assert_eq!(n["schema"]["default"], 1);
     let expiration = param("expiration");
     assert_eq!(expiration["schema"]["format"], "date");

@@ -68,6 +68,14 @@ fn empty_value_means_absent() {
 }
 
 #[test]
+fn a_blank_value_is_not_an_empty_one() {
+    for query in ["num_expirations=%09", "strikes_around=%20%20"] {
+        let reason = bad_request(parse("chain", query));
+        assert!(reason.contains("is blank"), "{query}: {reason}");
+    }
+}
+
+#[test]
 fn numbers_are_finite_and_clamped() {
     let params = parse("options-by-delta", "delta=1.5").unwrap();
     let d = params.float("delta").unwrap();

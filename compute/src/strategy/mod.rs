@@ -70,8 +70,9 @@ pub use leg::{
     Action, IvUnits, Leg, LegInput, parse_option_type, read_iv, validate_legs, validate_legs_named,
 };
 pub use optimizer::{
-    MAX_CONDOR_PAIRS, MAX_WIDTH_SPOT_FRACTION, OptimizeConstraints, OptimizeStructure,
-    OptimizeTarget, Optimized, optimize, optimize_exhaustive,
+    MAX_CONDOR_PAIRS, MAX_WIDTH_SPOT_FRACTION, OPTIMIZE_STRUCTURE_NAMES, OPTIMIZE_TARGET_NAMES,
+    OptimizeConstraints, OptimizeStructure, OptimizeTarget, Optimized, optimize,
+    optimize_exhaustive,
 };
 pub use payoff::{Bound, PayoffSummary, PriceInterval, expiration_payoff};
 pub use simulate::{

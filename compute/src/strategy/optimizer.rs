@@ -90,6 +90,26 @@ impl OptimizeTarget {
     }
 }
 
+/// Every `target` [`OptimizeTarget::parse`] accepts.
+pub const OPTIMIZE_TARGET_NAMES: &[&str] = &[
+    "max_profit",
+    "min_loss",
+    "risk_reward",
+    "probability",
+    "credit",
+    "max_credit",
+];
+
+/// Every `strategy_type` [`OptimizeStructure::parse`] accepts.
+pub const OPTIMIZE_STRUCTURE_NAMES: &[&str] = &[
+    "iron_condor",
+    "credit_spread",
+    "put_credit_spread",
+    "bull_put_spread",
+    "call_credit_spread",
+    "bear_call_spread",
+];
+
 /// Which structure to search.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OptimizeStructure {
@@ -753,8 +773,21 @@ fn no_winner(prepared: &Prepared) -> StrategyError {
 
 #[cfg(test)]
 mod structure_tests {
-    use super::OptimizeStructure;
+    use super::{
+        OPTIMIZE_STRUCTURE_NAMES, OPTIMIZE_TARGET_NAMES, OptimizeStructure, OptimizeTarget,
+    };
     use crate::pricing::OptionType;
+
+    #[test]
+    fn every_listed_name_parses() {
+        for name in OPTIMIZE_STRUCTURE_NAMES {
+            assert!(OptimizeStructure::parse(name).is_ok(), "{name}");
+        }
+        for name in OPTIMIZE_TARGET_NAMES {
+            assert!(OptimizeTarget::parse(name).is_ok(), "{name}");
+        }
+        assert!(OptimizeTarget::parse("best").is_err());
+    }
 
     #[test]
     fn structures_parse_in_any_case_with_their_aliases() {

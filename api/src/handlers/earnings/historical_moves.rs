@@ -159,6 +159,8 @@ pub struct HistoricalMovesPayload {
     /// The horizons measured, trading sessions, ascending (duplicates dropped, after clamping).
     pub periods: Vec<usize>,
     /// By horizon in sessions (`"7"`, `"14"`, …): the distribution of its moves.
+    // JSON object keys are strings: the horizon in days, written out ("7", "14", …).
+    #[schema(value_type = BTreeMap<String, MoveAnalysis>)]
     pub move_analysis: BTreeMap<usize, MoveAnalysis>,
     /// Daily closes stored up to today.
     pub sessions: usize,

@@ -69,7 +69,22 @@ pub struct GreekExposure {
     pub profile: Vec<GreekProfilePoint>,
     /// Gamma only.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    #[schema(schema_with = gamma_extras_schema)]
     pub gamma: Option<GammaExtras>,
+}
+
+/// The flattened gamma fields in the document: [`GammaExtras`] on gamma, nothing on the other
+/// Greeks. (The derived `oneOf [null, GammaExtras]` would be read as "the whole object is null
+/// or a GammaExtras", which no delta, vanna or charm object is.)
+fn gamma_extras_schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+    use utoipa::openapi::schema::{AnyOfBuilder, ObjectBuilder, Type};
+    AnyOfBuilder::new()
+        .item(utoipa::openapi::Ref::from_schema_name("GammaExtras"))
+        .item(ObjectBuilder::new().schema_type(Type::Object))
+        .description(Some(
+            "On gamma, the fields of GammaExtras; the other Greeks carry none of them",
+        ))
+        .into()
 }
 
 /// A strike and the exposure there, with its distance from spot.

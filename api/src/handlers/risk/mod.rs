@@ -78,7 +78,7 @@ macro_rules! book_request {
         pub struct $name {
             /// The positions (required, 1 to 1,000; an array or a string holding one).
             #[serde(default)]
-            #[schema(value_type = Vec<PositionBody>, required = true)]
+            #[schema(value_type = Vec<PositionBody>, required = true, min_items = 1, max_items = 1000)]
             pub positions: PositionsBody,
             /// Price per ticker, dollars (`{"SPY": 601.5}`), before STOCK positions and live
             /// chains.

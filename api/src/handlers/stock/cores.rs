@@ -40,7 +40,9 @@ pub struct CoresPayload {
     /// The requested fields by vendor name (`iv30d`, `clsHv20d`, …), each a number or null
     /// when it cannot be computed for this ticker today; units per field in the catalog.
     #[serde(flatten)]
-    #[schema(value_type = BTreeMap<String, Option<f64>>)]
+    // A free-form object in the document: `additionalProperties` of numbers would also bind
+    // the flattened freshness fields (a boolean, strings), which are not in this map.
+    #[schema(value_type = Object)]
     pub fields: BTreeMap<String, Option<f64>>,
     /// Fields in the catalog (the `fields=all` count).
     pub available_field_count: usize,

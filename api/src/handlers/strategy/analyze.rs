@@ -39,7 +39,7 @@ pub struct AnalyzeRequest {
     /// The legs (required, 1 to 50, each with its `expiration`; an array or a string holding
     /// one).
     #[serde(default)]
-    #[schema(value_type = Vec<LegBody>, required = true)]
+    #[schema(value_type = Vec<LegBody>, required = true, min_items = 1, max_items = 50)]
     pub legs: Option<List<LegBody, MAX_LEGS>>,
 }
 

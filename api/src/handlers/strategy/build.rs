@@ -20,7 +20,7 @@ live_chain_request! {
     BuildRequest {
         /// The structure (required), any case: `iron_condor`, `straddle`, `calendar`, ….
         #[serde(default, deserialize_with = "body::text")]
-        #[schema(required = true)]
+        #[schema(required = true, schema_with = strategy_type_schema)]
         strategy_type: Option<String>,
         /// Wing width, dollars (default 5).
         #[serde(default, deserialize_with = "body::number")]
@@ -119,4 +119,9 @@ pub async fn build_strategy(
         legs: built.legs.iter().map(built_leg).collect(),
         analysis,
     }))
+}
+
+/// `strategy_type`'s words in the document: every name the builder parses.
+fn strategy_type_schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+    crate::openapi::words_schema(strategy::builder::STRATEGY_TYPE_NAMES)
 }

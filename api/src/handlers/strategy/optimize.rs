@@ -25,10 +25,12 @@ live_chain_request! {
         /// The structure (required), any case: `iron_condor`, `credit_spread`,
         /// `put_credit_spread` (`bull_put_spread`), `call_credit_spread` (`bear_call_spread`).
         #[serde(default, deserialize_with = "body::text")]
-        #[schema(required = true)]
+        #[schema(required = true, schema_with = structure_schema)]
         strategy_type: Option<String>,
-        /// The objective: `max_profit` (default), `min_loss`, `risk_reward` or `probability`.
+        /// The objective: `max_profit` (default), `min_loss`, `risk_reward` or `probability`
+        /// (`credit` and `max_credit` are `max_profit`: the structures are credit ones).
         #[serde(default, deserialize_with = "body::text")]
+        #[schema(schema_with = target_schema)]
         target: Option<String>,
         /// Widest wing, dollars.
         #[serde(default, deserialize_with = "body::number")]
@@ -140,4 +142,14 @@ pub async fn optimize_strategy(
         legs: best.legs.iter().map(built_leg).collect(),
         analysis,
     }))
+}
+
+/// `strategy_type`'s words in the document: the structures the optimizer searches.
+fn structure_schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+    crate::openapi::words_schema(strategy::OPTIMIZE_STRUCTURE_NAMES)
+}
+
+/// `target`'s words in the document.
+fn target_schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+    crate::openapi::words_schema(strategy::OPTIMIZE_TARGET_NAMES)
 }

@@ -198,7 +198,7 @@ pub struct SimulateRequest {
     pub ticker: Option<String>,
     /// Rows as returned by /chain (at most 10,000; an array or a string holding one).
     #[serde(default)]
-    #[schema(value_type = Option<Vec<SimulateRowBody>>)]
+    #[schema(value_type = Option<Vec<SimulateRowBody>>, min_items = 1, max_items = 10_000)]
     pub chain: Option<List<SimulateRowBody, MAX_SIM_ROWS>>,
 }
 
