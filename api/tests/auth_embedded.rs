@@ -2201,3 +2201,43 @@ async fn token_issues_are_limited_per_account_so_revoke_and_recreate_has_a_bound
     .await;
     assert_eq!(again.status, StatusCode::CREATED);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_locked_account_database_answers_503_and_reads_go_on() {
+    let (fx, dir) = sqlite_fixture(UNLIMITED);
+    let id = account_with_password(&fx, "locked@example.com", Plan::Pro, "s3cure-passw0rd").await;
+    let issued = token(&fx, id, None).await;
+    // Another process (an operator's sqlite3 shell, a stuck CLI) holds the write lock.
+    let holder = rusqlite::Connection::open(dir.0.join("accounts.sqlite3")).unwrap();
+    holder.execute_batch("BEGIN EXCLUSIVE").unwrap();
+
+    // A data request only reads its token (WAL): it is answered as before.
+    let usage = registry::endpoint("me-usage").unwrap();
+    let answer = send(
+        &fx.router,
+        data_request(usage, Some(&bearer(&issued)), None),
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.json());
+    // A login writes its session: after the busy timeout, a 503 that says to retry, not a 500.
+    let (refused, cookie) = login(&fx.router, "locked@example.com", "s3cure-passw0rd").await;
+    assert_eq!(
+        refused.status,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "{}",
+        refused.json()
+    );
+    assert_eq!(refused.header("retry-after"), Some("5"));
+    assert!(
+        refused.json()["error"]
+            .as_str()
+            .unwrap()
+            .contains("account database is busy")
+    );
+    assert!(cookie.is_none());
+
+    holder.execute_batch("COMMIT").unwrap();
+    let (answer, cookie) = login(&fx.router, "locked@example.com", "s3cure-passw0rd").await;
+    assert_eq!(answer.status, StatusCode::OK);
+    assert!(cookie.is_some());
+}

@@ -412,3 +412,104 @@ async fn bad_tokens_plans_and_rotation_on_the_shared_engines() {
     let cleanup = redis_limiter(&prefix, RateLimits::default()).await;
     cleanup.delete_all_keys().await.unwrap();
 }
+
+/// A TCP relay to Redis that can be cut and restored: Redis stopping and coming back, as the
+/// API replica sees it, without touching the machine's Redis.
+struct Relay {
+    address: std::net::SocketAddr,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Relay {
+    /// Relays `at` (a free port when `None`) to the test Redis.
+    async fn start(at: Option<std::net::SocketAddr>) -> Self {
+        let target = redis_url()
+            .trim_start_matches("redis://")
+            .trim_end_matches('/')
+            .split('/')
+            .next()
+            .unwrap()
+            .to_owned();
+        let listener = tokio::net::TcpListener::bind(at.unwrap_or(([127, 0, 0, 1], 0).into()))
+            .await
+            .unwrap();
+        let address = listener.local_addr().unwrap();
+        let task = tokio::spawn(async move {
+            // The connections live in this set: aborting the task closes every one of them.
+            let mut connections = tokio::task::JoinSet::new();
+            while let Ok((mut client, _)) = listener.accept().await {
+                let target = target.clone();
+                connections.spawn(async move {
+                    if let Ok(mut redis) = tokio::net::TcpStream::connect(&target).await {
+                        let _ = tokio::io::copy_bidirectional(&mut client, &mut redis).await;
+                    }
+                });
+            }
+        });
+        Self { address, task }
+    }
+
+    /// Redis "stops": the port closes and every relayed connection drops.
+    async fn cut(self) -> std::net::SocketAddr {
+        self.task.abort();
+        let _ = self.task.await;
+        self.address
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn limits_fail_closed_while_redis_is_gone_and_recover_when_it_returns() {
+    let relay = Relay::start(None).await;
+    let prefix = unique_name("optics-test");
+    let limiter = RedisLimiter::connect(&format!("redis://{}/", relay.address), &prefix, UNLIMITED)
+        .await
+        .unwrap();
+    let (store, _dir) = sqlite_store();
+    let clock = Arc::new(ManualClock::new(start_instant()));
+    let fx = fixture(
+        store,
+        Arc::new(limiter.clone()),
+        clock,
+        PlanBudgets::default(),
+    );
+    let pro = account(&fx, "pro@example.com", Plan::Pro).await;
+    let issued = token(&fx, pro, None).await;
+    let chain = registry::endpoint("chain").unwrap();
+    let ask = || {
+        send(
+            &fx.router,
+            data_request(chain, Some(&bearer(&issued)), None),
+        )
+    };
+    assert_eq!(ask().await.status, StatusCode::OK);
+
+    let address = relay.cut().await;
+    let refused = ask().await;
+    assert_eq!(
+        refused.status,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "{}",
+        refused.json()
+    );
+    assert_eq!(refused.header("retry-after"), Some("5"));
+    assert!(
+        refused.json()["error"]
+            .as_str()
+            .unwrap()
+            .contains("rate limiter cannot be reached")
+    );
+
+    // Redis is back on the same address: the limiter reconnects and admits again.
+    let relay = Relay::start(Some(address)).await;
+    let mut status = StatusCode::SERVICE_UNAVAILABLE;
+    for _ in 0..50 {
+        status = ask().await.status;
+        if status == StatusCode::OK {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    assert_eq!(status, StatusCode::OK, "the limiter did not come back");
+    limiter.delete_all_keys().await.unwrap();
+    relay.cut().await;
+}

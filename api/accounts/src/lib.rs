@@ -119,3 +119,20 @@ pub enum AccountError {
     #[error("internal: {0}")]
     Internal(String),
 }
+
+impl AccountError {
+    /// True when the store is there but cannot take the call now — another process holds the
+    /// SQLite write lock past the busy timeout, the PostgreSQL connection is gone: a caller
+    /// should be told to retry, not shown a fault.
+    pub fn is_temporarily_unavailable(&self) -> bool {
+        match self {
+            Self::Unavailable(_) => true,
+            Self::Sqlite(error) => matches!(
+                error.sqlite_error_code(),
+                Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+            ),
+            Self::Postgres(error) => error.is_closed(),
+            _ => false,
+        }
+    }
+}

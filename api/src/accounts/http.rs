@@ -135,9 +135,24 @@ impl IntoResponse for AreaError {
                 | AccountError::EmailTaken => {
                     error_response(StatusCode::CONFLICT, error.to_string())
                 }
+                busy if busy.is_temporarily_unavailable() => {
+                    store_busy(error.to_string()).into_response()
+                }
                 _ => ApiError::internal("serving the account area", error).into_response(),
             },
         }
+    }
+}
+
+/// Seconds a caller is asked to wait when the account store is busy or unreachable.
+pub const STORE_RETRY_AFTER_SECS: u64 = 5;
+
+/// The 503 for an account store that cannot take a call now (logged with its cause).
+pub fn store_busy(cause: String) -> ApiError {
+    tracing::warn!(%cause, "the account store is unavailable");
+    ApiError::Busy {
+        reason: format!("The account database is busy; retry in {STORE_RETRY_AFTER_SECS} s"),
+        retry_after_secs: STORE_RETRY_AFTER_SECS,
     }
 }
 

@@ -250,6 +250,9 @@ pub fn requires_token(endpoint: &EndpointSpec) -> bool {
     endpoint.family != registry::PLATFORM_FAMILY.slug
 }
 
+/// Seconds a caller is asked to wait while the rate limiter (Redis) cannot be reached.
+pub const LIMITER_RETRY_AFTER_SECS: u64 = 5;
+
 /// Units one call costs: the endpoint's fixed cost, or one per symbol the handler computes
 /// for [`Cost::PerSymbol`] endpoints — the symbol-list parameter read by the handler's own
 /// parser ([`crate::params::QueryParams::symbols`]: an empty value is the documented default,
@@ -425,7 +428,13 @@ impl AccessControl {
             .store
             .token_grant(&hash)
             .await
-            .map_err(|e| ApiError::internal("looking up an API token", e))?
+            .map_err(|e| {
+                if e.is_temporarily_unavailable() {
+                    crate::accounts::http::store_busy(e.to_string())
+                } else {
+                    ApiError::internal("looking up an API token", e)
+                }
+            })?
             .ok_or(ApiError::Unauthorized)?;
         if !grant.hash.ct_eq(&hash)
             || token_status(grant.revoked_at, grant.expires_at, now) != TokenStatus::Active
@@ -466,7 +475,18 @@ impl AccessControl {
                 now,
             })
             .await
-            .map_err(|e| ApiError::internal("counting a request against the rate limits", e))?;
+            .map_err(|e| {
+                // Fail closed: without its counts no request is admitted, and the caller is
+                // told to come back rather than shown a fault.
+                tracing::warn!(error = %e, "the rate limiter is unavailable");
+                ApiError::Busy {
+                    reason: format!(
+                        "The rate limiter cannot be reached, so no request is admitted; retry \
+                         in {LIMITER_RETRY_AFTER_SECS} s"
+                    ),
+                    retry_after_secs: LIMITER_RETRY_AFTER_SECS,
+                }
+            })?;
         match decision {
             Decision::Admitted(quota) => Ok(Admission {
                 reservation: Reservation {
