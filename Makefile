@@ -7,8 +7,10 @@ PYTHON ?= python3
 REFERENCE_VENV := .venv-reference
 # The official MCP Python SDK, for the tool server's client checks.
 MCP_VENV := .venv-mcp
+# Schemathesis, for the API's hardening run.
+HARDENING_VENV := .venv-hardening
 
-.PHONY: run build-distributed build test mcp-clients fmt fmt-check lint bench reference registry clean help
+.PHONY: run build-distributed build test mcp-clients test-hardening fmt fmt-check lint bench reference registry clean help
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -23,15 +25,23 @@ build-distributed: ## the optimised binary with the Kafka bus, for `optics inges
 build: ## debug build of the whole workspace
 	$(CARGO) build --workspace
 
-test: fmt-check lint ## formatting check, clippy -D warnings, every test, then the MCP client checks
+test: fmt-check lint ## formatting check, clippy -D warnings, every test, the MCP client checks, Schemathesis
 	$(CARGO) test --workspace
 	$(MAKE) mcp-clients
+	$(MAKE) test-hardening
 
 mcp-clients: ## the official MCP Python SDK drives every tool over stdio and streamable HTTP against `optics run`
 	test -x $(MCP_VENV)/bin/python || $(PYTHON) -m venv $(MCP_VENV)
 	$(MCP_VENV)/bin/pip install --quiet -r scripts/mcp/requirements.txt
 	$(CARGO) build --bin optics
 	$(MCP_VENV)/bin/python scripts/mcp/check_tools.py --optics target/debug/optics --records $(REFERENCE_RECORDS)
+
+test-hardening: ## Schemathesis holds `optics run` to its OpenAPI document: >= 10,000 cases, no failure
+	test -x $(HARDENING_VENV)/bin/python || $(PYTHON) -m venv $(HARDENING_VENV)
+	$(HARDENING_VENV)/bin/pip install --quiet -r scripts/hardening/requirements.txt
+	$(CARGO) build --bin optics
+	$(HARDENING_VENV)/bin/python scripts/hardening/schemathesis_run.py --optics target/debug/optics \
+		--schemathesis $(HARDENING_VENV)/bin/schemathesis
 
 fmt: ## format the code
 	$(CARGO) fmt --all
@@ -54,6 +64,7 @@ bench: ## benchmarks that print figures (ns/option, ratios, accuracies, throughp
 	$(CARGO) bench -p optics-compute --bench strategy
 	$(CARGO) bench -p optics --bench pipeline
 	$(CARGO) bench -p optics-api --bench load
+	$(CARGO) bench -p optics-api --bench soak
 	$(CARGO) bench -p optics-api --bench auth
 	$(CARGO) bench -p optics-api --bench chain_at_time
 	$(CARGO) bench -p optics-mcp --bench tool_call

@@ -46,6 +46,9 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
 from urllib.parse import parse_qsl, urlsplit
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from optics_run import GENEROUS_LIMITS, start_run  # noqa: E402
+
 # Fields the records name that a payload carries only when the data has them; each with the
 # reason it may be absent from this test's simulated market.
 CONDITIONAL_FIELDS = {
@@ -53,14 +56,6 @@ CONDITIONAL_FIELDS = {
     # The seeded market has no vendor forecast surface or HV forecast.
     ("hv-regimes", "forecast"),
 }
-
-# The checks make about seventy calls a minute per transport, past the interface's 60; the
-# limits themselves are tested elsewhere (and the 429 path below), so both servers get more.
-GENEROUS_LIMITS = ["--rate-per-minute", "10000", "--rate-per-hour", "100000"]
-
-# A debug build on a loaded 2-core CI machine answers some calls slowly; the HTTP server's
-# 30 s answer deadline would turn them into 503s that say nothing about the tools.
-SLOW_MACHINE = ["--request-timeout-secs", "300"]
 
 # How long a call is retried while the server says "retry after N s".
 RETRY_WITHIN_SECS = 600
@@ -126,23 +121,6 @@ def keys_in(value, depth: int = 0, found: set[str] | None = None) -> set[str]:
         for v in value[:50]:
             keys_in(v, depth + 1, found)
     return found
-
-
-def start_run(optics: str, data_dir: Path) -> tuple[subprocess.Popen, str]:
-    log = open(data_dir / "run-log.txt", "w")
-    process = subprocess.Popen(
-        [optics, "run", "--listen", "127.0.0.1:0", "--universe", "25",
-         "--seed-sessions", "1", "--history-years", "1",
-         "--start", "2026-11-20T15:00:00Z", "--cycle-ms", "500",
-         *GENEROUS_LIMITS, *SLOW_MACHINE, "--data-dir", str(data_dir)],
-        stdout=subprocess.PIPE, stderr=log, text=True,
-        env={k: v for k, v in os.environ.items() if k != "RUST_LOG"},
-    )
-    for line in process.stdout:
-        match = re.search(r"listening on http://(\S+)", line)
-        if match:
-            return process, match.group(1)
-    raise SystemExit("optics run exited before listening; see run-log.txt")
 
 
 class Caller:
