@@ -520,6 +520,22 @@ pub fn area_request(
 /// The data prefix, for assertions.
 pub const PREFIX: &str = DATA_PREFIX;
 
+/// Asserts a 503 that asks the caller to retry in 5 s and whose error says `why`.
+pub fn assert_retry_later(answer: &Answer, why: &str) {
+    assert_eq!(
+        answer.status,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "{}",
+        answer.json()
+    );
+    assert_eq!(answer.header("retry-after"), Some("5"));
+    let error = answer.json()["error"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(error.contains(why), "{error}");
+}
+
 /// The checks every [`AccountStore`] must pass, in one run over a fresh store.
 pub async fn store_conformance(store: Arc<dyn AccountStore>) {
     use optics_api::accounts::{AccountError, PasswordHashPhc, TokenStatus};
