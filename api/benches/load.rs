@@ -436,23 +436,11 @@ async fn universe_screens(n: usize) {
             let probe = app.clone();
             tokio::spawn(async move { axum::serve(listener, probe).await });
             let mut sender = connect(addr).await;
-            sender.ready().await.expect("ready");
             let request = Request::get(path)
                 .header("host", "127.0.0.1")
                 .body(Empty::<Bytes>::new())
                 .expect("request");
-            let response = sender.send_request(request).await.expect("response");
-            assert!(
-                response.status().is_success(),
-                "{path}: {}",
-                response.status()
-            );
-            response
-                .into_body()
-                .collect()
-                .await
-                .expect("body")
-                .to_bytes()
+            loopback::body(&mut sender, request, path).await
         };
         let twin_body = body.clone();
         let served = app.clone().route(

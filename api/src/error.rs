@@ -19,6 +19,9 @@ use utoipa::ToSchema;
 
 use crate::registry::{DATA_PREFIX, Tier};
 
+/// Seconds a caller is asked to wait when the account store cannot take a call now.
+pub const STORE_RETRY_AFTER_SECS: u64 = 5;
+
 /// The fixed message of every 500: internal details are logged, never sent.
 pub const INTERNAL_ERROR_MESSAGE: &str =
     "Internal error: the request could not be completed. It has been logged; please retry later.";
@@ -158,6 +161,22 @@ impl ApiError {
         Self::Internal {
             context,
             source: source.into(),
+        }
+    }
+
+    /// An account-store failure under `context`: a 503 with Retry-After when the store is only
+    /// busy or unreachable now (a lock another process holds, a lost connection), else a 500.
+    pub fn account_store(context: &'static str, error: optics_accounts::AccountError) -> Self {
+        if error.is_temporarily_unavailable() {
+            tracing::warn!(%error, "{context}: the account store is unavailable");
+            Self::Busy {
+                reason: format!(
+                    "The account database is busy; retry in {STORE_RETRY_AFTER_SECS} s"
+                ),
+                retry_after_secs: STORE_RETRY_AFTER_SECS,
+            }
+        } else {
+            Self::internal(context, error)
         }
     }
 

@@ -15,8 +15,13 @@ fn sample(name: &str) -> Vec<u8> {
     .unwrap()
 }
 
-/// The five layouts with their sample file.
-fn layouts() -> Vec<(ImportKind, Vec<u8>)> {
+/// The five layouts with their sample file, read once for every case.
+fn layouts() -> &'static [(ImportKind, Vec<u8>)] {
+    static LAYOUTS: std::sync::OnceLock<Vec<(ImportKind, Vec<u8>)>> = std::sync::OnceLock::new();
+    LAYOUTS.get_or_init(read_layouts)
+}
+
+fn read_layouts() -> Vec<(ImportKind, Vec<u8>)> {
     vec![
         (ImportKind::OratsStrikes, sample("orats_strikes_sample.csv")),
         (ImportKind::CboeEod, sample("cboe_eod_sample.csv")),
@@ -142,9 +147,9 @@ proptest! {
         layout in 0..5usize,
         edits in prop::collection::vec(edit(), 1..6),
     ) {
-        let (kind, bytes) = layouts().swap_remove(layout);
-        let bytes = edits.iter().fold(bytes, apply);
-        check_import(&kind, &bytes)?;
+        let (kind, bytes) = &layouts()[layout];
+        let bytes = edits.iter().fold(bytes.clone(), apply);
+        check_import(kind, &bytes)?;
     }
 
     #[test]
@@ -152,13 +157,13 @@ proptest! {
         layout in 0..5usize,
         bytes in prop::collection::vec(any::<u8>(), 0..2048),
     ) {
-        let (kind, sample) = layouts().swap_remove(layout);
+        let (kind, sample) = &layouts()[layout];
         // Half the cases keep the sample's header line, so the rows themselves are read.
         let header_end = sample.iter().position(|b| *b == b'\n').map_or(0, |p| p + 1);
         let mut with_header = sample[..header_end].to_vec();
         with_header.extend_from_slice(&bytes);
-        check_import(&kind, &bytes)?;
-        check_import(&kind, &with_header)?;
+        check_import(kind, &bytes)?;
+        check_import(kind, &with_header)?;
     }
 }
 
@@ -170,7 +175,7 @@ fn the_samples_themselves_import() {
             bytes.as_slice(),
             "sample.csv",
             None,
-            &kind,
+            kind,
             &mut sink,
             ImportOptions::default(),
         )

@@ -28,6 +28,19 @@ pub async fn send<B>(sender: &mut SendRequest<B>, request: hyper::Request<B>, la
 where
     B: hyper::body::Body + 'static,
 {
+    body(sender, request, label).await.len()
+}
+
+/// Sends `request` on `sender` and returns the whole body as received. A status other than
+/// 2xx panics, naming `label` (the route).
+pub async fn body<B>(
+    sender: &mut SendRequest<B>,
+    request: hyper::Request<B>,
+    label: &str,
+) -> hyper::body::Bytes
+where
+    B: hyper::body::Body + 'static,
+{
     use http_body_util::BodyExt;
     sender.ready().await.expect("connection ready");
     let response = sender.send_request(request).await.expect("response");
@@ -42,5 +55,4 @@ where
         .await
         .expect("body")
         .to_bytes()
-        .len()
 }

@@ -21,7 +21,7 @@ use std::fmt;
 
 use axum::Json;
 use axum::Router;
-use axum::extract::{FromRequestParts, State};
+use axum::extract::{FromRef, FromRequestParts, State};
 use axum::http::header::{CACHE_CONTROL, COOKIE, RETRY_AFTER, SET_COOKIE};
 use axum::http::request::Parts;
 use axum::http::{HeaderValue, StatusCode};
@@ -135,24 +135,9 @@ impl IntoResponse for AreaError {
                 | AccountError::EmailTaken => {
                     error_response(StatusCode::CONFLICT, error.to_string())
                 }
-                busy if busy.is_temporarily_unavailable() => {
-                    store_busy(error.to_string()).into_response()
-                }
-                _ => ApiError::internal("serving the account area", error).into_response(),
+                _ => ApiError::account_store("serving the account area", error).into_response(),
             },
         }
-    }
-}
-
-/// Seconds a caller is asked to wait when the account store is busy or unreachable.
-pub const STORE_RETRY_AFTER_SECS: u64 = 5;
-
-/// The 503 for an account store that cannot take a call now (logged with its cause).
-pub fn store_busy(cause: String) -> ApiError {
-    tracing::warn!(%cause, "the account store is unavailable");
-    ApiError::Busy {
-        reason: format!("The account database is busy; retry in {STORE_RETRY_AFTER_SECS} s"),
-        retry_after_secs: STORE_RETRY_AFTER_SECS,
     }
 }
 
@@ -178,13 +163,17 @@ fn session_secret(parts: &Parts) -> Option<String> {
         })
 }
 
-impl FromRequestParts<AccessControl> for Session {
+/// Any router state that holds the access control (the account area's own, the MCP crate's
+/// authorization server's) can read the session.
+impl<S> FromRequestParts<S> for Session
+where
+    AccessControl: FromRef<S>,
+    S: Send + Sync,
+{
     type Rejection = AreaError;
 
-    async fn from_request_parts(
-        parts: &mut Parts,
-        access: &AccessControl,
-    ) -> Result<Self, AreaError> {
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, AreaError> {
+        let access = AccessControl::from_ref(state);
         let secret = session_secret(parts).ok_or(AreaError::NotSignedIn)?;
         let hash = TokenHash::of(secret.as_bytes());
         let account_id = access
@@ -313,8 +302,8 @@ impl IssuedTokenView {
     }
 }
 
-fn no_store(mut response: Response) -> Response {
-    // Responses carrying secrets or account data must not be cached anywhere.
+/// Marks an answer not to be stored by any cache: responses carrying secrets or account data.
+pub fn no_store(mut response: Response) -> Response {
     response
         .headers_mut()
         .insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));

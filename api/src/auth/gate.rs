@@ -428,13 +428,7 @@ impl AccessControl {
             .store
             .token_grant(&hash)
             .await
-            .map_err(|e| {
-                if e.is_temporarily_unavailable() {
-                    crate::accounts::http::store_busy(e.to_string())
-                } else {
-                    ApiError::internal("looking up an API token", e)
-                }
-            })?
+            .map_err(|e| ApiError::account_store("looking up an API token", e))?
             .ok_or(ApiError::Unauthorized)?;
         if !grant.hash.ct_eq(&hash)
             || token_status(grant.revoked_at, grant.expires_at, now) != TokenStatus::Active

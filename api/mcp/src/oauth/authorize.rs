@@ -4,7 +4,7 @@
 //! to the person as an error and never redirected (RFC 6749 §4.1.2.1: the URI cannot be
 //! trusted); every other fault goes back to the client's redirect URI as `error=…`.
 
-use axum::extract::{FromRequest, FromRequestParts, RawQuery, Request, State};
+use axum::extract::{RawQuery, State};
 use axum::http::header::{CONTENT_SECURITY_POLICY, REFERRER_POLICY, X_FRAME_OPTIONS};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{Html, IntoResponse, Redirect, Response};
@@ -85,59 +85,63 @@ struct Validated {
 enum Refusal {
     /// To the person: the client or its redirect URI is not known.
     Person(String),
-    /// To the client, at its redirect URI.
-    Client {
-        redirect_uri: String,
-        state: Option<String>,
-        error: &'static str,
-        description: String,
-    },
+    /// To the client: its redirect URI with `error=…` (see [`client_address`]).
+    Client(String),
     /// The store failed.
     Internal(OAuthError),
 }
 
 impl Refusal {
-    fn into_response(self, base: &str) -> Response {
+    /// The answer to the page's GET: the error, or a redirect to the client.
+    fn into_response(self) -> Response {
         match self {
             Self::Person(message) => OAuthError::bad("invalid_request", message).into_response(),
-            Self::Client {
-                redirect_uri,
-                state,
-                error,
-                description,
-            } => {
-                let mut pairs = vec![("error", error.to_owned())];
-                pairs.push(("error_description", description));
-                with_state_and_issuer(&mut pairs, state, base);
-                Redirect::to(&with_query(&redirect_uri, &pairs)).into_response()
-            }
+            Self::Client(address) => Redirect::to(&address).into_response(),
             Self::Internal(error) => error.into_response(),
         }
     }
 }
 
-fn with_state_and_issuer(
-    pairs: &mut Vec<(&'static str, String)>,
-    state: Option<String>,
+/// The client's `redirect_uri` with `pairs`, then `state` (when the request had one) and `iss`
+/// (RFC 9207) appended to its query: every answer sent back to a client.
+fn client_address(
+    redirect_uri: &str,
+    mut pairs: Vec<(&'static str, String)>,
+    state: Option<&str>,
     base: &str,
-) {
+) -> String {
     if let Some(state) = state {
-        pairs.push(("state", state));
+        pairs.push(("state", state.to_owned()));
     }
     pairs.push(("iss", base.to_owned()));
-}
-
-/// `uri` with `pairs` appended to its query.
-fn with_query(uri: &str, pairs: &[(&str, String)]) -> String {
-    match url::Url::parse(uri) {
+    match url::Url::parse(redirect_uri) {
         Ok(mut url) => {
             url.query_pairs_mut()
                 .extend_pairs(pairs.iter().map(|(k, v)| (*k, v.as_str())));
             url.into()
         }
         // Registered URIs were parsed at registration; keep the URI rather than fail.
-        Err(_) => uri.to_owned(),
+        Err(_) => redirect_uri.to_owned(),
     }
+}
+
+/// [`client_address`] for an OAuth error.
+fn error_address(
+    redirect_uri: &str,
+    state: Option<&str>,
+    base: &str,
+    error: &'static str,
+    description: String,
+) -> String {
+    client_address(
+        redirect_uri,
+        vec![
+            ("error", error.to_owned()),
+            ("error_description", description),
+        ],
+        state,
+        base,
+    )
 }
 
 /// Checks a request against the registered client, OAuth 2.1 and the audience rule.
@@ -177,11 +181,14 @@ async fn validate(
         }
     };
     let state_param = request.state.clone();
-    let refuse = |error: &'static str, description: String| Refusal::Client {
-        redirect_uri: redirect_uri.clone(),
-        state: state_param.clone(),
-        error,
-        description,
+    let refuse = |error: &'static str, description: String| {
+        Refusal::Client(error_address(
+            &redirect_uri,
+            state_param.as_deref(),
+            base,
+            error,
+            description,
+        ))
     };
     if state_param
         .as_ref()
@@ -269,7 +276,7 @@ pub(crate) async fn consent_page(
     let request = AuthorizationRequest::from_query(query.as_deref().unwrap_or(""));
     let validated = match validate(&state, &base, &request).await {
         Ok(validated) => validated,
-        Err(refusal) => return refusal.into_response(&base),
+        Err(refusal) => return refusal.into_response(),
     };
     let redirect_host = url::Url::parse(&validated.redirect_uri)
         .ok()
@@ -327,52 +334,36 @@ fn next(redirect_to: String) -> Response {
     )
 }
 
-pub(crate) async fn decide(State(state): State<OAuthState>, request: Request) -> Response {
-    let (mut parts, body) = request.into_parts();
-    let base = state.base.for_request(&parts.headers);
-    let session = match Session::from_request_parts(&mut parts, &state.access).await {
-        Ok(session) => session,
-        Err(refusal) => return refusal.into_response(),
-    };
-    let decision =
-        match ApiJson::<Decision>::from_request(Request::from_parts(parts, body), &()).await {
-            Ok(ApiJson(decision)) => decision,
-            Err(error) => return error.into_response(),
-        };
+pub(crate) async fn decide(
+    State(state): State<OAuthState>,
+    headers: HeaderMap,
+    session: Session,
+    ApiJson(decision): ApiJson<Decision>,
+) -> Response {
+    let base = state.base.for_request(&headers);
     let validated = match validate(&state, &base, &decision.request).await {
         Ok(validated) => validated,
-        Err(Refusal::Client {
-            redirect_uri,
-            state: client_state,
-            error,
-            description,
-        }) => {
-            let mut pairs = vec![
-                ("error", error.to_owned()),
-                ("error_description", description),
-            ];
-            with_state_and_issuer(&mut pairs, client_state, &base);
-            return next(with_query(&redirect_uri, &pairs));
-        }
-        Err(refusal) => return refusal.into_response(&base),
+        // The page sends the browser there itself.
+        Err(Refusal::Client(address)) => return next(address),
+        Err(refusal) => return refusal.into_response(),
     };
+    let state_param = validated.state.as_deref();
     if !decision.approve {
-        let mut pairs = vec![
-            ("error", "access_denied".to_owned()),
-            (
-                "error_description",
-                "the account holder denied access".to_owned(),
-            ),
-        ];
-        with_state_and_issuer(&mut pairs, validated.state, &base);
-        return next(with_query(&validated.redirect_uri, &pairs));
+        return next(error_address(
+            &validated.redirect_uri,
+            state_param,
+            &base,
+            "access_denied",
+            "the account holder denied access".to_owned(),
+        ));
     }
     match approve(&state, &session, &validated).await {
-        Ok(code) => {
-            let mut pairs = vec![("code", code)];
-            with_state_and_issuer(&mut pairs, validated.state, &base);
-            next(with_query(&validated.redirect_uri, &pairs))
-        }
+        Ok(code) => next(client_address(
+            &validated.redirect_uri,
+            vec![("code", code)],
+            state_param,
+            &base,
+        )),
         Err(error) => error.into_response(),
     }
 }

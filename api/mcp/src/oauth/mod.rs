@@ -30,10 +30,10 @@ mod register;
 mod token;
 
 use axum::Router;
-use axum::extract::DefaultBodyLimit;
+use axum::extract::{DefaultBodyLimit, FromRef};
 use axum::http::header::{
-    ACCESS_CONTROL_ALLOW_HEADERS, ACCESS_CONTROL_ALLOW_METHODS, ACCESS_CONTROL_ALLOW_ORIGIN,
-    CACHE_CONTROL, HOST, PRAGMA,
+    ACCESS_CONTROL_ALLOW_HEADERS, ACCESS_CONTROL_ALLOW_METHODS, ACCESS_CONTROL_ALLOW_ORIGIN, HOST,
+    PRAGMA,
 };
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -44,8 +44,6 @@ use optics_api::auth::AccessControl;
 use serde::Serialize;
 
 use crate::MCP_PATH;
-
-pub use token::pkce_challenge;
 
 /// How long an authorization code may wait for its exchange.
 pub const CODE_LIFETIME: TimeDelta = TimeDelta::minutes(10);
@@ -118,14 +116,21 @@ pub(crate) struct OAuthState {
     pub(crate) throttle: std::sync::Arc<LoginThrottle>,
 }
 
+impl FromRef<OAuthState> for AccessControl {
+    fn from_ref(state: &OAuthState) -> Self {
+        state.access.clone()
+    }
+}
+
 /// The authorization server's routes (see the module docs).
 pub fn oauth_routes(access: AccessControl, base: PublicBase) -> Router {
     let state = OAuthState {
         access,
         base,
+        // Hour windows; each attempt names its keys with their limits (`attempt_keys`).
         throttle: std::sync::Arc::new(LoginThrottle::new(
-            REGISTRATIONS_PER_ADDRESS,
-            REGISTRATIONS_PER_HOUR,
+            0,
+            0,
             3_600,
             optics_api::accounts::throttle::MAX_KEYS,
         )),
@@ -250,11 +255,13 @@ impl IntoResponse for OAuthError {
     }
 }
 
-/// Marks an answer not to be stored by any cache (codes, tokens, client ids).
-pub(crate) fn no_store(mut response: Response) -> Response {
-    let headers = response.headers_mut();
-    headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    headers.insert(PRAGMA, HeaderValue::from_static("no-cache"));
+/// The account area's `no-store`, plus the `Pragma: no-cache` RFC 6749 §5.1 asks of token
+/// answers (codes, tokens, client ids).
+pub(crate) fn no_store(response: Response) -> Response {
+    let mut response = optics_api::accounts::http::no_store(response);
+    response
+        .headers_mut()
+        .insert(PRAGMA, HeaderValue::from_static("no-cache"));
     response
 }
 

@@ -22,7 +22,7 @@ pub(crate) fn is_pkce_value(value: &str) -> bool {
 }
 
 /// The S256 challenge of a verifier: base64url (no padding) of its SHA-256.
-pub fn pkce_challenge(verifier: &str) -> String {
+pub(crate) fn pkce_challenge(verifier: &str) -> String {
     base64url(&TokenHash::of(verifier.as_bytes()).0)
 }
 
@@ -206,11 +206,10 @@ pub(crate) async fn exchange(
 
 /// The token's name on the account page: which assistant holds it.
 fn connector_token_name(client: &OAuthClient) -> String {
-    let name: String = format!("MCP connector: {}", client.client_name)
+    format!("MCP connector: {}", client.client_name)
         .chars()
         .take(MAX_TOKEN_NAME_CHARS)
-        .collect();
-    name
+        .collect()
 }
 
 #[cfg(test)]
