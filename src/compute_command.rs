@@ -5,13 +5,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Args;
-use optics_compute::time::{Clock, SystemClock};
+use optics_compute::time::Clock;
 use optics_pipeline::store::SnapshotStore;
 use optics_pipeline::worker::{ComputeWorker, WorkerConfig, close_latest_session};
 use optics_schemas::bus::topics;
 use optics_schemas::{Bus, Message};
 
-use crate::settings::{RuntimeArgs, StoreArgs, kafka_bus};
+use crate::settings::{ClockArgs, HealthArgs, RuntimeArgs, StoreArgs, kafka_bus};
 
 #[derive(Debug, Args)]
 pub(crate) struct ComputeArgs {
@@ -38,6 +38,12 @@ pub(crate) struct ComputeArgs {
     /// the closing chains in the store). Turn it on for one worker of the group.
     #[arg(long, env = "OPTICS_SESSION_CLOSE", default_value_t = false)]
     session_close: bool,
+    #[command(flatten)]
+    health: HealthArgs,
+    /// The market clock the snapshots are computed at: the ingest's (`--start`, `--speed`,
+    /// `--clock-anchor`) when it replays a day.
+    #[command(flatten)]
+    clock: ClockArgs,
 }
 
 /// Real time between two checks for a session close to publish.
@@ -90,7 +96,7 @@ pub(crate) fn run(args: &ComputeArgs) -> anyhow::Result<()> {
     runtime.block_on(async {
         let bus = kafka_bus(&args.bus)?;
         let store = args.store.open_store()?;
-        let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+        let clock = args.clock.market_clock(chrono::Utc::now())?;
         let closer = args.session_close.then(|| {
             tokio::spawn(publish_session_closes(
                 store.clone(),
@@ -101,7 +107,7 @@ pub(crate) fn run(args: &ComputeArgs) -> anyhow::Result<()> {
         let worker = ComputeWorker::new(
             bus,
             store,
-            clock,
+            Arc::clone(&clock),
             WorkerConfig {
                 group: args.group.clone(),
                 worker_id: args.worker_id.clone(),
@@ -110,6 +116,11 @@ pub(crate) fn run(args: &ComputeArgs) -> anyhow::Result<()> {
                 ..WorkerConfig::default()
             },
         );
+        // `/health`: the worker's writes to the store; `/metrics`: its books.
+        let metrics = optics_api::metrics::Metrics::new();
+        metrics.watch_health(worker.health());
+        metrics.watch_memory(worker.memory());
+        args.health.serve(metrics, clock).await?;
         println!(
             "compute worker {} of group {} on {}",
             args.worker_id, args.group, args.bus

@@ -4,18 +4,24 @@
 use std::sync::Arc;
 
 use anyhow::Context;
-use chrono::{DateTime, TimeDelta, Utc};
+use chrono::{TimeDelta, Utc};
 use clap::Args;
-use optics_compute::time::{AcceleratedClock, Clock, SystemClock};
 use optics_ingest::archive::QuoteArchive;
 use optics_ingest::pump::{PumpConfig, PumpCounters, PumpEnd, PumpError, PumpNotice};
 use optics_ingest::simulator::live::{ClockSleeper, LiveConfig, LiveSimulator};
 use optics_ingest::source::QuoteSource;
 use optics_schemas::Bus;
+use optics_schemas::health::{HealthTracker, failure_category};
+use optics_schemas::memory::MemoryHolder;
 
-use crate::settings::{ArchiveArgs, MarketArgs, RuntimeArgs, StoreArgs, kafka_bus};
+use crate::settings::{
+    ArchiveArgs, ClockArgs, HealthArgs, MarketArgs, RuntimeArgs, StoreArgs, kafka_bus,
+};
 
 pub(crate) use optics_ingest::pump::Routing;
+
+/// The pump's part in `/health`: its writes to the quote archive.
+pub(crate) const ARCHIVE_COMPONENT: &str = "quote_archive";
 
 /// Runs the [pump](optics_ingest::pump) of `source` until it ends or the bus closes, printing
 /// every archive or source failure; `archive_every_secs` spaces the simulator's archived
@@ -28,6 +34,7 @@ pub(crate) async fn pump(
     archive_every_secs: u64,
     routing: Routing,
     counters: Arc<PumpCounters>,
+    archive_health: Arc<HealthTracker>,
 ) -> Result<PumpEnd, PumpError> {
     let config = PumpConfig::new(archive_every_secs, routing);
     let result = optics_ingest::pump::pump(
@@ -36,7 +43,17 @@ pub(crate) async fn pump(
         &archive,
         &config,
         &counters,
-        print_notice,
+        |notice| {
+            match &notice {
+                PumpNotice::Archived { at, .. } => archive_health.succeeded(*at),
+                PumpNotice::ArchiveFailed { at, error, .. } => archive_health.failed(
+                    *at,
+                    failure_category(*error, "writing to the quote archive"),
+                ),
+                PumpNotice::SourceFailed { .. } => {}
+            }
+            print_notice(notice);
+        },
     )
     .await;
     if let Err(e) = &result {
@@ -58,6 +75,7 @@ fn print_notice(notice: PumpNotice<'_>) {
             stats.archive_failures
         ),
         PumpNotice::SourceFailed { source, error } => eprintln!("{source}: {error}"),
+        PumpNotice::Archived { .. } => {}
     }
 }
 
@@ -74,12 +92,8 @@ pub(crate) struct IngestArgs {
     archive: ArchiveArgs,
     #[command(flatten)]
     market: MarketArgs,
-    /// Market time per wall-clock second.
-    #[arg(long, env = "OPTICS_SPEED", default_value_t = 1.0)]
-    speed: f64,
-    /// Start the market clock at this instant (RFC 3339) instead of now.
-    #[arg(long, env = "OPTICS_START")]
-    start: Option<DateTime<Utc>>,
+    #[command(flatten)]
+    clock: ClockArgs,
     /// Market time between quote snapshots, milliseconds.
     #[arg(long, env = "OPTICS_INTERVAL_MS", default_value_t = 1000)]
     interval_ms: u64,
@@ -87,18 +101,8 @@ pub(crate) struct IngestArgs {
     /// only; equal to the interval: every snapshot). Other sources archive every batch.
     #[arg(long, env = "OPTICS_ARCHIVE_EVERY_SECS", default_value_t = 300)]
     archive_every_secs: u64,
-}
-
-/// The clock `--start` and `--speed` describe.
-pub(crate) fn market_clock(
-    start: Option<DateTime<Utc>>,
-    speed: f64,
-) -> anyhow::Result<Arc<dyn Clock>> {
-    Ok(if start.is_none() && speed == 1.0 {
-        Arc::new(SystemClock)
-    } else {
-        Arc::new(AcceleratedClock::new(start.unwrap_or_else(Utc::now), speed).context("--speed")?)
-    })
+    #[command(flatten)]
+    health: HealthArgs,
 }
 
 pub(crate) fn run(args: &IngestArgs) -> anyhow::Result<()> {
@@ -109,7 +113,7 @@ pub(crate) fn run(args: &IngestArgs) -> anyhow::Result<()> {
     );
     let runtime = args.runtime.runtime()?;
     runtime.block_on(async {
-        let clock = market_clock(args.start, args.speed)?;
+        let clock = args.clock.market_clock(Utc::now())?;
         let bus = kafka_bus(&args.bus)?;
         let archive = args.archive.open_archive(&args.store.data_dir)?;
         let live = LiveSimulator::new(
@@ -120,11 +124,19 @@ pub(crate) fn run(args: &IngestArgs) -> anyhow::Result<()> {
                 ..LiveConfig::new(args.market.seed)
             },
             Arc::clone(&clock),
-            Arc::new(ClockSleeper::new(Arc::clone(&clock), args.speed)),
+            Arc::new(ClockSleeper::new(Arc::clone(&clock), args.clock.speed)),
         );
+        // `/health`: the archive's writes; `/metrics`: what the simulator and the pump hold.
+        let metrics = optics_api::metrics::Metrics::new();
+        let archive_health = Arc::new(HealthTracker::new(ARCHIVE_COMPONENT));
+        metrics.watch_health(Arc::clone(&archive_health));
+        metrics.watch_memory(live.memory());
+        let counters = Arc::new(PumpCounters::default());
+        metrics.watch_memory(Arc::clone(&counters) as Arc<dyn MemoryHolder>);
+        args.health.serve(metrics, Arc::clone(&clock)).await?;
         println!("ingesting the simulated market into {}", args.bus);
         let pumped = tokio::select! {
-            ended = pump(Box::new(live), Arc::clone(&bus), archive, args.archive_every_secs, Routing::Everything, Arc::default()) => Some(ended),
+            ended = pump(Box::new(live), Arc::clone(&bus), archive, args.archive_every_secs, Routing::Everything, counters, archive_health) => Some(ended),
             () = crate::serve_command::shutdown_signal() => None,
         };
         bus.flush().await.context("flushing the bus")?;

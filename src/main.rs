@@ -3,6 +3,8 @@
 mod accounts_command;
 mod allocator;
 mod backfill_command;
+#[cfg(test)]
+mod compose_check;
 mod compute_command;
 mod import_command;
 mod ingest_command;
@@ -181,6 +183,25 @@ mod tests {
         PER_INVOCATION.iter().position(|(prefix, _)| {
             command == *prefix || (prefix.ends_with(' ') && command.starts_with(prefix))
         })
+    }
+
+    #[test]
+    fn the_readme_names_every_variable() {
+        let readme = include_str!("../README.md");
+        let mut options = Vec::new();
+        long_options(&Cli::command(), "optics", &mut options);
+        let unnamed: Vec<String> = options
+            .iter()
+            .filter_map(|o| o.env.as_ref())
+            .filter(|env| !readme.contains(&format!("`{env}`")))
+            .cloned()
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        assert!(
+            unnamed.is_empty(),
+            "variables the README's configuration table does not name: {unnamed:?}"
+        );
     }
 
     #[test]

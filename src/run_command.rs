@@ -26,13 +26,14 @@ use optics_ingest::simulator::universe::Universe;
 use optics_pipeline::store::{MARKET_WIDE, SnapshotStore};
 use optics_pipeline::worker::{ComputeWorker, PublishedSnapshots, WorkerConfig};
 use optics_schemas::bus::topics;
+use optics_schemas::health::{HealthTracker, failure_category};
 use optics_schemas::memory::MemoryHolder;
 use optics_schemas::{Bus, Dataset, Message};
 
 use crate::ingest_command::{Routing, pump};
 use crate::seeding::{last_sessions, seed};
 use crate::serve_command::{ApiArgs, access_control, app, shutdown_signal};
-use crate::settings::{ArchiveArgs, MarketArgs, RuntimeArgs, StoreArgs};
+use crate::settings::{ArchiveArgs, ClockArgs, MarketArgs, RuntimeArgs, StoreArgs};
 
 #[derive(Debug, Args)]
 pub(crate) struct RunArgs {
@@ -46,13 +47,8 @@ pub(crate) struct RunArgs {
     market: MarketArgs,
     #[command(flatten)]
     api: ApiArgs,
-    /// Market time per wall-clock second (60 plays an hour of the session per minute).
-    #[arg(long, env = "OPTICS_SPEED", default_value_t = 1.0)]
-    speed: f64,
-    /// Start the market clock at this instant instead of now (RFC 3339, e.g.
-    /// 2026-11-20T14:30:00Z): replays that day live.
-    #[arg(long, env = "OPTICS_START")]
-    start: Option<DateTime<Utc>>,
+    #[command(flatten)]
+    clock: ClockArgs,
     /// Market time between the simulator's quote snapshots, milliseconds.
     #[arg(long, env = "OPTICS_INTERVAL_MS", default_value_t = 1000)]
     interval_ms: u64,
@@ -91,7 +87,7 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<()> {
 const REFERENCE_REFRESH: Duration = Duration::from_secs(5);
 
 async fn run_async(args: &RunArgs) -> anyhow::Result<()> {
-    let clock = crate::ingest_command::market_clock(args.start, args.speed)?;
+    let clock = args.clock.market_clock(Utc::now())?;
     let store = args.store.open_store()?;
     let universe = args.market.universe();
 
@@ -121,13 +117,23 @@ async fn run_async(args: &RunArgs) -> anyhow::Result<()> {
         .await
         .context("subscribing to snapshot events")?;
     let follower = Arc::clone(&market);
+    let follow_health = Arc::new(HealthTracker::new("snapshot_refresh"));
+    market.metrics().watch_health(Arc::clone(&follow_health));
+    let follow_clock = Arc::clone(&clock);
     tokio::spawn(async move {
         while let Ok(Some(batch)) = announcements.next_batch(256).await {
             for delivery in batch {
-                if let Message::Snapshot(event) = delivery.message
-                    && let Err(e) = follower.apply(&event).await
-                {
-                    eprintln!("snapshot {} {}: {e}", event.dataset, event.underlying);
+                if let Message::Snapshot(event) = delivery.message {
+                    match follower.apply(&event).await {
+                        Ok(_) => follow_health.succeeded(follow_clock.now()),
+                        Err(e) => {
+                            eprintln!("snapshot {} {}: {e}", event.dataset, event.underlying);
+                            follow_health.failed(
+                                follow_clock.now(),
+                                failure_category(&e, "reading a published snapshot"),
+                            );
+                        }
+                    }
                 }
             }
             let _ = announcements.commit().await;
@@ -136,13 +142,23 @@ async fn run_async(args: &RunArgs) -> anyhow::Result<()> {
     // Reference tables merged into the store by another process (`optics import earnings`,
     // `economic-calendar`, `bars`) arrive on no bus: read them again every few seconds.
     let reference = Arc::clone(&market);
+    let reference_health = Arc::new(HealthTracker::new("reference_refresh"));
+    market.metrics().watch_health(Arc::clone(&reference_health));
+    let reference_clock = Arc::clone(&clock);
     tokio::spawn(async move {
         let mut every = tokio::time::interval(REFERENCE_REFRESH);
         every.tick().await;
         loop {
             every.tick().await;
-            if let Err(e) = reference.load_reference().await {
-                eprintln!("reference refresh failed: {e}");
+            match reference.load_reference().await {
+                Ok(_) => reference_health.succeeded(reference_clock.now()),
+                Err(e) => {
+                    eprintln!("reference refresh failed: {e}");
+                    reference_health.failed(
+                        reference_clock.now(),
+                        failure_category(&e, "reading the store"),
+                    );
+                }
             }
         }
     });
@@ -160,6 +176,7 @@ async fn run_async(args: &RunArgs) -> anyhow::Result<()> {
     .with_local_reader(Arc::clone(&market) as Arc<dyn PublishedSnapshots>);
     // What each long-lived part holds, on /metrics (see `optics_api::metrics`).
     let metrics = market.metrics();
+    metrics.watch_health(worker.health());
     metrics.watch_memory(embedded_bus);
     metrics.watch_memory(worker.memory());
     metrics.watch_memory(Arc::new(store.clone()));
@@ -181,7 +198,7 @@ async fn run_async(args: &RunArgs) -> anyhow::Result<()> {
             ..LiveConfig::new(args.market.seed)
         },
         Arc::clone(&clock),
-        Arc::new(ClockSleeper::new(Arc::clone(&clock), args.speed)),
+        Arc::new(ClockSleeper::new(Arc::clone(&clock), args.clock.speed)),
     );
     if let Some(tape) = tape {
         live = live.with_tape(tape);
@@ -190,6 +207,8 @@ async fn run_async(args: &RunArgs) -> anyhow::Result<()> {
     let pump_counters = Arc::new(PumpCounters::default());
     metrics.watch_memory(Arc::clone(&pump_counters) as Arc<dyn MemoryHolder>);
     let archive = args.archive.open_archive(&args.store.data_dir)?;
+    let archive_health = Arc::new(HealthTracker::new(crate::ingest_command::ARCHIVE_COMPONENT));
+    metrics.watch_health(Arc::clone(&archive_health));
     let source_task = tokio::spawn(pump(
         Box::new(live),
         Arc::clone(&bus),
@@ -199,6 +218,7 @@ async fn run_async(args: &RunArgs) -> anyhow::Result<()> {
         // without a consumer group would hold publishers back.
         Routing::ComputeInputs,
         pump_counters,
+        archive_health,
     ));
 
     // 4. Serve until Ctrl-C, once the router (and its first universe table) is ready.

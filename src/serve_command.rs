@@ -23,8 +23,9 @@ use optics_api::limits::{
 use optics_api::market::StoreMarketData;
 use optics_api::serve::{ServeLimits, serve_with_limits};
 use optics_compute::time::{Clock, SystemClock};
+use optics_schemas::health::{HealthTracker, failure_category};
 
-use crate::settings::{RuntimeArgs, StoreArgs};
+use crate::settings::{ClockArgs, RuntimeArgs, StoreArgs};
 
 /// How often the in-memory limiter's month is written to the account store (and once more at
 /// shutdown): a crash loses at most this much of the month's metering.
@@ -62,6 +63,15 @@ pub(crate) struct ApiArgs {
         value_parser = clap::value_parser!(u64).range(1..=3600)
     )]
     pub(crate) request_timeout_secs: u64,
+    /// Reverse proxies whose X-Forwarded-For names the client, comma-separated addresses or
+    /// blocks (`172.28.0.10,10.0.0.0/8`); from any other peer the header is ignored.
+    #[arg(
+        long = "trusted-proxies",
+        env = "OPTICS_TRUSTED_PROXIES",
+        value_delimiter = ',',
+        num_args = 1..
+    )]
+    pub(crate) trusted_proxies: Vec<optics_api::serve::IpNetwork>,
 }
 
 /// Who may call the data (accounts, limits, budgets) and where clients reach the service:
@@ -110,6 +120,7 @@ impl ApiArgs {
             max_connections: self.max_connections as usize,
             header_read_timeout: Duration::from_secs(self.header_timeout_secs),
             request_timeout: Duration::from_secs(self.request_timeout_secs),
+            trusted_proxies: self.trusted_proxies.clone(),
         }
     }
 }
@@ -157,6 +168,10 @@ pub(crate) struct ServeArgs {
     /// API replica on a shared database must not invent accounts.
     #[arg(long, env = "OPTICS_BOOTSTRAP_LOCAL_ACCOUNT")]
     bootstrap_local_account: bool,
+    /// The market clock freshness is told by: the ingest's (`--start`, `--speed`,
+    /// `--clock-anchor`) when it replays a day. Accounts and limits keep the real clock.
+    #[command(flatten)]
+    clock: ClockArgs,
 }
 
 /// The API's access control, and the writer that keeps the in-memory limiter's month in the
@@ -363,15 +378,16 @@ pub(crate) async fn shutdown_signal() {
 pub(crate) fn run(args: &ServeArgs) -> anyhow::Result<()> {
     let runtime = args.runtime.runtime()?;
     runtime.block_on(async {
-        // A replica has no simulated market: one real clock for the data and the accounts.
-        let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+        // Accounts, tokens and limits on the real clock; the data on the market clock (the
+        // real one unless the deployment replays a day).
+        let real_clock: Arc<dyn Clock> = Arc::new(SystemClock);
+        let clock = args.clock.market_clock(chrono::Utc::now())?;
         let store = args.store.open_store()?;
         let market = Arc::new(StoreMarketData::new(store));
         market.metrics().watch_memory_of(&market);
         let loaded = market.load().await.context("loading snapshots")?;
         println!("{loaded} snapshots loaded");
-        let access =
-            access_control(&args.api.access, &args.store.data_dir, Arc::clone(&clock)).await?;
+        let access = access_control(&args.api.access, &args.store.data_dir, real_clock).await?;
         if args.bootstrap_local_account {
             crate::run_command::announce_token(
                 &args.store.data_dir,
@@ -388,11 +404,19 @@ pub(crate) fn run(args: &ServeArgs) -> anyhow::Result<()> {
         // A replica learns of new snapshots by looking at the store.
         let poller = Arc::clone(&market);
         let every = Duration::from_millis(args.poll_ms.max(100));
+        let refresh_health = Arc::new(HealthTracker::new("snapshot_refresh"));
+        market.metrics().watch_health(Arc::clone(&refresh_health));
+        let poll_clock = Arc::clone(&clock);
         tokio::spawn(async move {
             loop {
                 tokio::time::sleep(every).await;
-                if let Err(e) = poller.load().await {
-                    eprintln!("snapshot refresh failed: {e}");
+                match poller.load().await {
+                    Ok(_) => refresh_health.succeeded(poll_clock.now()),
+                    Err(e) => {
+                        eprintln!("snapshot refresh failed: {e}");
+                        refresh_health
+                            .failed(poll_clock.now(), failure_category(&e, "reading the store"));
+                    }
                 }
             }
         });

@@ -334,3 +334,125 @@ mod tests {
         assert!((1..=2).contains(&peak), "{peak} blocking tasks at once");
     }
 }
+
+/// Where a process without an API (`optics ingest`, `optics compute`) answers `/health` and
+/// `/metrics`, for a container's health check and a Prometheus scrape.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct HealthArgs {
+    /// Address to answer `/health` and `/metrics` on (e.g. `0.0.0.0:9100`); none by default.
+    #[arg(long, env = "OPTICS_HEALTH_LISTEN")]
+    health_listen: Option<String>,
+}
+
+impl HealthArgs {
+    /// Starts answering `/health` and `/metrics` from `metrics` when `--health-listen` is set;
+    /// the task runs as long as the runtime.
+    pub(crate) async fn serve(
+        &self,
+        metrics: optics_api::metrics::Metrics,
+        clock: std::sync::Arc<dyn optics_compute::time::Clock>,
+    ) -> anyhow::Result<()> {
+        let Some(listen) = &self.health_listen else {
+            return Ok(());
+        };
+        let listener = tokio::net::TcpListener::bind(listen)
+            .await
+            .with_context(|| format!("--health-listen: cannot listen on {listen}"))?;
+        println!(
+            "health and metrics on http://{}",
+            listener.local_addr().context("local address")?
+        );
+        let router = optics_api::observability_router(metrics, clock);
+        tokio::spawn(async move {
+            if let Err(e) = axum::serve(listener, router).await {
+                eprintln!("health listener stopped: {e}");
+            }
+        });
+        Ok(())
+    }
+}
+
+/// The market clock of the processes that simulate, compute or label market time (`run`,
+/// `ingest`, `compute`, `serve`). By default the real clock. Processes of one deployment given
+/// the same `--start`, `--speed` and `--clock-anchor` read the same market instant at the same
+/// real instant, so a replayed day is one day for the simulator, the workers and the replicas.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct ClockArgs {
+    /// Market time per wall-clock second (60 plays an hour of the session per minute).
+    #[arg(long, env = "OPTICS_SPEED", default_value_t = 1.0)]
+    pub(crate) speed: f64,
+    /// Start the market clock at this instant instead of now (RFC 3339, e.g.
+    /// 2026-11-20T14:30:00Z): replays that day live.
+    #[arg(long, env = "OPTICS_START")]
+    pub(crate) start: Option<chrono::DateTime<chrono::Utc>>,
+    /// The real instant (RFC 3339) at which the market clock reads --start; default: when the
+    /// process starts. Give every process of a deployment the same one.
+    #[arg(long, env = "OPTICS_CLOCK_ANCHOR", requires = "start")]
+    pub(crate) clock_anchor: Option<chrono::DateTime<chrono::Utc>>,
+}
+
+impl ClockArgs {
+    /// The clock these settings describe, the real instant being `now`.
+    pub(crate) fn market_clock(
+        &self,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> anyhow::Result<Arc<dyn optics_compute::time::Clock>> {
+        use optics_compute::time::{AcceleratedClock, SystemClock};
+        let Some(start) = self.start else {
+            return Ok(if self.speed == 1.0 {
+                Arc::new(SystemClock)
+            } else {
+                Arc::new(AcceleratedClock::new(now, self.speed).context("--speed")?)
+            });
+        };
+        Ok(Arc::new(
+            AcceleratedClock::new(self.market_instant(start, now), self.speed)
+                .context("--speed")?,
+        ))
+    }
+
+    /// The market instant at real instant `now`: `start`, plus `speed` times the real time
+    /// since the anchor (none: `now` is the anchor).
+    fn market_instant(
+        &self,
+        start: chrono::DateTime<chrono::Utc>,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> chrono::DateTime<chrono::Utc> {
+        let Some(anchor) = self.clock_anchor else {
+            return start;
+        };
+        let real = (now - anchor).num_microseconds().unwrap_or(i64::MAX) as f64;
+        let market = (real * self.speed).clamp(-9.0e15, 9.0e15) as i64;
+        start + chrono::TimeDelta::microseconds(market)
+    }
+}
+
+#[cfg(test)]
+mod clock_tests {
+    use chrono::{TimeZone, Utc};
+
+    use super::ClockArgs;
+
+    #[test]
+    fn processes_with_one_anchor_read_one_market_instant() {
+        let start = Utc.with_ymd_and_hms(2026, 11, 20, 15, 0, 0).unwrap();
+        let anchor = Utc.with_ymd_and_hms(2026, 11, 29, 4, 0, 0).unwrap();
+        let args = ClockArgs {
+            speed: 60.0,
+            start: Some(start),
+            clock_anchor: Some(anchor),
+        };
+        // Started 10 real seconds after the anchor: 10 market minutes into the replay.
+        let later = anchor + chrono::TimeDelta::seconds(10);
+        assert_eq!(
+            args.market_instant(start, later),
+            start + chrono::TimeDelta::minutes(10)
+        );
+        // Without an anchor the process's own start is the anchor.
+        let unanchored = ClockArgs {
+            clock_anchor: None,
+            ..args
+        };
+        assert_eq!(unanchored.market_instant(start, later), start);
+    }
+}

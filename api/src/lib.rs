@@ -57,7 +57,7 @@ pub use extract::{CoveredChain, CoveredTicker};
 pub use freshness::{DataFreshness, Freshness};
 pub use params::{Clamped, QueryParams};
 pub use registry::{DATA_PREFIX, Endpoint, EndpointSpec, Registry, Tier};
-pub use router::{MatchedEndpoint, router, router_with, serve};
+pub use router::{MatchedEndpoint, observability_router, router, router_with, serve};
 pub use state::{AppState, MarketDataReader, ReadFuture, RouteGate, VolSeries};
 pub use ticker::Ticker;
 

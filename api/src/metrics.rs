@@ -9,6 +9,7 @@
 //! | `optics_memory_held_bytes` | gauge | holder | bytes a long-lived structure holds (estimated from lengths and capacities) |
 //! | `optics_memory_held_items` | gauge | holder | what it holds, in its own unit (messages, contracts, rows, answers…) |
 //! | `optics_process_resident_bytes` | gauge | — | the process's resident memory (Linux), allocator overhead included |
+//! | `optics_component_consecutive_failures` | gauge | component | attempts failed in a row by a part `/health` reports (0: working) |
 //!
 //! The holders are the structures a running service keeps: the bus, the worker's books, the
 //! API's snapshot cache, the response cache, the simulator's session… (each documents its
@@ -28,6 +29,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
+use optics_schemas::health::{ComponentHealth, HealthTracker};
 use optics_schemas::memory::{HeldMemory, MemoryHolder};
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
@@ -62,6 +64,11 @@ struct HolderLabels {
     holder: &'static str,
 }
 
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct ComponentLabels {
+    component: &'static str,
+}
+
 type HistogramFamily = Family<RouteLabels, Histogram, fn() -> Histogram>;
 
 fn latency_histogram() -> Histogram {
@@ -78,6 +85,8 @@ struct Inner {
     held_items: Family<HolderLabels, Gauge>,
     resident_bytes: Gauge,
     holders: Mutex<Vec<Watched>>,
+    consecutive_failures: Family<ComponentLabels, Gauge>,
+    health: Mutex<Vec<Arc<HealthTracker>>>,
 }
 
 /// A memory holder reported on every scrape.
@@ -150,6 +159,12 @@ impl Metrics {
             prometheus_client::registry::Unit::Bytes,
             resident_bytes.clone(),
         );
+        let consecutive_failures = Family::<ComponentLabels, Gauge>::default();
+        registry.register(
+            "component_consecutive_failures",
+            "Attempts failed in a row by a part that /health reports (0: working)",
+            consecutive_failures.clone(),
+        );
         Self {
             inner: Arc::new(Inner {
                 registry,
@@ -161,6 +176,8 @@ impl Metrics {
                 held_items,
                 resident_bytes,
                 holders: Mutex::new(Vec::new()),
+                consecutive_failures,
+                health: Mutex::new(Vec::new()),
             }),
         }
     }
@@ -202,6 +219,18 @@ impl Metrics {
         }
     }
 
+    /// The newest publication instant reported with
+    /// [`set_snapshot_published_at`](Self::set_snapshot_published_at), of any dataset.
+    pub fn newest_publication(&self) -> Option<DateTime<Utc>> {
+        self.inner
+            .published
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .values()
+            .max()
+            .copied()
+    }
+
     /// Reports what `holder` holds on every scrape (the binary registers the bus, the worker,
     /// the snapshot cache…).
     pub fn watch_memory(&self, holder: Arc<dyn MemoryHolder>) {
@@ -213,6 +242,41 @@ impl Metrics {
     pub fn watch_memory_of<T: MemoryHolder + 'static>(&self, holder: &Arc<T>) {
         let holder: Arc<dyn MemoryHolder> = Arc::clone(holder) as Arc<dyn MemoryHolder>;
         self.watch(Watched::Borrowed(Arc::downgrade(&holder)));
+    }
+
+    /// Reports `part` on `/health` and as `optics_component_consecutive_failures` (the
+    /// binary registers the worker's publication, a replica's refresh…).
+    pub fn watch_health(&self, part: Arc<HealthTracker>) {
+        self.inner
+            .health
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .push(part);
+    }
+
+    /// The state of every part registered with [`watch_health`](Self::watch_health), in the
+    /// order registered.
+    pub fn health(&self) -> Vec<ComponentHealth> {
+        self.inner
+            .health
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .iter()
+            .map(|part| part.report())
+            .collect()
+    }
+
+    /// The `/health` document at `now`: `status` (`ok`, or `degraded` when a registered part's
+    /// last attempt failed), the newest publication seen and every part's state.
+    pub fn health_document(&self, now: DateTime<Utc>) -> serde_json::Value {
+        let components = self.health();
+        let degraded = components.iter().any(ComponentHealth::is_failing);
+        serde_json::json!({
+            "status": if degraded { "degraded" } else { "ok" },
+            "as_of": now,
+            "newest_snapshot_published_at": self.newest_publication(),
+            "components": components,
+        })
     }
 
     fn watch(&self, holder: Watched) {
@@ -285,6 +349,14 @@ impl Metrics {
                 .held_items
                 .get_or_create(&labels)
                 .set(gauge(held.items));
+        }
+        for part in self.health() {
+            self.inner
+                .consecutive_failures
+                .get_or_create(&ComponentLabels {
+                    component: part.component,
+                })
+                .set(i64::try_from(part.consecutive_failures).unwrap_or(i64::MAX));
         }
         if let Some(resident) = resident_bytes() {
             self.inner

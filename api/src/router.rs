@@ -8,7 +8,7 @@
 //! ```
 //!
 //! Data routes are full paths (`/api/mcp/data/chain/{ticker}`); the index answers both
-//! `/api/mcp/data/` and `/api/mcp/data`. `/metrics` sits outside the data prefix.
+//! `/api/mcp/data/` and `/api/mcp/data`. `/metrics` and `/health` sit outside the data prefix.
 //!
 //! Authentication, plans and limits (issue 6) plug in as the state's [`crate::RouteGate`]: it
 //! runs per registered route, inside the [`MatchedEndpoint`] extension (so it reads the tier and
@@ -29,6 +29,8 @@ use axum::routing::{MethodRouter, get};
 use axum::{Extension, Json, Router};
 use tower_http::catch_panic::CatchPanicLayer;
 use tracing::Instrument;
+
+use optics_compute::time::Clock;
 
 use crate::auth;
 use crate::error::{ApiError, ErrorBody, INTERNAL_ERROR_MESSAGE, NotFound, Suggestion};
@@ -127,6 +129,7 @@ pub fn router_with_more(
 
     let observed = state.clone();
     app.route("/metrics", get(metrics_handler))
+        .route("/health", get(health_handler))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(state)
@@ -308,6 +311,40 @@ async fn method_not_allowed(State(state): State<AppState>, method: Method, uri: 
         path: echoed(path),
         allowed,
     }
+}
+
+/// `GET /health`: whether the parts of the process that can fail while it serves are working
+/// ([`Metrics::watch_health`](crate::metrics::Metrics::watch_health)). Always 200 while the
+/// process answers: reads go on from the last snapshots when, say, the store refuses writes.
+/// `status` is `degraded` when any part's last attempt failed, and that part says since when
+/// and why (a category, never a path: this route takes no token).
+async fn health_handler(State(state): State<AppState>) -> Response {
+    Json(state.metrics().health_document(state.now())).into_response()
+}
+
+/// `/health` and `/metrics` alone, for the processes that serve no API (`optics ingest`,
+/// `optics compute` with `--health-listen`): the same documents the API serves, from `metrics`,
+/// with `clock` for ages.
+pub fn observability_router(metrics: crate::metrics::Metrics, clock: Arc<dyn Clock>) -> Router {
+    let health = {
+        let (metrics, clock) = (metrics.clone(), Arc::clone(&clock));
+        move || {
+            let document = metrics.health_document(clock.now());
+            async move { Json(document) }
+        }
+    };
+    let prometheus = move || {
+        let text = metrics.render(clock.now());
+        async move {
+            match text {
+                Ok(text) => ([(CONTENT_TYPE, OPENMETRICS_CONTENT_TYPE)], text).into_response(),
+                Err(e) => ApiError::internal("encoding metrics", e).into_response(),
+            }
+        }
+    };
+    Router::new()
+        .route("/health", get(health))
+        .route("/metrics", get(prometheus))
 }
 
 async fn metrics_handler(State(state): State<AppState>) -> Result<Response, ApiError> {

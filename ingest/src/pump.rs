@@ -162,6 +162,13 @@ impl PumpCounters {
 /// Something the pump's caller should hear about (the binary prints them).
 #[derive(Debug)]
 pub enum PumpNotice<'a> {
+    /// The quotes of the event at `at` were archived.
+    Archived {
+        /// The event's instant.
+        at: DateTime<Utc>,
+        /// Quotes written.
+        quotes: usize,
+    },
     /// Archiving the quotes of the event at `at` failed.
     ArchiveFailed {
         /// The event's instant.
@@ -262,6 +269,10 @@ pub async fn pump(
                     counters
                         .archived_quotes
                         .fetch_add(quotes as u64, Ordering::Relaxed);
+                    notify(PumpNotice::Archived {
+                        at: event.at,
+                        quotes,
+                    });
                 }
                 Err(error) => {
                     // A sampled source: `last_archived` stays, so the next event is due at once.

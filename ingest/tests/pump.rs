@@ -154,15 +154,21 @@ fn run_pump(
     let archive = QuoteArchive::new(Arc::new(InMemory::new()), Path::from("archive"));
     let counters = Arc::new(PumpCounters::default());
     let config = PumpConfig::new(archive_every_secs, Routing::Everything);
+    let mut archived_notices = 0u64;
     let ended = block_on(pump(
         &mut source,
         &bus(),
         &archive,
         &config,
         &counters,
-        |notice| panic!("unexpected {notice:?}"),
+        |notice| match notice {
+            PumpNotice::Archived { .. } => archived_notices += 1,
+            other => panic!("unexpected {other:?}"),
+        },
     ))
     .unwrap();
+    // Each archived event is told to the caller (`optics ingest`'s /health hears of it).
+    assert_eq!(archived_notices, counters.stats().archived_events);
     (archive, counters, ended)
 }
 
@@ -300,6 +306,7 @@ fn pump_into(
                 on_failure(consecutive);
             }
             PumpNotice::SourceFailed { error, .. } => panic!("{error}"),
+            PumpNotice::Archived { .. } => {}
         },
     ));
     PumpRun {

@@ -83,6 +83,7 @@ mod error;
 pub mod exposure_snapshot;
 pub mod flow_aggregates;
 pub mod flow_snapshot;
+pub mod health;
 pub mod memory;
 pub mod occ;
 mod option_quotes;

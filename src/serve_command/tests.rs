@@ -587,15 +587,25 @@ fn the_server_bounds_are_flags_with_safe_defaults() {
         "5",
         "--request-timeout-secs",
         "12",
+        "--trusted-proxies",
+        "172.28.0.10,10.0.0.0/8",
     ])
     .serve_limits();
     assert_eq!(limits.max_connections, 64);
     assert_eq!(limits.header_read_timeout, Duration::from_secs(5));
     assert_eq!(limits.request_timeout, Duration::from_secs(12));
+    assert_eq!(
+        limits.trusted_proxies,
+        vec![
+            "172.28.0.10".parse().unwrap(),
+            "10.0.0.0/8".parse().unwrap()
+        ]
+    );
     for bad in [
         ["--max-connections", "0"],
         ["--header-timeout-secs", "0"],
         ["--request-timeout-secs", "99999"],
+        ["--trusted-proxies", "10.0.0.0/40"],
     ] {
         let mut argv = vec!["optics"];
         argv.extend(bad);

@@ -86,3 +86,261 @@ fn a_kill_at_any_point_of_a_cycle_leaves_a_store_that_serves() {
     drop(service);
     assert_whole_snapshots(dir.path());
 }
+
+/// The unprivileged user and group the store tests run `optics` as when they run as root
+/// (CI does): permission bits do not stop root, and they must stop the service's writes.
+const NOBODY: u32 = 65_534;
+
+/// Runs `command` as [`NOBODY`], owning everything under `dir`, when this test runs as root
+/// (the owner of a file it creates says so); as the current user otherwise.
+fn unprivileged(command: &mut std::process::Command, dir: &Path) {
+    use std::os::unix::fs::MetadataExt;
+    use std::os::unix::process::CommandExt;
+    let is_root = std::fs::metadata(dir).expect("temp dir").uid() == 0;
+    if is_root {
+        chown_tree(dir);
+        command.uid(NOBODY).gid(NOBODY);
+    }
+}
+
+fn chown_tree(path: &Path) {
+    std::os::unix::fs::chown(path, Some(NOBODY), Some(NOBODY)).expect("chown");
+    if path.is_dir() {
+        for entry in std::fs::read_dir(path).expect("read dir").flatten() {
+            chown_tree(&entry.path());
+        }
+    }
+}
+
+/// Sets the write bits of everything under `path` (directories keep r-x, files r--): `on`
+/// gives them back to the owner.
+fn set_writable(path: &Path, on: bool) {
+    use std::os::unix::fs::PermissionsExt;
+    let is_dir = path.is_dir();
+    let mode = match (is_dir, on) {
+        (true, true) => 0o755,
+        (true, false) => 0o555,
+        (false, true) => 0o644,
+        (false, false) => 0o444,
+    };
+    // Children first when locking is irrelevant for a file; a directory is opened up before
+    // its children are visited and locked after, so its own listing always works.
+    if is_dir && on {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).expect("chmod");
+    }
+    if is_dir {
+        for entry in std::fs::read_dir(path).expect("read dir").flatten() {
+            set_writable(&entry.path(), on);
+        }
+    }
+    if !(is_dir && on) {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).expect("chmod");
+    }
+}
+
+/// `/health`'s part named `component`, once `ready` holds for it (polled).
+fn wait_for_component(
+    address: &str,
+    component: &str,
+    within: Duration,
+    ready: impl Fn(&serde_json::Value) -> bool,
+) -> serde_json::Value {
+    let started = Instant::now();
+    loop {
+        let (status, body) = get(address, "/health", None);
+        assert_eq!(status, 200, "{body}");
+        let part = body["components"]
+            .as_array()
+            .and_then(|parts| parts.iter().find(|p| p["component"] == component))
+            .cloned();
+        if let Some(part) = part
+            && ready(&part)
+        {
+            return body;
+        }
+        assert!(
+            started.elapsed() < within,
+            "{component} not as expected within {within:?}: {body}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+#[test]
+fn a_read_only_store_keeps_reads_serving_and_health_says_why() {
+    let dir = TempDir::new("read-only-store");
+    let mut command = optics_run(dir.path(), 3);
+    unprivileged(&mut command, dir.path());
+    let (mut service, address, _) = start_listening(command);
+    let token = std::fs::read_to_string(dir.path().join("api-token")).expect("token");
+    let token = token.trim().to_owned();
+    wait_for_chain(&address, &token, Duration::from_secs(120));
+    let healthy = wait_for_component(
+        &address,
+        "snapshot_publication",
+        Duration::from_secs(60),
+        |part| part["status"] == "ok" && !part["last_success_at"].is_null(),
+    );
+    assert_eq!(healthy["status"], "ok", "{healthy}");
+
+    set_writable(&dir.path().join("snapshots"), false);
+    let degraded = wait_for_component(
+        &address,
+        "snapshot_publication",
+        Duration::from_secs(60),
+        |part| part["status"] == "failing",
+    );
+    assert_eq!(degraded["status"], "degraded", "{degraded}");
+    let part = degraded["components"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["component"] == "snapshot_publication")
+        .unwrap();
+    assert_eq!(
+        part["last_error"], "writing to the snapshot store: permission denied",
+        "{part}"
+    );
+    // The category only: the store's path is for the log, not for an unauthenticated route.
+    assert!(!degraded.to_string().contains(dir.path().to_str().unwrap()));
+    // Reads go on from the snapshots already held, and the process keeps running.
+    for _ in 0..3 {
+        wait_for_chain(&address, &token, Duration::from_secs(5));
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    assert!(
+        service.0.try_wait().expect("status").is_none(),
+        "optics exited"
+    );
+    let log = std::fs::read_to_string(dir.path().join("run-log.txt")).expect("log");
+    assert!(
+        log.contains("writing snapshots to the store failed"),
+        "no error in the log: {log}"
+    );
+
+    // Writable again: the next cycle publishes what the failed ones could not.
+    let newest_before = degraded["newest_snapshot_published_at"].clone();
+    set_writable(&dir.path().join("snapshots"), true);
+    let recovered = wait_for_component(
+        &address,
+        "snapshot_publication",
+        Duration::from_secs(60),
+        |part| part["status"] == "ok",
+    );
+    assert_eq!(recovered["status"], "ok", "{recovered}");
+    let started = Instant::now();
+    loop {
+        let (_, health) = get(&address, "/health", None);
+        if health["newest_snapshot_published_at"] != newest_before {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "nothing published after the store took writes again: {health}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    service.0.kill().expect("SIGKILL");
+    service.0.wait().expect("reap");
+    assert!(assert_whole_snapshots(dir.path()) > 0);
+}
+
+/// An ORATS strikes file of `expirations` × `strikes` lines (two quotes each) for one SPY
+/// session: the sample's first line with its expiration, days to expiry and strike varied.
+fn large_orats_file(path: &Path, expirations: u32, strikes: u32) -> usize {
+    use std::io::Write;
+    let sample =
+        std::fs::read_to_string(crate::import_cli::sample("orats_strikes_sample.csv")).unwrap();
+    let mut lines = sample.lines();
+    let header = lines.next().unwrap();
+    let template: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let column = |name: &str| header.split(',').position(|h| h == name).unwrap();
+    let (expiry_at, dte_at, strike_at) = (column("expirDate"), column("dte"), column("strike"));
+    let trade_date = chrono::NaiveDate::from_ymd_opt(2024, 3, 14).unwrap();
+    let mut out = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    writeln!(out, "{header}").unwrap();
+    let mut fields: Vec<String> = template.iter().map(|f| (*f).to_owned()).collect();
+    for week in 0..expirations {
+        let expiry = trade_date + chrono::TimeDelta::days(1 + 7 * i64::from(week));
+        fields[expiry_at] = expiry.format("%m/%d/%Y").to_string();
+        fields[dte_at] = (expiry - trade_date).num_days().to_string();
+        for step in 0..strikes {
+            fields[strike_at] = format!("{}", 300 + step);
+            writeln!(out, "{}", fields.join(",")).unwrap();
+        }
+    }
+    out.flush().unwrap();
+    (expirations * strikes) as usize
+}
+
+/// `optics import orats-strikes FILE` on `data_dir`, started.
+fn start_import(file: &Path, data_dir: &Path) -> std::process::Child {
+    std::process::Command::new(crate::support::OPTICS)
+        .args(["import", "orats-strikes"])
+        .arg(file)
+        .arg("--data-dir")
+        .arg(data_dir)
+        .arg("--quiet")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start optics import")
+}
+
+#[test]
+fn an_import_killed_at_any_point_is_whole_or_absent() {
+    let scratch = TempDir::new("import-kill-file");
+    let file = scratch.path().join("spy.csv");
+    // 260,000 quotes: two parts staged (128 Ki rows each) before the last one and the commit.
+    let lines = large_orats_file(&file, 100, 1_300);
+    let whole = 2 * lines;
+    let mut killed_before_commit = 0;
+    // Kills after these delays from the first staged object land while parts are staged,
+    // around the commit record and after it.
+    for delay_ms in [0u64, 150, 600, 2_000] {
+        let dir = TempDir::new("import-kill");
+        let mut import = start_import(&file, dir.path());
+        let imports = dir.path().join("archive/imports");
+        let started = Instant::now();
+        while crate::import_cli::files_under(&imports) == 0 {
+            if import.try_wait().expect("status").is_some() {
+                break;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(120),
+                "no staged object"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        std::thread::sleep(Duration::from_millis(delay_ms));
+        let _ = import.kill();
+        import.wait().expect("reap");
+        let rows = crate::import_cli::archived_rows(dir.path());
+        assert!(
+            rows == 0 || rows == whole,
+            "after a kill at +{delay_ms} ms readers see {rows} of {whole} rows"
+        );
+        let mut parquet = Vec::new();
+        published_files(&dir.path().join("archive"), &mut parquet);
+        for path in &parquet {
+            let bytes = std::fs::read(path).unwrap();
+            assert!(
+                bytes.len() >= 12 && &bytes[..4] == PARQUET_MAGIC && bytes.ends_with(PARQUET_MAGIC),
+                "{} is not a whole Parquet file",
+                path.display()
+            );
+        }
+        if rows == 0 {
+            killed_before_commit += 1;
+            // Run again on the same archive: the new import is whole, the killed one's
+            // objects are still ignored.
+            let status = start_import(&file, dir.path()).wait().expect("import");
+            assert!(status.success());
+            assert_eq!(crate::import_cli::archived_rows(dir.path()), whole);
+        }
+    }
+    assert!(
+        killed_before_commit > 0,
+        "every kill landed after the commit: the file is too small to test a kill mid-import"
+    );
+}

@@ -11,14 +11,14 @@ use optics_tests::run_optics;
 
 use crate::support::{OPTICS, Running, TempDir, get, start_listening};
 
-fn sample(name: &str) -> String {
+pub(crate) fn sample(name: &str) -> String {
     format!(
         "{}/ingest/tests/data/vendor/{name}",
         env!("CARGO_MANIFEST_DIR")
     )
 }
 
-fn archived_rows(data_dir: &std::path::Path) -> usize {
+pub(crate) fn archived_rows(data_dir: &std::path::Path) -> usize {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();

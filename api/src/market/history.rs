@@ -35,6 +35,38 @@ pub enum HistoryError {
     Schema(#[from] SchemaError),
 }
 
+impl HistoryError {
+    /// Whether the store could not be reached or read (a network or storage failure, not a
+    /// bad file or a bad query): the client's answer is then a 424, retried later.
+    pub fn is_store_unavailable(&self) -> bool {
+        match self {
+            Self::Store(StoreError::ObjectStore(_) | StoreError::Io(_)) => true,
+            Self::Query(error) => matches!(
+                error.find_root(),
+                datafusion::error::DataFusionError::ObjectStore(_)
+                    | datafusion::error::DataFusionError::IoError(_)
+            ),
+            Self::Store(_) | Self::Schema(_) => false,
+        }
+    }
+}
+
+/// A history read's failure as the client sees it: the store unreachable is upstream data
+/// missing (424, logged); anything else is ours (500, logged, fixed message).
+impl From<HistoryError> for crate::error::ApiError {
+    fn from(error: HistoryError) -> Self {
+        if error.is_store_unavailable() {
+            tracing::warn!(%error, "history read: the snapshot store is unavailable");
+            Self::upstream(
+                "The snapshot store holding the history could not be read; live answers go on, \
+                 history answers come back once it can be read again: retry shortly",
+            )
+        } else {
+            Self::internal("history read", error)
+        }
+    }
+}
+
 /// The scheme under which the snapshot store is registered with DataFusion.
 const STORE_URL: &str = "optics://snapshots";
 

@@ -18,7 +18,7 @@ use optics_schemas::{
     SnapshotEvent,
 };
 
-use super::history::{ChainHistory, HistoryError};
+use super::history::ChainHistory;
 use super::{
     ChainView, Coverage, ExposureView, FlowAggregatesView, FlowView, SessionBar, VixPrint,
     VixSession, VixTape,
@@ -897,7 +897,7 @@ impl MarketDataReader for StoreMarketData {
             self.history
                 .chain_at_time(ticker.as_str(), trade_date, expiration)
                 .await
-                .map_err(|e: HistoryError| ApiError::internal("chain-at-time read", e))
+                .map_err(ApiError::from)
         })
     }
 
@@ -910,7 +910,7 @@ impl MarketDataReader for StoreMarketData {
             self.history
                 .expirations_on(ticker.as_str(), trade_date)
                 .await
-                .map_err(|e: HistoryError| ApiError::internal("chain-at-time listing read", e))
+                .map_err(ApiError::from)
         })
     }
 
@@ -923,7 +923,7 @@ impl MarketDataReader for StoreMarketData {
             self.history
                 .vol_series(ticker.as_str(), generation)
                 .await
-                .map_err(|e: HistoryError| ApiError::internal("vol_daily history read", e))
+                .map_err(ApiError::from)
         })
     }
 }

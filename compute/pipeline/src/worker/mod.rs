@@ -68,6 +68,7 @@ use std::time::Duration;
 use arrow_array::RecordBatch;
 use chrono::{DateTime, NaiveDate, Utc};
 use optics_schemas::bus::topics;
+use optics_schemas::health::{HealthTracker, failure_category};
 use optics_schemas::memory::{HeldMemory, MemoryHolder};
 use optics_schemas::{
     BorrowRate, Bus, BusError, Company, DailyBar, Dataset, Delivery, Dividend, EarningsEvent,
@@ -85,6 +86,9 @@ use rayon::prelude::*;
 use crate::store::{EncodedSnapshot, SnapshotKey, SnapshotStore, StoreError};
 use optics_compute::time::{Clock, NyseCalendar};
 use reference::PendingReference;
+
+/// The worker's part in `/health` ([`ComputeWorker::health`]).
+pub const PUBLICATION_COMPONENT: &str = "snapshot_publication";
 
 /// Most snapshot files of a cycle written at once (object stores answer many requests in
 /// parallel; a local directory's writes run on the blocking threads).
@@ -252,6 +256,9 @@ pub struct WorkerStats {
     /// Reference rows (daily bars, earnings, dividends, borrow fees) received for the store:
     /// those this worker merges.
     pub reference_rows: u64,
+    /// Cycles of [`ComputeWorker::run`] whose writes to the store failed (nothing consumed
+    /// was committed; the next cycle tries again).
+    pub publish_failures: u64,
 }
 
 /// What a running worker holds, as of its last cycle's start (the worker runs in a task of its
@@ -319,6 +326,8 @@ pub struct ComputeWorker {
     memory: Arc<WorkerMemory>,
     /// The reader in this process that takes each snapshot as it is published, if any.
     local_reader: Option<Arc<dyn PublishedSnapshots>>,
+    /// Whether the cycles of [`run`](Self::run) manage to write to the store.
+    health: Arc<HealthTracker>,
 }
 
 impl fmt::Debug for ComputeWorker {
@@ -350,6 +359,7 @@ impl ComputeWorker {
             stats: WorkerStats::default(),
             memory: Arc::default(),
             local_reader: None,
+            health: Arc::new(HealthTracker::new(PUBLICATION_COMPONENT)),
         }
     }
 
@@ -370,6 +380,7 @@ impl ComputeWorker {
             stats: WorkerStats::default(),
             memory: Arc::default(),
             local_reader: None,
+            health: Arc::new(HealthTracker::new(PUBLICATION_COMPONENT)),
         }
     }
 
@@ -389,6 +400,12 @@ impl ComputeWorker {
     /// [`record_memory`](Self::record_memory)): take it before `run` consumes the worker.
     pub fn memory(&self) -> Arc<WorkerMemory> {
         Arc::clone(&self.memory)
+    }
+
+    /// Whether the cycles of [`run`](Self::run) manage to write to the store (`/health`): take
+    /// it before `run` consumes the worker.
+    pub fn health(&self) -> Arc<HealthTracker> {
+        Arc::clone(&self.health)
     }
 
     /// Updates [`memory`](Self::memory) to what the worker holds now.
@@ -749,14 +766,34 @@ impl ComputeWorker {
 
     /// One cycle: publish what changed (snapshots, then the reference rows received for the
     /// store), then commit what was consumed.
+    ///
+    /// A store that refuses writes (read-only, full, unreachable) does not stop the worker:
+    /// the failure is logged as an error and reported by [`health`](Self::health), nothing is
+    /// committed, and the books stay dirty, so the next cycle publishes them once the store
+    /// takes writes again. Readers keep serving the last snapshots meanwhile.
     async fn cycle(&mut self, subscriptions: &mut Subscriptions) -> Result<(), WorkerError> {
         let now = self.clock.now();
         self.release_revoked(&mut *subscriptions.quotes);
         // Before publishing: the books as this cycle builds them, and the reference rows it is
         // about to merge (what the worker holds at its fullest).
         self.record_memory();
-        self.publish_dirty(now).await?;
-        self.publish_reference(now).await?;
+        let published = match self.publish_dirty(now).await {
+            Ok(_) => self.publish_reference(now).await.map(drop),
+            Err(e) => Err(e),
+        };
+        match published {
+            Ok(()) => self.health.succeeded(now),
+            Err(WorkerError::Store(error)) => {
+                tracing::error!(%error, "writing snapshots to the store failed; retrying next cycle");
+                self.stats.publish_failures += 1;
+                self.health.failed(
+                    now,
+                    failure_category(&error, "writing to the snapshot store"),
+                );
+                return Ok(());
+            }
+            Err(other) => return Err(other),
+        }
         subscriptions.commit().await?;
         Ok(())
     }
