@@ -9,8 +9,12 @@ REFERENCE_VENV := .venv-reference
 MCP_VENV := .venv-mcp
 # Schemathesis, for the API's hardening run.
 HARDENING_VENV := .venv-hardening
+# The distributed proof: an S3 API server (moto) in a venv, a Kafka-protocol broker (tansu, from
+# crates.io, with its SQLite storage so a restarted broker keeps its log) built once into tools/.
+DISTRIBUTED_VENV := .venv-distributed
+TANSU := tools/tansu/bin/tansu
 
-.PHONY: run build-distributed build test mcp-clients test-hardening fmt fmt-check lint bench reference registry clean help
+.PHONY: run build-distributed build test mcp-clients test-hardening test-distributed fmt fmt-check lint bench reference registry clean help
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -42,6 +46,17 @@ test-hardening: ## Schemathesis holds `optics run` to its OpenAPI document: >= 1
 	$(CARGO) build --bin optics
 	$(HARDENING_VENV)/bin/python scripts/hardening/schemathesis_run.py --optics target/debug/optics \
 		--schemathesis $(HARDENING_VENV)/bin/schemathesis
+
+test-distributed: $(TANSU) ## ingest, two workers, two replicas on a real broker, S3 API, PostgreSQL, Redis; faults; figures
+	test -x $(DISTRIBUTED_VENV)/bin/python || $(PYTHON) -m venv $(DISTRIBUTED_VENV)
+	$(DISTRIBUTED_VENV)/bin/pip install --quiet -r scripts/distributed/requirements.txt
+	$(CARGO) build --profile service --bin optics
+	$(DISTRIBUTED_VENV)/bin/python scripts/distributed/run.py --optics target/service/optics \
+		--tansu $(TANSU) --moto $(DISTRIBUTED_VENV)/bin/moto_server
+
+$(TANSU):
+	$(CARGO) install tansu --version 0.6.0 --locked --no-default-features --features libsql \
+		--root tools/tansu --target-dir tools/tansu-build
 
 fmt: ## format the code
 	$(CARGO) fmt --all

@@ -136,11 +136,23 @@ pub(crate) fn run(args: &IngestArgs) -> anyhow::Result<()> {
         args.health.serve(metrics, Arc::clone(&clock)).await?;
         println!("ingesting the simulated market into {}", args.bus);
         let pumped = tokio::select! {
-            ended = pump(Box::new(live), Arc::clone(&bus), archive, args.archive_every_secs, Routing::Everything, counters, archive_health) => Some(ended),
+            ended = pump(Box::new(live), Arc::clone(&bus), archive, args.archive_every_secs, Routing::Everything, Arc::clone(&counters), archive_health) => Some(ended),
             () = crate::serve_command::shutdown_signal() => None,
         };
         bus.flush().await.context("flushing the bus")?;
         bus.close();
+        // After the flush every message published is acknowledged by the brokers (or the
+        // flush failed above): what an operator compares with the topics' end offsets.
+        let stats = counters.stats();
+        println!(
+            "stopped: {} messages delivered to the bus ({} option quotes) from {} events; \
+             {} quotes archived, {} archive writes failed",
+            stats.published_messages,
+            stats.published_quotes,
+            stats.events,
+            stats.archived_quotes,
+            stats.archive_failures
+        );
         // A pump stopped by a failing archive ends the process with an error.
         if let Some(ended) = pumped {
             ended.context("ingest stopped")?;

@@ -585,7 +585,7 @@ async fn a_snapshot_that_does_not_decode_is_skipped_not_fatal() {
 
 #[tokio::test]
 async fn an_unreachable_store_answers_history_with_424_and_recovers_by_itself() {
-    let reachable = unreachable::Switchable::new();
+    let reachable = optics_tests::faulty_store::FaultyStore::new();
     let store = SnapshotStore::new(reachable.clone(), Path::from("snapshots"));
     let rows = chain_rows(day(19), at(19, 21), 100.0);
     publish_chain(&store, &rows).await;
@@ -604,7 +604,7 @@ async fn an_unreachable_store_answers_history_with_424_and_recovers_by_itself() 
     };
     ok_json(&app, &at_time(expirations[0])).await;
 
-    reachable.set_down(true);
+    reachable.set_unreachable(true);
     let refused = get(&app, &at_time(expirations[1]), &[]).await;
     assert_eq!(refused.status, 424, "{}", refused.text());
     let body = refused.json();
@@ -626,199 +626,7 @@ async fn an_unreachable_store_answers_history_with_424_and_recovers_by_itself() 
         101.0
     );
 
-    reachable.set_down(false);
+    reachable.set_unreachable(false);
     ok_json(&app, &at_time(expirations[1])).await;
     market.load().await.unwrap();
-}
-
-/// An in-memory object store that can be cut off: while down, every call fails as a network
-/// failure would (the S3 endpoint gone).
-mod unreachable {
-    use std::fmt;
-    use std::future::Future;
-    use std::pin::Pin;
-    use std::sync::Arc;
-    use std::sync::atomic::{AtomicBool, Ordering};
-
-    use futures_util::stream::{self, BoxStream, StreamExt};
-    use object_store::memory::InMemory;
-    use object_store::path::Path;
-    use object_store::{
-        CopyOptions, GetOptions, GetResult, ListResult, MultipartUpload, ObjectMeta, ObjectStore,
-        PutMultipartOptions, PutOptions, PutPayload, PutResult, RenameOptions,
-    };
-
-    type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
-
-    #[derive(Debug)]
-    pub struct Switchable {
-        inner: InMemory,
-        down: AtomicBool,
-    }
-
-    impl Switchable {
-        pub fn new() -> Arc<Self> {
-            Arc::new(Self {
-                inner: InMemory::new(),
-                down: AtomicBool::new(false),
-            })
-        }
-
-        pub fn set_down(&self, down: bool) {
-            self.down.store(down, Ordering::SeqCst);
-        }
-
-        fn check(&self) -> object_store::Result<()> {
-            if self.down.load(Ordering::SeqCst) {
-                Err(object_store::Error::Generic {
-                    store: "S3",
-                    source: Box::new(std::io::Error::from(std::io::ErrorKind::ConnectionRefused)),
-                })
-            } else {
-                Ok(())
-            }
-        }
-
-        fn stream<T: Send + 'static>(
-            &self,
-            up: BoxStream<'static, object_store::Result<T>>,
-        ) -> BoxStream<'static, object_store::Result<T>> {
-            match self.check() {
-                Ok(()) => up,
-                Err(e) => stream::iter([Err(e)]).boxed(),
-            }
-        }
-    }
-
-    impl fmt::Display for Switchable {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            write!(f, "Switchable({})", self.inner)
-        }
-    }
-
-    // `ObjectStore` is an `async_trait`; its methods are written out as the macro expands them.
-    impl ObjectStore for Switchable {
-        fn put_opts<'a, 'b, 'c>(
-            &'a self,
-            location: &'b Path,
-            payload: PutPayload,
-            opts: PutOptions,
-        ) -> BoxFuture<'c, object_store::Result<PutResult>>
-        where
-            'a: 'c,
-            'b: 'c,
-            Self: 'c,
-        {
-            Box::pin(async move {
-                self.check()?;
-                self.inner.put_opts(location, payload, opts).await
-            })
-        }
-
-        fn put_multipart_opts<'a, 'b, 'c>(
-            &'a self,
-            location: &'b Path,
-            opts: PutMultipartOptions,
-        ) -> BoxFuture<'c, object_store::Result<Box<dyn MultipartUpload>>>
-        where
-            'a: 'c,
-            'b: 'c,
-            Self: 'c,
-        {
-            Box::pin(async move {
-                self.check()?;
-                self.inner.put_multipart_opts(location, opts).await
-            })
-        }
-
-        fn get_opts<'a, 'b, 'c>(
-            &'a self,
-            location: &'b Path,
-            options: GetOptions,
-        ) -> BoxFuture<'c, object_store::Result<GetResult>>
-        where
-            'a: 'c,
-            'b: 'c,
-            Self: 'c,
-        {
-            Box::pin(async move {
-                self.check()?;
-                self.inner.get_opts(location, options).await
-            })
-        }
-
-        fn delete_stream(
-            &self,
-            locations: BoxStream<'static, object_store::Result<Path>>,
-        ) -> BoxStream<'static, object_store::Result<Path>> {
-            let deleted = self.inner.delete_stream(locations);
-            self.stream(deleted)
-        }
-
-        fn list(
-            &self,
-            prefix: Option<&Path>,
-        ) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
-            self.stream(self.inner.list(prefix))
-        }
-
-        fn list_with_offset(
-            &self,
-            prefix: Option<&Path>,
-            offset: &Path,
-        ) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
-            self.stream(self.inner.list_with_offset(prefix, offset))
-        }
-
-        fn list_with_delimiter<'a, 'b, 'c>(
-            &'a self,
-            prefix: Option<&'b Path>,
-        ) -> BoxFuture<'c, object_store::Result<ListResult>>
-        where
-            'a: 'c,
-            'b: 'c,
-            Self: 'c,
-        {
-            Box::pin(async move {
-                self.check()?;
-                self.inner.list_with_delimiter(prefix).await
-            })
-        }
-
-        fn copy_opts<'a, 'b, 'd, 'c>(
-            &'a self,
-            from: &'b Path,
-            to: &'d Path,
-            options: CopyOptions,
-        ) -> BoxFuture<'c, object_store::Result<()>>
-        where
-            'a: 'c,
-            'b: 'c,
-            'd: 'c,
-            Self: 'c,
-        {
-            Box::pin(async move {
-                self.check()?;
-                self.inner.copy_opts(from, to, options).await
-            })
-        }
-
-        fn rename_opts<'a, 'b, 'd, 'c>(
-            &'a self,
-            from: &'b Path,
-            to: &'d Path,
-            options: RenameOptions,
-        ) -> BoxFuture<'c, object_store::Result<()>>
-        where
-            'a: 'c,
-            'b: 'c,
-            'd: 'c,
-            Self: 'c,
-        {
-            Box::pin(async move {
-                self.check()?;
-                self.inner.rename_opts(from, to, options).await
-            })
-        }
-    }
 }

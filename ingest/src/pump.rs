@@ -107,6 +107,8 @@ pub struct PumpCounters {
     archived_quotes: AtomicU64,
     archive_failures: AtomicU64,
     source_errors: AtomicU64,
+    published_messages: AtomicU64,
+    published_quotes: AtomicU64,
     /// Quotes kept for the next write after a failed one, and their bytes.
     unarchived_quotes: AtomicU64,
     unarchived_bytes: AtomicU64,
@@ -139,6 +141,10 @@ pub struct PumpStats {
     pub archive_failures: u64,
     /// Events the source failed to produce.
     pub source_errors: u64,
+    /// Messages the bus took (on Kafka: queued; the bus's flush confirms their delivery).
+    pub published_messages: u64,
+    /// Option quotes in those messages.
+    pub published_quotes: u64,
 }
 
 impl PumpCounters {
@@ -150,6 +156,8 @@ impl PumpCounters {
             archived_quotes: self.archived_quotes.load(Ordering::Relaxed),
             archive_failures: self.archive_failures.load(Ordering::Relaxed),
             source_errors: self.source_errors.load(Ordering::Relaxed),
+            published_messages: self.published_messages.load(Ordering::Relaxed),
+            published_quotes: self.published_quotes.load(Ordering::Relaxed),
         }
     }
 
@@ -304,8 +312,19 @@ pub async fn pump(
         }
         for message in event.messages {
             if config.routing.keeps(&message) {
+                let quotes = match &message {
+                    Message::Data(batch) if batch.dataset() == Dataset::OptionQuotes => {
+                        batch.num_rows() as u64
+                    }
+                    _ => 0,
+                };
                 match bus.publish(message.topic(), message).await {
-                    Ok(()) => {}
+                    Ok(()) => {
+                        counters.published_messages.fetch_add(1, Ordering::Relaxed);
+                        counters
+                            .published_quotes
+                            .fetch_add(quotes, Ordering::Relaxed);
+                    }
                     Err(BusError::Closed) => return Ok(PumpEnd::BusClosed),
                     Err(error) => return Err(PumpError::Bus(error)),
                 }

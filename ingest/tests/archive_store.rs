@@ -2,8 +2,7 @@
 //! in-file order, and the all-or-nothing import sink (commit, abort, failures, a crash at
 //! every write of an import, cleanup).
 
-#[path = "support/crash_store.rs"]
-mod crash_store;
+use optics_tests::faulty_store::FaultyStore;
 
 use std::future::Future;
 use std::path::{Path as FsPath, PathBuf};
@@ -342,7 +341,7 @@ fn visible(archive: &QuoteArchive) -> Vec<(SessionKey, Vec<OptionQuote>)> {
 /// leave it.
 #[test]
 fn a_crash_at_any_write_before_the_commit_record_leaves_nothing_visible() {
-    let store = crash_store::CrashStore::new();
+    let store = FaultyStore::new();
     let archive = QuoteArchive::new(store.clone(), Path::from("archive"));
     block_on(archive.append(&quotes("SPY", d1(), 5))).unwrap();
     let before_objects = all_objects(archive.store());
@@ -443,7 +442,7 @@ fn a_failed_write_anywhere_in_an_import_rolls_it_back() {
     };
     let mut failures = 0;
     for budget in 0.. {
-        let store = crash_store::CrashStore::new();
+        let store = FaultyStore::new();
         let archive = QuoteArchive::new(store.clone(), Path::from("archive"));
         block_on(archive.append(&quotes("SPY", d1(), 5))).unwrap();
         let before = all_objects(archive.store());

@@ -239,6 +239,14 @@ fn the_url_names_brokers_and_options_and_bad_ones_are_refused_with_a_reason() {
     );
     assert_eq!(config.kafka_group("compute").unwrap(), "blue-compute");
     assert_eq!(config.client_id, "optics-ingest");
+    let tuned =
+        KafkaBusConfig::from_url("kafka://h?max_message_bytes=2000000&session_timeout_ms=10000")
+            .unwrap();
+    assert_eq!(tuned.max_message_bytes, 2_000_000);
+    assert_eq!(
+        tuned.consumer_properties,
+        [("session.timeout.ms".to_owned(), "10000".to_owned())]
+    );
     assert_eq!(
         "KAFKA://h".parse::<KafkaBusConfig>().unwrap().brokers[0].port,
         9092
@@ -267,6 +275,8 @@ fn the_url_names_brokers_and_options_and_bad_ones_are_refused_with_a_reason() {
         ("kafka://h?colour=red", "colour"),
         ("kafka://h?topic_prefix=a/b", "topic_prefix"),
         ("kafka://h?client_id=", "client_id"),
+        ("kafka://h?max_message_bytes=10", "max_message_bytes"),
+        ("kafka://h?session_timeout_ms=100", "session_timeout_ms"),
     ] {
         match KafkaBusConfig::from_url(url) {
             Err(KafkaBusError::InvalidOption { name: got, .. }) => assert_eq!(got, name, "{url}"),
@@ -363,6 +373,86 @@ async fn a_quote_batch_and_an_event_round_trip_byte_identical_under_the_topic_pr
         bounded("next_batch after close", sub.next_batch(10)).await,
         Ok(None)
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_above_the_message_size_arrives_whole_as_consecutive_parts() {
+    let cluster = cluster("", 2);
+    let bus = bus_on(&cluster, "?max_message_bytes=65536");
+    // About 130 bytes a quote: 4,000 quotes encode to about 500 KB, eight or more parts.
+    let rows: Vec<OptionQuote> = synthetic_chain("SPX", 5900.0, 8, 250, 5400.0, 5, 4_000);
+    let whole = Message::Data(DataBatch::from_rows("SPX", &rows).unwrap());
+    assert!(encode(&whole).unwrap().len() > 7 * 65_536);
+    bus.publish(TOPIC, whole).await.unwrap();
+    bounded("flush", bus.flush()).await.unwrap();
+
+    let mut sub = bounded("join", bus.join(TOPIC, GROUP)).await.unwrap();
+    let mut received: Vec<OptionQuote> = Vec::new();
+    let mut parts = 0;
+    while received.len() < rows.len() {
+        for delivery in bounded("next_batch", sub.next_batch(100))
+            .await
+            .unwrap()
+            .unwrap()
+        {
+            assert!(encode(&delivery.message).unwrap().len() <= 65_536);
+            let Message::Data(data) = delivery.message else {
+                panic!("quotes expected")
+            };
+            assert_eq!(data.key(), "SPX");
+            received.extend(data.rows::<OptionQuote>().unwrap());
+            parts += 1;
+        }
+    }
+    assert!(parts >= 8, "{parts} parts");
+    assert_eq!(received, rows, "every row once, in order");
+    bounded("commit", sub.commit()).await.unwrap();
+    bus.close();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_broker_down_for_a_while_is_waited_out_not_reported_as_an_end() {
+    let cluster = cluster("", 1);
+    let bus = bus_on(&cluster, "");
+    let keys = keys(1);
+    let mut sub = bounded("join", bus.join(TOPIC, GROUP)).await.unwrap();
+    publish_all(&bus, &keys, 0..5).await;
+    let mut got = Vec::new();
+    while got.len() < 5 {
+        got.extend(
+            bounded("next_batch", sub.next_batch(10))
+                .await
+                .unwrap()
+                .unwrap(),
+        );
+    }
+    bounded("commit", sub.commit()).await.unwrap();
+    // The only broker goes away long enough for librdkafka to report every broker down,
+    // then comes back: the subscription keeps going and receives what follows.
+    cluster.broker_down(1).unwrap();
+    let waited = tokio::time::timeout(Duration::from_secs(3), sub.next_batch(10)).await;
+    assert!(
+        waited.as_ref().map_or(true, |r| r.is_ok()),
+        "a transient broker failure ended the subscription: {waited:?}"
+    );
+    cluster.broker_up(1).unwrap();
+    for seq in 5..8 {
+        bus.publish(TOPIC, event(&keys[0], seq)).await.unwrap();
+    }
+    bounded("flush", bus.flush()).await.unwrap();
+    if let Ok(Ok(Some(batch))) = waited {
+        got.extend(batch);
+    }
+    while got.len() < 8 {
+        got.extend(
+            bounded("next_batch", sub.next_batch(10))
+                .await
+                .unwrap()
+                .unwrap(),
+        );
+    }
+    assert_eq!(by_key(&got)[&keys[0]], (0..8).collect::<Vec<u64>>());
+    bus.close();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

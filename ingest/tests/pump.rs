@@ -2,8 +2,7 @@
 //! what happens when the archive cannot be written. The simulator runs on a `ManualClock`
 //! moved by its `VirtualSleeper` (no wall clock); the archive is in memory.
 
-#[path = "support/crash_store.rs"]
-mod crash_store;
+use optics_tests::faulty_store::FaultyStore;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
@@ -281,7 +280,7 @@ struct PumpRun {
 /// A pump over `source` into an archive on `store`, collecting its notices; `on_failure`
 /// hears the number of failures in a row after each.
 fn pump_into(
-    store: &Arc<crash_store::CrashStore>,
+    store: &Arc<FaultyStore>,
     mut source: impl QuoteSource,
     on_failure: impl Fn(u32) + Send + Sync,
 ) -> PumpRun {
@@ -319,7 +318,7 @@ fn pump_into(
 
 #[test]
 fn a_persistently_failing_archive_is_counted_reported_and_stops_the_pump() {
-    let store = crash_store::CrashStore::new();
+    let store = FaultyStore::new();
     store.set_write_budget(Some(0));
     let PumpRun {
         result,
@@ -345,7 +344,7 @@ fn a_persistently_failing_archive_is_counted_reported_and_stops_the_pump() {
     assert!(block_on(archive.list_sessions()).unwrap().is_empty());
 
     // A sampled source stops the same way.
-    let store = crash_store::CrashStore::new();
+    let store = FaultyStore::new();
     store.set_write_budget(Some(0));
     let run = pump_into(&store, live(TimeDelta::minutes(1)), |_| {});
     assert!(matches!(run.result, Err(PumpError::ArchiveFailing { .. })));
@@ -356,7 +355,7 @@ fn a_persistently_failing_archive_is_counted_reported_and_stops_the_pump() {
 fn a_passing_archive_failure_loses_no_vendor_quote() {
     let interval = TimeDelta::minutes(1);
     let expected = events_of(VendorFeed(live(interval)));
-    let store = crash_store::CrashStore::new();
+    let store = FaultyStore::new();
     store.set_write_budget(Some(0));
     // The archive comes back after two failed writes.
     let recovering = Arc::clone(&store);

@@ -245,6 +245,25 @@ impl DataBatch {
         self.batch.num_rows()
     }
 
+    /// The batch as consecutive batches of at most `max_rows` rows each (at least one row),
+    /// in order, with the same dataset and key: for a transport that bounds a message's size.
+    /// The slices share the batch's buffers.
+    pub fn split(self, max_rows: usize) -> Vec<Self> {
+        let rows = self.batch.num_rows();
+        let max_rows = max_rows.max(1);
+        if rows <= max_rows {
+            return vec![self];
+        }
+        (0..rows)
+            .step_by(max_rows)
+            .map(|offset| Self {
+                dataset: self.dataset,
+                key: self.key.clone(),
+                batch: self.batch.slice(offset, max_rows.min(rows - offset)),
+            })
+            .collect()
+    }
+
     /// The typed rows; `R` must be the row type of this batch's dataset.
     pub fn rows<R: Record>(&self) -> Result<Vec<R>, SchemaError> {
         if R::DATASET != self.dataset {

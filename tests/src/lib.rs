@@ -4,6 +4,8 @@
 #![forbid(unsafe_code)]
 
 pub mod bench;
+#[cfg(feature = "object-store")]
+pub mod faulty_store;
 pub mod fixtures;
 pub mod reference;
 

@@ -82,6 +82,13 @@ impl fmt::Display for BrokerAddress {
 /// Everything a [`KafkaBus`](super::KafkaBus) needs. Build it from a URL
 /// ([`KafkaBusConfig::from_url`]) or from [`KafkaBusConfig::new`] and set fields; it is
 /// validated again when the bus is created.
+/// [`KafkaBusConfig::max_message_bytes`] by default.
+pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 900_000;
+/// The smallest accepted `max_message_bytes`: a few rows of any dataset fit.
+pub const MIN_MESSAGE_BYTES: usize = 16 * 1024;
+/// The largest accepted `max_message_bytes` (librdkafka's own ceiling is 1,000,000,000).
+pub const MAX_MESSAGE_BYTES: usize = 100 * 1024 * 1024;
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KafkaBusConfig {
     /// The brokers the clients bootstrap from (at least one).
@@ -113,6 +120,13 @@ pub struct KafkaBusConfig {
     /// Timeout of the metadata, watermark and committed-offset requests made while a closed
     /// bus drains.
     pub request_timeout: Duration,
+    /// The largest record value the bus sends: a data batch that encodes larger is sent as
+    /// several consecutive messages of fewer rows (same key, so same partition, in order).
+    /// Kafka's brokers refuse records above `message.max.bytes` (about 1 MB by default) and
+    /// librdkafka refuses them before sending: a whole index chain's quotes are larger. The
+    /// default, 900,000 bytes, stays under both with room for the record's overhead;
+    /// `kafka://…?max_message_bytes=N` changes it.
+    pub max_message_bytes: usize,
     /// Extra librdkafka producer properties, applied after the bus's own (tuning only: the
     /// [`PROTECTED_PROPERTIES`] are refused).
     pub producer_properties: Vec<(String, String)>,
@@ -136,6 +150,7 @@ impl KafkaBusConfig {
             group_join_timeout: Duration::from_secs(60),
             commit_timeout: Duration::from_secs(30),
             request_timeout: Duration::from_secs(10),
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             producer_properties: Vec::new(),
             consumer_properties: Vec::new(),
         }
@@ -193,11 +208,39 @@ impl KafkaBusConfig {
                 "topic_prefix" => config.topic_prefix = value.to_owned(),
                 "group_prefix" => config.group_prefix = value.to_owned(),
                 "client_id" => config.client_id = value.to_owned(),
+                "session_timeout_ms" => {
+                    let millis = value
+                        .parse::<u32>()
+                        .ok()
+                        .filter(|n| (6_000..=300_000).contains(n))
+                        .ok_or_else(|| KafkaBusError::InvalidOption {
+                            name: name.to_owned(),
+                            value: value.to_owned(),
+                            reason: "milliseconds from 6000 to 300000".to_owned(),
+                        })?;
+                    config
+                        .consumer_properties
+                        .push(("session.timeout.ms".to_owned(), millis.to_string()));
+                }
+                "max_message_bytes" => {
+                    config.max_message_bytes = value
+                        .parse::<usize>()
+                        .ok()
+                        .filter(|n| (MIN_MESSAGE_BYTES..=MAX_MESSAGE_BYTES).contains(n))
+                        .ok_or_else(|| KafkaBusError::InvalidOption {
+                            name: name.to_owned(),
+                            value: value.to_owned(),
+                            reason: format!(
+                                "a byte count from {MIN_MESSAGE_BYTES} to {MAX_MESSAGE_BYTES}"
+                            ),
+                        })?;
+                }
                 _ => {
                     return Err(KafkaBusError::InvalidOption {
                         name: name.to_owned(),
                         value: value.to_owned(),
-                        reason: "unknown option (known: topic_prefix, group_prefix, client_id)"
+                        reason: "unknown option (known: topic_prefix, group_prefix, client_id, \
+                                 max_message_bytes, session_timeout_ms)"
                             .to_owned(),
                     });
                 }

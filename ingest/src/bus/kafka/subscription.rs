@@ -245,6 +245,17 @@ impl KafkaSubscription {
     fn accept(&mut self, polled: KafkaResult<BorrowedMessage<'_>>) {
         let record = match polled {
             Ok(record) => record,
+            Err(error) if is_transient(&error) => {
+                // librdkafka reconnects by itself; the member keeps its assignment and
+                // position, so there is nothing to hand the caller but a log line.
+                tracing::warn!(
+                    topic = %self.topic,
+                    group = %self.group,
+                    %error,
+                    "consumer error librdkafka recovers from; retrying"
+                );
+                return;
+            }
             Err(error) => {
                 let error = backend(&format!("consuming {}", self.topic), error);
                 self.buffer.push_back(Buffered::Error(error));
@@ -542,7 +553,7 @@ impl KafkaSubscription {
                     return Ok(());
                 }
                 Err(error)
-                    if is_rebalance_error(&error)
+                    if (is_rebalance_error(&error) || is_transient(&error))
                         && deadline.is_none_or(|d| Instant::now() < d) =>
                 {
                     if self.buffer.len() < MAX_BUFFERED {
@@ -550,6 +561,18 @@ impl KafkaSubscription {
                     } else {
                         tokio::time::sleep(COMMIT_RETRY).await;
                     }
+                }
+                Err(error) if is_transient(&error) => {
+                    // The brokers are away longer than the commit timeout: the offsets stay
+                    // uncommitted and go with the next commit (commits are cumulative); if
+                    // this member dies first, the group redelivers them (at least once).
+                    tracing::warn!(
+                        topic = %self.topic,
+                        group = %self.group,
+                        %error,
+                        "commit deferred to the next one: the group's coordinator is unreachable"
+                    );
+                    return Ok(());
                 }
                 Err(error) => {
                     return Err(backend(
@@ -599,4 +622,28 @@ impl fmt::Debug for KafkaSubscription {
             .field("buffered", &self.buffer.len())
             .finish_non_exhaustive()
     }
+}
+
+/// Whether a consumer error is one librdkafka recovers from by itself (a broker restarting, a
+/// connection lost, a request timed out): reported for information, not a reason to stop. A
+/// worker that stopped on them would turn a 10-second broker restart into a dead worker.
+fn is_transient(error: &KafkaError) -> bool {
+    let (KafkaError::MessageConsumption(code) | KafkaError::ConsumerCommit(code)) = error else {
+        return false;
+    };
+    matches!(
+        code,
+        RDKafkaErrorCode::AllBrokersDown
+            | RDKafkaErrorCode::WaitingForCoordinator
+            | RDKafkaErrorCode::BrokerTransportFailure
+            | RDKafkaErrorCode::Resolve
+            | RDKafkaErrorCode::OperationTimedOut
+            | RDKafkaErrorCode::RequestTimedOut
+            | RDKafkaErrorCode::NetworkException
+            | RDKafkaErrorCode::NotCoordinator
+            | RDKafkaErrorCode::CoordinatorNotAvailable
+            | RDKafkaErrorCode::CoordinatorLoadInProgress
+            | RDKafkaErrorCode::LeaderNotAvailable
+            | RDKafkaErrorCode::NotLeaderForPartition
+    )
 }

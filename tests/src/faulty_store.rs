@@ -4,7 +4,9 @@
 //!   whole store into a new `InMemory`: the disk a process that crashed right after that write
 //!   would leave behind, labelled with the write;
 //! - with a write budget set, the writes past the budget (put, copy, rename) return an error
-//!   and write nothing (a full disk, a revoked credential); reads and deletes still work.
+//!   and write nothing (a full disk, a revoked credential); reads and deletes still work;
+//! - set unreachable, every call fails as a network failure would (an S3 endpoint gone) until
+//!   it is reachable again.
 
 use std::fmt;
 use std::future::Future;
@@ -12,7 +14,7 @@ use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use futures_core::stream::BoxStream;
+use futures_util::stream::{self, BoxStream, StreamExt};
 use object_store::memory::InMemory;
 use object_store::path::Path;
 use object_store::{
@@ -24,17 +26,17 @@ type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// See the module documentation.
 #[derive(Debug)]
-pub struct CrashStore {
+pub struct FaultyStore {
     inner: Arc<InMemory>,
     imaging: AtomicBool,
     /// Writes still allowed; negative: no limit.
     write_budget: AtomicI64,
     failed_writes: AtomicU64,
+    unreachable: AtomicBool,
     images: Mutex<Vec<(String, Arc<InMemory>)>>,
 }
 
-#[allow(dead_code)] // each test file uses part of it
-impl CrashStore {
+impl FaultyStore {
     /// An empty store.
     pub fn new() -> Arc<Self> {
         Arc::new(Self {
@@ -42,6 +44,7 @@ impl CrashStore {
             imaging: AtomicBool::new(false),
             write_budget: AtomicI64::new(-1),
             failed_writes: AtomicU64::new(0),
+            unreachable: AtomicBool::new(false),
             images: Mutex::new(Vec::new()),
         })
     }
@@ -55,6 +58,32 @@ impl CrashStore {
     pub fn set_write_budget(&self, writes: Option<u32>) {
         self.write_budget
             .store(writes.map_or(-1, i64::from), Ordering::SeqCst);
+    }
+
+    /// Cuts the store off (every call fails as a refused connection) or reconnects it.
+    pub fn set_unreachable(&self, unreachable: bool) {
+        self.unreachable.store(unreachable, Ordering::SeqCst);
+    }
+
+    fn reach(&self) -> object_store::Result<()> {
+        if self.unreachable.load(Ordering::SeqCst) {
+            return Err(object_store::Error::Generic {
+                store: "FaultyStore",
+                source: Box::new(std::io::Error::from(std::io::ErrorKind::ConnectionRefused)),
+            });
+        }
+        Ok(())
+    }
+
+    /// `stream`, or a stream of the one error while the store is unreachable.
+    fn reach_stream<T: Send + 'static>(
+        &self,
+        stream: BoxStream<'static, object_store::Result<T>>,
+    ) -> BoxStream<'static, object_store::Result<T>> {
+        match self.reach() {
+            Ok(()) => stream,
+            Err(e) => stream::iter([Err(e)]).boxed(),
+        }
     }
 
     /// Writes refused so far.
@@ -73,6 +102,9 @@ impl CrashStore {
     }
 
     fn refuse(&self, what: &str, location: &Path) -> Option<object_store::Error> {
+        if let Err(e) = self.reach() {
+            return Some(e);
+        }
         let allowed = self
             .write_budget
             .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |left| {
@@ -84,7 +116,7 @@ impl CrashStore {
         }
         self.failed_writes.fetch_add(1, Ordering::SeqCst);
         Some(object_store::Error::Generic {
-            store: "CrashStore",
+            store: "FaultyStore",
             source: format!("{what} {location}: writes are failing").into(),
         })
     }
@@ -116,14 +148,14 @@ pub async fn all_paths(store: &dyn ObjectStore) -> object_store::Result<Vec<Path
     Ok(found)
 }
 
-impl fmt::Display for CrashStore {
+impl fmt::Display for FaultyStore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "CrashStore({})", self.inner)
+        write!(f, "FaultyStore({})", self.inner)
     }
 }
 
 // `ObjectStore` is an `async_trait`; its methods are written out as the macro expands them.
-impl ObjectStore for CrashStore {
+impl ObjectStore for FaultyStore {
     fn put_opts<'a, 'b, 'c>(
         &'a self,
         location: &'b Path,
@@ -173,7 +205,10 @@ impl ObjectStore for CrashStore {
         'b: 'c,
         Self: 'c,
     {
-        Box::pin(async move { self.inner.get_opts(location, options).await })
+        Box::pin(async move {
+            self.reach()?;
+            self.inner.get_opts(location, options).await
+        })
     }
 
     fn delete_stream(
@@ -181,11 +216,11 @@ impl ObjectStore for CrashStore {
         locations: BoxStream<'static, object_store::Result<Path>>,
     ) -> BoxStream<'static, object_store::Result<Path>> {
         // Deletes are not imaged: the tests image a commit, which never deletes.
-        self.inner.delete_stream(locations)
+        self.reach_stream(self.inner.delete_stream(locations))
     }
 
     fn list(&self, prefix: Option<&Path>) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
-        self.inner.list(prefix)
+        self.reach_stream(self.inner.list(prefix))
     }
 
     fn list_with_offset(
@@ -193,7 +228,7 @@ impl ObjectStore for CrashStore {
         prefix: Option<&Path>,
         offset: &Path,
     ) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
-        self.inner.list_with_offset(prefix, offset)
+        self.reach_stream(self.inner.list_with_offset(prefix, offset))
     }
 
     fn list_with_delimiter<'a, 'b, 'c>(
@@ -205,7 +240,10 @@ impl ObjectStore for CrashStore {
         'b: 'c,
         Self: 'c,
     {
-        Box::pin(async move { self.inner.list_with_delimiter(prefix).await })
+        Box::pin(async move {
+            self.reach()?;
+            self.inner.list_with_delimiter(prefix).await
+        })
     }
 
     fn copy_opts<'a, 'b, 'd, 'c>(
