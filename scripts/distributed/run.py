@@ -224,7 +224,12 @@ def s3_keys(endpoint: str, prefix: str) -> list[tuple[str, int]]:
         url = f"{endpoint}/{BUCKET}?list-type=2&prefix={prefix}"
         if token:
             url += "&continuation-token=" + urllib.request.quote(token)
-        status, _, body = http("GET", url)
+        for attempt in range(5):
+            status, _, body = http("GET", url)
+            # moto answers 500 now and then while objects are deleted under a listing.
+            if status < 500:
+                break
+            time.sleep(0.2 * (attempt + 1))
         if status != 200:
             raise RuntimeError(f"listing {prefix}: {status} {body[:200]!r}")
         root = ElementTree.fromstring(body)
@@ -689,12 +694,15 @@ def figures(moto: str, ingest: Process, run_seconds: float, replica: str, work: 
           f"{size / seconds / 1e6:.2f} MB/s (over {seconds:.0f} s)")
     # The same snapshots in a local directory, served by a third replica.
     local = work / "local-store"
+    import boto3  # moto's own dependency; object reads must be signed
+    client = boto3.client("s3", endpoint_url=moto, aws_access_key_id="testing",
+                          aws_secret_access_key="testing", region_name="us-east-1")
     for key, size in s3_keys(moto, "snapshots/"):
         target = local / key
         target.parent.mkdir(parents=True, exist_ok=True)
-        status, _, body = http("GET", f"{moto}/{BUCKET}/{urllib.request.quote(key, safe='/=')}")
-        if status != 200 or len(body) != size:
-            raise RuntimeError(f"copying {key}: {status}, {len(body)} of {size} bytes")
+        body = client.get_object(Bucket=BUCKET, Key=key)["Body"].read()
+        if len(body) != size:
+            raise RuntimeError(f"copying {key}: {len(body)} of {size} bytes")
         target.write_bytes(body)
     port = free_port()
     local_env = dict(env, OPTICS_STORE=str(local / "snapshots"))
