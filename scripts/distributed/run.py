@@ -276,6 +276,10 @@ def main() -> int:
     started = time.monotonic()
     try:
         return run(args, optics, work, processes, database)
+    except BaseException:
+        FAILURES.append("the run stopped on an exception")  # keeps the logs for a look
+        print(f"logs in {work}", flush=True)
+        raise
     finally:
         for process in reversed(processes):
             process.stop()
