@@ -11,7 +11,7 @@ use optics_ingest::pump::{PumpConfig, PumpCounters, PumpEnd, PumpError, PumpNoti
 use optics_ingest::simulator::live::{ClockSleeper, LiveConfig, LiveSimulator};
 use optics_ingest::source::QuoteSource;
 use optics_schemas::Bus;
-use optics_schemas::health::{HealthTracker, failure_category};
+use optics_schemas::health::{HealthTracker, components, failure_category};
 use optics_schemas::memory::MemoryHolder;
 
 use crate::settings::{
@@ -19,9 +19,6 @@ use crate::settings::{
 };
 
 pub(crate) use optics_ingest::pump::Routing;
-
-/// The pump's part in `/health`: its writes to the quote archive.
-pub(crate) const ARCHIVE_COMPONENT: &str = "quote_archive";
 
 /// Runs the [pump](optics_ingest::pump) of `source` until it ends or the bus closes, printing
 /// every archive or source failure; `archive_every_secs` spaces the simulator's archived
@@ -45,7 +42,7 @@ pub(crate) async fn pump(
         &counters,
         |notice| {
             match &notice {
-                PumpNotice::Archived { at, .. } => archive_health.succeeded(*at),
+                PumpNotice::Archived { at } => archive_health.succeeded(*at),
                 PumpNotice::ArchiveFailed { at, error, .. } => archive_health.failed(
                     *at,
                     failure_category(*error, "writing to the quote archive"),
@@ -128,7 +125,7 @@ pub(crate) fn run(args: &IngestArgs) -> anyhow::Result<()> {
         );
         // `/health`: the archive's writes; `/metrics`: what the simulator and the pump hold.
         let metrics = optics_api::metrics::Metrics::new();
-        let archive_health = Arc::new(HealthTracker::new(ARCHIVE_COMPONENT));
+        let archive_health = Arc::new(HealthTracker::new(components::QUOTE_ARCHIVE));
         metrics.watch_health(Arc::clone(&archive_health));
         metrics.watch_memory(live.memory());
         let counters = Arc::new(PumpCounters::default());

@@ -190,13 +190,10 @@ mod tests {
         let readme = include_str!("../README.md");
         let mut options = Vec::new();
         long_options(&Cli::command(), "optics", &mut options);
-        let unnamed: Vec<String> = options
+        let unnamed: std::collections::BTreeSet<&String> = options
             .iter()
             .filter_map(|o| o.env.as_ref())
             .filter(|env| !readme.contains(&format!("`{env}`")))
-            .cloned()
-            .collect::<std::collections::BTreeSet<_>>()
-            .into_iter()
             .collect();
         assert!(
             unnamed.is_empty(),

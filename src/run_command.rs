@@ -26,7 +26,7 @@ use optics_ingest::simulator::universe::Universe;
 use optics_pipeline::store::{MARKET_WIDE, SnapshotStore};
 use optics_pipeline::worker::{ComputeWorker, PublishedSnapshots, WorkerConfig};
 use optics_schemas::bus::topics;
-use optics_schemas::health::{HealthTracker, failure_category};
+use optics_schemas::health::{HealthTracker, components};
 use optics_schemas::memory::MemoryHolder;
 use optics_schemas::{Bus, Dataset, Message};
 
@@ -117,23 +117,22 @@ async fn run_async(args: &RunArgs) -> anyhow::Result<()> {
         .await
         .context("subscribing to snapshot events")?;
     let follower = Arc::clone(&market);
-    let follow_health = Arc::new(HealthTracker::new("snapshot_refresh"));
+    let follow_health = Arc::new(HealthTracker::new(components::SNAPSHOT_REFRESH));
     market.metrics().watch_health(Arc::clone(&follow_health));
     let follow_clock = Arc::clone(&clock);
     tokio::spawn(async move {
         while let Ok(Some(batch)) = announcements.next_batch(256).await {
             for delivery in batch {
                 if let Message::Snapshot(event) = delivery.message {
-                    match follower.apply(&event).await {
-                        Ok(_) => follow_health.succeeded(follow_clock.now()),
-                        Err(e) => {
-                            eprintln!("snapshot {} {}: {e}", event.dataset, event.underlying);
-                            follow_health.failed(
-                                follow_clock.now(),
-                                failure_category(&e, "reading a published snapshot"),
-                            );
-                        }
+                    let applied = follower.apply(&event).await;
+                    if let Err(e) = &applied {
+                        eprintln!("snapshot {} {}: {e}", event.dataset, event.underlying);
                     }
+                    follow_health.record(
+                        follow_clock.now(),
+                        &applied,
+                        "reading a published snapshot",
+                    );
                 }
             }
             let _ = announcements.commit().await;
@@ -142,7 +141,7 @@ async fn run_async(args: &RunArgs) -> anyhow::Result<()> {
     // Reference tables merged into the store by another process (`optics import earnings`,
     // `economic-calendar`, `bars`) arrive on no bus: read them again every few seconds.
     let reference = Arc::clone(&market);
-    let reference_health = Arc::new(HealthTracker::new("reference_refresh"));
+    let reference_health = Arc::new(HealthTracker::new(components::REFERENCE_REFRESH));
     market.metrics().watch_health(Arc::clone(&reference_health));
     let reference_clock = Arc::clone(&clock);
     tokio::spawn(async move {
@@ -150,16 +149,11 @@ async fn run_async(args: &RunArgs) -> anyhow::Result<()> {
         every.tick().await;
         loop {
             every.tick().await;
-            match reference.load_reference().await {
-                Ok(_) => reference_health.succeeded(reference_clock.now()),
-                Err(e) => {
-                    eprintln!("reference refresh failed: {e}");
-                    reference_health.failed(
-                        reference_clock.now(),
-                        failure_category(&e, "reading the store"),
-                    );
-                }
+            let loaded = reference.load_reference().await;
+            if let Err(e) = &loaded {
+                eprintln!("reference refresh failed: {e}");
             }
+            reference_health.record(reference_clock.now(), &loaded, "reading the store");
         }
     });
     // The API takes each snapshot from the worker as it is published, not from its file.
@@ -207,7 +201,7 @@ async fn run_async(args: &RunArgs) -> anyhow::Result<()> {
     let pump_counters = Arc::new(PumpCounters::default());
     metrics.watch_memory(Arc::clone(&pump_counters) as Arc<dyn MemoryHolder>);
     let archive = args.archive.open_archive(&args.store.data_dir)?;
-    let archive_health = Arc::new(HealthTracker::new(crate::ingest_command::ARCHIVE_COMPONENT));
+    let archive_health = Arc::new(HealthTracker::new(components::QUOTE_ARCHIVE));
     metrics.watch_health(Arc::clone(&archive_health));
     let source_task = tokio::spawn(pump(
         Box::new(live),

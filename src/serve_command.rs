@@ -23,7 +23,7 @@ use optics_api::limits::{
 use optics_api::market::StoreMarketData;
 use optics_api::serve::{ServeLimits, serve_with_limits};
 use optics_compute::time::{Clock, SystemClock};
-use optics_schemas::health::{HealthTracker, failure_category};
+use optics_schemas::health::{HealthTracker, components};
 
 use crate::settings::{ClockArgs, RuntimeArgs, StoreArgs};
 
@@ -404,20 +404,17 @@ pub(crate) fn run(args: &ServeArgs) -> anyhow::Result<()> {
         // A replica learns of new snapshots by looking at the store.
         let poller = Arc::clone(&market);
         let every = Duration::from_millis(args.poll_ms.max(100));
-        let refresh_health = Arc::new(HealthTracker::new("snapshot_refresh"));
+        let refresh_health = Arc::new(HealthTracker::new(components::SNAPSHOT_REFRESH));
         market.metrics().watch_health(Arc::clone(&refresh_health));
         let poll_clock = Arc::clone(&clock);
         tokio::spawn(async move {
             loop {
                 tokio::time::sleep(every).await;
-                match poller.load().await {
-                    Ok(_) => refresh_health.succeeded(poll_clock.now()),
-                    Err(e) => {
-                        eprintln!("snapshot refresh failed: {e}");
-                        refresh_health
-                            .failed(poll_clock.now(), failure_category(&e, "reading the store"));
-                    }
+                let loaded = poller.load().await;
+                if let Err(e) = &loaded {
+                    eprintln!("snapshot refresh failed: {e}");
                 }
+                refresh_health.record(poll_clock.now(), &loaded, "reading the store");
             }
         });
         let served = serve_app(

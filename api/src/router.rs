@@ -334,23 +334,26 @@ pub fn observability_router(metrics: crate::metrics::Metrics, clock: Arc<dyn Clo
         }
     };
     let prometheus = move || {
-        let text = metrics.render(clock.now());
-        async move {
-            match text {
-                Ok(text) => ([(CONTENT_TYPE, OPENMETRICS_CONTENT_TYPE)], text).into_response(),
-                Err(e) => ApiError::internal("encoding metrics", e).into_response(),
-            }
-        }
+        let response = metrics_response(&metrics, clock.now(), &[]);
+        async move { response }
     };
     Router::new()
         .route("/health", get(health))
         .route("/metrics", get(prometheus))
 }
 
-async fn metrics_handler(State(state): State<AppState>) -> Result<Response, ApiError> {
-    let text = state
-        .metrics()
-        .render_with(state.now(), &[state.response_cache()])
-        .map_err(|e| ApiError::internal("encoding metrics", e))?;
-    Ok(([(CONTENT_TYPE, OPENMETRICS_CONTENT_TYPE)], text).into_response())
+async fn metrics_handler(State(state): State<AppState>) -> Response {
+    metrics_response(state.metrics(), state.now(), &[state.response_cache()])
+}
+
+/// The OpenMetrics page of `metrics` at `now`, with `also` among the memory holders.
+fn metrics_response(
+    metrics: &crate::metrics::Metrics,
+    now: chrono::DateTime<chrono::Utc>,
+    also: &[&dyn optics_schemas::memory::MemoryHolder],
+) -> Response {
+    match metrics.render_with(now, also) {
+        Ok(text) => ([(CONTENT_TYPE, OPENMETRICS_CONTENT_TYPE)], text).into_response(),
+        Err(e) => ApiError::internal("encoding metrics", e).into_response(),
+    }
 }

@@ -174,8 +174,6 @@ pub enum PumpNotice<'a> {
     Archived {
         /// The event's instant.
         at: DateTime<Utc>,
-        /// Quotes written.
-        quotes: usize,
     },
     /// Archiving the quotes of the event at `at` failed.
     ArchiveFailed {
@@ -277,10 +275,7 @@ pub async fn pump(
                     counters
                         .archived_quotes
                         .fetch_add(quotes as u64, Ordering::Relaxed);
-                    notify(PumpNotice::Archived {
-                        at: event.at,
-                        quotes,
-                    });
+                    notify(PumpNotice::Archived { at: event.at });
                 }
                 Err(error) => {
                     // A sampled source: `last_archived` stays, so the next event is due at once.

@@ -103,6 +103,18 @@ async fn publish_all(bus: &KafkaBus, keys: &[String], seqs: std::ops::Range<u64>
     bounded("flush", bus.flush()).await.unwrap();
 }
 
+/// Receives (10 at most per read, without committing) until `got` holds at least `n`.
+async fn receive_at_least(sub: &mut KafkaSubscription, n: usize, got: &mut Vec<Delivery>) {
+    while got.len() < n {
+        got.extend(
+            bounded("next_batch", sub.next_batch(10))
+                .await
+                .unwrap()
+                .unwrap(),
+        );
+    }
+}
+
 /// Receives until the bus is closed and the group drained, committing after each batch.
 async fn drain(sub: &mut KafkaSubscription, max: usize) -> Vec<Delivery> {
     let mut got = Vec::new();
@@ -345,14 +357,7 @@ async fn a_quote_batch_and_an_event_round_trip_byte_identical_under_the_topic_pr
     let mut sub = bounded("join", bus.join(TOPIC, GROUP)).await.unwrap();
     assert_eq!(sub.topic_and_group(), ("blue.test.events", "t-compute"));
     let mut got = Vec::new();
-    while got.len() < 2 {
-        got.extend(
-            bounded("next_batch", sub.next_batch(10))
-                .await
-                .unwrap()
-                .unwrap(),
-        );
-    }
+    receive_at_least(&mut sub, 2, &mut got).await;
     bounded("commit", sub.commit()).await.unwrap();
     let find = |key: &str| got.iter().find(|d| d.message.key() == key).unwrap();
     for original in [&quotes, &snapshot] {
@@ -418,14 +423,7 @@ async fn a_broker_down_for_a_while_is_waited_out_not_reported_as_an_end() {
     let mut sub = bounded("join", bus.join(TOPIC, GROUP)).await.unwrap();
     publish_all(&bus, &keys, 0..5).await;
     let mut got = Vec::new();
-    while got.len() < 5 {
-        got.extend(
-            bounded("next_batch", sub.next_batch(10))
-                .await
-                .unwrap()
-                .unwrap(),
-        );
-    }
+    receive_at_least(&mut sub, 5, &mut got).await;
     bounded("commit", sub.commit()).await.unwrap();
     // The only broker goes away long enough for librdkafka to report every broker down,
     // then comes back: the subscription keeps going and receives what follows.
@@ -443,14 +441,7 @@ async fn a_broker_down_for_a_while_is_waited_out_not_reported_as_an_end() {
     if let Ok(Ok(Some(batch))) = waited {
         got.extend(batch);
     }
-    while got.len() < 8 {
-        got.extend(
-            bounded("next_batch", sub.next_batch(10))
-                .await
-                .unwrap()
-                .unwrap(),
-        );
-    }
+    receive_at_least(&mut sub, 8, &mut got).await;
     assert_eq!(by_key(&got)[&keys[0]], (0..8).collect::<Vec<u64>>());
     bus.close();
 }

@@ -13,6 +13,18 @@ use std::sync::Mutex;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
+/// The parts `/health` reports, by the names it gives them (fixed, like the metrics' labels).
+pub mod components {
+    /// A compute worker's cycles writing snapshots to the store.
+    pub const SNAPSHOT_PUBLICATION: &str = "snapshot_publication";
+    /// The API reading newly published snapshots (a replica polls the store).
+    pub const SNAPSHOT_REFRESH: &str = "snapshot_refresh";
+    /// The API reading the reference tables other processes merge.
+    pub const REFERENCE_REFRESH: &str = "reference_refresh";
+    /// The pump writing sampled quotes to the quote archive.
+    pub const QUOTE_ARCHIVE: &str = "quote_archive";
+}
+
 /// One part's state, as `/health` reports it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ComponentHealth {
@@ -83,6 +95,20 @@ impl HealthTracker {
         attempts.last_error = Some(reason);
     }
 
+    /// Records `outcome` at `at`: a success, or a failure described as `what` failed (see
+    /// [`failure_category`]).
+    pub fn record<T, E: Error + 'static>(
+        &self,
+        at: DateTime<Utc>,
+        outcome: &Result<T, E>,
+        what: &str,
+    ) {
+        match outcome {
+            Ok(_) => self.succeeded(at),
+            Err(error) => self.failed(at, failure_category(error, what)),
+        }
+    }
+
     /// The part's state now.
     pub fn report(&self) -> ComponentHealth {
         let attempts = self.attempts();
@@ -141,7 +167,7 @@ mod tests {
         assert_eq!(failing.last_success_at, Some(t0));
         assert_eq!(failing.last_failure_at, Some(t1));
         let t2 = t1 + chrono::TimeDelta::seconds(1);
-        tracker.succeeded(t2);
+        tracker.record(t2, &Ok::<(), std::fmt::Error>(()), "writing a snapshot");
         let recovered = tracker.report();
         assert_eq!(recovered.status, "ok");
         assert_eq!(recovered.consecutive_failures, 0);

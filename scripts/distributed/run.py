@@ -40,7 +40,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from pathlib import Path
 from xml.etree import ElementTree
 
@@ -241,11 +241,11 @@ def s3_keys(endpoint: str, prefix: str) -> list[tuple[str, int]]:
         token = token_node.text
 
 
-def metric(url: str, name: str, labels: str = "") -> float:
-    """The value of one series of a Prometheus text page (0 when absent)."""
-    status, _, body = http("GET", url)
+def metric(url: str, series: str) -> float:
+    """The value of `series` (name and labels, as printed) on a Prometheus page; 0 when absent."""
+    _, _, body = http("GET", url)
     for line in body.decode().splitlines():
-        if line.startswith(name + labels + " ") or (not labels and line.startswith(name + " ")):
+        if line.startswith(series + " "):
             return float(line.split()[-1])
     return 0.0
 
@@ -370,8 +370,8 @@ def run(args, optics: str, work: Path, processes: list[Process], database: str) 
     underlyings = check_snapshots_and_replicas(s3, replicas, token)
     publication = publication_rate(moto)
     check_shared_accounts(replicas, password, optics, env, db)
-    check_worker_failover(s3, workers, health, underlyings)
-    check_broker_outage(broker, ingest, workers, health, replicas, token, underlyings,
+    check_worker_failover(s3, workers, health)
+    check_broker_outage(broker, ingest, workers, replicas, token, underlyings,
                         f"127.0.0.1:{broker_port}", s3)
     run_seconds = time.monotonic() - ingest_started
     check_store_outage(relay, replicas, token, underlyings)
@@ -518,7 +518,7 @@ def chain_as_of(s3: str) -> dict[str, str]:
     return {u: key for u, (key, _) in newest_chain_versions(s3).items()}
 
 
-def check_worker_failover(s3: str, workers: dict, health: dict, underlyings: list[str]) -> None:
+def check_worker_failover(s3: str, workers: dict, health: dict) -> None:
     print("\n3. kill -9 of a worker", flush=True)
     before = chain_as_of(s3)
     workers["compute-b"].kill9()
@@ -537,13 +537,12 @@ def check_worker_failover(s3: str, workers: dict, health: dict, underlyings: lis
               f"(session timeout {SESSION_TIMEOUT_S} s)")
     except TimeoutError as error:
         check(False, str(error))
-    books_a = metric(f"http://127.0.0.1:{health['compute-a']}/metrics", "optics_memory_held_items",
-                     '{holder="worker_books"}')
+    books = 'optics_memory_held_items{holder="worker_books"}'
+    books_a = metric(f"http://127.0.0.1:{health['compute-a']}/metrics", books)
     workers["compute-b"].start()
     try:
         wait_until("compute-b holds books again",
-                   lambda: metric(f"http://127.0.0.1:{health['compute-b']}/metrics",
-                                  "optics_memory_held_items", '{holder="worker_books"}') > 0,
+                   lambda: metric(f"http://127.0.0.1:{health['compute-b']}/metrics", books) > 0,
                    SESSION_TIMEOUT_S + 60, every=1)
         check(True, f"restarted, compute-b got partitions back (compute-a held {books_a:.0f} contracts alone)")
     except TimeoutError as error:
@@ -572,9 +571,8 @@ def committed_offsets(bootstrap: str, group: str) -> dict:
         admin.close()
 
 
-def check_broker_outage(broker: Process, ingest: Process, workers: dict, health: dict,
-                        replicas: dict, token: str, underlyings: list[str], bootstrap: str,
-                        s3: str) -> None:
+def check_broker_outage(broker: Process, ingest: Process, workers: dict, replicas: dict,
+                        token: str, underlyings: list[str], bootstrap: str, s3: str) -> None:
     print("\n4. the broker down for 10 s", flush=True)
     ticker = underlyings[0]
     broker.kill9()

@@ -12,7 +12,7 @@ use crate::support::{Running, TempDir, get, optics_run, start_listening};
 /// Parquet's magic, at the start and the end of every whole file.
 const PARQUET_MAGIC: &[u8; 4] = b"PAR1";
 
-/// Every published snapshot file under `dir` (`v-<version>.parquet`).
+/// Every Parquet file under `dir` (published snapshots, archive parts).
 fn published_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
@@ -29,8 +29,14 @@ fn published_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
 
 /// Panics naming the first published snapshot that is not a whole Parquet file.
 fn assert_whole_snapshots(data_dir: &Path) -> usize {
+    assert_whole_parquet(&data_dir.join("snapshots"))
+}
+
+/// Panics naming the first Parquet file under `dir` that is not whole (its magic at both
+/// ends); returns how many there are.
+fn assert_whole_parquet(dir: &Path) -> usize {
     let mut files = Vec::new();
-    published_files(&data_dir.join("snapshots"), &mut files);
+    published_files(dir, &mut files);
     for file in &files {
         let bytes = std::fs::read(file).expect("read snapshot");
         assert!(
@@ -48,17 +54,21 @@ fn assert_whole_snapshots(data_dir: &Path) -> usize {
 /// Polls `/chain/SPX` (a cash index, one of the first three underlyings) until it answers 200
 /// (the store was loaded and the token is valid).
 fn wait_for_chain(address: &str, token: &str, within: Duration) {
+    let body = poll_until("a chain", within, || {
+        let (status, body) = get(address, "/api/mcp/data/chain/SPX", Some(token));
+        (status == 200).then_some(body)
+    });
+    assert_eq!(body["success"], true);
+}
+
+/// Calls `attempt` every 200 ms until it gives a value; panics naming `what` after `within`.
+fn poll_until<T>(what: &str, within: Duration, mut attempt: impl FnMut() -> Option<T>) -> T {
     let started = Instant::now();
     loop {
-        let (status, body) = get(address, "/api/mcp/data/chain/SPX", Some(token));
-        if status == 200 {
-            assert_eq!(body["success"], true);
-            return;
+        if let Some(value) = attempt() {
+            return value;
         }
-        assert!(
-            started.elapsed() < within,
-            "no chain within {within:?}: {status} {body}"
-        );
+        assert!(started.elapsed() < within, "no {what} within {within:?}");
         std::thread::sleep(Duration::from_millis(200));
     }
 }
@@ -123,8 +133,8 @@ fn set_writable(path: &Path, on: bool) {
         (false, true) => 0o644,
         (false, false) => 0o444,
     };
-    // Children first when locking is irrelevant for a file; a directory is opened up before
-    // its children are visited and locked after, so its own listing always works.
+    // A directory is opened up before its children are visited and locked after them, so
+    // listing it works either way.
     if is_dir && on {
         std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).expect("chmod");
     }
@@ -138,32 +148,22 @@ fn set_writable(path: &Path, on: bool) {
     }
 }
 
-/// `/health`'s part named `component`, once `ready` holds for it (polled).
+/// The `/health` document once `ready` holds for its part named `component` (polled).
 fn wait_for_component(
     address: &str,
     component: &str,
     within: Duration,
     ready: impl Fn(&serde_json::Value) -> bool,
 ) -> serde_json::Value {
-    let started = Instant::now();
-    loop {
+    poll_until(&format!("{component} as expected"), within, || {
         let (status, body) = get(address, "/health", None);
         assert_eq!(status, 200, "{body}");
         let part = body["components"]
-            .as_array()
-            .and_then(|parts| parts.iter().find(|p| p["component"] == component))
-            .cloned();
-        if let Some(part) = part
-            && ready(&part)
-        {
-            return body;
-        }
-        assert!(
-            started.elapsed() < within,
-            "{component} not as expected within {within:?}: {body}"
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
+            .as_array()?
+            .iter()
+            .find(|p| p["component"] == component)?;
+        ready(part).then_some(body)
+    })
 }
 
 #[test]
@@ -228,18 +228,14 @@ fn a_read_only_store_keeps_reads_serving_and_health_says_why() {
         |part| part["status"] == "ok",
     );
     assert_eq!(recovered["status"], "ok", "{recovered}");
-    let started = Instant::now();
-    loop {
-        let (_, health) = get(&address, "/health", None);
-        if health["newest_snapshot_published_at"] != newest_before {
-            break;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "nothing published after the store took writes again: {health}"
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    poll_until(
+        "publication after the store took writes again",
+        Duration::from_secs(30),
+        || {
+            let (_, health) = get(&address, "/health", None);
+            (health["newest_snapshot_published_at"] != newest_before).then_some(())
+        },
+    );
     service.0.kill().expect("SIGKILL");
     service.0.wait().expect("reap");
     assert!(assert_whole_snapshots(dir.path()) > 0);
@@ -320,16 +316,7 @@ fn an_import_killed_at_any_point_is_whole_or_absent() {
             rows == 0 || rows == whole,
             "after a kill at +{delay_ms} ms readers see {rows} of {whole} rows"
         );
-        let mut parquet = Vec::new();
-        published_files(&dir.path().join("archive"), &mut parquet);
-        for path in &parquet {
-            let bytes = std::fs::read(path).unwrap();
-            assert!(
-                bytes.len() >= 12 && &bytes[..4] == PARQUET_MAGIC && bytes.ends_with(PARQUET_MAGIC),
-                "{} is not a whole Parquet file",
-                path.display()
-            );
-        }
+        assert_whole_parquet(&dir.path().join("archive"));
         if rows == 0 {
             killed_before_commit += 1;
             // Run again on the same archive: the new import is whole, the killed one's

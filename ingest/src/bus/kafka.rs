@@ -274,22 +274,19 @@ impl KafkaBus {
             .encode()
             .map_err(|e| backend("encoding the message", e))?;
         let max_bytes = self.inner.config.max_message_bytes;
-        if payload.len() > max_bytes
-            && let Message::Data(data) = &message
-            && data.num_rows() > 1
-        {
-            // Rows in proportion to bytes, with a tenth to spare for the per-message header
-            // and schema; a part still too large splits again.
-            let parts = payload.len().div_ceil(max_bytes * 9 / 10);
-            let rows_per_part = data.num_rows().div_ceil(parts);
-            let Message::Data(data) = message else {
-                unreachable!("matched as data above")
-            };
-            for part in data.split(rows_per_part) {
-                Box::pin(self.publish_message(topic, Message::Data(part))).await?;
+        let message = match message {
+            Message::Data(data) if payload.len() > max_bytes && data.num_rows() > 1 => {
+                // Rows in proportion to bytes, with a tenth to spare for the per-message
+                // header and schema; a part still too large splits again.
+                let parts = payload.len().div_ceil(max_bytes * 9 / 10);
+                let rows_per_part = data.num_rows().div_ceil(parts);
+                for part in data.split(rows_per_part) {
+                    Box::pin(self.publish_message(topic, Message::Data(part))).await?;
+                }
+                return Ok(());
             }
-            return Ok(());
-        }
+            message => message,
+        };
         let key = message.key();
         loop {
             let notified = shared.progress.notified();

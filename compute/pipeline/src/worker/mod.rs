@@ -68,7 +68,7 @@ use std::time::Duration;
 use arrow_array::RecordBatch;
 use chrono::{DateTime, NaiveDate, Utc};
 use optics_schemas::bus::topics;
-use optics_schemas::health::{HealthTracker, failure_category};
+use optics_schemas::health::{HealthTracker, components, failure_category};
 use optics_schemas::memory::{HeldMemory, MemoryHolder};
 use optics_schemas::{
     BorrowRate, Bus, BusError, Company, DailyBar, Dataset, Delivery, Dividend, EarningsEvent,
@@ -86,9 +86,6 @@ use rayon::prelude::*;
 use crate::store::{EncodedSnapshot, SnapshotKey, SnapshotStore, StoreError};
 use optics_compute::time::{Clock, NyseCalendar};
 use reference::PendingReference;
-
-/// The worker's part in `/health` ([`ComputeWorker::health`]).
-pub const PUBLICATION_COMPONENT: &str = "snapshot_publication";
 
 /// Most snapshot files of a cycle written at once (object stores answer many requests in
 /// parallel; a local directory's writes run on the blocking threads).
@@ -359,7 +356,7 @@ impl ComputeWorker {
             stats: WorkerStats::default(),
             memory: Arc::default(),
             local_reader: None,
-            health: Arc::new(HealthTracker::new(PUBLICATION_COMPONENT)),
+            health: Arc::new(HealthTracker::new(components::SNAPSHOT_PUBLICATION)),
         }
     }
 
@@ -380,7 +377,7 @@ impl ComputeWorker {
             stats: WorkerStats::default(),
             memory: Arc::default(),
             local_reader: None,
-            health: Arc::new(HealthTracker::new(PUBLICATION_COMPONENT)),
+            health: Arc::new(HealthTracker::new(components::SNAPSHOT_PUBLICATION)),
         }
     }
 
@@ -764,6 +761,14 @@ impl ComputeWorker {
         );
     }
 
+    /// What a cycle publishes: the dirty books' snapshots, then the reference rows received for
+    /// the store.
+    async fn publish_cycle(&mut self, now: DateTime<Utc>) -> Result<(), WorkerError> {
+        self.publish_dirty(now).await?;
+        self.publish_reference(now).await?;
+        Ok(())
+    }
+
     /// One cycle: publish what changed (snapshots, then the reference rows received for the
     /// store), then commit what was consumed.
     ///
@@ -777,11 +782,7 @@ impl ComputeWorker {
         // Before publishing: the books as this cycle builds them, and the reference rows it is
         // about to merge (what the worker holds at its fullest).
         self.record_memory();
-        let published = match self.publish_dirty(now).await {
-            Ok(_) => self.publish_reference(now).await.map(drop),
-            Err(e) => Err(e),
-        };
-        match published {
+        match self.publish_cycle(now).await {
             Ok(()) => self.health.succeeded(now),
             Err(WorkerError::Store(error)) => {
                 tracing::error!(%error, "writing snapshots to the store failed; retrying next cycle");

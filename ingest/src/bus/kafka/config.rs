@@ -79,16 +79,18 @@ impl fmt::Display for BrokerAddress {
     }
 }
 
-/// Everything a [`KafkaBus`](super::KafkaBus) needs. Build it from a URL
-/// ([`KafkaBusConfig::from_url`]) or from [`KafkaBusConfig::new`] and set fields; it is
-/// validated again when the bus is created.
 /// [`KafkaBusConfig::max_message_bytes`] by default.
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 900_000;
 /// The smallest accepted `max_message_bytes`: a few rows of any dataset fit.
 pub const MIN_MESSAGE_BYTES: usize = 16 * 1024;
 /// The largest accepted `max_message_bytes` (librdkafka's own ceiling is 1,000,000,000).
 pub const MAX_MESSAGE_BYTES: usize = 100 * 1024 * 1024;
+/// The accepted `session_timeout_ms`, milliseconds (librdkafka's default is 45,000).
+const SESSION_TIMEOUT_MS: std::ops::RangeInclusive<u32> = 6_000..=300_000;
 
+/// Everything a [`KafkaBus`](super::KafkaBus) needs. Build it from a URL
+/// ([`KafkaBusConfig::from_url`]) or from [`KafkaBusConfig::new`] and set fields; it is
+/// validated again when the bus is created.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KafkaBusConfig {
     /// The brokers the clients bootstrap from (at least one).
@@ -209,31 +211,14 @@ impl KafkaBusConfig {
                 "group_prefix" => config.group_prefix = value.to_owned(),
                 "client_id" => config.client_id = value.to_owned(),
                 "session_timeout_ms" => {
-                    let millis = value
-                        .parse::<u32>()
-                        .ok()
-                        .filter(|n| (6_000..=300_000).contains(n))
-                        .ok_or_else(|| KafkaBusError::InvalidOption {
-                            name: name.to_owned(),
-                            value: value.to_owned(),
-                            reason: "milliseconds from 6000 to 300000".to_owned(),
-                        })?;
+                    let millis = number_option(name, value, SESSION_TIMEOUT_MS)?;
                     config
                         .consumer_properties
                         .push(("session.timeout.ms".to_owned(), millis.to_string()));
                 }
                 "max_message_bytes" => {
-                    config.max_message_bytes = value
-                        .parse::<usize>()
-                        .ok()
-                        .filter(|n| (MIN_MESSAGE_BYTES..=MAX_MESSAGE_BYTES).contains(n))
-                        .ok_or_else(|| KafkaBusError::InvalidOption {
-                            name: name.to_owned(),
-                            value: value.to_owned(),
-                            reason: format!(
-                                "a byte count from {MIN_MESSAGE_BYTES} to {MAX_MESSAGE_BYTES}"
-                            ),
-                        })?;
+                    config.max_message_bytes =
+                        number_option(name, value, MIN_MESSAGE_BYTES..=MAX_MESSAGE_BYTES)?;
                 }
                 _ => {
                     return Err(KafkaBusError::InvalidOption {
@@ -463,6 +448,27 @@ fn check_topic_name(name: &str) -> Result<(), String> {
         return Err("only A-Z a-z 0-9 . _ - may appear in a Kafka topic name".to_owned());
     }
     Ok(())
+}
+
+/// The URL option `name`'s `value` as a whole number in `range`, or an
+/// [`KafkaBusError::InvalidOption`] that states the range.
+fn number_option<T>(
+    name: &str,
+    value: &str,
+    range: std::ops::RangeInclusive<T>,
+) -> Result<T, KafkaBusError>
+where
+    T: std::str::FromStr + PartialOrd + fmt::Display,
+{
+    value
+        .parse::<T>()
+        .ok()
+        .filter(|n| range.contains(n))
+        .ok_or_else(|| KafkaBusError::InvalidOption {
+            name: name.to_owned(),
+            value: value.to_owned(),
+            reason: format!("a whole number from {} to {}", range.start(), range.end()),
+        })
 }
 
 #[cfg(test)]
