@@ -14,8 +14,9 @@ use optics_api::accounts::admin::LOCAL_TOKEN_FILE;
 use optics_api::market::StoreMarketData;
 use optics_compute::time::{Clock, SystemClock};
 use optics_mcp::OpticsTools;
+use optics_schemas::health::{HealthTracker, components};
 
-use crate::serve_command::{AccessArgs, access_control, data_app};
+use crate::serve_command::{AccessArgs, access_control, data_app, poll_store};
 use crate::settings::{RuntimeArgs, StoreArgs};
 
 #[derive(Debug, Args)]
@@ -60,16 +61,12 @@ pub(crate) fn run(args: &McpArgs) -> anyhow::Result<()> {
         let loaded = market.load().await.context("loading snapshots")?;
         eprintln!("optics mcp: {loaded} snapshots loaded; serving tools on stdio");
         let access = access_control(&args.access, &args.store.data_dir, Arc::clone(&clock)).await?;
-        let poller = Arc::clone(&market);
-        let every = Duration::from_millis(args.poll_ms.max(100));
-        let polling = tokio::spawn(async move {
-            loop {
-                tokio::time::sleep(every).await;
-                if let Err(e) = poller.load().await {
-                    eprintln!("snapshot refresh failed: {e}");
-                }
-            }
-        });
+        let polling = tokio::spawn(poll_store(
+            Arc::clone(&market),
+            Duration::from_millis(args.poll_ms.max(100)),
+            Arc::clone(&clock),
+            Arc::new(HealthTracker::new(components::SNAPSHOT_REFRESH)),
+        ));
         let router = data_app(clock, market, access.control.clone()).await;
         let tools = OpticsTools::with_token(router, &token)?;
         let served = optics_mcp::serve_stdio(tools).await;

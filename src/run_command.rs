@@ -28,11 +28,11 @@ use optics_pipeline::worker::{ComputeWorker, PublishedSnapshots, WorkerConfig};
 use optics_schemas::bus::topics;
 use optics_schemas::health::{HealthTracker, components};
 use optics_schemas::memory::MemoryHolder;
-use optics_schemas::{Bus, Dataset, Message};
+use optics_schemas::{Bus, Dataset};
 
 use crate::ingest_command::{Routing, pump};
 use crate::seeding::{last_sessions, seed};
-use crate::serve_command::{ApiArgs, access_control, app, shutdown_signal};
+use crate::serve_command::{ApiArgs, access_control, app, follow_snapshot_events, shutdown_signal};
 use crate::settings::{ArchiveArgs, ClockArgs, MarketArgs, RuntimeArgs, StoreArgs};
 
 #[derive(Debug, Args)]
@@ -112,32 +112,18 @@ async fn run_async(args: &RunArgs) -> anyhow::Result<()> {
     // 3. The live pipeline on the embedded bus.
     let embedded_bus = Arc::new(EmbeddedBus::new(EmbeddedBusConfig::default()));
     let bus: Arc<dyn Bus> = Arc::clone(&embedded_bus) as Arc<dyn Bus>;
-    let mut announcements = bus
+    let announcements = bus
         .subscribe(topics::SNAPSHOTS, "optics-api")
         .await
         .context("subscribing to snapshot events")?;
-    let follower = Arc::clone(&market);
     let follow_health = Arc::new(HealthTracker::new(components::SNAPSHOT_REFRESH));
     market.metrics().watch_health(Arc::clone(&follow_health));
-    let follow_clock = Arc::clone(&clock);
-    tokio::spawn(async move {
-        while let Ok(Some(batch)) = announcements.next_batch(256).await {
-            for delivery in batch {
-                if let Message::Snapshot(event) = delivery.message {
-                    let applied = follower.apply(&event).await;
-                    if let Err(e) = &applied {
-                        eprintln!("snapshot {} {}: {e}", event.dataset, event.underlying);
-                    }
-                    follow_health.record(
-                        follow_clock.now(),
-                        &applied,
-                        "reading a published snapshot",
-                    );
-                }
-            }
-            let _ = announcements.commit().await;
-        }
-    });
+    tokio::spawn(follow_snapshot_events(
+        Arc::clone(&market),
+        announcements,
+        Arc::clone(&clock),
+        follow_health,
+    ));
     // Reference tables merged into the store by another process (`optics import earnings`,
     // `economic-calendar`, `bars`) arrive on no bus: read them again every few seconds.
     let reference = Arc::clone(&market);

@@ -6,6 +6,8 @@
 //! tokens, sessions and rate limits always follow the real one, so a minute of the limit is a
 //! minute of the caller's time and a token is stamped when it was really made.
 
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
@@ -24,12 +26,19 @@ use optics_api::market::StoreMarketData;
 use optics_api::serve::{ServeLimits, serve_with_limits};
 use optics_compute::time::{Clock, SystemClock};
 use optics_schemas::health::{HealthTracker, components};
+use optics_schemas::{BusError, Message, SnapshotEvent, Subscription};
 
 use crate::settings::{ClockArgs, RuntimeArgs, StoreArgs};
 
 /// How often the in-memory limiter's month is written to the account store (and once more at
 /// shutdown): a crash loses at most this much of the month's metering.
 pub(crate) const USAGE_WRITE_EVERY: Duration = Duration::from_secs(5);
+
+/// Pause after a failed read of the snapshot events before the next.
+const EVENT_ERROR_PAUSE: Duration = Duration::from_secs(1);
+
+/// Announced snapshots a follower reads at once (see [`follow_snapshot_events`]).
+const CONCURRENT_EVENT_READS: usize = 16;
 
 /// Where the API listens, its connection bounds, and who may call it.
 #[derive(Debug, Clone, Args)]
@@ -160,9 +169,19 @@ pub(crate) struct ServeArgs {
     store: StoreArgs,
     #[command(flatten)]
     api: ApiArgs,
-    /// How often to look for new snapshots in the store, milliseconds.
-    #[arg(long, env = "OPTICS_POLL_MS", default_value_t = 1000)]
-    poll_ms: u64,
+    /// The Kafka bus whose snapshot events this replica follows
+    /// (kafka://host:9092[,host2…][?topic_prefix=…&group_prefix=…]): each snapshot is read as
+    /// soon as a worker announces it. Without it the replica finds new snapshots by polling.
+    #[arg(long, env = "OPTICS_BUS")]
+    bus: Option<String>,
+    /// How often to look for new snapshots in the store, milliseconds: default 1000, or 30000
+    /// with `--bus`, where the poll only catches what the events missed (a broker outage).
+    #[arg(
+        long,
+        env = "OPTICS_POLL_MS",
+        value_parser = clap::value_parser!(u64).range(100..=3_600_000)
+    )]
+    poll_ms: Option<u64>,
     /// On an account store without accounts, create a local Pro account and write its token
     /// to `<data-dir>/api-token` (what `optics run` does on first start). Off by default: an
     /// API replica on a shared database must not invent accounts.
@@ -334,6 +353,97 @@ pub(crate) async fn data_app(
     optics_api::auth::service_router(state, access)
 }
 
+/// Installs into `market` every snapshot the `events` announce (a worker published it), until
+/// the bus closes; each outcome goes to `health`. An event that cannot be read (a record that
+/// does not decode, a snapshot the store refuses) is logged and passed over: the next event
+/// of that underlying, or the store poll, brings it.
+///
+/// A batch's events are reduced to the newest per partition and read
+/// [`CONCURRENT_EVENT_READS`] at a time: over S3 a read takes tens of milliseconds, and one
+/// after another the reads of a cycle's snapshots would take longer than the cycle.
+pub(crate) async fn follow_snapshot_events(
+    market: Arc<StoreMarketData>,
+    mut events: Box<dyn Subscription>,
+    clock: Arc<dyn Clock>,
+    health: Arc<HealthTracker>,
+) {
+    loop {
+        let batch = match events.next_batch(256).await {
+            Ok(Some(batch)) => batch,
+            Ok(None) | Err(BusError::Closed) => return,
+            Err(e) => {
+                eprintln!("snapshot events: {e}");
+                health.record(clock.now(), &Err::<(), _>(e), "receiving snapshot events");
+                // A failure that repeats at once must not spin a core.
+                tokio::time::sleep(EVENT_ERROR_PAUSE).await;
+                continue;
+            }
+        };
+        let mut newest: HashMap<(String, String), SnapshotEvent> = HashMap::new();
+        for delivery in batch {
+            if let Message::Snapshot(event) = delivery.message {
+                let partition = (event.dataset.clone(), event.underlying.clone());
+                match newest.entry(partition) {
+                    Entry::Occupied(mut held) => {
+                        let stamp = |e: &SnapshotEvent| (e.trade_date, e.version);
+                        if stamp(&event) >= stamp(held.get()) {
+                            held.insert(event);
+                        }
+                    }
+                    Entry::Vacant(slot) => {
+                        slot.insert(event);
+                    }
+                }
+            }
+        }
+        let mut reads = tokio::task::JoinSet::new();
+        let mut finished = Vec::new();
+        for event in newest.into_values() {
+            if reads.len() >= CONCURRENT_EVENT_READS {
+                finished.extend(reads.join_next().await);
+            }
+            let market = Arc::clone(&market);
+            reads.spawn(async move {
+                let applied = market.apply(&event).await;
+                (event, applied)
+            });
+        }
+        while let Some(read) = reads.join_next().await {
+            finished.push(read);
+        }
+        for read in finished {
+            match read {
+                Ok((event, applied)) => {
+                    if let Err(e) = &applied {
+                        eprintln!("snapshot {} {}: {e}", event.dataset, event.underlying);
+                    }
+                    health.record(clock.now(), &applied, "reading a published snapshot");
+                }
+                Err(e) => eprintln!("reading a published snapshot stopped: {e}"),
+            }
+        }
+        // The embedded bus holds what is not committed; a Kafka follower commits nothing.
+        let _ = events.commit().await;
+    }
+}
+
+/// Looks for snapshots newer than those held every `every`, recording each look in `health`.
+pub(crate) async fn poll_store(
+    market: Arc<StoreMarketData>,
+    every: Duration,
+    clock: Arc<dyn Clock>,
+    health: Arc<HealthTracker>,
+) {
+    loop {
+        tokio::time::sleep(every).await;
+        let refreshed = market.refresh().await;
+        if let Err(e) = &refreshed {
+            eprintln!("snapshot refresh failed: {e}");
+        }
+        health.record(clock.now(), &refreshed, "reading the store");
+    }
+}
+
 /// Binds `listen`, prints the address, serves within `limits` until `shutdown`.
 pub(crate) async fn serve_app(
     listen: &str,
@@ -385,6 +495,12 @@ pub(crate) fn run(args: &ServeArgs) -> anyhow::Result<()> {
         let store = args.store.open_store()?;
         let market = Arc::new(StoreMarketData::new(store));
         market.metrics().watch_memory_of(&market);
+        // Following the events before loading: what is published during the load is then
+        // announced too (an event for what the load already read costs one comparison).
+        let events = match &args.bus {
+            Some(url) => Some(crate::settings::follow_snapshot_events(url).await?),
+            None => None,
+        };
         let loaded = market.load().await.context("loading snapshots")?;
         println!("{loaded} snapshots loaded");
         let access = access_control(&args.api.access, &args.store.data_dir, real_clock).await?;
@@ -401,22 +517,28 @@ pub(crate) fn run(args: &ServeArgs) -> anyhow::Result<()> {
                  and a token with `optics tokens create` (or start with --bootstrap-local-account)"
             );
         }
-        // A replica learns of new snapshots by looking at the store.
-        let poller = Arc::clone(&market);
-        let every = Duration::from_millis(args.poll_ms.max(100));
+        // A replica learns of new snapshots from the workers' events, and by looking at the
+        // store (every second without events; with them, only to catch what they missed).
         let refresh_health = Arc::new(HealthTracker::new(components::SNAPSHOT_REFRESH));
         market.metrics().watch_health(Arc::clone(&refresh_health));
-        let poll_clock = Arc::clone(&clock);
-        tokio::spawn(async move {
-            loop {
-                tokio::time::sleep(every).await;
-                let loaded = poller.load().await;
-                if let Err(e) = &loaded {
-                    eprintln!("snapshot refresh failed: {e}");
-                }
-                refresh_health.record(poll_clock.now(), &loaded, "reading the store");
-            }
-        });
+        let poll_ms = args
+            .poll_ms
+            .unwrap_or(if events.is_some() { 30_000 } else { 1_000 });
+        if let Some(events) = events {
+            println!("following snapshot events; polling the store every {poll_ms} ms");
+            tokio::spawn(follow_snapshot_events(
+                Arc::clone(&market),
+                events,
+                Arc::clone(&clock),
+                Arc::clone(&refresh_health),
+            ));
+        }
+        tokio::spawn(poll_store(
+            Arc::clone(&market),
+            Duration::from_millis(poll_ms),
+            Arc::clone(&clock),
+            refresh_health,
+        ));
         let served = serve_app(
             &args.api.listen,
             app(

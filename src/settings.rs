@@ -191,10 +191,38 @@ pub(crate) fn kafka_bus(url: &str) -> anyhow::Result<Arc<dyn optics_schemas::Bus
 /// say so and how to get one, instead of failing later.
 #[cfg(not(feature = "kafka"))]
 pub(crate) fn kafka_bus(url: &str) -> anyhow::Result<Arc<dyn optics_schemas::Bus>> {
-    anyhow::bail!(
+    Err(without_kafka(url))
+}
+
+#[cfg(not(feature = "kafka"))]
+fn without_kafka(url: &str) -> anyhow::Error {
+    anyhow::anyhow!(
         "bus {url}: this optics binary was built without Kafka support (the embedded build of \
          `make run`); `make build-distributed` builds one with it"
     )
+}
+
+/// A follower of the snapshot events on the Kafka bus at `url` (see
+/// `KafkaBus::follow`): every event published from now on, for an API replica.
+#[cfg(feature = "kafka")]
+pub(crate) async fn follow_snapshot_events(
+    url: &str,
+) -> anyhow::Result<Box<dyn optics_schemas::Subscription>> {
+    let bus =
+        optics_ingest::bus::kafka::KafkaBus::from_url(url).with_context(|| format!("bus {url}"))?;
+    let follower = bus
+        .follow(optics_schemas::bus::topics::SNAPSHOTS, "optics-api")
+        .await
+        .with_context(|| format!("following the snapshot events on {url}"))?;
+    Ok(Box::new(follower))
+}
+
+/// Without the `kafka` feature: the same refusal as [`kafka_bus`].
+#[cfg(not(feature = "kafka"))]
+pub(crate) async fn follow_snapshot_events(
+    url: &str,
+) -> anyhow::Result<Box<dyn optics_schemas::Subscription>> {
+    Err(without_kafka(url))
 }
 
 #[cfg(test)]

@@ -80,6 +80,16 @@ pub trait MarketDataReader: Send + Sync + fmt::Debug + 'static {
         Box::pin(async { Ok(VolSeries::default()) })
     }
 
+    /// Readies the [`vol_history`](Self::vol_history) of many tickers at once, for a caller
+    /// about to read each of them (a universe build): a reader over files reads them in one
+    /// pass instead of one per ticker. The default does nothing.
+    fn prefetch_vol_history<'a>(
+        &'a self,
+        _tickers: &'a [&'a str],
+    ) -> ReadFuture<'a, Result<(), ApiError>> {
+        Box::pin(async { Ok(()) })
+    }
+
     /// The VIX prints of the newest session this reader has computed from the SPX chains it
     /// installed ([`crate::market::VixTape`]); `None` (the default) when it keeps no tape.
     fn vix_session(&self) -> Option<VixSession> {

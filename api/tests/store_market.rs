@@ -1,7 +1,7 @@
 //! The store-backed reader (`StoreMarketData`) over an in-memory object store: it loads the
 //! newest snapshot of each ticker and the reference data at start, swaps in a newer chain or
-//! earnings table when its `snapshot` event arrives, and never lets an older session's late
-//! event replace a newer one.
+//! earnings table when its `snapshot` event arrives or a refresh finds it, and never lets an
+//! older session's late event replace a newer one.
 
 mod common;
 
@@ -538,6 +538,44 @@ async fn the_vol_daily_series_is_read_once_and_again_after_a_vol_daily_publicati
 }
 
 #[tokio::test]
+async fn a_prefetch_reads_many_series_in_one_pass_and_they_are_then_held() {
+    let counted = optics_tests::faulty_store::FaultyStore::new();
+    let store = SnapshotStore::new(counted.clone(), Path::from("snapshots"));
+    for (d, close) in [(17, 100.0), (18, 101.0), (19, 102.0)] {
+        publish_vol_daily(&store, day(d), close).await;
+    }
+    // A restated session: only its newest version counts.
+    publish_vol_daily(&store, day(18), 111.0).await;
+    let market = StoreMarketData::new(store.clone());
+    market.load().await.unwrap();
+    let before = counted.listings();
+    market
+        .prefetch_vol_history(&["SPY", "QQQ", "IWM"])
+        .await
+        .unwrap();
+    assert_eq!(counted.listings() - before, 1, "one listing of the dataset");
+    let spy = Ticker::parse("SPY").unwrap();
+    let qqq = Ticker::parse("QQQ").unwrap();
+    let iwm = Ticker::parse("IWM").unwrap();
+    let closes =
+        |series: optics_api::VolSeries| -> Vec<f64> { series.iter().map(|r| r.close).collect() };
+    assert_eq!(
+        closes(market.vol_history(&spy).await.unwrap()),
+        [100.0, 111.0, 102.0]
+    );
+    assert_eq!(
+        closes(market.vol_history(&qqq).await.unwrap()),
+        [500.0, 500.0, 500.0]
+    );
+    assert!(market.vol_history(&iwm).await.unwrap().is_empty());
+    assert_eq!(
+        counted.listings() - before,
+        1,
+        "the series prefetched are answered from memory"
+    );
+}
+
+#[tokio::test]
 async fn a_snapshot_that_does_not_decode_is_skipped_not_fatal() {
     // The newest SPY chain is corrupt (the previous one is served); a second underlying whose
     // only chain is corrupt is skipped; the start succeeds and later partitions still load.
@@ -581,6 +619,54 @@ async fn a_snapshot_that_does_not_decode_is_skipped_not_fatal() {
     assert_eq!(market.chain(&spy).unwrap().stock_price(), 101.0);
     assert!(market.chain(&Ticker::parse("AAA").unwrap()).is_none());
     assert!(!market.coverage().companies.is_empty());
+}
+
+#[tokio::test]
+async fn a_refresh_lists_from_the_newest_trade_date_and_still_finds_what_is_new() {
+    let counted = optics_tests::faulty_store::FaultyStore::new();
+    let store = SnapshotStore::new(counted.clone(), Path::from("snapshots"));
+    for d in 1..=20 {
+        publish_chain(&store, &chain_rows(day(d), at(d, 21), 100.0 + f64::from(d))).await;
+    }
+    let market = StoreMarketData::new(store.clone());
+    let before = counted.listings();
+    assert_eq!(market.load().await.unwrap(), 1);
+    let load_listings = counted.listings() - before;
+    let spy = Ticker::parse("SPY").unwrap();
+    assert_eq!(market.chain(&spy).unwrap().stock_price(), 120.0);
+
+    // A newer version of the newest session: found, without listing the 19 older dates.
+    publish_chain(&store, &chain_rows(day(20), at(20, 22), 130.0)).await;
+    let before = counted.listings();
+    assert_eq!(market.refresh().await.unwrap(), 1);
+    let refresh_listings = counted.listings() - before;
+    assert_eq!(market.chain(&spy).unwrap().stock_price(), 130.0);
+    assert!(
+        refresh_listings + 19 <= load_listings,
+        "a refresh listed {refresh_listings} prefixes, a load {load_listings}"
+    );
+
+    // A new session: found too, and nothing newer is read twice.
+    publish_chain(&store, &chain_rows(day(21), at(21, 15), 131.0)).await;
+    assert_eq!(market.refresh().await.unwrap(), 1);
+    assert_eq!(market.chain(&spy).unwrap().trade_date, day(21));
+    assert_eq!(market.refresh().await.unwrap(), 0);
+
+    // An announced version is read by its name, without a listing.
+    let event = publish_chain(&store, &chain_rows(day(21), at(21, 16), 132.0)).await;
+    let before = counted.listings();
+    market.apply(&event).await.unwrap();
+    assert_eq!(counted.listings(), before);
+    assert_eq!(market.chain(&spy).unwrap().stock_price(), 132.0);
+    // An announced version the store does not hold (pruned since): the newest stored one is
+    // read instead.
+    let gone = SnapshotEvent {
+        version: event.version + 5,
+        ..event
+    };
+    publish_chain(&store, &chain_rows(day(21), at(21, 17), 133.0)).await;
+    market.apply(&gone).await.unwrap();
+    assert_eq!(market.chain(&spy).unwrap().stock_price(), 133.0);
 }
 
 #[tokio::test]

@@ -2,7 +2,8 @@
 //! (`rdkafka::mocking::MockCluster`, loopback only): configuration, byte-identical round trip,
 //! per-key order and Java-compatible partitioning, a group of two splitting the partitions, a
 //! leaver's partitions moving to the other member from its last commit, a restart resuming
-//! from the committed offsets, poison records, back-pressure and close.
+//! from the committed offsets, followers that start at the end, poison records, back-pressure
+//! and close.
 //!
 //! Bounded in time: every wait is inside `bounded` (a timeout that fails the test); consumers
 //! are driven with short poll windows, never with sleeps standing in for assertions. Group
@@ -257,7 +258,10 @@ fn the_url_names_brokers_and_options_and_bad_ones_are_refused_with_a_reason() {
     assert_eq!(tuned.max_message_bytes, 2_000_000);
     assert_eq!(
         tuned.consumer_properties,
-        [("session.timeout.ms".to_owned(), "10000".to_owned())]
+        [
+            ("session.timeout.ms".to_owned(), "10000".to_owned()),
+            ("heartbeat.interval.ms".to_owned(), "1000".to_owned())
+        ]
     );
     assert_eq!(
         "KAFKA://h".parse::<KafkaBusConfig>().unwrap().brokers[0].port,
@@ -378,6 +382,37 @@ async fn a_quote_batch_and_an_event_round_trip_byte_identical_under_the_topic_pr
         bounded("next_batch after close", sub.next_batch(10)).await,
         Ok(None)
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_follower_receives_every_message_published_after_it_joined_and_none_before() {
+    let cluster = cluster("", 3);
+    let bus = bus_on(&cluster, "?group_prefix=t-");
+    let keys = keys(6);
+    publish_all(&bus, &keys, 0..3).await;
+    let (a, b) = bounded("two followers joining", async {
+        tokio::join!(bus.follow(TOPIC, "api"), bus.follow(TOPIC, "api"))
+    })
+    .await;
+    let (mut a, mut b) = (a.unwrap(), b.unwrap());
+    let (group_a, group_b) = (a.topic_and_group().1, b.topic_and_group().1);
+    assert!(group_a.starts_with("t-api-"), "{group_a}");
+    assert_ne!(group_a, group_b, "a group of one each");
+    assert_eq!(a.assigned_partitions(), vec![0, 1, 2]);
+    assert_eq!(b.assigned_partitions(), vec![0, 1, 2]);
+
+    publish_all(&bus, &keys, 3..5).await;
+    let expected: BTreeMap<String, Vec<u64>> =
+        keys.iter().map(|k| (k.clone(), vec![3, 4])).collect();
+    for follower in [&mut a, &mut b] {
+        let mut got = Vec::new();
+        receive_at_least(follower, 12, &mut got).await;
+        assert_eq!(
+            by_key(&got),
+            expected,
+            "the later messages, once each, in order"
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -8,5 +8,6 @@ mod import_vol;
 mod price_cli;
 mod run_command;
 mod serve_api;
+mod serve_follow;
 mod stock_screens;
 mod support;

@@ -33,6 +33,8 @@ pub struct FaultyStore {
     write_budget: AtomicI64,
     failed_writes: AtomicU64,
     unreachable: AtomicBool,
+    /// Listing calls made (of any kind): what an object store bills and a poll costs.
+    listings: AtomicU64,
     images: Mutex<Vec<(String, Arc<InMemory>)>>,
 }
 
@@ -45,6 +47,7 @@ impl FaultyStore {
             write_budget: AtomicI64::new(-1),
             failed_writes: AtomicU64::new(0),
             unreachable: AtomicBool::new(false),
+            listings: AtomicU64::new(0),
             images: Mutex::new(Vec::new()),
         })
     }
@@ -84,6 +87,11 @@ impl FaultyStore {
             Ok(()) => stream,
             Err(e) => stream::iter([Err(e)]).boxed(),
         }
+    }
+
+    /// Listing calls made so far.
+    pub fn listings(&self) -> u64 {
+        self.listings.load(Ordering::SeqCst)
     }
 
     /// Writes refused so far.
@@ -220,6 +228,7 @@ impl ObjectStore for FaultyStore {
     }
 
     fn list(&self, prefix: Option<&Path>) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
+        self.listings.fetch_add(1, Ordering::SeqCst);
         self.reach_stream(self.inner.list(prefix))
     }
 
@@ -228,6 +237,7 @@ impl ObjectStore for FaultyStore {
         prefix: Option<&Path>,
         offset: &Path,
     ) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
+        self.listings.fetch_add(1, Ordering::SeqCst);
         self.reach_stream(self.inner.list_with_offset(prefix, offset))
     }
 
@@ -241,6 +251,7 @@ impl ObjectStore for FaultyStore {
         Self: 'c,
     {
         Box::pin(async move {
+            self.listings.fetch_add(1, Ordering::SeqCst);
             self.reach()?;
             self.inner.list_with_delimiter(prefix).await
         })

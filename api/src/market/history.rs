@@ -132,14 +132,94 @@ impl ChainHistory {
 
     /// The sessions with an end-of-day chain of `ticker`, ascending.
     pub async fn trade_dates(&self, ticker: &str) -> Result<Vec<NaiveDate>, HistoryError> {
-        let mut dates = Vec::new();
-        for date in self.store.trade_dates(snapshot_datasets::CHAIN).await? {
-            let key = SnapshotKey::new(snapshot_datasets::CHAIN, date, ticker);
-            if self.store.latest(&key).await?.is_some() {
-                dates.push(date);
+        Ok(self
+            .store
+            .newest_versions(snapshot_datasets::CHAIN, ticker)
+            .await?
+            .into_iter()
+            .map(|file| file.key.trade_date)
+            .collect())
+    }
+
+    /// The current `vol_daily` files, (trade date, path) ascending, from one listing.
+    async fn vol_files(&self) -> Result<Vec<(NaiveDate, String)>, HistoryError> {
+        Ok(self
+            .store
+            .newest_versions(snapshot_datasets::VOL_DAILY, MARKET_WIDE)
+            .await?
+            .into_iter()
+            .map(|file| (file.key.trade_date, file.path.to_string()))
+            .collect())
+    }
+
+    /// Reads, in one scan of the current `vol_daily` files, the series of every ticker of
+    /// `tickers` that has none of `generation` held (at most the memo's capacity): what a
+    /// universe build asks first, so each file is read once for the whole universe rather
+    /// than once per underlying (a replica's start over S3 went from minutes of requests to
+    /// one pass). Single tickers are left to [`vol_series`](Self::vol_series), which rereads
+    /// only new files.
+    pub async fn prefetch_vol_series(
+        &self,
+        tickers: &[&str],
+        generation: u64,
+    ) -> Result<(), HistoryError> {
+        let missing: Vec<String> = {
+            let memo = self.vol_memo();
+            tickers
+                .iter()
+                .filter(|ticker| {
+                    memo.get(**ticker)
+                        .is_none_or(|e| e.generation != generation)
+                })
+                .take(VOL_SERIES_UNDERLYINGS)
+                .map(|ticker| (*ticker).to_owned())
+                .collect()
+        };
+        if missing.len() < 2 {
+            return Ok(());
+        }
+        let files = self.vol_files().await?;
+        let mut series: HashMap<String, Vec<VolDailyRow>> = missing
+            .iter()
+            .map(|ticker| (ticker.clone(), Vec::new()))
+            .collect();
+        if !files.is_empty() {
+            let locations: Vec<String> = files
+                .iter()
+                .map(|(_, path)| format!("{STORE_URL}/{path}"))
+                .collect();
+            let wanted = missing.iter().map(|ticker| lit(ticker.as_str())).collect();
+            let frame = self
+                .ctx
+                .read_parquet(locations, ParquetReadOptions::default())
+                .await?
+                .filter(col(vol_col::UNDERLYING).in_list(wanted, false))?;
+            for batch in frame.collect().await? {
+                for row in VolDailyRow::from_batch(&batch)? {
+                    if let Some(rows) = series.get_mut(&row.underlying) {
+                        rows.push(row);
+                    }
+                }
             }
         }
-        Ok(dates)
+        let mut memo = self.vol_memo();
+        let new_entries = series.keys().filter(|t| !memo.contains_key(*t)).count();
+        if memo.len() + new_entries > VOL_SERIES_UNDERLYINGS {
+            memo.clear();
+        }
+        for (ticker, mut rows) in series {
+            rows.sort_by_key(|r| r.trade_date);
+            rows.dedup_by_key(|r| r.trade_date);
+            memo.insert(
+                ticker,
+                VolSeriesEntry {
+                    generation,
+                    files: files.clone(),
+                    rows: Arc::new(rows),
+                },
+            );
+        }
+        Ok(())
     }
 
     /// Every stored `vol_daily` row of `ticker`, ascending by trade date (one per session;
@@ -158,13 +238,7 @@ impl ChainHistory {
         {
             return Ok(Arc::clone(&entry.rows));
         }
-        let mut files: Vec<(NaiveDate, String)> = Vec::new();
-        for date in self.store.trade_dates(snapshot_datasets::VOL_DAILY).await? {
-            let key = SnapshotKey::new(snapshot_datasets::VOL_DAILY, date, MARKET_WIDE);
-            if let Some(file) = self.store.latest(&key).await? {
-                files.push((date, file.path.to_string()));
-            }
-        }
+        let files = self.vol_files().await?;
         let held = self
             .vol_memo()
             .get(ticker)

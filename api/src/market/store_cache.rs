@@ -2,7 +2,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, PoisonError, RwLock};
 
 use arrow_array::RecordBatch;
 use chrono::{DateTime, NaiveDate, Utc};
@@ -126,6 +126,9 @@ pub struct StoreMarketData {
     vol_daily_newest: std::sync::Mutex<Option<(NaiveDate, u64)>>,
     /// The VIX of every SPX chain installed, this session.
     vix_tape: VixTape,
+    /// Per live dataset (in [`LIVE_DATASETS`] order), the newest trade date the last
+    /// [`load`](Self::load) or [`refresh`](Self::refresh) listed.
+    newest_trade_dates: std::sync::Mutex<[Option<NaiveDate>; LIVE_DATASETS.len()]>,
 }
 
 /// The datasets held in memory.
@@ -149,6 +152,7 @@ impl StoreMarketData {
             vol_generation: AtomicU64::new(0),
             vol_daily_newest: std::sync::Mutex::new(None),
             vix_tape: VixTape::default(),
+            newest_trade_dates: std::sync::Mutex::new([None; LIVE_DATASETS.len()]),
         }
     }
 
@@ -165,8 +169,21 @@ impl StoreMarketData {
 
     /// Loads the newest snapshot of every live dataset of every underlying, and the company
     /// map, skipping what is already held. Returns the number of snapshots loaded. Run once at
-    /// start, and periodically by a server that does not receive snapshot events.
+    /// start; then [`refresh`](Self::refresh).
     pub async fn load(&self) -> Result<usize, LoadError> {
+        self.load_trade_dates(false).await
+    }
+
+    /// [`load`](Self::load) for a running server, looking only at the trade dates from the
+    /// newest one the previous look found: workers publish on the current session's date, so
+    /// a year of older partitions (a listing each) is not read again every second. A version
+    /// written later under an older date (a replay of a past session) reaches the server
+    /// through its snapshot event, or at its next start.
+    pub async fn refresh(&self) -> Result<usize, LoadError> {
+        self.load_trade_dates(true).await
+    }
+
+    async fn load_trade_dates(&self, from_newest_seen: bool) -> Result<usize, LoadError> {
         let mut loaded = 0;
         // A reference table whose every version fails to decode is logged and left out: the
         // live datasets (and the previous reference tables held) keep serving.
@@ -174,10 +191,26 @@ impl StoreMarketData {
             tracing::warn!(%error, "reference tables not loaded");
         }
         self.check_vol_daily().await?;
-        for dataset in LIVE_DATASETS {
+        for (index, dataset) in LIVE_DATASETS.into_iter().enumerate() {
+            let dates = self.store.trade_dates(dataset).await?;
+            let floor = {
+                let mut newest = self
+                    .newest_trade_dates
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner);
+                let floor = newest[index].filter(|_| from_newest_seen);
+                if let Some(&date) = dates.last() {
+                    newest[index] = Some(date);
+                }
+                floor
+            };
             // Newest trade date first: the first partition found per underlying wins.
             let mut seen = std::collections::HashSet::new();
-            for date in self.store.trade_dates(dataset).await?.into_iter().rev() {
+            let from_floor = dates
+                .into_iter()
+                .rev()
+                .take_while(|date| floor.is_none_or(|f| *date >= f));
+            for date in from_floor {
                 for underlying in self.store.underlyings(dataset, date).await? {
                     if !seen.insert(underlying.clone()) {
                         continue;
@@ -245,7 +278,7 @@ impl StoreMarketData {
         let mut seen = self
             .vol_daily_newest
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+            .unwrap_or_else(PoisonError::into_inner);
         if *seen != newest {
             *seen = newest;
             self.vol_generation.fetch_add(1, Ordering::AcqRel);
@@ -281,7 +314,13 @@ impl StoreMarketData {
         if self.holds(&key, event.version) {
             return Ok(());
         }
-        if let Some(snapshot) = self.store.read(&key).await? {
+        // The announced version itself, without a listing; when it is gone (pruned by a newer
+        // publication) or does not decode, the partition's newest readable one.
+        let snapshot = match self.store.read_version(&key, event.version).await {
+            Ok(Some(snapshot)) => Some(snapshot),
+            Ok(None) | Err(_) => self.store.read(&key).await?,
+        };
+        if let Some(snapshot) = snapshot {
             self.install(&key, &snapshot)?;
         }
         Ok(())
@@ -909,6 +948,19 @@ impl MarketDataReader for StoreMarketData {
         Box::pin(async move {
             self.history
                 .expirations_on(ticker.as_str(), trade_date)
+                .await
+                .map_err(ApiError::from)
+        })
+    }
+
+    fn prefetch_vol_history<'a>(
+        &'a self,
+        tickers: &'a [&'a str],
+    ) -> ReadFuture<'a, Result<(), ApiError>> {
+        Box::pin(async move {
+            let generation = self.vol_generation.load(Ordering::Acquire);
+            self.history
+                .prefetch_vol_series(tickers, generation)
                 .await
                 .map_err(ApiError::from)
         })

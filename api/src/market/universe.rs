@@ -99,6 +99,11 @@ impl UniverseTable {
         let today = new_york_date(now);
         let coverage = reader.coverage();
         let mut rows: Vec<(UniverseRow, ScreenRow)> = Vec::with_capacity(coverage.companies.len());
+        let covered: Vec<Ticker> = covered_companies(reader, &coverage)
+            .map(|(_, ticker)| ticker)
+            .collect();
+        let tickers: Vec<&str> = covered.iter().map(Ticker::as_str).collect();
+        reader.prefetch_vol_history(&tickers).await?;
         for (company, ticker) in covered_companies(reader, &coverage) {
             let chain = reader.chain(&ticker);
             let vol = reader.vol_history(&ticker).await?;

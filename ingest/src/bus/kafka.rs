@@ -35,6 +35,9 @@
 //!   consumer has acknowledged is committed, in order per partition. Offsets of partitions
 //!   taken away by a rebalance are not committed (their new owner receives those messages
 //!   again).
+//! - **Follower** ([`KafkaBus::follow`]): a group of one, unique to the process, that starts
+//!   at the end of each partition and never commits, so every follower sees every message
+//!   published after it joined (the API replicas' snapshot events).
 //! - Together: **at least once**. A message is redelivered only if it was received but not
 //!   acknowledged (commit) before its member crashed, left, or lost the partition; an
 //!   acknowledged message is never delivered again to the group.
@@ -77,6 +80,11 @@ pub use config::{
     BrokerAddress, DEFAULT_KAFKA_PORT, KafkaBusConfig, KafkaBusError, PROTECTED_PROPERTIES,
 };
 pub use subscription::KafkaSubscription;
+use subscription::Membership;
+
+/// Followers created by this process: part of each follower's group name, so two followers
+/// made in the same millisecond stay apart.
+static FOLLOWERS: AtomicU64 = AtomicU64::new(0);
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     // Every critical section leaves the data consistent; a panicking holder cannot tear it.
@@ -246,6 +254,41 @@ impl KafkaBus {
     /// group name, a consumer librdkafka cannot create, or no assignment within
     /// [`KafkaBusConfig::group_join_timeout`].
     pub async fn join(&self, topic: &str, group: &str) -> Result<KafkaSubscription, BusError> {
+        self.subscription(topic, group, Membership::Member).await
+    }
+
+    /// Follows `topic` from its end: every message published after this returns is received,
+    /// none published before. The follower is a consumer group of its own (`name`, the process
+    /// id, the start time and a count make it unique), positioned at the end of each
+    /// partition, so every follower of a topic receives every message: what an API replica
+    /// needs of the snapshot events (it reads the current state from the store at start). Its
+    /// `commit` does nothing, so its group leaves no offsets behind when it goes.
+    ///
+    /// # Errors
+    /// As [`join`](Self::join), and [`BusError::Backend`] when the partitions' ends cannot be
+    /// read.
+    pub async fn follow(&self, topic: &str, name: &str) -> Result<KafkaSubscription, BusError> {
+        let started = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |since| since.as_millis());
+        let unique = format!(
+            "{name}-{}-{started}-{}",
+            std::process::id(),
+            FOLLOWERS.fetch_add(1, Ordering::Relaxed)
+        );
+        let mut follower = self
+            .subscription(topic, &unique, Membership::Follower)
+            .await?;
+        follower.seek_to_end().await?;
+        Ok(follower)
+    }
+
+    async fn subscription(
+        &self,
+        topic: &str,
+        group: &str,
+        membership: Membership,
+    ) -> Result<KafkaSubscription, BusError> {
         if self.inner.shared.is_closed() {
             return Err(BusError::Closed);
         }
@@ -260,6 +303,7 @@ impl KafkaBus {
             Arc::clone(&self.inner.shared),
             kafka_topic,
             kafka_group,
+            membership,
         )
         .await
     }

@@ -672,10 +672,93 @@ impl SnapshotStore {
         )))
     }
 
+    /// Version `version` of `key`, read whole without listing the partition: what a reader
+    /// told of that version by its event reads (one request instead of a listing and a read).
+    /// `None` when the version is not stored (a later publication pruned it).
+    pub async fn read_version(
+        &self,
+        key: &SnapshotKey,
+        version: u64,
+    ) -> Result<Option<Snapshot>, StoreError> {
+        key.validate()?;
+        let path = self.version_path(key, version);
+        let bytes = match self.store.get(&path).await {
+            Ok(found) => found.bytes().await?,
+            Err(object_store::Error::NotFound { .. }) => return Ok(None),
+            Err(error) => return Err(error.into()),
+        };
+        let size = bytes.len() as u64;
+        let batches = decode_parquet(bytes)?;
+        Ok(Some(Snapshot {
+            file: SnapshotFile {
+                key: key.clone(),
+                version,
+                path,
+                bytes: size,
+            },
+            batches,
+        }))
+    }
+
     /// The rows of one published version.
     pub async fn read_file(&self, file: &SnapshotFile) -> Result<Vec<RecordBatch>, StoreError> {
         let bytes = self.store.get(&file.path).await?.bytes().await?;
         decode_parquet(bytes)
+    }
+
+    /// The newest version of every `dataset` partition of `underlying`, ascending by trade
+    /// date, from one listing of the whole dataset: on S3 a request per thousand files rather
+    /// than one per trade date (a year of a market-wide dataset is 250 partitions).
+    pub async fn newest_versions(
+        &self,
+        dataset: &str,
+        underlying: &str,
+    ) -> Result<Vec<SnapshotFile>, StoreError> {
+        use futures_util::StreamExt as _;
+        let root = self.dataset_root(dataset);
+        let depth = root.parts().count();
+        let mut newest: std::collections::BTreeMap<NaiveDate, SnapshotFile> =
+            std::collections::BTreeMap::new();
+        let mut listing = self.store.list(Some(&root));
+        while let Some(listed) = listing.next().await {
+            let meta = match listed {
+                Ok(meta) => meta,
+                Err(object_store::Error::NotFound { .. }) => break,
+                Err(error) => return Err(error.into()),
+            };
+            let parts: Vec<String> = meta
+                .location
+                .parts()
+                .skip(depth)
+                .map(|part| layout::percent_decode(part.as_ref()))
+                .collect();
+            let [date_dir, underlying_dir, file_name] = parts.as_slice() else {
+                continue;
+            };
+            let Some(trade_date) = layout::hive_value(date_dir, "trade_date")
+                .and_then(|d| NaiveDate::parse_from_str(&d, "%Y-%m-%d").ok())
+            else {
+                continue;
+            };
+            let Some(version) = parse_version_file_name(file_name) else {
+                continue;
+            };
+            if layout::hive_value(underlying_dir, "underlying").as_deref() != Some(underlying)
+                || newest
+                    .get(&trade_date)
+                    .is_some_and(|f| f.version >= version)
+            {
+                continue;
+            }
+            let file = SnapshotFile {
+                key: SnapshotKey::new(dataset, trade_date, underlying),
+                version,
+                path: meta.location,
+                bytes: meta.size,
+            };
+            newest.insert(trade_date, file);
+        }
+        Ok(newest.into_values().collect())
     }
 
     /// The trade dates that hold `dataset` partitions, ascending.

@@ -159,6 +159,28 @@ pub struct KafkaSubscription {
     drain_ends: Option<BTreeMap<i32, (i64, i64)>>,
     commit_timeout: Duration,
     request_timeout: Duration,
+    membership: Membership,
+}
+
+/// What a subscription is to its group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Membership {
+    /// One of the workers that split a topic: starts at the oldest message the cluster holds
+    /// when the group has committed nothing (a new group misses nothing), and commits.
+    Member,
+    /// The only member of a group of its own, following a topic from its end: it read the
+    /// current state elsewhere and wants what comes next; it never commits, so its group
+    /// leaves no offsets behind.
+    Follower,
+}
+
+impl Membership {
+    fn offset_reset(self) -> &'static str {
+        match self {
+            Self::Member => "earliest",
+            Self::Follower => "latest",
+        }
+    }
 }
 
 impl KafkaSubscription {
@@ -169,6 +191,7 @@ impl KafkaSubscription {
         shared: Arc<Shared>,
         topic: String,
         group: String,
+        membership: Membership,
     ) -> Result<Self, BusError> {
         let mut client = ClientConfig::new();
         client
@@ -177,7 +200,7 @@ impl KafkaSubscription {
             .set("group.id", &group)
             .set("enable.auto.commit", "false")
             .set("enable.auto.offset.store", "false")
-            .set("auto.offset.reset", "earliest")
+            .set("auto.offset.reset", membership.offset_reset())
             .set("enable.partition.eof", "false")
             .set("partition.assignment.strategy", "cooperative-sticky");
         for (name, value) in &config.consumer_properties {
@@ -206,6 +229,7 @@ impl KafkaSubscription {
             drain_ends: None,
             commit_timeout: config.commit_timeout,
             request_timeout: config.request_timeout,
+            membership,
         };
         let deadline = deadline_after(config.group_join_timeout);
         while !lock(&subscription.context().state).joined {
@@ -219,6 +243,34 @@ impl KafkaSubscription {
             subscription.wait(deadline.map(|d| d - now)).await;
         }
         Ok(subscription)
+    }
+
+    /// Moves every partition this member owns to its end as of now (its high watermark), so
+    /// that what is published from now on is delivered and nothing published before it.
+    /// librdkafka resolves a `latest` start lazily, once fetching begins, and would skip what
+    /// is published between the assignment and that moment.
+    pub(super) async fn seek_to_end(&mut self) -> Result<(), BusError> {
+        let partitions: Vec<i32> = lock(&self.context().state)
+            .assigned
+            .keys()
+            .copied()
+            .collect();
+        let consumer = Arc::clone(&self.consumer);
+        let topic = self.topic.clone();
+        let timeout = self.request_timeout;
+        // Both calls block on the broker's answer.
+        let sought = tokio::task::spawn_blocking(move || -> KafkaResult<()> {
+            for partition in partitions {
+                let (_, high) = consumer.fetch_watermarks(&topic, partition, timeout)?;
+                consumer.seek(&topic, partition, Offset::Offset(high), timeout)?;
+            }
+            Ok(())
+        })
+        .await
+        .map_err(|e| BusError::Backend(format!("seeking {} to its end: {e}", self.topic)))?;
+        sought.map_err(|e| backend(&format!("seeking {} to its end", self.topic), e))?;
+        self.buffer.clear();
+        Ok(())
     }
 
     /// The partitions this member owns now, ascending. Rebalance callbacks run while the
@@ -597,7 +649,10 @@ impl Subscription for KafkaSubscription {
     }
 
     fn commit(&mut self) -> BusFuture<'_, Result<(), BusError>> {
-        Box::pin(self.commit_received())
+        match self.membership {
+            Membership::Member => Box::pin(self.commit_received()),
+            Membership::Follower => Box::pin(std::future::ready(Ok(()))),
+        }
     }
 
     /// With cooperative assignment a partition reaches its new owner only after this member
