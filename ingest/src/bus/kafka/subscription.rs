@@ -36,6 +36,8 @@ const MAX_BUFFERED: usize = 4_096;
 const MAX_EVENTS_PER_POLL: usize = 64;
 /// How often a member of a closed bus rechecks whether the group has drained the topic.
 const DRAIN_RECHECK: Duration = Duration::from_millis(100);
+/// Pause between attempts to seek a partition librdkafka is not fetching yet.
+const SEEK_RETRY: Duration = Duration::from_millis(20);
 /// Pause between commit attempts while the group rebalances.
 const COMMIT_RETRY: Duration = Duration::from_millis(50);
 
@@ -258,11 +260,21 @@ impl KafkaSubscription {
         let consumer = Arc::clone(&self.consumer);
         let topic = self.topic.clone();
         let timeout = self.request_timeout;
-        // Both calls block on the broker's answer.
+        // Both calls block on the broker's answer. Right after the assignment librdkafka may
+        // not be fetching a partition yet, and refuses a seek ("erroneous state") until it is.
         let sought = tokio::task::spawn_blocking(move || -> KafkaResult<()> {
+            let deadline = std::time::Instant::now() + timeout;
             for partition in partitions {
                 let (_, high) = consumer.fetch_watermarks(&topic, partition, timeout)?;
-                consumer.seek(&topic, partition, Offset::Offset(high), timeout)?;
+                loop {
+                    match consumer.seek(&topic, partition, Offset::Offset(high), timeout) {
+                        Ok(()) => break,
+                        Err(KafkaError::Seek(_)) if std::time::Instant::now() < deadline => {
+                            std::thread::sleep(SEEK_RETRY);
+                        }
+                        Err(error) => return Err(error),
+                    }
+                }
             }
             Ok(())
         })
