@@ -16,7 +16,8 @@ Every figure is computed here with pandas / numpy, never from the Rust output:
   the last n bars; simple moving averages and the distance from them; mean share volumes;
 * close-to-close HV = std(ddof=1) of the last w log returns x sqrt(252) x 100; Parkinson
   sqrt(mean(ln(h/l)^2) / (4 ln 2) x 252) x 100; Garman-Klass sqrt(mean(0.5 ln(h/l)^2 -
-  (2 ln 2 - 1) ln(c/o)^2) x 252) x 100;
+  (2 ln 2 - 1) ln(c/o)^2) x 252) x 100; Yang-Zhang from the overnight, open-to-close and
+  Rogers-Satchell variances (see `yang_zhang`);
 * trailing statistics of a daily series against the n observations before today's: mean,
   std(ddof=1), min, max, percentile = share strictly below today's x 100, rank = (today - min) /
   (max - min) x 100 clipped to 0..100 (at least min(n, 20) observations); changes = today minus
@@ -57,6 +58,22 @@ FORWARD_PAIRS = [("20d", "10d"), ("30d", "20d"), ("60d", "30d"), ("90d", "60d"),
                  ("6m", "90d"), ("1yr", "6m")]
 MIN_OBS = 20
 
+
+def yang_zhang(bars: pd.DataFrame, w: int) -> float:
+    """Yang-Zhang (2000) over the last w sessions of `bars` (w + 1 rows: the first gives the
+    close before the window): var(ddof=1) of the overnight returns ln(O_i / C_i-1) and of the
+    open-to-close returns ln(C_i / O_i), the mean Rogers-Satchell term
+    ln(H/C) ln(H/O) + ln(L/C) ln(L/O), k = 0.34 / (1.34 + (w + 1) / (w - 1)); annualised x 100."""
+    o, h, l, c = (bars[col].to_numpy(dtype=float) for col in ("open", "high", "low", "close"))
+    overnight = np.log(o[1:] / c[:-1])
+    open_close = np.log(c[1:] / o[1:])
+    rs = (np.log(h[1:] / c[1:]) * np.log(h[1:] / o[1:])
+          + np.log(l[1:] / c[1:]) * np.log(l[1:] / o[1:]))
+    assert len(overnight) == w
+    k = 0.34 / (1.34 + (w + 1) / (w - 1))
+    variance = (pd.Series(overnight).var(ddof=1) + k * pd.Series(open_close).var(ddof=1)
+                + (1 - k) * float(rs.mean()))
+    return math.sqrt(max(variance, 0.0) * 252) * 100.0
 
 def ohlcv(rng, dates, start, drift_with=None):
     n = len(dates)
@@ -131,6 +148,7 @@ def main():
         expected[f"orHv{w}d"] = float(math.sqrt(hl2.iloc[-w:].mean() / (4 * math.log(2)) * 252) * 100.0)
         gk = float((0.5 * hl2 - (2 * math.log(2) - 1) * co2).iloc[-w:].mean())
         expected[f"gkHv{w}d"] = math.sqrt(max(gk, 0.0) * 252) * 100.0
+        expected[f"yzHv{w}d"] = yang_zhang(stock.iloc[-(w + 1):], w)
 
     # Stored IV history at every tenor (today's value is the last stored row: no live chain).
     t = np.arange(SESSIONS)
