@@ -498,7 +498,7 @@ pub(crate) fn run(args: &ServeArgs) -> anyhow::Result<()> {
         // Following the events before loading: what is published during the load is then
         // announced too (an event for what the load already read costs one comparison).
         let events = match &args.bus {
-            Some(url) => Some(crate::settings::follow_snapshot_events(url).await?),
+            Some(url) => Some(crate::settings::snapshot_event_follower(url).await?),
             None => None,
         };
         let loaded = market.load().await.context("loading snapshots")?;

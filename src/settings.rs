@@ -205,7 +205,7 @@ fn without_kafka(url: &str) -> anyhow::Error {
 /// A follower of the snapshot events on the Kafka bus at `url` (see
 /// `KafkaBus::follow`): every event published from now on, for an API replica.
 #[cfg(feature = "kafka")]
-pub(crate) async fn follow_snapshot_events(
+pub(crate) async fn snapshot_event_follower(
     url: &str,
 ) -> anyhow::Result<Box<dyn optics_schemas::Subscription>> {
     let bus =
@@ -219,7 +219,7 @@ pub(crate) async fn follow_snapshot_events(
 
 /// Without the `kafka` feature: the same refusal as [`kafka_bus`].
 #[cfg(not(feature = "kafka"))]
-pub(crate) async fn follow_snapshot_events(
+pub(crate) async fn snapshot_event_follower(
     url: &str,
 ) -> anyhow::Result<Box<dyn optics_schemas::Subscription>> {
     Err(without_kafka(url))

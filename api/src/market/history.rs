@@ -152,6 +152,33 @@ impl ChainHistory {
             .collect())
     }
 
+    /// The rows of `tickers` in the `vol_daily` files `files` (trade date, path), in one
+    /// DataFusion scan filtered on the underlying; none for no files.
+    async fn scan_vol_rows<'f>(
+        &self,
+        files: impl IntoIterator<Item = &'f (NaiveDate, String)>,
+        tickers: &[&str],
+    ) -> Result<Vec<VolDailyRow>, HistoryError> {
+        let locations: Vec<String> = files
+            .into_iter()
+            .map(|(_, path)| format!("{STORE_URL}/{path}"))
+            .collect();
+        if locations.is_empty() {
+            return Ok(Vec::new());
+        }
+        let wanted = tickers.iter().map(|ticker| lit(*ticker)).collect();
+        let frame = self
+            .ctx
+            .read_parquet(locations, ParquetReadOptions::default())
+            .await?
+            .filter(col(vol_col::UNDERLYING).in_list(wanted, false))?;
+        let mut rows = Vec::new();
+        for batch in frame.collect().await? {
+            rows.extend(VolDailyRow::from_batch(&batch)?);
+        }
+        Ok(rows)
+    }
+
     /// Reads, in one scan of the current `vol_daily` files, the series of every ticker of
     /// `tickers` that has none of `generation` held (at most the memo's capacity): what a
     /// universe build asks first, so each file is read once for the whole universe rather
@@ -183,23 +210,10 @@ impl ChainHistory {
             .iter()
             .map(|ticker| (ticker.clone(), Vec::new()))
             .collect();
-        if !files.is_empty() {
-            let locations: Vec<String> = files
-                .iter()
-                .map(|(_, path)| format!("{STORE_URL}/{path}"))
-                .collect();
-            let wanted = missing.iter().map(|ticker| lit(ticker.as_str())).collect();
-            let frame = self
-                .ctx
-                .read_parquet(locations, ParquetReadOptions::default())
-                .await?
-                .filter(col(vol_col::UNDERLYING).in_list(wanted, false))?;
-            for batch in frame.collect().await? {
-                for row in VolDailyRow::from_batch(&batch)? {
-                    if let Some(rows) = series.get_mut(&row.underlying) {
-                        rows.push(row);
-                    }
-                }
+        let wanted: Vec<&str> = missing.iter().map(String::as_str).collect();
+        for row in self.scan_vol_rows(files.iter(), &wanted).await? {
+            if let Some(rows) = series.get_mut(&row.underlying) {
+                rows.push(row);
             }
         }
         let mut memo = self.vol_memo();
@@ -266,20 +280,7 @@ impl ChainHistory {
             }
             None => (Vec::new(), files.iter().collect()),
         };
-        if !unread.is_empty() {
-            let locations: Vec<String> = unread
-                .iter()
-                .map(|(_, path)| format!("{STORE_URL}/{path}"))
-                .collect();
-            let frame = self
-                .ctx
-                .read_parquet(locations, ParquetReadOptions::default())
-                .await?
-                .filter(col(vol_col::UNDERLYING).eq(lit(ticker)))?;
-            for batch in frame.collect().await? {
-                rows.extend(VolDailyRow::from_batch(&batch)?);
-            }
-        }
+        rows.extend(self.scan_vol_rows(unread, &[ticker]).await?);
         rows.sort_by_key(|r| r.trade_date);
         rows.dedup_by_key(|r| r.trade_date);
         let rows = Arc::new(rows);
