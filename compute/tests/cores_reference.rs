@@ -2,20 +2,23 @@
 //!
 //! `tests/data/cores_vectors.json` was written by `scripts/reference/cores_vectors.py` (pandas
 //! and numpy) from a deterministic stock and SPY OHLCV series, a stored IV history at every
-//! tenor, a borrow-fee series, dividends and earnings dates. Nothing in it comes from this
-//! crate. Every expected field is compared by name with [`cores_row`]'s value (null against
-//! null).
+//! tenor, a borrow-fee series, dividends, earnings dates and a live chain with three pending
+//! reports (activity, the strikes of most open interest and volume, `impErnMv`, the
+//! ex-earnings IVs). Nothing in it comes from this crate. Every expected field is compared
+//! by name with [`cores_row`]'s value (null against null).
 //!
 //! Tolerance: 1e-9 relative (the same sums, standard deviations and ratios, summed in another
 //! order), absolute floor 1e-9.
 
 use chrono::{DateTime, NaiveDate, Utc};
 use optics_compute::cores::{
-    Bar, CoresInput, cores_row, ex_event_iv, expected_abs_move_pct, field_index, implied_event,
-    iv_at_call_delta,
+    Bar, ChainInput, CoresInput, cores_row, ex_event_iv, expected_abs_move_pct, field_index,
+    implied_event, iv_at_call_delta,
 };
+use optics_compute::vol::{ConstantMaturityIv, ExpirationVol};
 use optics_schemas::{
-    BorrowRate, Dividend, DividendFrequency, EarningsEvent, EarningsTiming, VolDailyRow,
+    BorrowRate, ChainRow, ChainSide, Dividend, DividendFrequency, EarningsEvent, EarningsTiming,
+    ForwardSource, PricingModelCode, SettlementStyle, VolDailyRow,
 };
 use serde_json::Value;
 
@@ -139,6 +142,136 @@ fn row_fields_match_pandas() {
         match want.as_f64() {
             Some(w) => close(got.unwrap_or(f64::NAN), w, name),
             None => assert_eq!(got, None, "{name}"),
+        }
+    }
+}
+
+fn count(v: &Value) -> Option<u64> {
+    v.as_u64()
+}
+
+/// The vectors' live chain: only volume and open interest matter to the fields compared.
+fn chain_rows(v: &Value, today: NaiveDate) -> Vec<ChainRow> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let expiration = date(&r["expiration"]);
+            let side = |volume: &str, oi: &str| ChainSide {
+                volume: count(&r[volume]),
+                open_interest: count(&r[oi]),
+                ..ChainSide::default()
+            };
+            let dte = (expiration - today).num_days() as i32;
+            ChainRow {
+                underlying: "XYZ".to_owned(),
+                trade_date: today,
+                as_of: DateTime::default(),
+                expiration,
+                settlement: SettlementStyle::Pm,
+                dte,
+                years_to_expiry: f64::from(dte) / 365.0,
+                strike: f(&r["strike"]),
+                spot: 100.0,
+                forward: 100.0,
+                forward_source: ForwardSource::Parity,
+                forward_strike_count: 3,
+                rate: 0.04,
+                carry_yield: 0.0,
+                model: PricingModelCode::Bsm,
+                call: side("call_volume", "call_oi"),
+                put: side("put_volume", "put_oi"),
+            }
+        })
+        .collect()
+}
+
+/// The chain-derived fields (activity, the strikes of most open interest and volume, the
+/// implied earnings move and the ex-earnings IVs) for three pending reports.
+#[test]
+fn chain_fields_match_pandas() {
+    let v = vectors();
+    let today = date(&v["today"]);
+    let chain = &v["chain"];
+    let rows = chain_rows(&chain["rows"], today);
+    let open: Vec<NaiveDate> = chain["open_expirations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(date)
+        .collect();
+    let cm = |tenor: &str| Some(f(&chain["constant_maturity"][tenor]));
+    let constant_maturity = ConstantMaturityIv {
+        iv10d_pct: cm("10d"),
+        iv20d_pct: cm("20d"),
+        iv30d_pct: cm("30d"),
+        iv60d_pct: cm("60d"),
+        iv90d_pct: cm("90d"),
+        iv6m_pct: cm("6m"),
+        iv1yr_pct: cm("1yr"),
+    };
+    let cases = chain["cases"].as_array().unwrap();
+    assert_eq!(cases.len(), 3);
+    for case in cases {
+        let expirations: Vec<ExpirationVol> = case["expirations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| {
+                let expiration = date(&e["expiration"]);
+                ExpirationVol {
+                    expiration,
+                    settlement: SettlementStyle::Pm,
+                    dte: (expiration - today).num_days() as i32,
+                    years_to_expiry: f(&e["years"]),
+                    forward: 100.0,
+                    atm_iv_pct: Some(f(&e["atm_iv"])),
+                    call25_iv_pct: None,
+                    put25_iv_pct: None,
+                    skew25_pct: None,
+                }
+            })
+            .collect();
+        let report = EarningsEvent {
+            symbol: "XYZ".to_owned(),
+            report_date: date(&case["report"]),
+            timing: match case["timing"].as_str().unwrap() {
+                "before_open" => EarningsTiming::BeforeOpen,
+                _ => EarningsTiming::AfterClose,
+            },
+            fiscal_quarter: "Q".to_owned(),
+            eps_estimate: 1.0,
+            eps_actual: None,
+            revenue_estimate: None,
+            revenue_actual: None,
+        };
+        let row = cores_row(&CoresInput {
+            ticker: "XYZ",
+            today,
+            bars: &[],
+            benchmarks: &[],
+            vol: &[],
+            chain: Some(ChainInput {
+                trade_date: today,
+                rows: &rows,
+                expirations: &expirations,
+                constant_maturity: &constant_maturity,
+                open_expirations: &open,
+            }),
+            flow: None,
+            market_cap: None,
+            reports: std::slice::from_ref(&report),
+            borrow: &[],
+            dividends: &[],
+        });
+        let expected = case["expected"].as_object().unwrap();
+        assert!(expected.contains_key("oiMaxStrike") && expected.contains_key("impErnMv"));
+        for (name, want) in expected {
+            let what = format!("{name} ({} {})", case["timing"], case["report"]);
+            match want.as_f64() {
+                Some(w) => close(row.get(name).unwrap_or(f64::NAN), w, &what),
+                None => assert_eq!(row.get(name), None, "{what}"),
+            }
         }
     }
 }

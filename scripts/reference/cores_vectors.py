@@ -29,7 +29,13 @@ Every figure is computed here with pandas / numpy, never from the Rust output:
 * earnings dates as YYYYMMDD integers and calendar-day distances;
 * the IV at a call delta of a quoted smile: numpy interp, None outside the quoted deltas;
 * the implied earnings event of a grid of (T1, iv1, T2, iv2): e^2 = w1 - (w2 - w1)/(T2 - T1) T1,
-  the expected absolute move e sqrt(2/pi) x 100 and the ex-event IV sqrt(max(0, s^2 T - e^2)/T).
+  the expected absolute move e sqrt(2/pi) x 100 and the ex-event IV sqrt(max(0, s^2 T - e^2)/T);
+* a live chain (`chain_cases`): option volume and open interest summed over the expirations
+  with time left, their put/call ratios, the strikes with the most open interest and volume
+  (calls and puts summed per strike, lowest strike on a tie) over the expirations up to the
+  first standard monthly, and, for three earnings reports, `impErnMv` from the first two
+  expirations whose close follows the report and the ex-earnings IVs of the 30/60/90-day
+  constant-maturity IVs.
 
 Deterministic: a seeded numpy generator, no wall-clock data.
 """
@@ -104,6 +110,92 @@ def trailing(series, n):
         "Max": hi,
         "Pctile": float((p < today).mean() * 100.0),
         "Rank": float(np.clip((today - lo) / (hi - lo) * 100.0, 0.0, 100.0)) if hi > lo else None,
+    }
+
+
+def chain_cases(rng, today):
+    """One live chain and three pending reports (after the close, before the open, and one whose
+    term structure implies no event), each with the chain-derived fields computed by pandas."""
+    expired = [today - pd.Timedelta(days=2), today]  # rows of these precede the first open one
+    open_exp = [today + pd.Timedelta(days=d) for d in (3, 5, 7, 14, 21, 28, 56, 91)]
+    strikes = [80.0 + 2.5 * i for i in range(17)] + [100.37]
+    rows = []
+    for exp in expired + open_exp:
+        for k in strikes:
+            def count(lo, hi):
+                return None if rng.random() < 0.08 else int(rng.integers(lo, hi))
+            rows.append({"expiration": exp, "strike": k, "call_volume": count(0, 4000),
+                         "put_volume": count(0, 4000), "call_oi": count(0, 20000),
+                         "put_oi": count(0, 20000)})
+    chain = pd.DataFrame(rows)
+    first_open = min(open_exp)
+    monthly = [e for e in open_exp if e.weekday() == 4 and 15 <= e.day <= 21]
+    last_front = monthly[0] if monthly else max(open_exp)
+    front = (chain.expiration >= first_open) & (chain.expiration <= last_front)
+    # Plant a tie for the most open interest: a higher strike brought level with the leader.
+    totals = (chain[front].call_oi.fillna(0) + chain[front].put_oi.fillna(0)).groupby(chain[front].strike).sum()
+    leader = totals.idxmax()
+    other = max(k for k in totals.index if k > leader or k == max(totals.index) and k != leader)
+    idx = chain[front & (chain.strike == other)].index[0]
+    chain.loc[idx, "call_oi"] = (0 if pd.isna(chain.loc[idx, "call_oi"]) else chain.loc[idx, "call_oi"]) \
+        + float(totals.max() - totals[other])
+
+    live = chain[chain.expiration >= first_open]
+    z = lambda col: live[col].fillna(0).sum()
+    cv, pv, co, po = z("call_volume"), z("put_volume"), z("call_oi"), z("put_oi")
+    f = chain[front]
+
+    def max_strike(a, b):
+        t = (f[a].fillna(0) + f[b].fillna(0)).groupby(f.strike).sum().sort_index()
+        return float(t.idxmax()) if t.max() > 0 else None
+
+    activity = {"cVolu": float(cv), "pVolu": float(pv), "totVolu": float(cv + pv),
+                "cOi": float(co), "pOi": float(po), "totOi": float(co + po),
+                "pcVoluRatio": float(pv / cv), "pcOiRatio": float(po / co),
+                "oiMaxStrike": max_strike("call_oi", "put_oi"),
+                "voluMaxStrike": max_strike("call_volume", "put_volume")}
+    assert activity["oiMaxStrike"] == min(leader, other)
+
+    cm = {"10d": 31.0, "20d": 29.5, "30d": 28.0, "60d": 26.0, "90d": 25.0, "6m": 24.0, "1yr": 23.5}
+    cases = []
+    for timing, report_days, event in [("after_close", 5, 0.05), ("before_open", 5, 0.045),
+                                       ("after_close", 40, None)]:
+        report = today + pd.Timedelta(days=report_days)
+        after = (lambda e: e > report) if timing == "after_close" else (lambda e: e >= report)
+        vols = []
+        for e in open_exp:
+            t = (e - today).days / 365.0
+            base = 0.22 + 0.01 * t if event is not None else 0.18 + 0.2 * t
+            var = base ** 2 * t + (event ** 2 if event is not None and after(e) else 0.0)
+            vols.append({"expiration": e.strftime("%Y-%m-%d"), "years": t,
+                         "atm_iv": math.sqrt(var / t) * 100.0})
+        reacting = [v for v, e in zip(vols, open_exp) if after(e)]
+        (t1, iv1), (t2, iv2) = [(v["years"], v["atm_iv"]) for v in reacting[:2]]
+        w1, w2 = (iv1 / 100) ** 2 * t1, (iv2 / 100) ** 2 * t2
+        e2 = w1 - (w2 - w1) / (t2 - t1) * t1
+        e = math.sqrt(e2) if e2 > 0 else None
+        assert (e is None) == (event is None)
+        expected = dict(activity)
+        expected["impErnMv"] = None if e is None else e * math.sqrt(2 / math.pi) * 100
+        reaction = (0 if timing == "before_open" else 1) + report_days
+        for tenor, days in [("30d", 30), ("60d", 60), ("90d", 90)]:
+            iv = cm[tenor]
+            if e is not None:
+                value = (math.sqrt(max(0.0, (iv / 100) ** 2 * days / 365 - e * e) / (days / 365)) * 100
+                         if reaction <= days else iv)
+            else:
+                value = None if report_days <= days else iv
+            expected[f"exErnIv{tenor}"] = value
+        cases.append({"report": report.strftime("%Y-%m-%d"), "timing": timing, "expirations": vols,
+                      "expected": expected})
+    return {
+        "open_expirations": [e.strftime("%Y-%m-%d") for e in open_exp],
+        "constant_maturity": cm,
+        "rows": [{"expiration": r.expiration.strftime("%Y-%m-%d"), "strike": r.strike,
+                  **{c: (None if pd.isna(getattr(r, c)) else int(getattr(r, c)))
+                     for c in ("call_volume", "put_volume", "call_oi", "put_oi")}}
+                 for r in chain.itertuples()],
+        "cases": cases,
     }
 
 
@@ -246,7 +338,10 @@ def main():
                          for t in targets],
         })
 
+    chain = chain_cases(rng, today)
+
     out = {
+        "chain": chain,
         "smiles": smiles,
         "today": today.strftime("%Y-%m-%d"),
         "stock": [{"date": r.date.strftime("%Y-%m-%d"), "open": r.open, "high": r.high, "low": r.low,
