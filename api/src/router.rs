@@ -343,7 +343,11 @@ pub fn observability_router(metrics: crate::metrics::Metrics, clock: Arc<dyn Clo
 }
 
 async fn metrics_handler(State(state): State<AppState>) -> Response {
-    metrics_response(state.metrics(), state.now(), &[state.response_cache()])
+    metrics_response(
+        state.metrics(),
+        state.now(),
+        &[state.response_cache(), state.universe_cache()],
+    )
 }
 
 /// The OpenMetrics page of `metrics` at `now`, with `also` among the memory holders.

@@ -11,6 +11,7 @@ use axum::middleware::Next;
 use axum::response::Response;
 
 use chrono::{DateTime, NaiveDate, Utc};
+use optics_compute::cores::CoresHistory;
 use optics_compute::time::{Clock, NyseCalendar};
 use optics_schemas::{ChainRow, VolDailyRow};
 
@@ -80,14 +81,31 @@ pub trait MarketDataReader: Send + Sync + fmt::Debug + 'static {
         Box::pin(async { Ok(VolSeries::default()) })
     }
 
-    /// Readies the [`vol_history`](Self::vol_history) of many tickers at once, for a caller
-    /// about to read each of them (a universe build): a reader over files reads them in one
-    /// pass instead of one per ticker. The default does nothing.
-    fn prefetch_vol_history<'a>(
+    /// What the cores row reads of each ticker's stored `vol_daily` series, for rows computed
+    /// on `today`, aligned with `tickers` (a universe build asks for every covered ticker at
+    /// once). The default cuts each ticker's [`vol_history`](Self::vol_history); a reader
+    /// over files reads every ticker's in one pass and holds none of the full series.
+    fn cores_histories<'a>(
         &'a self,
-        _tickers: &'a [&'a str],
-    ) -> ReadFuture<'a, Result<(), ApiError>> {
-        Box::pin(async { Ok(()) })
+        tickers: &'a [Ticker],
+        today: NaiveDate,
+    ) -> ReadFuture<'a, Result<Vec<CoresHistory>, ApiError>> {
+        Box::pin(async move {
+            let mut histories = Vec::with_capacity(tickers.len());
+            for ticker in tickers {
+                let rows = self.vol_history(ticker).await?;
+                histories.push(CoresHistory::from_rows(&rows, today));
+            }
+            Ok(histories)
+        })
+    }
+
+    /// A number that changes whenever the stored `vol_daily` series change (a session closed,
+    /// a past one restated): a [`CoresHistory`] cut at one value serves every build of the
+    /// same day at that value. `None` (the default): unknown, so histories are cut afresh for
+    /// every build.
+    fn vol_generation(&self) -> Option<u64> {
+        None
     }
 
     /// The VIX prints of the newest session this reader has computed from the SPX chains it
@@ -227,6 +245,11 @@ impl AppState {
     /// The answers of data routes held for reuse.
     pub fn response_cache(&self) -> &ResponseCache {
         &self.response_cache
+    }
+
+    /// The universe table held (what `/metrics` reports of it).
+    pub fn universe_cache(&self) -> &UniverseCache {
+        &self.universe
     }
 
     /// The session's universe table (one row per covered underlying) at the reader's current

@@ -475,9 +475,11 @@ async fn after_an_early_close_the_nearest_expiration_is_the_next_one_with_time_l
 /// Publishes the `vol_daily` rows of SPY and QQQ for `date`, SPY's close `close`.
 async fn publish_vol_daily(store: &SnapshotStore, date: NaiveDate, close: f64) -> SnapshotEvent {
     let as_of = date.and_hms_opt(21, 0, 0).unwrap().and_utc();
+    let mut spy = optics_schemas::VolDailyRow::new("SPY", date, as_of, close);
+    spy.iv30d_pct = Some(close / 4.0);
     let rows = vec![
         optics_schemas::VolDailyRow::new("QQQ", date, as_of, 500.0),
-        optics_schemas::VolDailyRow::new("SPY", date, as_of, close),
+        spy,
     ];
     let key = SnapshotKey::new("vol_daily", date, MARKET_WIDE);
     store
@@ -538,41 +540,100 @@ async fn the_vol_daily_series_is_read_once_and_again_after_a_vol_daily_publicati
 }
 
 #[tokio::test]
-async fn a_prefetch_reads_many_series_in_one_pass_and_they_are_then_held() {
+async fn cores_histories_of_many_tickers_come_from_one_pass_over_the_sessions() {
     let counted = optics_tests::faulty_store::FaultyStore::new();
     let store = SnapshotStore::new(counted.clone(), Path::from("snapshots"));
-    for (d, close) in [(17, 100.0), (18, 101.0), (19, 102.0)] {
+    for (d, close) in [(17, 100.0), (18, 101.0), (19, 102.0), (20, 103.0)] {
         publish_vol_daily(&store, day(d), close).await;
     }
     // A restated session: only its newest version counts.
     publish_vol_daily(&store, day(18), 111.0).await;
     let market = StoreMarketData::new(store.clone());
     market.load().await.unwrap();
+    let tickers: Vec<Ticker> = ["SPY", "QQQ", "IWM"]
+        .iter()
+        .map(|t| Ticker::parse(t).unwrap())
+        .collect();
     let before = counted.listings();
-    market
-        .prefetch_vol_history(&["SPY", "QQQ", "IWM"])
+    // A row computed on the 19th reads nothing of the 20th.
+    let histories = market.cores_histories(&tickers, day(19)).await.unwrap();
+    assert_eq!(counted.listings() - before, 1, "one listing of the dataset");
+    let iv30 = |history: &optics_compute::cores::CoresHistory| -> Vec<f64> {
+        history
+            .values(optics_compute::cores::StoredSeries::Iv30d, day(30), None)
+            .collect()
+    };
+    assert_eq!(iv30(&histories[0]), [25.0, 27.75, 25.5]);
+    assert!(histories[1].is_empty(), "QQQ stores no IV");
+    assert!(histories[2].is_empty(), "IWM has no rows");
+    // What a universe build is told to key its held histories on.
+    assert!(market.vol_generation().is_some());
+}
+
+/// The universe table keeps each row's cut `vol_daily` history: a rebuild after a chain
+/// swap reads no `vol_daily` file, and a new session's publication makes the next build read
+/// them again.
+#[tokio::test]
+async fn a_universe_rebuild_reads_the_vol_daily_sessions_only_when_they_change() {
+    use optics_api::market::UniverseTable;
+    let counted = optics_tests::faulty_store::FaultyStore::new();
+    let store = SnapshotStore::new(counted.clone(), Path::from("snapshots"));
+    publish_reference(&store, &companies(), day(20)).await;
+    publish_chain(&store, &chain_rows(day(20), at(20, 15), 101.0)).await;
+    for (d, close) in [(17, 100.0), (18, 101.0), (19, 102.0)] {
+        publish_vol_daily(&store, day(d), close).await;
+    }
+    let market = StoreMarketData::new(store.clone());
+    market.load().await.unwrap();
+    let now = at(20, 16);
+    let listings = || counted.listings();
+
+    let before = listings();
+    let first = UniverseTable::build(&market, now, None).await.unwrap();
+    assert_eq!(
+        listings() - before,
+        1,
+        "the first build lists vol_daily once"
+    );
+    // The live 30-day IV against the stored one of the 19th.
+    let change_from_stored = |table: &UniverseTable, stored: f64| {
+        let spy = table.rows.iter().find(|r| r.ticker == "SPY").unwrap();
+        let live = spy.cores.get("iv30d").unwrap();
+        let change = spy.cores.get("iv30dChng1d").unwrap();
+        assert!(
+            (change - (live - stored)).abs() < 1e-9,
+            "{change} {live} {stored}"
+        );
+    };
+    change_from_stored(&first, 25.5);
+
+    let moved = publish_chain(
+        &store,
+        &chain_rows(day(20), at(20, 15) + chrono::TimeDelta::minutes(5), 102.0),
+    )
+    .await;
+    market.apply(&moved).await.unwrap();
+    let before = listings();
+    let second = UniverseTable::build(&market, now, Some(&first))
         .await
         .unwrap();
-    assert_eq!(counted.listings() - before, 1, "one listing of the dataset");
-    let spy = Ticker::parse("SPY").unwrap();
-    let qqq = Ticker::parse("QQQ").unwrap();
-    let iwm = Ticker::parse("IWM").unwrap();
-    let closes =
-        |series: optics_api::VolSeries| -> Vec<f64> { series.iter().map(|r| r.close).collect() };
     assert_eq!(
-        closes(market.vol_history(&spy).await.unwrap()),
-        [100.0, 111.0, 102.0]
+        listings() - before,
+        0,
+        "a chain swap reads no vol_daily file"
     );
-    assert_eq!(
-        closes(market.vol_history(&qqq).await.unwrap()),
-        [500.0, 500.0, 500.0]
-    );
-    assert!(market.vol_history(&iwm).await.unwrap().is_empty());
-    assert_eq!(
-        counted.listings() - before,
-        1,
-        "the series prefetched are answered from memory"
-    );
+    assert_eq!(second.rows.len(), first.rows.len());
+    change_from_stored(&second, 25.5);
+
+    // The 19th restated (as a replay does): the next build reads the sessions again.
+    let restated = publish_vol_daily(&store, day(19), 140.0).await;
+    market.apply(&restated).await.unwrap();
+    let before = listings();
+    let third = UniverseTable::build(&market, now, Some(&second))
+        .await
+        .unwrap();
+    assert_eq!(listings() - before, 1, "a restated session is read");
+    change_from_stored(&third, 35.0);
 }
 
 #[tokio::test]

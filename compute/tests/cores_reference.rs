@@ -12,8 +12,8 @@
 
 use chrono::{DateTime, NaiveDate, Utc};
 use optics_compute::cores::{
-    Bar, ChainInput, CoresInput, cores_row, ex_event_iv, expected_abs_move_pct, field_index,
-    implied_event, iv_at_call_delta,
+    Bar, ChainInput, CoresHistory, CoresInput, cores_row, ex_event_iv, expected_abs_move_pct,
+    field_index, implied_event, iv_at_call_delta,
 };
 use optics_compute::vol::{ConstantMaturityIv, ExpirationVol};
 use optics_schemas::{
@@ -126,7 +126,7 @@ fn row_fields_match_pandas() {
         today,
         bars: &stock,
         benchmarks: &benchmarks,
-        vol: &vol,
+        vol: &CoresHistory::from_rows(&vol, today),
         chain: None,
         flow: None,
         market_cap: None,
@@ -250,7 +250,7 @@ fn chain_fields_match_pandas() {
             today,
             bars: &[],
             benchmarks: &[],
-            vol: &[],
+            vol: &CoresHistory::default(),
             chain: Some(ChainInput {
                 trade_date: today,
                 rows: &rows,

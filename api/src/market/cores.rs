@@ -1,10 +1,9 @@
 //! The gather behind the cores row: reads one ticker's already-loaded data (coverage, live
-//! chain, stored vol_daily rows, session flow) into [`optics_compute::cores::CoresInput`] and
+//! chain, the cut of its stored vol_daily rows, session flow) into [`optics_compute::cores::CoresInput`] and
 //! computes the row. Synchronous, so a market-wide table can call it per underlying.
 
 use chrono::NaiveDate;
-use optics_compute::cores::{Bar, ChainInput, CoresInput, CoresRow};
-use optics_schemas::VolDailyRow;
+use optics_compute::cores::{Bar, ChainInput, CoresHistory, CoresInput, CoresRow};
 
 use super::{ChainView, Coverage, FlowView, SessionBar};
 
@@ -28,7 +27,7 @@ fn bars(bars: &[SessionBar]) -> Vec<Bar> {
 pub fn cores_row(
     coverage: &Coverage,
     chain: Option<&ChainView>,
-    vol: &[VolDailyRow],
+    vol: &CoresHistory,
     flow: Option<&FlowView>,
     ticker: &str,
     today: NaiveDate,

@@ -13,6 +13,8 @@ use std::sync::{Arc, Mutex};
 use chrono::NaiveDate;
 use datafusion::common::ScalarValue;
 use datafusion::prelude::{DataFrame, ParquetReadOptions, SessionConfig, SessionContext, col, lit};
+use futures_util::StreamExt;
+use optics_compute::cores::{CoresHistory, CoresHistoryBuilder};
 use optics_pipeline::store::MARKET_WIDE;
 use optics_pipeline::store::{SnapshotKey, SnapshotStore, StoreError};
 use optics_schemas::bus::snapshot_datasets;
@@ -20,6 +22,8 @@ use optics_schemas::columns::chain as chain_col;
 use optics_schemas::columns::vol_daily as vol_col;
 use optics_schemas::{ChainRow, SchemaError, VolDailyRow, date_to_days, days_to_date};
 use url::Url;
+
+use crate::ticker::Ticker;
 
 /// Why a history read failed.
 #[derive(Debug, thiserror::Error)]
@@ -91,8 +95,13 @@ struct VolSeriesEntry {
 type VolRowsMemo = HashMap<String, VolSeriesEntry>;
 
 /// Underlyings whose series are held before the memo starts afresh (the coverage universe
-/// and then some; three years of one underlying is about 750 rows).
+/// and then some; three years of one underlying is about 750 rows). A universe build does not
+/// use it: it reads cut histories ([`ChainHistory::cores_histories`]).
 const VOL_SERIES_UNDERLYINGS: usize = 512;
+
+/// `vol_daily` files read at once by [`ChainHistory::cores_histories`] (over S3 each read is
+/// a round trip; a file of 20,000 underlyings decodes to a few MB).
+const VOL_FILES_AT_ONCE: usize = 8;
 
 impl std::fmt::Debug for ChainHistory {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -179,61 +188,57 @@ impl ChainHistory {
         Ok(rows)
     }
 
-    /// Reads, in one scan of the current `vol_daily` files, the series of every ticker of
-    /// `tickers` that has none of `generation` held (at most the memo's capacity): what a
-    /// universe build asks first, so each file is read once for the whole universe rather
-    /// than once per underlying (a replica's start over S3 went from minutes of requests to
-    /// one pass). Single tickers are left to [`vol_series`](Self::vol_series), which rereads
-    /// only new files.
-    pub async fn prefetch_vol_series(
+    /// What the cores row reads of each of `tickers`' stored series, for rows computed on
+    /// `today` ([`CoresHistory`]), from one pass over the current `vol_daily` partitions,
+    /// newest session first: each file is read whole once ([`VOL_FILES_AT_ONCE`] at a time)
+    /// and dropped, each row handed to its ticker's history, and the pass stops once no
+    /// ticker can take an older session (about a year of files). A universe build of 20,000
+    /// underlyings thus holds 20,000 cut histories, never their full series, and reads each
+    /// file once rather than once per underlying. Aligned with `tickers`; a ticker without
+    /// stored rows gets an empty history.
+    pub async fn cores_histories(
         &self,
-        tickers: &[&str],
-        generation: u64,
-    ) -> Result<(), HistoryError> {
-        let missing: Vec<String> = {
-            let memo = self.vol_memo();
-            tickers
-                .iter()
-                .filter(|ticker| {
-                    memo.get(**ticker)
-                        .is_none_or(|e| e.generation != generation)
-                })
-                .take(VOL_SERIES_UNDERLYINGS)
-                .map(|ticker| (*ticker).to_owned())
-                .collect()
-        };
-        if missing.len() < 2 {
-            return Ok(());
+        tickers: &[Ticker],
+        today: NaiveDate,
+    ) -> Result<Vec<CoresHistory>, HistoryError> {
+        if tickers.is_empty() {
+            return Ok(Vec::new());
         }
-        let files = self.vol_files().await?;
-        let mut series: HashMap<String, Vec<VolDailyRow>> = missing
+        let mut builders: HashMap<&str, CoresHistoryBuilder> = tickers
             .iter()
-            .map(|ticker| (ticker.clone(), Vec::new()))
+            .map(|ticker| (ticker.as_str(), CoresHistoryBuilder::new(today)))
             .collect();
-        let wanted: Vec<&str> = missing.iter().map(String::as_str).collect();
-        for row in self.scan_vol_rows(files.iter(), &wanted).await? {
-            if let Some(rows) = series.get_mut(&row.underlying) {
-                rows.push(row);
+        let mut files = self
+            .store
+            .newest_versions(snapshot_datasets::VOL_DAILY, MARKET_WIDE)
+            .await?;
+        files.retain(|file| file.key.trade_date <= today);
+        files.sort_by_key(|file| std::cmp::Reverse(file.key.trade_date));
+        // Futures made up front: a closure held across the awaits below would not be `Send`
+        // for every lifetime the boxed reader future needs.
+        let reads: Vec<_> = files.iter().map(|f| self.store.read_file(f)).collect();
+        let mut reads = futures_util::stream::iter(reads).buffered(VOL_FILES_AT_ONCE);
+        while let Some(batches) = reads.next().await {
+            for batch in batches? {
+                for row in VolDailyRow::from_batch(&batch)? {
+                    if let Some(builder) = builders.get_mut(row.underlying.as_str()) {
+                        builder.push_older(&row);
+                    }
+                }
+            }
+            if !builders.values().any(CoresHistoryBuilder::wants_older) {
+                break;
             }
         }
-        let mut memo = self.vol_memo();
-        let new_entries = series.keys().filter(|t| !memo.contains_key(*t)).count();
-        if memo.len() + new_entries > VOL_SERIES_UNDERLYINGS {
-            memo.clear();
-        }
-        for (ticker, mut rows) in series {
-            rows.sort_by_key(|r| r.trade_date);
-            rows.dedup_by_key(|r| r.trade_date);
-            memo.insert(
-                ticker,
-                VolSeriesEntry {
-                    generation,
-                    files: files.clone(),
-                    rows: Arc::new(rows),
-                },
-            );
-        }
-        Ok(())
+        Ok(tickers
+            .iter()
+            .map(|ticker| {
+                builders
+                    .remove(ticker.as_str())
+                    .map(CoresHistoryBuilder::finish)
+                    .unwrap_or_default()
+            })
+            .collect())
     }
 
     /// Every stored `vol_daily` row of `ticker`, ascending by trade date (one per session;

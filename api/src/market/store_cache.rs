@@ -27,6 +27,7 @@ use crate::error::ApiError;
 use crate::metrics::Metrics;
 use crate::state::{MarketDataReader, ReadFuture, VolSeries};
 use crate::ticker::Ticker;
+use optics_compute::cores::CoresHistory;
 
 /// Why a snapshot could not be loaded.
 #[derive(Debug, thiserror::Error)]
@@ -953,17 +954,16 @@ impl MarketDataReader for StoreMarketData {
         })
     }
 
-    fn prefetch_vol_history<'a>(
+    fn cores_histories<'a>(
         &'a self,
-        tickers: &'a [&'a str],
-    ) -> ReadFuture<'a, Result<(), ApiError>> {
-        Box::pin(async move {
-            let generation = self.vol_generation.load(Ordering::Acquire);
-            self.history
-                .prefetch_vol_series(tickers, generation)
-                .await
-                .map_err(ApiError::from)
-        })
+        tickers: &'a [Ticker],
+        today: NaiveDate,
+    ) -> ReadFuture<'a, Result<Vec<CoresHistory>, ApiError>> {
+        Box::pin(async move { Ok(self.history.cores_histories(tickers, today).await?) })
+    }
+
+    fn vol_generation(&self) -> Option<u64> {
+        Some(self.vol_generation.load(Ordering::Acquire))
     }
 
     fn vol_history<'a>(

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, NaiveDate, Utc};
-use optics_compute::cores::CoresRow;
+use optics_compute::cores::{CoresHistory, CoresRow};
 use optics_compute::screen::ScreenRow;
 use optics_compute::time::new_york_date;
 use optics_schemas::{AssetClass, Company};
@@ -36,6 +36,9 @@ pub struct UniverseRow {
     pub cores: CoresRow,
     /// The session of its chain, when one is held.
     pub chain_trade_date: Option<NaiveDate>,
+    /// What the row read of the stored `vol_daily` series: kept with the row so the next
+    /// build of the same day and series reuses it instead of reading the series again.
+    history: Arc<CoresHistory>,
     /// What the row was computed from, to reuse it when none of it changed.
     inputs: RowInputs,
 }
@@ -47,8 +50,7 @@ struct RowInputs {
     coverage: usize,
     chain: Option<usize>,
     flow: Option<usize>,
-    vol: usize,
-    vol_len: usize,
+    history: usize,
     today: NaiveDate,
 }
 
@@ -70,6 +72,8 @@ impl UniverseRow {
 pub struct UniverseTable {
     /// The reader generation it was built at.
     pub generation: Option<u64>,
+    /// The reader's `vol_daily` generation it was built at.
+    vol_generation: Option<u64>,
     /// The clock's New York date at the build.
     pub today: NaiveDate,
     /// When it was built, on the machine's monotonic clock (how stale a held table is).
@@ -87,40 +91,69 @@ impl UniverseTable {
         self.rows.iter().filter_map(|r| r.chain_trade_date).max()
     }
 
+    /// The index of `ticker`'s row.
+    fn position(&self, ticker: &str) -> Option<usize> {
+        self.rows
+            .binary_search_by(|r| r.ticker.as_str().cmp(ticker))
+            .ok()
+    }
+
     /// Builds the table from `reader` at `now`: one row per company of the coverage the
     /// reader covers. A row of `previous` whose inputs are the very same snapshots is reused
-    /// instead of computed again.
+    /// instead of computed again; its cut `vol_daily` history is reused while the day and the
+    /// reader's `vol_daily` generation are the same, and the others are read in one pass
+    /// ([`MarketDataReader::cores_histories`]).
     pub async fn build(
         reader: &dyn MarketDataReader,
         now: DateTime<Utc>,
         previous: Option<&UniverseTable>,
     ) -> Result<Self, ApiError> {
         let generation = reader.generation();
+        let vol_generation = reader.vol_generation();
         let today = new_york_date(now);
         let coverage = reader.coverage();
-        let mut rows: Vec<(UniverseRow, ScreenRow)> = Vec::with_capacity(coverage.companies.len());
-        let covered: Vec<Ticker> = covered_companies(reader, &coverage)
-            .map(|(_, ticker)| ticker)
+        let covered: Vec<(&Arc<Company>, Ticker)> = covered_companies(reader, &coverage).collect();
+        let held_histories = previous.filter(|table| {
+            vol_generation.is_some()
+                && table.vol_generation == vol_generation
+                && table.today == today
+        });
+        let mut histories: Vec<Option<Arc<CoresHistory>>> = covered
+            .iter()
+            .map(|(_, ticker)| {
+                let table = held_histories?;
+                let i = table.position(ticker.as_str())?;
+                Some(Arc::clone(&table.rows[i].history))
+            })
             .collect();
-        let tickers: Vec<&str> = covered.iter().map(Ticker::as_str).collect();
-        reader.prefetch_vol_history(&tickers).await?;
-        for (company, ticker) in covered_companies(reader, &coverage) {
+        let unread: Vec<Ticker> = covered
+            .iter()
+            .zip(&histories)
+            .filter(|(_, held)| held.is_none())
+            .map(|((_, ticker), _)| ticker.clone())
+            .collect();
+        let mut read = reader
+            .cores_histories(&unread, today)
+            .await?
+            .into_iter()
+            .map(Arc::new);
+        for slot in histories.iter_mut().filter(|h| h.is_none()) {
+            *slot = read.next();
+        }
+        let mut rows: Vec<(UniverseRow, ScreenRow)> = Vec::with_capacity(covered.len());
+        for ((company, ticker), history) in covered.into_iter().zip(histories) {
+            let history = history.unwrap_or_default();
             let chain = reader.chain(&ticker);
-            let vol = reader.vol_history(&ticker).await?;
             let flow = reader.flow(&ticker);
             let inputs = RowInputs {
                 coverage: address(&coverage),
                 chain: chain.as_ref().map(address),
                 flow: flow.as_ref().map(address),
-                vol: address(&vol),
-                vol_len: vol.len(),
+                history: address(&history),
                 today,
             };
             let reused = previous.and_then(|table| {
-                let i = table
-                    .rows
-                    .binary_search_by(|r| r.ticker.as_str().cmp(ticker.as_str()))
-                    .ok()?;
+                let i = table.position(ticker.as_str())?;
                 (table.rows[i].inputs == inputs)
                     .then(|| (table.rows[i].clone(), table.screens[i].clone()))
             });
@@ -131,7 +164,7 @@ impl UniverseTable {
             let cores = cores_row(
                 &coverage,
                 chain.as_deref(),
-                &vol,
+                &history,
                 flow.as_deref(),
                 ticker.as_str(),
                 today,
@@ -142,6 +175,7 @@ impl UniverseTable {
                 company: Some(Arc::clone(company)),
                 cores,
                 chain_trade_date: chain.map(|c| c.trade_date),
+                history,
                 inputs,
             };
             rows.push((row, screen));
@@ -152,6 +186,7 @@ impl UniverseTable {
         let (rows, screens) = rows.into_iter().unzip();
         Ok(Self {
             generation,
+            vol_generation,
             today,
             built: Instant::now(),
             rows,
@@ -327,6 +362,40 @@ impl UniverseCache {
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(Arc::clone(&table));
         Ok(table)
+    }
+}
+
+/// What the held table holds: `api_universe_table` (items: rows; bytes: the rows, their cores
+/// values and screen figures, and the cut `vol_daily` histories: about 33 KB an underlying, 24 KB
+/// of it the history).
+impl optics_schemas::memory::MemoryHolder for UniverseCache {
+    fn held_memory(&self, out: &mut Vec<optics_schemas::memory::HeldMemory>) {
+        let Some(table) = self.held() else {
+            out.push(optics_schemas::memory::HeldMemory::new(
+                "api_universe_table",
+                0,
+                0,
+            ));
+            return;
+        };
+        let bytes: usize = table
+            .rows
+            .iter()
+            .map(|row| {
+                size_of::<UniverseRow>()
+                    + size_of::<ScreenRow>()
+                    + row.ticker.capacity()
+                    + row.cores.ticker.capacity()
+                    + size_of_val(row.cores.values())
+                    + size_of::<CoresHistory>()
+                    + row.history.heap_bytes()
+            })
+            .sum();
+        out.push(optics_schemas::memory::HeldMemory::new(
+            "api_universe_table",
+            table.rows.len(),
+            bytes,
+        ));
     }
 }
 

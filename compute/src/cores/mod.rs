@@ -5,13 +5,13 @@
 //! field that cannot be computed for the ticker today — never a placeholder.
 
 pub mod catalog;
+pub mod history;
 
 use std::collections::BTreeMap;
 
 use chrono::{Datelike, NaiveDate, Weekday};
 use optics_schemas::{
     BorrowRate, ChainRow, Dividend, EarningsEvent, EarningsTiming, FlowSnapshotRow, OptionType,
-    VolDailyRow,
 };
 
 use catalog::{
@@ -22,6 +22,7 @@ use catalog::{
     hv_xern_name, iv_name,
 };
 pub use catalog::{CoreField, DEFAULT_FIELDS, catalog, field_index};
+pub use history::{CoresHistory, CoresHistoryBuilder, StoredSeries};
 
 use crate::correlation::{align, beta, correlation, last_n, log_returns};
 use crate::vol::realized::sample_std;
@@ -119,8 +120,9 @@ pub struct CoresInput<'a> {
     /// Benchmarks' daily bars by [`catalog::BENCHMARKS`] code (`Spy`, `Qqq`, `Iwm`, `Etf`);
     /// a missing code gives null correlations and betas.
     pub benchmarks: &'a [(&'a str, &'a [Bar])],
-    /// The ticker's stored vol_daily rows, ascending (rows after today are ignored).
-    pub vol: &'a [VolDailyRow],
+    /// What the row reads of the ticker's stored vol_daily rows, cut for `today`
+    /// ([`CoresHistory::from_rows`]).
+    pub vol: &'a CoresHistory,
     /// The live chain.
     pub chain: Option<ChainInput<'a>>,
     /// The session flow.
@@ -145,15 +147,15 @@ pub fn cores_row(input: &CoresInput<'_>) -> CoresRow {
         .copied()
         .take_while(|b| b.date <= today)
         .collect();
-    let vol: Vec<&VolDailyRow> = input.vol.iter().filter(|r| r.trade_date <= today).collect();
+    let vol = input.vol;
     price_fields(&mut row, &bars);
     row.set("mktCap", input.market_cap);
     let fits = input.chain.map(smile_fits).unwrap_or_default();
-    let ivs = iv_fields(&mut row, input, &vol);
+    let ivs = iv_fields(&mut row, input, vol);
     let hvs = hv_fields(&mut row, input, &bars);
     delta_fields(&mut row, input.chain);
-    smile_fields(&mut row, input, &vol, &fits, &ivs);
-    earnings_fields(&mut row, input, &vol, &ivs, &hvs);
+    smile_fields(&mut row, input, vol, &fits, &ivs);
+    earnings_fields(&mut row, input, vol, &ivs, &hvs);
     borrow_fields(&mut row, input);
     correlation_fields(&mut row, input, &bars);
     dividend_fields(&mut row, input, bars.last().map(|b| b.close));
@@ -295,15 +297,12 @@ pub fn change(series: &[f64], n: usize) -> Option<f64> {
 /// The daily series of a statistic: the stored rows' values, then today's live value (which
 /// replaces a stored row of the same or a later session) when there is one.
 fn daily_series(
-    vol: &[&VolDailyRow],
-    get: impl Fn(&VolDailyRow) -> Option<f64>,
+    vol: &CoresHistory,
+    stored: StoredSeries,
+    today: NaiveDate,
     live: Option<(NaiveDate, f64)>,
 ) -> Vec<f64> {
-    let mut series: Vec<f64> = vol
-        .iter()
-        .filter(|r| live.is_none_or(|(d, _)| r.trade_date < d))
-        .filter_map(|r| get(r).filter(|v| v.is_finite()))
-        .collect();
+    let mut series: Vec<f64> = vol.values(stored, today, live.map(|(d, _)| d)).collect();
     if let Some((_, v)) = live {
         series.push(v);
     }
@@ -329,19 +328,6 @@ fn set_stats(row: &mut CoresRow, base: &str, series: &[f64], windows: &[(&str, u
     }
 }
 
-fn stored_iv(row: &VolDailyRow, tenor: &str) -> Option<f64> {
-    match tenor {
-        "10d" => row.iv10d_pct,
-        "20d" => row.iv20d_pct,
-        "30d" => row.iv30d_pct,
-        "60d" => row.iv60d_pct,
-        "90d" => row.iv90d_pct,
-        "6m" => row.iv6m_pct,
-        "1yr" => row.iv1yr_pct,
-        _ => None,
-    }
-}
-
 fn live_iv(cm: &ConstantMaturityIv, tenor: &str) -> Option<f64> {
     match tenor {
         "10d" => cm.iv10d_pct,
@@ -358,15 +344,18 @@ fn live_iv(cm: &ConstantMaturityIv, tenor: &str) -> Option<f64> {
 /// Today's constant-maturity IVs by tenor suffix.
 type Ivs = BTreeMap<&'static str, f64>;
 
-fn iv_fields(row: &mut CoresRow, input: &CoresInput<'_>, vol: &[&VolDailyRow]) -> Ivs {
+fn iv_fields(row: &mut CoresRow, input: &CoresInput<'_>, vol: &CoresHistory) -> Ivs {
     let mut ivs = Ivs::new();
     for (tenor, _) in IV_TENORS {
+        let Some(stored) = StoredSeries::iv(tenor) else {
+            continue;
+        };
         let live = input.chain.and_then(|c| {
             live_iv(c.constant_maturity, tenor)
                 .filter(|v| v.is_finite())
                 .map(|v| (c.trade_date, v))
         });
-        let series = daily_series(vol, |r| stored_iv(r, tenor), live);
+        let series = daily_series(vol, stored, input.today, live);
         let name = iv_name(tenor);
         let Some(&current) = series.last() else {
             continue;
@@ -591,7 +580,7 @@ fn delta_fields(row: &mut CoresRow, chain: Option<ChainInput<'_>>) {
 fn smile_fields(
     row: &mut CoresRow,
     input: &CoresInput<'_>,
-    vol: &[&VolDailyRow],
+    vol: &CoresHistory,
     fits: &[ExpirationFit],
     _ivs: &Ivs,
 ) {
@@ -605,7 +594,7 @@ fn smile_fields(
     };
     let live_date = input.chain.map(|c| c.trade_date);
     let live_slope = at(&|f| f.slope()).zip(live_date).map(|(v, d)| (d, v));
-    let slopes = daily_series(vol, |r| r.skew_slope_30d, live_slope);
+    let slopes = daily_series(vol, StoredSeries::SkewSlope30d, input.today, live_slope);
     row.set("slope", slopes.last().copied());
     let s = trailing_stats(&slopes, 252);
     row.set("slopeMean1y", s.mean);
@@ -614,9 +603,14 @@ fn smile_fields(
     let live_deriv = at(&|f| f.curvature()).zip(live_date).map(|(v, d)| (d, v));
     row.set(
         "deriv",
-        daily_series(vol, |r| r.smile_curvature_30d, live_deriv)
-            .last()
-            .copied(),
+        daily_series(
+            vol,
+            StoredSeries::SmileCurvature30d,
+            input.today,
+            live_deriv,
+        )
+        .last()
+        .copied(),
     );
     row.set("error", at(&|f| Some(f.rmse_iv_pct)));
     row.set("maxError", at(&|f| Some(f.max_abs_error_iv_pct)));
@@ -625,7 +619,7 @@ fn smile_fields(
     });
     row.set(
         "skew25d30d",
-        daily_series(vol, |r| r.skew25_30d_pct, live_skew)
+        daily_series(vol, StoredSeries::Skew25d30d, input.today, live_skew)
             .last()
             .copied(),
     );
@@ -668,7 +662,7 @@ pub fn ex_event_iv(iv_pct: f64, years: f64, event: f64) -> Option<f64> {
 fn earnings_fields(
     row: &mut CoresRow,
     input: &CoresInput<'_>,
-    vol: &[&VolDailyRow],
+    vol: &CoresHistory,
     ivs: &Ivs,
     hvs: &Hvs,
 ) {
@@ -687,7 +681,7 @@ fn earnings_fields(
         "daysSinceLastErn",
         last.map(|r| (today - r.report_date).num_days() as f64),
     );
-    if let Some(stats) = vol.iter().rev().find(|r| r.earnings_count.is_some()) {
+    if let Some(stats) = vol.earnings(today) {
         let count = |v: Option<u64>| v.map(|c| c as f64);
         for (name, value) in [
             ("ernCnt", count(stats.earnings_count)),
@@ -991,7 +985,7 @@ mod tests {
             today,
             bars: &[],
             benchmarks: &[],
-            vol: &[],
+            vol: &CoresHistory::default(),
             chain: None,
             flow: None,
             market_cap: None,

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use axum::Json;
 use axum::extract::State;
-use optics_compute::cores::{CoresRow, DEFAULT_FIELDS, catalog, field_index};
+use optics_compute::cores::{CoresHistory, CoresRow, DEFAULT_FIELDS, catalog, field_index};
 use optics_compute::time::new_york_date;
 use serde::Serialize;
 use utoipa::ToSchema;
@@ -195,7 +195,7 @@ pub async fn cores(
     let row = cores_row(
         &coverage,
         chain.as_deref(),
-        &vol,
+        &CoresHistory::from_rows(&vol, today),
         flow.as_deref(),
         symbol,
         today,
