@@ -82,6 +82,7 @@ bench: ## benchmarks that print figures (ns/option, ratios, accuracies, throughp
 	$(CARGO) bench -p optics-api --bench soak
 	$(CARGO) bench -p optics-api --bench auth
 	$(CARGO) bench -p optics-api --bench chain_at_time
+	$(CARGO) bench --profile service -p optics-api --bench universe_refresh
 	$(CARGO) bench -p optics-mcp --bench tool_call
 	$(CARGO) bench --profile service --no-default-features -p optics --bench live_memory
 

@@ -540,7 +540,7 @@ async fn the_vol_daily_series_is_read_once_and_again_after_a_vol_daily_publicati
 }
 
 #[tokio::test]
-async fn cores_histories_of_many_tickers_come_from_one_pass_over_the_sessions() {
+async fn cores_histories_of_many_tickers_come_from_one_scan_of_the_sessions() {
     let counted = optics_tests::faulty_store::FaultyStore::new();
     let store = SnapshotStore::new(counted.clone(), Path::from("snapshots"));
     for (d, close) in [(17, 100.0), (18, 101.0), (19, 102.0), (20, 103.0)] {
@@ -564,10 +564,77 @@ async fn cores_histories_of_many_tickers_come_from_one_pass_over_the_sessions() 
             .collect()
     };
     assert_eq!(iv30(&histories[0]), [25.0, 27.75, 25.5]);
-    assert!(histories[1].is_empty(), "QQQ stores no IV");
+    assert!(!histories[1].is_empty(), "QQQ has rows");
+    assert!(iv30(&histories[1]).is_empty(), "QQQ stores no IV");
     assert!(histories[2].is_empty(), "IWM has no rows");
     // What a universe build is told to key its held histories on.
     assert!(market.vol_generation().is_some());
+    // A universe the series memo holds is read into it: the routes of one ticker that follow
+    // answer from memory.
+    let before = counted.listings();
+    let spy = market.vol_history(&tickers[0]).await.unwrap();
+    assert_eq!(spy.len(), 4);
+    assert_eq!(counted.listings() - before, 0);
+}
+
+/// A universe larger than the series memo: every history from one pass over the sessions'
+/// files, nothing held in the memo.
+#[tokio::test]
+async fn cores_histories_of_a_large_universe_come_from_one_pass() {
+    let counted = optics_tests::faulty_store::FaultyStore::new();
+    let store = SnapshotStore::new(counted.clone(), Path::from("snapshots"));
+    let symbols: Vec<String> = (0..600).map(|i| format!("S{i:03}")).collect();
+    let publish = |date: NaiveDate, level: f64| {
+        let store = store.clone();
+        let symbols = symbols.clone();
+        async move {
+            let as_of = date.and_hms_opt(21, 0, 0).unwrap().and_utc();
+            let rows: Vec<optics_schemas::VolDailyRow> = symbols
+                .iter()
+                .enumerate()
+                .map(|(i, symbol)| {
+                    let mut row = optics_schemas::VolDailyRow::new(symbol, date, as_of, 100.0);
+                    row.iv30d_pct = Some(level + i as f64);
+                    row
+                })
+                .collect();
+            store
+                .publish(
+                    &SnapshotKey::new("vol_daily", date, MARKET_WIDE),
+                    &optics_schemas::VolDailyRow::to_batch(&rows).unwrap(),
+                    &[],
+                    as_of,
+                )
+                .await
+                .unwrap();
+        }
+    };
+    publish(day(18), 10.0).await;
+    publish(day(19), 20.0).await;
+    publish(day(19), 30.0).await; // restated: the newest version counts
+    publish(day(20), 40.0).await;
+    let market = StoreMarketData::new(store.clone());
+    market.load().await.unwrap();
+    let mut tickers: Vec<Ticker> = symbols.iter().map(|s| Ticker::parse(s).unwrap()).collect();
+    tickers.push(Ticker::parse("NONE").unwrap());
+    let before = counted.listings();
+    let histories = market.cores_histories(&tickers, day(19)).await.unwrap();
+    assert_eq!(counted.listings() - before, 1, "one listing of the dataset");
+    let iv30 = |i: usize| -> Vec<f64> {
+        histories[i]
+            .values(optics_compute::cores::StoredSeries::Iv30d, day(19), None)
+            .collect()
+    };
+    assert_eq!(iv30(0), [10.0, 30.0]);
+    assert_eq!(iv30(599), [609.0, 629.0]);
+    assert!(histories[600].is_empty(), "a ticker without rows");
+    let mut held = Vec::new();
+    optics_schemas::memory::MemoryHolder::held_memory(&market, &mut held);
+    let memo = held
+        .iter()
+        .find(|h| h.holder == "api_vol_history_memo")
+        .unwrap();
+    assert_eq!(memo.items, 0, "no full series held");
 }
 
 /// The universe table keeps each row's cut `vol_daily` history: a rebuild after a chain

@@ -95,8 +95,8 @@ struct VolSeriesEntry {
 type VolRowsMemo = HashMap<String, VolSeriesEntry>;
 
 /// Underlyings whose series are held before the memo starts afresh (the coverage universe
-/// and then some; three years of one underlying is about 750 rows). A universe build does not
-/// use it: it reads cut histories ([`ChainHistory::cores_histories`]).
+/// and then some; three years of one underlying is about 750 rows). A larger universe's build
+/// reads cut histories instead ([`ChainHistory::cores_histories`]).
 const VOL_SERIES_UNDERLYINGS: usize = 512;
 
 /// `vol_daily` files read at once by [`ChainHistory::cores_histories`] (over S3 each read is
@@ -188,21 +188,92 @@ impl ChainHistory {
         Ok(rows)
     }
 
+    /// Reads, in one scan of the current `vol_daily` files, the series of every ticker of
+    /// `tickers` that has none of `generation` held (at most the memo's capacity), so each
+    /// file is read once for the whole universe rather than once per underlying (a replica's
+    /// start over S3 went from minutes of requests to one pass). Single tickers are left to
+    /// [`vol_series`](Self::vol_series), which rereads only new files.
+    async fn prefetch_vol_series(
+        &self,
+        tickers: &[&str],
+        generation: u64,
+    ) -> Result<(), HistoryError> {
+        let missing: Vec<String> = {
+            let memo = self.vol_memo();
+            tickers
+                .iter()
+                .filter(|ticker| {
+                    memo.get(**ticker)
+                        .is_none_or(|e| e.generation != generation)
+                })
+                .take(VOL_SERIES_UNDERLYINGS)
+                .map(|ticker| (*ticker).to_owned())
+                .collect()
+        };
+        if missing.len() < 2 {
+            return Ok(());
+        }
+        let files = self.vol_files().await?;
+        let mut series: HashMap<String, Vec<VolDailyRow>> = missing
+            .iter()
+            .map(|ticker| (ticker.clone(), Vec::new()))
+            .collect();
+        let wanted: Vec<&str> = missing.iter().map(String::as_str).collect();
+        for row in self.scan_vol_rows(files.iter(), &wanted).await? {
+            if let Some(rows) = series.get_mut(&row.underlying) {
+                rows.push(row);
+            }
+        }
+        let mut memo = self.vol_memo();
+        let new_entries = series.keys().filter(|t| !memo.contains_key(*t)).count();
+        if memo.len() + new_entries > VOL_SERIES_UNDERLYINGS {
+            memo.clear();
+        }
+        for (ticker, mut rows) in series {
+            rows.sort_by_key(|r| r.trade_date);
+            rows.dedup_by_key(|r| r.trade_date);
+            memo.insert(
+                ticker,
+                VolSeriesEntry {
+                    generation,
+                    files: files.clone(),
+                    rows: Arc::new(rows),
+                },
+            );
+        }
+        Ok(())
+    }
+
     /// What the cores row reads of each of `tickers`' stored series, for rows computed on
-    /// `today` ([`CoresHistory`]), from one pass over the current `vol_daily` partitions,
-    /// newest session first: each file is read whole once ([`VOL_FILES_AT_ONCE`] at a time)
-    /// and dropped, each row handed to its ticker's history, and the pass stops once no
-    /// ticker can take an older session (about a year of files). A universe build of 20,000
-    /// underlyings thus holds 20,000 cut histories, never their full series, and reads each
-    /// file once rather than once per underlying. Aligned with `tickers`; a ticker without
-    /// stored rows gets an empty history.
+    /// `today` ([`CoresHistory`]), aligned with `tickers` (a ticker without stored rows gets an
+    /// empty history).
+    ///
+    /// A universe the series memo holds (the default one) is read into the memo in one scan
+    /// and cut from it, so the routes of one ticker that follow answer from memory. A larger
+    /// one is read in one pass over the current `vol_daily` partitions, newest session first:
+    /// each file is read whole once ([`VOL_FILES_AT_ONCE`] at a time) and dropped, each row
+    /// handed to its ticker's history, and the pass stops once no ticker can take an older
+    /// session (about a year of files). A build of 20,000 underlyings thus holds 20,000 cut
+    /// histories, never their full series, and reads each file once rather than once per
+    /// underlying.
     pub async fn cores_histories(
         &self,
         tickers: &[Ticker],
         today: NaiveDate,
+        generation: u64,
     ) -> Result<Vec<CoresHistory>, HistoryError> {
         if tickers.is_empty() {
             return Ok(Vec::new());
+        }
+        if tickers.len() <= VOL_SERIES_UNDERLYINGS {
+            let names: Vec<&str> = tickers.iter().map(Ticker::as_str).collect();
+            self.prefetch_vol_series(&names, generation).await?;
+            let mut histories = Vec::with_capacity(tickers.len());
+            for ticker in &names {
+                let rows = self.vol_series(ticker, generation).await?;
+                histories.push(CoresHistory::from_rows(&rows, today));
+            }
+            return Ok(histories);
         }
         let mut builders: HashMap<&str, CoresHistoryBuilder> = tickers
             .iter()

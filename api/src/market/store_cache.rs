@@ -959,7 +959,13 @@ impl MarketDataReader for StoreMarketData {
         tickers: &'a [Ticker],
         today: NaiveDate,
     ) -> ReadFuture<'a, Result<Vec<CoresHistory>, ApiError>> {
-        Box::pin(async move { Ok(self.history.cores_histories(tickers, today).await?) })
+        Box::pin(async move {
+            let generation = self.vol_generation.load(Ordering::Acquire);
+            Ok(self
+                .history
+                .cores_histories(tickers, today, generation)
+                .await?)
+        })
     }
 
     fn vol_generation(&self) -> Option<u64> {

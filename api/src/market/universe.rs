@@ -59,6 +59,11 @@ fn address<T>(value: &Arc<T>) -> usize {
 }
 
 impl UniverseRow {
+    /// What the row read of its stored `vol_daily` series (cut for the table's day).
+    pub fn history(&self) -> &CoresHistory {
+        &self.history
+    }
+
     /// Stock, ETF or index (a symbol without a company counts as a stock).
     pub fn asset_class(&self) -> AssetClass {
         self.company

@@ -134,6 +134,22 @@ pub struct CoresHistory {
     columns: Vec<Column>,
     /// The newest row with earnings-reaction statistics.
     earnings: Option<Box<VolDailyRow>>,
+    /// The newest stored row's session figures.
+    newest: Option<NewestStored>,
+}
+
+/// Figures of the newest stored session the screens print as they are stored (not recomputed
+/// with a live value).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct NewestStored {
+    /// Its session.
+    pub trade_date: NaiveDate,
+    /// iv30d − hv30, points.
+    pub vrp_30d_pct: Option<f64>,
+    /// IV percentile over one year, 0–100.
+    pub iv_percentile: Option<f64>,
+    /// IV rank over one year, 0–100.
+    pub iv_rank: Option<f64>,
 }
 
 /// A [`CoresHistory`] fed one stored row at a time, newest first: what a reader streaming a
@@ -147,6 +163,7 @@ pub struct CoresHistoryBuilder {
     /// Per column, newest first.
     columns: [Column; COLUMNS.len()],
     earnings: Option<Box<VolDailyRow>>,
+    newest: Option<NewestStored>,
 }
 
 impl CoresHistoryBuilder {
@@ -157,6 +174,7 @@ impl CoresHistoryBuilder {
             seen: 0,
             columns: Default::default(),
             earnings: None,
+            newest: None,
         }
     }
 
@@ -183,6 +201,14 @@ impl CoresHistoryBuilder {
     pub fn push_older(&mut self, row: &VolDailyRow) {
         if row.trade_date > self.today || !self.wants_older() {
             return;
+        }
+        if self.seen == 0 {
+            self.newest = Some(NewestStored {
+                trade_date: row.trade_date,
+                vrp_30d_pct: row.vrp_30d_pct,
+                iv_percentile: row.iv_percentile,
+                iv_rank: row.iv_rank,
+            });
         }
         if self.earnings_wanted() && row.earnings_count.is_some() {
             self.earnings = Some(Box::new(row.clone()));
@@ -216,6 +242,7 @@ impl CoresHistoryBuilder {
                     .collect()
             },
             earnings: self.earnings,
+            newest: self.newest,
         }
     }
 }
@@ -234,9 +261,9 @@ impl CoresHistory {
         builder.finish()
     }
 
-    /// Whether no value is kept and no earnings statistics are known.
+    /// Whether no stored row was read.
     pub fn is_empty(&self) -> bool {
-        self.columns.is_empty() && self.earnings.is_none()
+        self.newest.is_none()
     }
 
     /// The finite values of `series` on the sessions up to `today` and before `before`
@@ -247,6 +274,16 @@ impl CoresHistory {
         today: NaiveDate,
         before: Option<NaiveDate>,
     ) -> impl Iterator<Item = f64> + '_ {
+        self.dated_values(series, today, before).map(|(_, v)| v)
+    }
+
+    /// [`values`](Self::values) with their sessions.
+    pub fn dated_values(
+        &self,
+        series: StoredSeries,
+        today: NaiveDate,
+        before: Option<NaiveDate>,
+    ) -> impl Iterator<Item = (NaiveDate, f64)> + '_ {
         let (dates, values) = self
             .columns
             .get(series.column())
@@ -255,7 +292,12 @@ impl CoresHistory {
             .iter()
             .zip(values)
             .filter(move |(d, _)| **d <= today && before.is_none_or(|b| **d < b))
-            .map(|(_, v)| *v)
+            .map(|(d, v)| (*d, *v))
+    }
+
+    /// The newest stored row's session figures (up to the history's day).
+    pub fn newest(&self) -> Option<&NewestStored> {
+        self.newest.as_ref()
     }
 
     /// The newest row up to `today` with earnings-reaction statistics.

@@ -22,7 +22,7 @@ use catalog::{
     hv_xern_name, iv_name,
 };
 pub use catalog::{CoreField, DEFAULT_FIELDS, catalog, field_index};
-pub use history::{CoresHistory, CoresHistoryBuilder, StoredSeries};
+pub use history::{CoresHistory, CoresHistoryBuilder, NewestStored, StoredSeries};
 
 use crate::correlation::{align, beta, correlation, last_n, log_returns};
 use crate::vol::realized::sample_std;

@@ -4,6 +4,7 @@
 
 use axum::Json;
 use axum::extract::State;
+use optics_compute::cores::StoredSeries;
 use optics_compute::relative_value::{ratio_series, ratio_stats};
 use optics_compute::time::new_york_date;
 use serde::Serialize;
@@ -13,7 +14,7 @@ use crate::envelope::{Envelope, ok};
 use crate::error::ApiError;
 use crate::freshness::Freshness;
 use crate::handlers::stock::correlation::MARKET;
-use crate::handlers::stock::relative_value::{RATIO_BASIS, iv30d_series};
+use crate::handlers::stock::relative_value::{IvSeries, RATIO_BASIS, iv30d_series};
 use crate::params::QueryParams;
 use crate::state::AppState;
 use crate::ticker::Ticker;
@@ -113,18 +114,31 @@ pub async fn relative_value_scan(
     let reader = state.market_data()?;
     let coverage = reader.coverage();
     let spy = iv30d_series(&state, &Ticker::parse(MARKET)?, today).await;
+    // Every covered name's series from the universe table's cut histories (a year and a
+    // month of iv30d each, more than the 252-ratio window): no per-name read of the store.
+    let table = state.universe_table().await?;
     let mut scanned = 0;
     let mut with_z = 0;
     let mut rows = Vec::new();
-    for company in &coverage.companies {
-        let Ok(ticker) = Ticker::parse(&company.symbol) else {
+    for row in &table.rows {
+        let Ok(ticker) = Ticker::parse(&row.ticker) else {
             continue;
         };
-        if ticker.as_str() == MARKET || !reader.covers(&ticker) {
+        if ticker.as_str() == MARKET {
             continue;
         }
         scanned += 1;
-        let own = iv30d_series(&state, &ticker, today).await;
+        let history = row.history();
+        let own = IvSeries::with_live(
+            history
+                .dated_values(StoredSeries::Iv30d, today, None)
+                .collect(),
+            reader.chain(&ticker).as_deref(),
+            today,
+            history
+                .newest()
+                .map(|n| (n.vrp_30d_pct, n.iv_percentile, n.iv_rank)),
+        );
         let ratios: Vec<f64> = ratio_series(&own.points, &spy.points)
             .iter()
             .map(|p| p.ratio)
@@ -141,7 +155,7 @@ pub async fn relative_value_scan(
         }
         rows.push(ScanRow {
             ticker: ticker.to_string(),
-            sector: company.sector.clone(),
+            sector: row.company.as_ref().and_then(|c| c.sector.clone()),
             iv_spy_ratio: stats.current,
             iv_spy_ratio_avg_1y: avg,
             z_score: z,

@@ -18,6 +18,7 @@ use crate::envelope::{Envelope, ok};
 use crate::error::ApiError;
 use crate::extract::CoveredTicker;
 use crate::freshness::Freshness;
+use crate::market::ChainView;
 use crate::openapi::IsoDate;
 use crate::params::QueryParams;
 use crate::state::AppState;
@@ -40,27 +41,44 @@ pub async fn iv30d_series(state: &AppState, ticker: &Ticker, today: NaiveDate) -
         return IvSeries::default();
     };
     let rows = reader.vol_history(ticker).await.ok().unwrap_or_default();
-    let mut points: Vec<(NaiveDate, f64)> = rows
+    let points = rows
         .iter()
         .filter(|r| r.trade_date <= today)
         .filter_map(|r| r.iv30d_pct.map(|iv| (r.trade_date, iv)))
         .collect();
-    let live = reader
-        .chain(ticker)
-        .and_then(|c| c.implied().constant_maturity.iv30d_pct);
-    if let Some(iv) = live {
-        if points.last().is_some_and(|p| p.0 == today) {
-            points.pop();
-        }
-        points.push((today, iv));
-    }
     let last = rows.iter().rev().find(|r| r.trade_date <= today);
-    IvSeries {
+    IvSeries::with_live(
         points,
-        live: live.is_some(),
-        vrp: last.and_then(|r| r.vrp_30d_pct),
-        iv_percentile: last.and_then(|r| r.iv_percentile),
-        iv_rank: last.and_then(|r| r.iv_rank),
+        reader.chain(ticker).as_deref(),
+        today,
+        last.map(|r| (r.vrp_30d_pct, r.iv_percentile, r.iv_rank)),
+    )
+}
+
+impl IvSeries {
+    /// `points` (stored, ascending, up to `today`) with today's point set from `chain`'s live
+    /// iv30d when it has one, and the last stored row's (VRP, IV percentile, IV rank).
+    pub fn with_live(
+        mut points: Vec<(NaiveDate, f64)>,
+        chain: Option<&ChainView>,
+        today: NaiveDate,
+        last: Option<(Option<f64>, Option<f64>, Option<f64>)>,
+    ) -> Self {
+        let live = chain.and_then(|c| c.implied().constant_maturity.iv30d_pct);
+        if let Some(iv) = live {
+            if points.last().is_some_and(|p| p.0 == today) {
+                points.pop();
+            }
+            points.push((today, iv));
+        }
+        let (vrp, iv_percentile, iv_rank) = last.unwrap_or_default();
+        Self {
+            points,
+            live: live.is_some(),
+            vrp,
+            iv_percentile,
+            iv_rank,
+        }
     }
 }
 
