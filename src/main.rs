@@ -15,6 +15,7 @@ mod run_command;
 mod seeding;
 mod serve_command;
 mod settings;
+mod sql_command;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand, ValueEnum};
@@ -97,6 +98,9 @@ enum Command {
     /// The MCP tool server over stdin/stdout for a local assistant client: the 43 tools and
     /// help, answered from the same stores as `optics serve`, metered against one API token.
     Mcp(mcp_command::McpArgs),
+    /// SQL over the snapshot store: every dataset a table (chain, exposures, flow, vol_daily,
+    /// the reference tables…), rows as a table, CSV, JSON lines or Parquet.
+    Sql(sql_command::SqlArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -113,6 +117,7 @@ fn main() -> std::process::ExitCode {
         Command::Run(args) => run_command::run(&args),
         Command::Serve(args) => serve_command::run(&args),
         Command::Mcp(args) => mcp_command::run(&args),
+        Command::Sql(args) => sql_command::run(&args),
         Command::Replay(args) => replay_command::run(&args),
         Command::Ingest(args) => ingest_command::run(&args),
         Command::Compute(args) => compute_command::run(&args),
@@ -142,6 +147,7 @@ mod tests {
     /// subcommands only: `optics accounts` itself keeps `--db` / `--data-dir` checked.
     const PER_INVOCATION: &[(&str, &str)] = &[
         ("optics price", "the terms of the one contract it prices"),
+        ("optics sql", "the query and where its rows go"),
         ("optics accounts ", "the account acted on and what is set"),
         ("optics tokens ", "the account and the new token"),
     ];

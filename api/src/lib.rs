@@ -46,6 +46,7 @@ pub mod registry;
 pub mod response_cache;
 mod router;
 pub mod serve;
+pub mod sql;
 mod state;
 mod suggest;
 pub mod ticker;

@@ -9,5 +9,6 @@ mod price_cli;
 mod run_command;
 mod serve_api;
 mod serve_follow;
+mod sql_cli;
 mod stock_screens;
 mod support;

@@ -74,6 +74,13 @@ impl From<HistoryError> for crate::error::ApiError {
 /// The scheme under which the snapshot store is registered with DataFusion.
 const STORE_URL: &str = "optics://snapshots";
 
+/// The URL DataFusion reads the store object `path` at, under `base` (a registered store).
+/// A path holds the store's own percent-encoding (`underlying=%5EVIX`); DataFusion decodes a
+/// URL's path once before asking the store, so the `%` itself is escaped here.
+pub fn store_file_url(base: &str, path: &str) -> String {
+    format!("{base}/{}", path.replace('%', "%25"))
+}
+
 /// DataFusion over the snapshot store.
 #[derive(Clone)]
 pub struct ChainHistory {
@@ -170,7 +177,7 @@ impl ChainHistory {
     ) -> Result<Vec<VolDailyRow>, HistoryError> {
         let locations: Vec<String> = files
             .into_iter()
-            .map(|(_, path)| format!("{STORE_URL}/{path}"))
+            .map(|(_, path)| store_file_url(STORE_URL, path))
             .collect();
         if locations.is_empty() {
             return Ok(Vec::new());
@@ -476,7 +483,7 @@ impl ChainHistory {
         let frame = self
             .ctx
             .read_parquet(
-                format!("{STORE_URL}/{}", file.path),
+                store_file_url(STORE_URL, file.path.as_ref()),
                 ParquetReadOptions::default(),
             )
             .await?;

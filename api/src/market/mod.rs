@@ -9,7 +9,7 @@
 //! It also computes the VIX of every SPX chain it installs into a per-session [`VixTape`].
 
 pub mod cores;
-mod history;
+pub(crate) mod history;
 mod store_cache;
 mod universe;
 mod vix_tape;

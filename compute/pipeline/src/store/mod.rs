@@ -714,10 +714,25 @@ impl SnapshotStore {
         dataset: &str,
         underlying: &str,
     ) -> Result<Vec<SnapshotFile>, StoreError> {
+        self.newest_by_partition(dataset, Some(underlying)).await
+    }
+
+    /// The newest version of every `dataset` partition, by trade date then underlying, from
+    /// one listing of the whole dataset: what a reader of the dataset's history reads (the
+    /// older versions a publication leaves for a moment are never read twice).
+    pub async fn current_partitions(&self, dataset: &str) -> Result<Vec<SnapshotFile>, StoreError> {
+        self.newest_by_partition(dataset, None).await
+    }
+
+    async fn newest_by_partition(
+        &self,
+        dataset: &str,
+        only: Option<&str>,
+    ) -> Result<Vec<SnapshotFile>, StoreError> {
         use futures_util::StreamExt as _;
         let root = self.dataset_root(dataset);
         let depth = root.parts().count();
-        let mut newest: std::collections::BTreeMap<NaiveDate, SnapshotFile> =
+        let mut newest: std::collections::BTreeMap<(NaiveDate, String), SnapshotFile> =
             std::collections::BTreeMap::new();
         let mut listing = self.store.list(Some(&root));
         while let Some(listed) = listing.next().await {
@@ -740,23 +755,26 @@ impl SnapshotStore {
             else {
                 continue;
             };
-            let Some(version) = parse_version_file_name(file_name) else {
+            let (Some(version), Some(underlying)) = (
+                parse_version_file_name(file_name),
+                layout::hive_value(underlying_dir, "underlying"),
+            ) else {
                 continue;
             };
-            if layout::hive_value(underlying_dir, "underlying").as_deref() != Some(underlying)
-                || newest
-                    .get(&trade_date)
-                    .is_some_and(|f| f.version >= version)
-            {
+            if only.is_some_and(|wanted| wanted != underlying) {
+                continue;
+            }
+            let partition = (trade_date, underlying);
+            if newest.get(&partition).is_some_and(|f| f.version >= version) {
                 continue;
             }
             let file = SnapshotFile {
-                key: SnapshotKey::new(dataset, trade_date, underlying),
+                key: SnapshotKey::new(dataset, trade_date, partition.1.clone()),
                 version,
                 path: meta.location,
                 bytes: meta.size,
             };
-            newest.insert(trade_date, file);
+            newest.insert(partition, file);
         }
         Ok(newest.into_values().collect())
     }
