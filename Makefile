@@ -9,12 +9,14 @@ REFERENCE_VENV := .venv-reference
 MCP_VENV := .venv-mcp
 # Schemathesis, for the API's hardening run.
 HARDENING_VENV := .venv-hardening
+# DuckDB and polars, reading the snapshot store directly as docs/storage.md shows.
+SQL_VENV := .venv-sql
 # The distributed proof: an S3 API server (moto) in a venv, a Kafka-protocol broker (tansu, from
 # crates.io, with its SQLite storage so a restarted broker keeps its log) built once into tools/.
 DISTRIBUTED_VENV := .venv-distributed
 TANSU := tools/tansu/bin/tansu
 
-.PHONY: run build-distributed build test mcp-clients test-hardening test-distributed fmt fmt-check lint bench reference registry clean help
+.PHONY: run build-distributed build test mcp-clients test-sql-readers test-hardening test-distributed fmt fmt-check lint bench reference registry clean help
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -29,9 +31,10 @@ build-distributed: ## the optimised binary with the Kafka bus, for `optics inges
 build: ## debug build of the whole workspace
 	$(CARGO) build --workspace
 
-test: fmt-check lint ## formatting check, clippy -D warnings, every test, the MCP client checks, Schemathesis
+test: fmt-check lint ## formatting check, clippy -D warnings, every test, the MCP client checks, the SQL readers, Schemathesis
 	$(CARGO) test --workspace
 	$(MAKE) mcp-clients
+	$(MAKE) test-sql-readers
 	$(MAKE) test-hardening
 
 mcp-clients: ## the official MCP Python SDK drives every tool over stdio and streamable HTTP against `optics run`
@@ -39,6 +42,16 @@ mcp-clients: ## the official MCP Python SDK drives every tool over stdio and str
 	$(MCP_VENV)/bin/pip install --quiet -r scripts/mcp/requirements.txt
 	$(CARGO) build --bin optics
 	$(MCP_VENV)/bin/python scripts/mcp/check_tools.py --optics target/debug/optics --records $(REFERENCE_RECORDS)
+
+test-sql-readers: ## DuckDB, polars and `optics sql` read a backfilled store (two versions of its last session) alike
+	test -x $(SQL_VENV)/bin/python || $(PYTHON) -m venv $(SQL_VENV)
+	$(SQL_VENV)/bin/pip install --quiet -r scripts/sql/requirements.txt
+	$(CARGO) build --bin optics
+	dir=$$(mktemp -d) && \
+	backfill="target/debug/optics backfill --data-dir $$dir --to 2026-11-20 --universe 2 --history-years 1 --quiet" && \
+	$$backfill --sessions 2 && $$backfill --sessions 1 && \
+	$(SQL_VENV)/bin/python scripts/sql/read_store.py --data-dir $$dir --ticker SPX --optics target/debug/optics; \
+	status=$$?; rm -rf "$$dir"; exit $$status
 
 test-hardening: ## Schemathesis holds `optics run` to its OpenAPI document: >= 10,000 cases, no failure
 	test -x $(HARDENING_VENV)/bin/python || $(PYTHON) -m venv $(HARDENING_VENV)
