@@ -473,6 +473,16 @@ async fn after_an_early_close_the_nearest_expiration_is_the_next_one_with_time_l
 }
 
 /// Publishes the `vol_daily` rows of SPY and QQQ for `date`, SPY's close `close`.
+/// Underlyings whose whole `vol_daily` series the reader holds (`api_vol_history_memo`).
+fn vol_series_held(market: &StoreMarketData) -> u64 {
+    let mut held = Vec::new();
+    optics_schemas::memory::MemoryHolder::held_memory(market, &mut held);
+    held.iter()
+        .find(|h| h.holder == "api_vol_history_memo")
+        .unwrap()
+        .items
+}
+
 async fn publish_vol_daily(store: &SnapshotStore, date: NaiveDate, close: f64) -> SnapshotEvent {
     let as_of = date.and_hms_opt(21, 0, 0).unwrap().and_utc();
     let mut spy = optics_schemas::VolDailyRow::new("SPY", date, as_of, close);
@@ -530,13 +540,7 @@ async fn the_vol_daily_series_is_read_once_and_again_after_a_vol_daily_publicati
     market.load().await.unwrap();
     let third = market.vol_history(&spy).await.unwrap();
     assert_eq!(closes(&third).last(), Some(&104.0));
-    let mut held = Vec::new();
-    optics_schemas::memory::MemoryHolder::held_memory(&market, &mut held);
-    let memo = held
-        .iter()
-        .find(|h| h.holder == "api_vol_history_memo")
-        .unwrap();
-    assert_eq!(memo.items, 1);
+    assert_eq!(vol_series_held(&market), 1);
 }
 
 #[tokio::test]
@@ -628,13 +632,7 @@ async fn cores_histories_of_a_large_universe_come_from_one_pass() {
     assert_eq!(iv30(0), [10.0, 30.0]);
     assert_eq!(iv30(599), [609.0, 629.0]);
     assert!(histories[600].is_empty(), "a ticker without rows");
-    let mut held = Vec::new();
-    optics_schemas::memory::MemoryHolder::held_memory(&market, &mut held);
-    let memo = held
-        .iter()
-        .find(|h| h.holder == "api_vol_history_memo")
-        .unwrap();
-    assert_eq!(memo.items, 0, "no full series held");
+    assert_eq!(vol_series_held(&market), 0, "no full series held");
 }
 
 /// The universe table keeps each row's cut `vol_daily` history: a rebuild after a chain

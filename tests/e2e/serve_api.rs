@@ -11,10 +11,9 @@ use optics_schemas::{
     AssetClass, ChainRow, Company, DailyBar, EarningsEvent, PricingModelCode, Record,
     SettlementStyle,
 };
-use optics_tests::run_optics;
 use serde_json::Value;
 
-use crate::support::{OPTICS, Running, TempDir, fetch, get, start_listening};
+use crate::support::{OPTICS, Running, TempDir, backfill, fetch, get, start_listening};
 
 /// Starts `optics serve` on port 0, creating the local account on first start and logging JSON
 /// to `log_file`, and returns it with the address it printed.
@@ -221,30 +220,9 @@ fn stored_underlyings_and_earnings(data_dir: &Path) -> (Vec<String>, Vec<Earning
 fn a_backfilled_store_is_served_with_auth_and_the_envelope() {
     let dir = TempDir::new("serve");
     let data_dir = dir.path().to_str().unwrap().to_owned();
-    let output = run_optics(
-        OPTICS,
-        &[
-            "backfill",
-            "--data-dir",
-            &data_dir,
-            "--to",
-            "2026-11-20",
-            "--sessions",
-            "1",
-            "--universe",
-            // The indices and ETFs the coverage universe lists first, and its first stock
-            // (AAPL), so the company fields of a stock are served from the store too.
-            "24",
-            "--history-years",
-            "1",
-            "--quiet",
-        ],
-    );
-    assert!(
-        output.status.success(),
-        "backfill failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    // The indices and ETFs the coverage universe lists first, and its first stock (AAPL), so
+    // the company fields of a stock are served from the store too.
+    backfill(&data_dir, 24, 1);
     assert!(
         dir.path()
             .join("snapshots/chain/trade_date=2026-11-20")

@@ -7,7 +7,7 @@ use optics_pipeline::store::{MARKET_WIDE, SnapshotKey, SnapshotStore};
 use optics_schemas::{ChainRow, VolDailyRow};
 use optics_tests::run_optics;
 
-use crate::support::{OPTICS, TempDir};
+use crate::support::{OPTICS, TempDir, backfill};
 
 fn sql(data_dir: &str, args: &[&str]) -> std::process::Output {
     let mut all = vec!["sql", "--data-dir", data_dir];
@@ -28,28 +28,8 @@ fn stdout_of(output: &std::process::Output) -> String {
 fn sql_reads_the_current_snapshots_in_every_format() {
     let dir = TempDir::new("sql");
     let data_dir = dir.path().to_str().unwrap().to_owned();
-    let backfill = run_optics(
-        OPTICS,
-        &[
-            "backfill",
-            "--data-dir",
-            &data_dir,
-            "--to",
-            "2026-11-20",
-            "--sessions",
-            "2",
-            "--universe",
-            "2",
-            "--history-years",
-            "1",
-            "--quiet",
-        ],
-    );
-    assert!(
-        backfill.status.success(),
-        "backfill failed: {}",
-        String::from_utf8_lossy(&backfill.stderr)
-    );
+    // SPX and NDX, the first two of the coverage universe.
+    backfill(&data_dir, 2, 2);
 
     let tables = stdout_of(&sql(&data_dir, &["--tables"]));
     for name in ["chain", "vol_daily", "daily_bars", "companies"] {

@@ -131,3 +131,32 @@ pub fn fetch(address: &str, path: &str, token: Option<&str>) -> (u16, String) {
         .expect("status");
     (status, body.to_owned())
 }
+
+/// `optics backfill` of `sessions` sessions ending 2026-11-20 for the first `universe`
+/// underlyings of the coverage universe, with one year of history, into `data_dir`; panics
+/// with its stderr when it fails.
+pub fn backfill(data_dir: &str, universe: usize, sessions: usize) {
+    let (universe, sessions) = (universe.to_string(), sessions.to_string());
+    let output = optics_tests::run_optics(
+        OPTICS,
+        &[
+            "backfill",
+            "--data-dir",
+            data_dir,
+            "--to",
+            "2026-11-20",
+            "--sessions",
+            &sessions,
+            "--universe",
+            &universe,
+            "--history-years",
+            "1",
+            "--quiet",
+        ],
+    );
+    assert!(
+        output.status.success(),
+        "backfill failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
