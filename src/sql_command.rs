@@ -28,8 +28,8 @@ pub(crate) enum OutputFormat {
 #[derive(Debug, Args)]
 pub(crate) struct SqlArgs {
     /// The query, in DataFusion's SQL (`SELECT strike, call_iv FROM chain WHERE underlying =
-    /// 'SPY' AND trade_date = '2026-11-20'`). The tables are the store's datasets: `--tables`
-    /// lists them, docs/storage.md describes their columns.
+    /// 'SPY' AND trade_date = '2026-11-20'`); reads only. The tables are the store's datasets:
+    /// `--tables` lists them, docs/storage.md describes their columns.
     #[arg(required_unless_present = "tables")]
     query: Option<String>,
     /// How the rows are written: table, csv, json (one object per line) or parquet.

@@ -98,6 +98,16 @@ pub struct Written {
     pub left_out: u64,
 }
 
+/// What a query may do: read. No DDL (`CREATE …`), no DML (`INSERT`, `COPY … TO`, which would
+/// write files into the store's directories beside its own versions) and no statements
+/// (`SET …`).
+pub fn read_only() -> datafusion::execution::context::SQLOptions {
+    datafusion::execution::context::SQLOptions::new()
+        .with_allow_ddl(false)
+        .with_allow_dml(false)
+        .with_allow_statements(false)
+}
+
 /// Runs `query` on `ctx` and writes its rows to `sink` in `format`, batch by batch (a table
 /// holds its first [`TABLE_ROWS`] rows, then counts the rest).
 pub async fn write_rows<W: std::io::Write + Send>(
@@ -108,7 +118,11 @@ pub async fn write_rows<W: std::io::Write + Send>(
 ) -> Result<Written, SqlError> {
     use datafusion::arrow::array::RecordBatch;
     use futures_util::StreamExt;
-    let mut stream = ctx.sql(query).await?.execute_stream().await?;
+    let mut stream = ctx
+        .sql_with_options(query, read_only())
+        .await?
+        .execute_stream()
+        .await?;
     let schema = stream.schema();
     let mut written = Written {
         rows: 0,
@@ -407,5 +421,26 @@ mod tests {
             .unwrap();
         let read = optics_pipeline::store::decode_parquet(parquet.into()).unwrap();
         assert_eq!(read.iter().map(|b| b.num_rows()).sum::<usize>(), 2);
+
+        // Nothing but reads: the store is left as it was.
+        let before = store.current_partitions("vol_daily").await.unwrap();
+        for refused in [
+            "INSERT INTO vol_daily SELECT * FROM vol_daily",
+            "COPY (SELECT * FROM vol_daily) TO 'memory:///copy.parquet'",
+            "CREATE TABLE copy AS SELECT * FROM vol_daily",
+            "DROP TABLE vol_daily",
+            "SET datafusion.execution.batch_size = 1",
+        ] {
+            let error = write_rows(&ctx, refused, RowFormat::Csv, Vec::new())
+                .await
+                .unwrap_err();
+            assert!(
+                error.to_string().contains("not supported")
+                    || error.to_string().contains("not allowed"),
+                "{refused}: {error}"
+            );
+        }
+        assert_eq!(store.current_partitions("vol_daily").await.unwrap(), before);
+        assert_eq!(rows(&ctx, "SELECT count(*) FROM vol_daily").await, ["4"]);
     }
 }
