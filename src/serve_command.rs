@@ -22,11 +22,12 @@ use optics_api::auth::{AccessConfig, AccessControl, PasswordCost, PasswordHasher
 use optics_api::limits::{
     InMemoryLimiter, Limiter, PlanBudgets, RateLimits, RedisLimiter, redacted_url,
 };
-use optics_api::market::StoreMarketData;
+use optics_api::market::{LoadError, StoreMarketData};
 use optics_api::serve::{ServeLimits, serve_with_limits};
 use optics_compute::time::{Clock, SystemClock};
 use optics_schemas::health::{HealthTracker, components};
 use optics_schemas::{BusError, Message, SnapshotEvent, Subscription};
+use tokio::task::JoinError;
 
 use crate::settings::{ClockArgs, RuntimeArgs, StoreArgs};
 
@@ -396,11 +397,21 @@ pub(crate) async fn follow_snapshot_events(
                 }
             }
         }
+        let report = |read: Result<(SnapshotEvent, Result<(), LoadError>), JoinError>| match read {
+            Ok((event, applied)) => {
+                if let Err(e) = &applied {
+                    eprintln!("snapshot {} {}: {e}", event.dataset, event.underlying);
+                }
+                health.record(clock.now(), &applied, "reading a published snapshot");
+            }
+            Err(e) => eprintln!("reading a published snapshot stopped: {e}"),
+        };
         let mut reads = tokio::task::JoinSet::new();
-        let mut finished = Vec::new();
         for event in newest.into_values() {
-            if reads.len() >= CONCURRENT_EVENT_READS {
-                finished.extend(reads.join_next().await);
+            if reads.len() >= CONCURRENT_EVENT_READS
+                && let Some(read) = reads.join_next().await
+            {
+                report(read);
             }
             let market = Arc::clone(&market);
             reads.spawn(async move {
@@ -409,18 +420,7 @@ pub(crate) async fn follow_snapshot_events(
             });
         }
         while let Some(read) = reads.join_next().await {
-            finished.push(read);
-        }
-        for read in finished {
-            match read {
-                Ok((event, applied)) => {
-                    if let Err(e) = &applied {
-                        eprintln!("snapshot {} {}: {e}", event.dataset, event.underlying);
-                    }
-                    health.record(clock.now(), &applied, "reading a published snapshot");
-                }
-                Err(e) => eprintln!("reading a published snapshot stopped: {e}"),
-            }
+            report(read);
         }
         // The embedded bus holds what is not committed; a Kafka follower commits nothing.
         let _ = events.commit().await;

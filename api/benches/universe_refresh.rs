@@ -1,16 +1,17 @@
 //! The screens' universe table refreshed over a real store at full scale: `n` synthetic stocks
 //! (`OPTICS_BENCH_UNIVERSE`, default 20,000) with `sessions` market-wide `vol_daily`
 //! partitions (`OPTICS_BENCH_SESSIONS`, default 756: the three years `optics run --universe
-//! 20000` seeds) in a local directory, read through the store reader's `vol_daily` path
-//! ([`ChainHistory`]) as `optics serve` reads it.
+//! 20000` seeds), their companies and daily bars in a local directory, read by the store
+//! reader `optics serve` runs ([`StoreMarketData`]).
 //!
 //! Prints, one build each, timed on the machine's clock:
 //! - the **first build** after a start: every underlying's cut history read in one pass over
 //!   the newest sessions, then every row computed;
-//! - a **rebuild after every row's inputs moved** (what a cycle that moved every chain costs)
-//!   on the same day and stored series: no file read, every row computed again;
-//! - a **rebuild after a session closed** (the stored series changed): the histories read
-//!   again, every row computed;
+//! - a **rebuild after every row's inputs moved** (a new version of the company table: what a
+//!   cycle that moved every chain costs) on the same day and stored series: no file read,
+//!   every row computed again;
+//! - a **rebuild after a `vol_daily` publication** (the stored series changed): the histories
+//!   read again, every row computed;
 //! - the table's held memory (`api_universe_table`) and the process's resident memory;
 //! - the peer, measured in the same run: the per-underlying read the table made before it kept
 //!   cut histories (one listing and one scan of every session filtered on the ticker, for each
@@ -19,19 +20,15 @@
 //!
 //! Figures print; nothing asserts on time. The directory is removed at the end.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use arrow_array::RecordBatch;
 use chrono::{NaiveDate, TimeZone, Utc};
-use optics_api::market::{
-    ChainHistory, ChainView, Coverage, ExposureView, FlowView, UniverseCache,
-};
-use optics_api::{ApiError, MarketDataReader, ReadFuture, Ticker, VolSeries};
-use optics_compute::cores::CoresHistory;
+use optics_api::market::{StoreMarketData, UniverseCache};
+use optics_api::{MarketDataReader, Ticker};
 use optics_pipeline::store::{MARKET_WIDE, SnapshotKey, SnapshotStore};
 use optics_schemas::memory::{HeldMemory, MemoryHolder};
-use optics_schemas::{ChainRow, VolDailyRow};
+use optics_schemas::{Company, DailyBar, Record, SnapshotEvent, VolDailyRow};
 
 #[path = "support/universe.rs"]
 mod universe;
@@ -42,97 +39,6 @@ fn setting(name: &str, default: usize) -> usize {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
-}
-
-/// The synthetic universe's companies and bars, its `vol_daily` read from the store, and
-/// generations a build can be told moved.
-struct StoreUniverse {
-    coverage: std::sync::RwLock<Arc<Coverage>>,
-    history: ChainHistory,
-    generation: AtomicU64,
-    vol_generation: AtomicU64,
-}
-
-impl std::fmt::Debug for StoreUniverse {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("StoreUniverse")
-    }
-}
-
-impl StoreUniverse {
-    fn coverage_now(&self) -> Arc<Coverage> {
-        Arc::clone(&self.coverage.read().expect("coverage"))
-    }
-
-    /// Every row's inputs move: a new coverage allocation, a new generation.
-    fn move_every_row(&self) {
-        let copy = Arc::new(Coverage::clone(&self.coverage_now()));
-        *self.coverage.write().expect("coverage") = copy;
-        self.generation.fetch_add(1, Ordering::AcqRel);
-    }
-}
-
-impl MarketDataReader for StoreUniverse {
-    fn covers(&self, ticker: &Ticker) -> bool {
-        self.coverage_now().get(ticker.as_str()).is_some()
-    }
-
-    fn chain(&self, _: &Ticker) -> Option<Arc<ChainView>> {
-        None
-    }
-
-    fn exposures(&self, _: &Ticker) -> Option<Arc<ExposureView>> {
-        None
-    }
-
-    fn flow(&self, _: &Ticker) -> Option<Arc<FlowView>> {
-        None
-    }
-
-    fn coverage(&self) -> Arc<Coverage> {
-        self.coverage_now()
-    }
-
-    fn generation(&self) -> Option<u64> {
-        Some(self.generation.load(Ordering::Acquire))
-    }
-
-    fn vol_generation(&self) -> Option<u64> {
-        Some(self.vol_generation.load(Ordering::Acquire))
-    }
-
-    fn chain_at_time<'a>(
-        &'a self,
-        _: &'a Ticker,
-        _: NaiveDate,
-        _: NaiveDate,
-    ) -> ReadFuture<'a, Result<Option<Vec<ChainRow>>, ApiError>> {
-        Box::pin(async { Ok(None) })
-    }
-
-    fn vol_history<'a>(
-        &'a self,
-        ticker: &'a Ticker,
-    ) -> ReadFuture<'a, Result<VolSeries, ApiError>> {
-        Box::pin(async move {
-            let generation = self.vol_generation.load(Ordering::Acquire);
-            Ok(self.history.vol_series(ticker.as_str(), generation).await?)
-        })
-    }
-
-    fn cores_histories<'a>(
-        &'a self,
-        tickers: &'a [Ticker],
-        today: NaiveDate,
-    ) -> ReadFuture<'a, Result<Vec<CoresHistory>, ApiError>> {
-        Box::pin(async move {
-            let generation = self.vol_generation.load(Ordering::Acquire);
-            Ok(self
-                .history
-                .cores_histories(tickers, today, generation)
-                .await?)
-        })
-    }
 }
 
 /// Resident memory of this process, MB (Linux).
@@ -163,8 +69,8 @@ fn dir_bytes(dir: &std::path::Path) -> u64 {
 }
 
 /// Writes one market-wide `vol_daily` partition per session of `market`'s histories, every
-/// underlying's row in each.
-async fn write_sessions(store: &SnapshotStore, market: &UniverseMarket) {
+/// underlying's row in each; returns the newest session's publication.
+async fn write_sessions(store: &SnapshotStore, market: &UniverseMarket) -> SnapshotEvent {
     let symbols: Vec<(String, usize)> = market
         .coverage
         .companies
@@ -174,8 +80,8 @@ async fn write_sessions(store: &SnapshotStore, market: &UniverseMarket) {
             Some((c.symbol.clone(), market.variant(&ticker)?))
         })
         .collect();
-    let sessions = market.histories[0].len();
-    for i in 0..sessions {
+    let mut newest = None;
+    for i in 0..market.histories[0].len() {
         let rows: Vec<VolDailyRow> = symbols
             .iter()
             .map(|(symbol, variant)| {
@@ -184,13 +90,71 @@ async fn write_sessions(store: &SnapshotStore, market: &UniverseMarket) {
                 row
             })
             .collect();
-        let key = SnapshotKey::new("vol_daily", rows[0].trade_date, MARKET_WIDE);
         let batch = VolDailyRow::to_batch(&rows).expect("batch");
-        store
-            .publish(&key, &batch, &[], rows[0].as_of)
-            .await
-            .expect("publish");
+        newest = Some(publish(store, "vol_daily", rows[0].trade_date, &batch).await);
     }
+    newest.expect("at least one session")
+}
+
+/// Publishes `batch` as the market-wide partition of `dataset` on `day`.
+async fn publish(
+    store: &SnapshotStore,
+    dataset: &str,
+    day: NaiveDate,
+    batch: &RecordBatch,
+) -> SnapshotEvent {
+    let as_of = day.and_hms_opt(21, 0, 0).expect("time").and_utc();
+    store
+        .publish(
+            &SnapshotKey::new(dataset, day, MARKET_WIDE),
+            batch,
+            &[],
+            as_of,
+        )
+        .await
+        .expect("publish")
+}
+
+/// A reference table of `rows`, as seeding publishes it (on the stored history's last day).
+async fn publish_table<R: Record>(store: &SnapshotStore, rows: &[R]) -> SnapshotEvent {
+    let day = NaiveDate::from_ymd_opt(2026, 11, 19).expect("date");
+    publish(
+        store,
+        R::DATASET.name(),
+        day,
+        &R::to_batch(rows).expect("batch"),
+    )
+    .await
+}
+
+/// The companies and daily bars of `market`, as the reference tables the reader loads.
+async fn write_reference(store: &SnapshotStore, market: &UniverseMarket) -> Vec<Company> {
+    let companies: Vec<Company> = market
+        .coverage
+        .companies
+        .iter()
+        .map(|c| Company::clone(c))
+        .collect();
+    let bars: Vec<DailyBar> = market
+        .coverage
+        .bars
+        .iter()
+        .flat_map(|(symbol, sessions)| {
+            sessions.iter().map(move |b| DailyBar {
+                symbol: symbol.clone(),
+                date: b.date,
+                open: b.open,
+                high: b.high,
+                low: b.low,
+                close: b.close,
+                volume: b.volume,
+                adj_close: b.close,
+            })
+        })
+        .collect();
+    publish_table(store, &bars).await;
+    publish_table(store, &companies).await;
+    companies
 }
 
 fn main() {
@@ -207,23 +171,19 @@ fn main() {
             std::process::id()
         ));
         let store = SnapshotStore::local(&dir).expect("store");
-        let market = UniverseMarket::new(n, sessions);
+        let synthetic = UniverseMarket::new(n, sessions);
         let started = Instant::now();
-        write_sessions(&store, &market).await;
-        let bytes = dir_bytes(&dir);
+        let newest_session = write_sessions(&store, &synthetic).await;
+        let companies = write_reference(&store, &synthetic).await;
+        drop(synthetic);
         println!(
-            "wrote {sessions} market-wide vol_daily sessions of {n} underlyings: {:.1} MB in \
-             {:.1} s",
-            bytes as f64 / 1e6,
+            "wrote {sessions} market-wide vol_daily sessions of {n} underlyings and their \
+             reference tables: {:.1} MB in {:.1} s",
+            dir_bytes(&dir) as f64 / 1e6,
             started.elapsed().as_secs_f64()
         );
-        let reader = StoreUniverse {
-            coverage: std::sync::RwLock::new(Arc::clone(&market.coverage)),
-            history: ChainHistory::new(store.clone()),
-            generation: AtomicU64::new(0),
-            vol_generation: AtomicU64::new(0),
-        };
-        drop(market);
+        let market = StoreMarketData::new(store.clone());
+        market.load().await.expect("load");
         let now = Utc.with_ymd_and_hms(2026, 11, 20, 15, 0, 0).unwrap();
         let cache = UniverseCache::default();
         let resident_before = resident_mb();
@@ -231,7 +191,7 @@ fn main() {
             let held = held(cache);
             println!(
                 "{label}: {:.2} s; table {} rows, {:.1} MB held; resident {:.0} MB (+{:.0} MB \
-                 since the sessions were written)",
+                 since the store was loaded)",
                 elapsed.as_secs_f64(),
                 held.items,
                 held.bytes as f64 / 1e6,
@@ -241,39 +201,37 @@ fn main() {
         };
 
         let started = Instant::now();
-        assert!(cache.refresh(&reader, now).await.expect("first build"));
+        assert!(cache.refresh(&market, now).await.expect("first build"));
         timed("first build (histories read)", started.elapsed(), &cache);
 
-        reader.move_every_row();
+        // A new version of the company table: a new coverage, every row's inputs moved.
+        let republished = publish_table(&store, &companies).await;
+        market.apply(&republished).await.expect("companies");
         let started = Instant::now();
-        assert!(cache.refresh(&reader, now).await.expect("rebuild"));
+        assert!(cache.refresh(&market, now).await.expect("rebuild"));
         timed(
             "rebuild, every row moved, same series (no file read)",
             started.elapsed(),
             &cache,
         );
 
-        reader.move_every_row();
-        reader.vol_generation.fetch_add(1, Ordering::AcqRel);
+        market.apply(&newest_session).await.expect("vol_daily");
         let started = Instant::now();
-        assert!(cache.refresh(&reader, now).await.expect("rebuild"));
+        assert!(cache.refresh(&market, now).await.expect("rebuild"));
         timed(
-            "rebuild after a session closed (histories read again)",
+            "rebuild after a vol_daily publication (histories read again)",
             started.elapsed(),
             &cache,
         );
 
         // The peer: the per-underlying series read a build made for each underlying beyond
-        // the series memo's 512, before the table kept cut histories.
+        // the series memo's 512, before the table kept cut histories (this universe's build
+        // holds none of them, so each read here is a whole one).
         let mut times = Vec::new();
         for i in 0..20 {
-            let ticker = format!("U{:05}", 1 + i * (n / 20).max(1));
+            let ticker = Ticker::parse(&format!("U{:05}", 1 + i * (n / 20).max(1))).unwrap();
             let started = Instant::now();
-            let series = reader
-                .history
-                .vol_series(&ticker, 1_000 + i as u64)
-                .await
-                .expect("series");
+            let series = market.vol_history(&ticker).await.expect("series");
             times.push(started.elapsed());
             assert_eq!(series.len(), sessions, "{ticker}");
         }

@@ -635,6 +635,33 @@ async fn cores_histories_of_a_large_universe_come_from_one_pass() {
     assert_eq!(vol_series_held(&market), 0, "no full series held");
 }
 
+/// A `vol_daily` publication is a change of what the reader serves: the binary's refresh task,
+/// which rebuilds the universe table only when the reader's generation moved, rebuilds it
+/// (after the close nothing else moves, so the screens would otherwise keep the day before).
+#[tokio::test]
+async fn a_vol_daily_publication_makes_the_refresh_task_rebuild_the_universe_table() {
+    use optics_api::market::UniverseCache;
+    let store = SnapshotStore::new(Arc::new(InMemory::new()), Path::from("snapshots"));
+    publish_reference(&store, &companies(), day(20)).await;
+    publish_vol_daily(&store, day(19), 100.0).await;
+    let market = StoreMarketData::new(store.clone());
+    market.load().await.unwrap();
+    let cache = UniverseCache::default();
+    let now = at(20, 22);
+    assert!(cache.refresh(&market, now).await.unwrap(), "first build");
+    assert!(!cache.refresh(&market, now).await.unwrap(), "nothing moved");
+    let closed = publish_vol_daily(&store, day(20), 104.0).await;
+    market.apply(&closed).await.unwrap();
+    assert!(
+        cache.refresh(&market, now).await.unwrap(),
+        "the session closed"
+    );
+    let table = cache.table(&market, now).await.unwrap();
+    let spy = table.rows.iter().find(|r| r.ticker == "SPY").unwrap();
+    // No live chain: the 30-day IV is the 20th's stored one (close / 4 in the fixture).
+    assert_eq!(spy.cores.get("iv30d"), Some(26.0));
+}
+
 /// The universe table keeps each row's cut `vol_daily` history: a rebuild after a chain
 /// swap reads no `vol_daily` file, and a new session's publication makes the next build read
 /// them again.

@@ -13,7 +13,7 @@ and `underlying` as columns of their own, so the paths are read only to pick ver
 reference table (daily_bars, companies, ...) is the current file of its newest
 `underlying=_all` partition.
 
-Three reads, each written once for DuckDB and once for polars:
+Three reads, each written once in SQL (for DuckDB and `optics sql`) and once for polars:
 1. the newest chain of the ticker: its nearest expiration with time left, strike by strike;
 2. the dealer gamma profile (net GEX, dollars per 1 % move) by session and strike, from the
    `exposures` dataset (every session whose exposures are stored);
@@ -40,7 +40,25 @@ def files(store: str, dataset: str) -> str:
     return os.path.join(store, dataset, "*", "*", "*.parquet")
 
 
-# --- DuckDB -------------------------------------------------------------------------------
+# --- SQL: the same three queries for DuckDB and for `optics sql` -----------------------------
+
+def queries(source, ticker: str):
+    """The three reads, with `source(dataset)` as each dataset's FROM clause."""
+    t = ticker.replace("'", "''")
+    return [
+        f"""WITH c AS (SELECT * FROM {source("chain")} WHERE underlying = '{t}'),
+                 d AS (SELECT max(trade_date) AS day FROM c),
+                 e AS (SELECT min(expiration) AS exp FROM c, d WHERE trade_date = day AND dte > 0)
+            SELECT strike, call_mid, call_iv, put_mid, put_iv
+            FROM c, d, e WHERE trade_date = day AND expiration = exp AND settlement = 'PM'
+            ORDER BY strike""",
+        f"""SELECT trade_date, strike, sum(net_gamma_usd_per_pct) AS gex
+            FROM {source("exposures")} WHERE underlying = '{t}'
+            GROUP BY trade_date, strike ORDER BY trade_date, strike""",
+        f"""SELECT trade_date, iv30d_pct, iv_rank FROM {source("vol_daily")}
+            WHERE underlying = '{t}' ORDER BY trade_date""",
+    ]
+
 
 def duck_current(dataset: str, store: str) -> str:
     """A FROM clause: the rows of the current file of each partition of `dataset`."""
@@ -53,23 +71,7 @@ def duck_current(dataset: str, store: str) -> str:
 
 def duck_reads(store: str, ticker: str):
     con = duckdb.connect()
-    chain = duck_current("chain", store)
-    newest_chain = con.execute(f"""
-        WITH c AS (SELECT * FROM {chain} WHERE underlying = ?),
-             d AS (SELECT max(trade_date) AS day FROM c),
-             e AS (SELECT min(expiration) AS exp FROM c, d WHERE trade_date = day AND dte > 0)
-        SELECT strike, call_mid, call_iv, put_mid, put_iv
-        FROM c, d, e WHERE trade_date = day AND expiration = exp AND settlement = 'PM'
-        ORDER BY strike""", [ticker]).fetchall()
-    gex = con.execute(f"""
-        SELECT trade_date::VARCHAR, strike, sum(net_gamma_usd_per_pct) AS gex
-        FROM {duck_current("exposures", store)} WHERE underlying = ?
-        GROUP BY trade_date, strike ORDER BY trade_date, strike""", [ticker]).fetchall()
-    rank = con.execute(f"""
-        SELECT trade_date::VARCHAR, iv30d_pct, iv_rank
-        FROM {duck_current("vol_daily", store)} WHERE underlying = ?
-        ORDER BY trade_date""", [ticker]).fetchall()
-    return newest_chain, gex, rank
+    return [con.execute(q).fetchall() for q in queries(lambda d: duck_current(d, store), ticker)]
 
 
 # --- polars -------------------------------------------------------------------------------
@@ -93,10 +95,9 @@ def pl_reads(store: str, ticker: str):
                     .select("strike", "call_mid", "call_iv", "put_mid", "put_iv"))
     gex = (pl_current("exposures", store).filter(pl.col("underlying") == ticker)
            .group_by("trade_date", "strike").agg(pl.col("net_gamma_usd_per_pct").sum().alias("gex"))
-           .sort("trade_date", "strike")
-           .with_columns(pl.col("trade_date").cast(pl.Utf8)).collect())
+           .sort("trade_date", "strike").collect())
     rank = (pl_current("vol_daily", store).filter(pl.col("underlying") == ticker)
-            .sort("trade_date").select(pl.col("trade_date").cast(pl.Utf8), "iv30d_pct", "iv_rank")
+            .sort("trade_date").select("trade_date", "iv30d_pct", "iv_rank")
             .collect())
     return newest_chain.rows(), gex.rows(), rank.rows()
 
@@ -110,20 +111,7 @@ def optics_reads(optics: str, data_dir: str, ticker: str):
         rows = list(csv.reader(io.StringIO(out)))[1:]
         return [tuple(parse(v) for v in row) for row in rows]
 
-    newest_chain = run(f"""
-        WITH c AS (SELECT * FROM chain WHERE underlying = '{ticker}'),
-             d AS (SELECT max(trade_date) AS day FROM c),
-             e AS (SELECT min(expiration) AS exp FROM c, d WHERE trade_date = day AND dte > 0)
-        SELECT strike, call_mid, call_iv, put_mid, put_iv
-        FROM c, d, e WHERE trade_date = day AND expiration = exp AND settlement = 'PM'
-        ORDER BY strike""")
-    # Dates come out of CSV as ISO text, as the other engines' are cast.
-    gex = run(f"""SELECT trade_date, strike, sum(net_gamma_usd_per_pct) AS gex
-        FROM exposures WHERE underlying = '{ticker}'
-        GROUP BY trade_date, strike ORDER BY trade_date, strike""")
-    rank = run(f"""SELECT trade_date, iv30d_pct, iv_rank FROM vol_daily
-        WHERE underlying = '{ticker}' ORDER BY trade_date""")
-    return newest_chain, gex, rank
+    return [run(q) for q in queries(lambda dataset: dataset, ticker)]
 
 
 def parse(value: str):
@@ -142,7 +130,7 @@ def same(a, b) -> bool:
         return a is None and b is None
     if isinstance(a, (int, float)) and isinstance(b, (int, float)):
         return math.isclose(float(a), float(b), rel_tol=1e-9, abs_tol=1e-9)
-    return str(a) == str(b)
+    return str(a) == str(b)  # dates: a date object, Arrow's text and CSV's all print ISO
 
 
 def compare(name: str, left, right, what: str) -> bool:

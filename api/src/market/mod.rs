@@ -27,7 +27,7 @@ use optics_schemas::{
 };
 
 pub use history::ChainHistory;
-pub use store_cache::StoreMarketData;
+pub use store_cache::{LoadError, StoreMarketData};
 pub use universe::{
     REFRESH_EVERY as UNIVERSE_REFRESH_EVERY, UniverseCache, UniverseRow, UniverseTable,
     covered_companies,

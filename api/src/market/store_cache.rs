@@ -282,7 +282,7 @@ impl StoreMarketData {
             .unwrap_or_else(PoisonError::into_inner);
         if *seen != newest {
             *seen = newest;
-            self.vol_generation.fetch_add(1, Ordering::AcqRel);
+            self.bump_vol_daily();
         }
         Ok(())
     }
@@ -291,7 +291,7 @@ impl StoreMarketData {
     /// the API does not hold are ignored; a `vol_daily` event marks the held series stale.
     pub async fn apply(&self, event: &SnapshotEvent) -> Result<(), LoadError> {
         if event.dataset == snapshot_datasets::VOL_DAILY {
-            self.vol_generation.fetch_add(1, Ordering::AcqRel);
+            self.bump_vol_daily();
             return Ok(());
         }
         if event.dataset == Dataset::Companies.name()
@@ -677,6 +677,13 @@ impl StoreMarketData {
     /// then only be kept under the old number.
     fn bump(&self) {
         self.generation.fetch_add(1, Ordering::Release);
+    }
+
+    /// The stored `vol_daily` series changed: held series are stale, and so is everything
+    /// built from the reader (the universe table's histories, cached answers).
+    fn bump_vol_daily(&self) {
+        self.vol_generation.fetch_add(1, Ordering::AcqRel);
+        self.bump();
     }
 
     /// Reports the market time of a snapshot of `key`'s dataset to the age gauge (the gauge

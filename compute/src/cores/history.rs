@@ -152,6 +152,18 @@ pub struct NewestStored {
     pub iv_rank: Option<f64>,
 }
 
+impl NewestStored {
+    /// The figures of stored row `row`.
+    pub fn of(row: &VolDailyRow) -> Self {
+        Self {
+            trade_date: row.trade_date,
+            vrp_30d_pct: row.vrp_30d_pct,
+            iv_percentile: row.iv_percentile,
+            iv_rank: row.iv_rank,
+        }
+    }
+}
+
 /// A [`CoresHistory`] fed one stored row at a time, newest first: what a reader streaming a
 /// market-wide partition per session builds for every underlying at once, holding only what
 /// is kept.
@@ -203,12 +215,7 @@ impl CoresHistoryBuilder {
             return;
         }
         if self.seen == 0 {
-            self.newest = Some(NewestStored {
-                trade_date: row.trade_date,
-                vrp_30d_pct: row.vrp_30d_pct,
-                iv_percentile: row.iv_percentile,
-                iv_rank: row.iv_rank,
-            });
+            self.newest = Some(NewestStored::of(row));
         }
         if self.earnings_wanted() && row.earnings_count.is_some() {
             self.earnings = Some(Box::new(row.clone()));
@@ -253,7 +260,7 @@ impl CoresHistory {
     pub fn from_rows(rows: &[VolDailyRow], today: NaiveDate) -> Self {
         let mut builder = CoresHistoryBuilder::new(today);
         for row in rows.iter().rev() {
-            if row.trade_date <= today && !builder.wants_older() {
+            if !builder.wants_older() {
                 break;
             }
             builder.push_older(row);

@@ -135,9 +135,7 @@ pub async fn relative_value_scan(
                 .collect(),
             reader.chain(&ticker).as_deref(),
             today,
-            history
-                .newest()
-                .map(|n| (n.vrp_30d_pct, n.iv_percentile, n.iv_rank)),
+            history.newest().copied(),
         );
         let ratios: Vec<f64> = ratio_series(&own.points, &spy.points)
             .iter()

@@ -5,6 +5,7 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::HeaderMap;
 use chrono::NaiveDate;
+use optics_compute::cores::NewestStored;
 use optics_compute::relative_value::{
     MIN_1Y_SAMPLE, RatioPoint, RatioStats, WINDOW_1M, WINDOW_1Y, Z_SIGNAL, ratio_series,
     ratio_stats, sigma_bands, signal,
@@ -51,18 +52,18 @@ pub async fn iv30d_series(state: &AppState, ticker: &Ticker, today: NaiveDate) -
         points,
         reader.chain(ticker).as_deref(),
         today,
-        last.map(|r| (r.vrp_30d_pct, r.iv_percentile, r.iv_rank)),
+        last.map(NewestStored::of),
     )
 }
 
 impl IvSeries {
     /// `points` (stored, ascending, up to `today`) with today's point set from `chain`'s live
-    /// iv30d when it has one, and the last stored row's (VRP, IV percentile, IV rank).
+    /// iv30d when it has one, and the last stored row's VRP, IV percentile and IV rank.
     pub fn with_live(
         mut points: Vec<(NaiveDate, f64)>,
         chain: Option<&ChainView>,
         today: NaiveDate,
-        last: Option<(Option<f64>, Option<f64>, Option<f64>)>,
+        last: Option<NewestStored>,
     ) -> Self {
         let live = chain.and_then(|c| c.implied().constant_maturity.iv30d_pct);
         if let Some(iv) = live {
@@ -71,13 +72,12 @@ impl IvSeries {
             }
             points.push((today, iv));
         }
-        let (vrp, iv_percentile, iv_rank) = last.unwrap_or_default();
         Self {
             points,
             live: live.is_some(),
-            vrp,
-            iv_percentile,
-            iv_rank,
+            vrp: last.and_then(|l| l.vrp_30d_pct),
+            iv_percentile: last.and_then(|l| l.iv_percentile),
+            iv_rank: last.and_then(|l| l.iv_rank),
         }
     }
 }

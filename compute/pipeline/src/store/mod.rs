@@ -807,30 +807,6 @@ impl SnapshotStore {
         Ok(symbols)
     }
 
-    /// The current file of every `dataset` partition whose trade date is within
-    /// `from..=to` (both inclusive; `None` = unbounded), ordered by trade date then
-    /// underlying: the input of a history query over the dataset.
-    pub async fn current_files(
-        &self,
-        dataset: &str,
-        from: Option<NaiveDate>,
-        to: Option<NaiveDate>,
-    ) -> Result<Vec<SnapshotFile>, StoreError> {
-        let mut files = Vec::new();
-        for date in self.trade_dates(dataset).await? {
-            if from.is_some_and(|f| date < f) || to.is_some_and(|t| date > t) {
-                continue;
-            }
-            for underlying in self.underlyings(dataset, date).await? {
-                let key = SnapshotKey::new(dataset, date, underlying);
-                if let Some(file) = self.latest(&key).await? {
-                    files.push(file);
-                }
-            }
-        }
-        Ok(files)
-    }
-
     /// The most recent trade date (not after `on_or_before`, when given) with a published
     /// `dataset` snapshot of `underlying`.
     pub async fn latest_trade_date(

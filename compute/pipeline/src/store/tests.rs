@@ -275,10 +275,8 @@ fn history_helpers_find_current_files_and_latest_dates() {
             store.trade_dates("chain").await.unwrap(),
             vec![date(17), date(18), date(19), date(20)]
         );
-        let files = store
-            .current_files("chain", Some(date(18)), Some(date(19)))
-            .await
-            .unwrap();
+        let mut files = store.current_partitions("chain").await.unwrap();
+        files.retain(|f| (date(18)..=date(19)).contains(&f.key.trade_date));
         let seen: Vec<(NaiveDate, &str, u64)> = files
             .iter()
             .map(|f| (f.key.trade_date, f.key.underlying.as_str(), f.version))
