@@ -43,14 +43,15 @@ mcp-clients: ## the official MCP Python SDK drives every tool over stdio and str
 	$(CARGO) build --bin optics
 	$(MCP_VENV)/bin/python scripts/mcp/check_tools.py --optics target/debug/optics --records $(REFERENCE_RECORDS)
 
-test-sql-readers: ## DuckDB, polars and `optics sql` read a backfilled store (two versions of its last session) alike
+test-sql-readers: ## DuckDB, polars and `optics sql` read a backfilled store alike; ADBC reads a chain-at-time over Flight SQL
 	test -x $(SQL_VENV)/bin/python || $(PYTHON) -m venv $(SQL_VENV)
 	$(SQL_VENV)/bin/pip install --quiet -r scripts/sql/requirements.txt
 	$(CARGO) build --bin optics
 	dir=$$(mktemp -d) && \
 	backfill="target/debug/optics backfill --data-dir $$dir --to 2026-11-20 --universe 2 --history-years 1 --quiet" && \
 	$$backfill --sessions 2 && $$backfill --sessions 1 && \
-	$(SQL_VENV)/bin/python scripts/sql/read_store.py --data-dir $$dir --ticker SPX --optics target/debug/optics; \
+	$(SQL_VENV)/bin/python scripts/sql/read_store.py --data-dir $$dir --ticker SPX --optics target/debug/optics && \
+	$(SQL_VENV)/bin/python scripts/sql/flight_sql_check.py --data-dir $$dir --ticker SPX --optics target/debug/optics; \
 	status=$$?; rm -rf "$$dir"; exit $$status
 
 test-hardening: ## Schemathesis holds `optics run` to its OpenAPI document: >= 10,000 cases, no failure

@@ -108,6 +108,7 @@ async fn run_async(args: &RunArgs) -> anyhow::Result<()> {
         .with_context(|| format!("cannot listen on {}", args.api.listen))?;
     let address: SocketAddr = listener.local_addr().context("local address")?;
     announce_token(&args.store.data_dir, &address.to_string(), &access.control).await?;
+    args.api.start_flight_sql(&store, &access.control).await?;
 
     // 3. The live pipeline on the embedded bus.
     let embedded_bus = Arc::new(EmbeddedBus::new(EmbeddedBusConfig::default()));

@@ -25,6 +25,7 @@ use optics_api::limits::{
 use optics_api::market::{LoadError, StoreMarketData};
 use optics_api::serve::{ServeLimits, serve_with_limits};
 use optics_compute::time::{Clock, SystemClock};
+use optics_pipeline::store::SnapshotStore;
 use optics_schemas::health::{HealthTracker, components};
 use optics_schemas::{BusError, Message, SnapshotEvent, Subscription};
 use tokio::task::JoinError;
@@ -82,6 +83,43 @@ pub(crate) struct ApiArgs {
         num_args = 1..
     )]
     pub(crate) trusted_proxies: Vec<optics_api::serve::IpNetwork>,
+    /// Also serve the store's tables over Arrow Flight SQL on this address (ADBC, JDBC,
+    /// DBeaver; port 0 picks a free port, printed). Calls carry an API token. Off unless set.
+    #[arg(long = "flight-sql", env = "OPTICS_FLIGHT_SQL")]
+    pub(crate) flight_sql: Option<String>,
+}
+
+impl ApiArgs {
+    /// Starts the Flight SQL server when `--flight-sql` asks for it; it stops on Ctrl-C or
+    /// SIGTERM, as the HTTP API does.
+    pub(crate) async fn start_flight_sql(
+        &self,
+        store: &SnapshotStore,
+        access: &AccessControl,
+    ) -> anyhow::Result<()> {
+        let Some(listen) = &self.flight_sql else {
+            return Ok(());
+        };
+        let service = optics_flight::StoreFlightSql::new(
+            store.clone(),
+            access.clone(),
+            optics_flight::FlightSqlSettings::default(),
+        )
+        .context("the Flight SQL query runtime")?;
+        let listener = tokio::net::TcpListener::bind(listen)
+            .await
+            .with_context(|| format!("cannot listen on {listen} for Flight SQL"))?;
+        let address = listener.local_addr().context("local address")?;
+        println!("flight sql on grpc://{address}");
+        tokio::spawn(async move {
+            if let Err(e) =
+                optics_flight::serve_flight_sql(listener, service, shutdown_signal()).await
+            {
+                eprintln!("the Flight SQL server stopped: {e}");
+            }
+        });
+        Ok(())
+    }
 }
 
 /// Who may call the data (accounts, limits, budgets) and where clients reach the service:
@@ -493,7 +531,7 @@ pub(crate) fn run(args: &ServeArgs) -> anyhow::Result<()> {
         let real_clock: Arc<dyn Clock> = Arc::new(SystemClock);
         let clock = args.clock.market_clock(chrono::Utc::now())?;
         let store = args.store.open_store()?;
-        let market = Arc::new(StoreMarketData::new(store));
+        let market = Arc::new(StoreMarketData::new(store.clone()));
         market.metrics().watch_memory_of(&market);
         // Following the events before loading: what is published during the load is then
         // announced too (an event for what the load already read costs one comparison).
@@ -539,6 +577,7 @@ pub(crate) fn run(args: &ServeArgs) -> anyhow::Result<()> {
             Arc::clone(&clock),
             refresh_health,
         ));
+        args.api.start_flight_sql(&store, &access.control).await?;
         let served = serve_app(
             &args.api.listen,
             app(

@@ -21,6 +21,7 @@ use datafusion::datasource::listing::{
     ListingOptions, ListingTable, ListingTableConfig, ListingTableUrl,
 };
 use datafusion::error::DataFusionError;
+use datafusion::execution::runtime_env::RuntimeEnv;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use optics_pipeline::store::{MARKET_WIDE, SnapshotFile, SnapshotStore, StoreError};
 use optics_schemas::Dataset;
@@ -203,6 +204,15 @@ pub struct StoreTable {
 pub async fn store_context(
     store: &SnapshotStore,
 ) -> Result<(SessionContext, Vec<StoreTable>), SqlError> {
+    store_context_in(store, Arc::new(RuntimeEnv::default())).await
+}
+
+/// [`store_context`] on `runtime`: a server shares one runtime, whose memory pool bounds what
+/// all its queries' sorts, joins and aggregates hold together.
+pub async fn store_context_in(
+    store: &SnapshotStore,
+    runtime: Arc<RuntimeEnv>,
+) -> Result<(SessionContext, Vec<StoreTable>), SqlError> {
     // Strings as written (Utf8), as the history reads do: the snapshot schemas are Utf8.
     let config = SessionConfig::new()
         .set_bool(
@@ -210,7 +220,7 @@ pub async fn store_context(
             false,
         )
         .set_bool("datafusion.execution.parquet.pushdown_filters", true);
-    let ctx = SessionContext::new_with_config(config);
+    let ctx = SessionContext::new_with_config_rt(config, runtime);
     let url = Url::parse(STORE_URL).map_err(|e| DataFusionError::External(Box::new(e)))?;
     ctx.register_object_store(&url, Arc::clone(store.object_store()));
     let mut tables = Vec::new();

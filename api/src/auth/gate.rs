@@ -378,7 +378,7 @@ impl AccessControl {
     /// The public id of the token in `authorization` when it is a well-formed, known and
     /// active token; `None` otherwise (nothing is counted).
     pub async fn active_token_id(&self, authorization: Option<&HeaderValue>) -> Option<String> {
-        let token = bearer_token(authorization)?;
+        let token = bearer_token(authorization?.to_str().ok())?;
         let hash = token.hash();
         let grant = self.inner.store.token_grant(&hash).await.ok()??;
         let active = grant.hash.ct_eq(&hash)
@@ -410,17 +410,29 @@ impl AccessControl {
             .copied()
     }
 
-    /// Authenticates the bearer header, checks the plan against `endpoint`'s tier, counts the
-    /// request against the minute and hour limits and reserves its cost in the monthly budget.
-    /// Everything a data request needs before its handler, in one call; settle the returned
-    /// [`Admission::reservation`] once the answer is known.
-    pub async fn admit(
+    /// The caller behind the bearer header — a known, active token of an account whose plan is
+    /// in force — without counting anything: for a door that is not an endpoint (Flight SQL),
+    /// which keeps its own bounds.
+    /// `authorization` is the header's text (`Bearer <token>`).
+    pub async fn authenticate(&self, authorization: Option<&str>) -> Result<Caller, ApiError> {
+        let (grant, plan) = self.active_grant(authorization, self.now()).await?;
+        Ok(Caller {
+            account_id: grant.account_id,
+            monthly_budget_units: grant
+                .monthly_budget_units
+                .unwrap_or_else(|| self.inner.config.budgets.for_plan(plan)),
+            token_id: grant.token_id,
+            plan,
+        })
+    }
+
+    /// The grant of the bearer token and the plan in force, if the token is known and active
+    /// and the plan is active.
+    async fn active_grant(
         &self,
-        endpoint: &'static EndpointSpec,
-        query: Option<&str>,
-        authorization: Option<&HeaderValue>,
-    ) -> Result<Admission, Denied> {
-        let now = self.now();
+        authorization: Option<&str>,
+        now: DateTime<Utc>,
+    ) -> Result<(crate::accounts::TokenGrant, Plan), ApiError> {
         let token = bearer_token(authorization).ok_or(ApiError::Unauthorized)?;
         let hash = token.hash();
         let grant = self
@@ -433,7 +445,7 @@ impl AccessControl {
         if !grant.hash.ct_eq(&hash)
             || token_status(grant.revoked_at, grant.expires_at, now) != TokenStatus::Active
         {
-            return Err(ApiError::Unauthorized.into());
+            return Err(ApiError::Unauthorized);
         }
         let plan = active_plan(grant.plan, grant.plan_expires_at, now);
         if !plan.is_active() {
@@ -441,9 +453,24 @@ impl AccessControl {
                 upgrade_required: false,
                 required_tier: None,
                 your_tier: None,
-            }
-            .into());
+            });
         }
+        Ok((grant, plan))
+    }
+
+    /// Authenticates the bearer header, checks the plan against `endpoint`'s tier, counts the
+    /// request against the minute and hour limits and reserves its cost in the monthly budget.
+    /// Everything a data request needs before its handler, in one call; settle the returned
+    /// [`Admission::reservation`] once the answer is known.
+    pub async fn admit(
+        &self,
+        endpoint: &'static EndpointSpec,
+        query: Option<&str>,
+        authorization: Option<&HeaderValue>,
+    ) -> Result<Admission, Denied> {
+        let now = self.now();
+        let authorization = authorization.and_then(|value| value.to_str().ok());
+        let (grant, plan) = self.active_grant(authorization, now).await?;
         if !plan.grants(endpoint.tier) {
             return Err(ApiError::Forbidden {
                 upgrade_required: true,
@@ -527,8 +554,8 @@ fn method_key(method: &str) -> Option<&'static str> {
 
 /// The token of an `Authorization: Bearer <token>` header, if well formed with a valid
 /// checksum. The scheme is case-insensitive (RFC 9110 §11.1).
-fn bearer_token(header: Option<&HeaderValue>) -> Option<ApiToken> {
-    let value = header?.to_str().ok()?.trim();
+fn bearer_token(header: Option<&str>) -> Option<ApiToken> {
+    let value = header?.trim();
     let (scheme, credentials) = value.split_once(' ')?;
     if !scheme.eq_ignore_ascii_case("bearer") {
         return None;
@@ -666,12 +693,12 @@ mod tests {
     #[test]
     fn bearer_headers_are_parsed_strictly() {
         let token = ApiToken::from_secret_bytes(&[5; 32]);
-        let header = |s: String| HeaderValue::from_str(&s).unwrap();
-        assert!(bearer_token(Some(&header(format!("Bearer {}", token.expose())))).is_some());
-        assert!(bearer_token(Some(&header(format!("bearer  {} ", token.expose())))).is_some());
-        assert!(bearer_token(Some(&header(token.expose().to_owned()))).is_none());
-        assert!(bearer_token(Some(&header(format!("Basic {}", token.expose())))).is_none());
-        assert!(bearer_token(Some(&header("Bearer optx_short".into()))).is_none());
+        let header = |s: String| bearer_token(Some(&s));
+        assert!(header(format!("Bearer {}", token.expose())).is_some());
+        assert!(header(format!("bearer  {} ", token.expose())).is_some());
+        assert!(header(token.expose().to_owned()).is_none());
+        assert!(header(format!("Basic {}", token.expose())).is_none());
+        assert!(header("Bearer optx_short".into()).is_none());
         assert!(bearer_token(None).is_none());
     }
 
