@@ -11,12 +11,14 @@ MCP_VENV := .venv-mcp
 HARDENING_VENV := .venv-hardening
 # DuckDB and polars, reading the snapshot store directly as docs/storage.md shows.
 SQL_VENV := .venv-sql
+# Playwright, driving Debian's Chromium through the dashboard.
+BROWSER_VENV := .venv-browser
 # The distributed proof: an S3 API server (moto) in a venv, a Kafka-protocol broker (tansu, from
 # crates.io, with its SQLite storage so a restarted broker keeps its log) built once into tools/.
 DISTRIBUTED_VENV := .venv-distributed
 TANSU := tools/tansu/bin/tansu
 
-.PHONY: run build-distributed build test mcp-clients test-sql-readers test-hardening test-distributed fmt fmt-check lint bench reference registry clean help
+.PHONY: run build-distributed build test mcp-clients test-sql-readers test-browser test-hardening test-distributed fmt fmt-check lint bench reference registry clean help
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -31,10 +33,11 @@ build-distributed: ## the optimised binary with the Kafka bus, for `optics inges
 build: ## debug build of the whole workspace
 	$(CARGO) build --workspace
 
-test: fmt-check lint ## formatting check, clippy -D warnings, every test, the MCP client checks, the SQL readers, Schemathesis
+test: fmt-check lint ## formatting check, clippy -D warnings, every test, the MCP client checks, the SQL readers, the dashboard, Schemathesis
 	$(CARGO) test --workspace
 	$(MAKE) mcp-clients
 	$(MAKE) test-sql-readers
+	$(MAKE) test-browser
 	$(MAKE) test-hardening
 
 mcp-clients: ## the official MCP Python SDK drives every tool over stdio and streamable HTTP against `optics run`
@@ -53,6 +56,14 @@ test-sql-readers: ## DuckDB, polars and `optics sql` read a backfilled store ali
 	$(SQL_VENV)/bin/python scripts/sql/read_store.py --data-dir $$dir --ticker SPX --optics target/debug/optics && \
 	$(SQL_VENV)/bin/python scripts/sql/flight_sql_check.py --data-dir $$dir --ticker SPX --optics target/debug/optics; \
 	status=$$?; rm -rf "$$dir"; exit $$status
+
+test-browser: ## headless Chromium (Debian's) signs in to the dashboard, picks SPY and AAPL, checks every panel drew
+	command -v chromium >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
+	test -x $(BROWSER_VENV)/bin/python || $(PYTHON) -m venv $(BROWSER_VENV)
+	$(BROWSER_VENV)/bin/pip install --quiet -r scripts/browser/requirements.txt
+	$(CARGO) build --bin optics
+	$(BROWSER_VENV)/bin/python scripts/browser/dashboard_check.py --optics target/debug/optics \
+		--chromium $$(command -v chromium) --out target/dashboard
 
 test-hardening: ## Schemathesis holds `optics run` to its OpenAPI document: >= 10,000 cases, no failure
 	test -x $(HARDENING_VENV)/bin/python || $(PYTHON) -m venv $(HARDENING_VENV)

@@ -32,6 +32,7 @@
 pub mod accounts;
 pub mod auth;
 pub mod body;
+pub mod dashboard;
 pub mod envelope;
 pub mod error;
 pub mod extract;

@@ -2229,3 +2229,64 @@ async fn a_locked_account_database_answers_503_and_reads_go_on() {
     assert_eq!(answer.status, StatusCode::OK);
     assert!(cookie.is_some());
 }
+
+/// The dashboard's token: asked for with the session only, one per account (asking again
+/// rotates it, so the previous secret stops working at once), a day long, metered like any
+/// token on the data API.
+#[tokio::test]
+async fn the_dashboard_token_is_one_per_account_and_rotates() {
+    let (fx, _dir) = sqlite_fixture(UNLIMITED);
+    account_with_password(&fx, "trader@example.com", Plan::Pro, "s3cure-passw0rd").await;
+    let router = &fx.router;
+    let ask = |cookie: Option<String>| async move {
+        send(
+            router,
+            area_request(
+                Method::POST,
+                "/api/account/dashboard-token",
+                cookie.as_deref(),
+                None,
+            ),
+        )
+        .await
+    };
+    assert_eq!(ask(None).await.status, StatusCode::UNAUTHORIZED);
+    let (_, cookie) = login(router, "trader@example.com", "s3cure-passw0rd").await;
+    let cookie = cookie.unwrap();
+
+    let first = ask(Some(cookie.clone())).await;
+    assert_eq!(first.status, StatusCode::OK);
+    assert_eq!(first.header("cache-control"), Some("no-store"));
+    let first = first.json()["data"].clone();
+    assert_eq!(first["name"], "dashboard");
+    let expires = chrono::DateTime::parse_from_rfc3339(first["expires_at"].as_str().unwrap())
+        .unwrap()
+        .with_timezone(&Utc);
+    assert_eq!(expires, fx.clock.now() + TimeDelta::days(1));
+    let first_secret = first["token"].as_str().unwrap().to_owned();
+    let chain = registry::endpoint("chain").unwrap();
+    let read = |secret: String| async move {
+        send(
+            router,
+            data_request(chain, Some(&format!("Bearer {secret}")), None),
+        )
+        .await
+        .status
+    };
+    assert_eq!(read(first_secret.clone()).await, StatusCode::OK);
+
+    let second = ask(Some(cookie.clone())).await.json()["data"].clone();
+    assert_eq!(second["id"], first["id"], "the same token, rotated");
+    let second_secret = second["token"].as_str().unwrap().to_owned();
+    assert_ne!(second_secret, first_secret);
+    assert_eq!(read(first_secret).await, StatusCode::UNAUTHORIZED);
+    assert_eq!(read(second_secret).await, StatusCode::OK);
+    let listed = send(
+        router,
+        area_request(Method::GET, "/api/account/api-tokens", Some(&cookie), None),
+    )
+    .await
+    .json()["data"]
+        .clone();
+    assert_eq!(listed.as_array().unwrap().len(), 1);
+}

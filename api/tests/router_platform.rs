@@ -345,3 +345,117 @@ async fn the_reference_describes_the_access_rules_the_binary_enforces() {
         assert!(text.contains(fact), "{fact} missing");
     }
 }
+
+/// The dashboard at `/`: the page and every asset it names are served from the binary with
+/// their types and the content security policy, uPlot's licence beside it, and every data read
+/// its script makes names a registered endpoint with parameters that endpoint takes (an unknown
+/// parameter would be a 400 in the browser).
+#[tokio::test]
+async fn the_dashboard_and_its_assets_are_served_and_read_real_endpoints() {
+    use tower::ServiceExt;
+    let app = optics_api::dashboard::dashboard_router::<()>();
+    let fetch = |uri: &'static str| {
+        let app = app.clone();
+        async move {
+            let response = app
+                .oneshot(
+                    axum::http::Request::get(uri)
+                        .body(axum::body::Body::empty())
+                        .unwrap(),
+                )
+                .await
+                .unwrap();
+            let status = response.status();
+            let headers = response.headers().clone();
+            let body = axum::body::to_bytes(response.into_body(), usize::MAX)
+                .await
+                .unwrap();
+            (status, headers, String::from_utf8(body.to_vec()).unwrap())
+        }
+    };
+    let (status, headers, page) = fetch("/").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(headers["content-type"], "text/html; charset=utf-8");
+    let policy = headers["content-security-policy"].to_str().unwrap();
+    for directive in [
+        "script-src 'self'",
+        "connect-src 'self'",
+        "frame-ancestors 'none'",
+    ] {
+        assert!(policy.contains(directive), "{policy}");
+    }
+    // No inline script: everything the page runs is a file of this origin.
+    assert!(!page.contains("<script>"), "inline script in the page");
+    let mut assets: Vec<&str> = page
+        .split(['"', '\''])
+        .filter(|piece| piece.starts_with("/dashboard/"))
+        .collect();
+    assets.sort_unstable();
+    assets.dedup();
+    assert_eq!(
+        assets,
+        [
+            "/dashboard/app.css",
+            "/dashboard/app.js",
+            "/dashboard/uPlot-LICENSE.txt",
+            "/dashboard/uPlot.iife.min.js",
+            "/dashboard/uPlot.min.css"
+        ]
+    );
+    let mut script = String::new();
+    for asset in assets {
+        let uri: &'static str = Box::leak(asset.to_owned().into_boxed_str());
+        let (status, headers, body) = fetch(uri).await;
+        assert_eq!(status, StatusCode::OK, "{asset}");
+        let kind = headers["content-type"].to_str().unwrap();
+        let expected = match asset.rsplit('.').next().unwrap() {
+            "js" => "text/javascript",
+            "css" => "text/css",
+            _ => "text/plain",
+        };
+        assert!(kind.starts_with(expected), "{asset}: {kind}");
+        assert!(!body.is_empty(), "{asset}");
+        if asset.ends_with("LICENSE.txt") {
+            assert!(body.contains("The MIT License"), "{body}");
+        }
+        if asset == "/dashboard/app.js" {
+            script = body;
+        }
+    }
+
+    // Every `data(`/path?…`)` of the script: a registered endpoint and its own parameters.
+    let reads: Vec<&str> = script
+        .split("data(`")
+        .skip(1)
+        .filter_map(|piece| piece.split_once('`').map(|(path, _)| path))
+        .chain(
+            script
+                .split("data(\"")
+                .skip(1)
+                .filter_map(|piece| piece.split_once('"').map(|(path, _)| path)),
+        )
+        .collect();
+    assert!(reads.len() >= 10, "{reads:?}");
+    for read in reads {
+        let (path, query) = read.split_once('?').unwrap_or((read, ""));
+        let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+        let spec = optics_api::registry::all_endpoints()
+            .find(|spec| {
+                let template: Vec<&str> = spec.path.trim_start_matches('/').split('/').collect();
+                template.len() == segments.len()
+                    && template
+                        .iter()
+                        .zip(&segments)
+                        .all(|(t, s)| t == s || (t.starts_with('{') && s.starts_with("${")))
+            })
+            .unwrap_or_else(|| panic!("the dashboard reads {path}, which is no endpoint"));
+        for pair in query.split('&').filter(|p| !p.is_empty()) {
+            let name = pair.split('=').next().unwrap();
+            assert!(
+                spec.params.iter().any(|p| p.name == name),
+                "the dashboard sends {name} to {}, which does not take it",
+                spec.path
+            );
+        }
+    }
+}

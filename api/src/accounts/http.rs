@@ -10,6 +10,7 @@
 //! | `POST /api/account/api-tokens` | `{name?, expires_in_days?}` → a new token, shown once |
 //! | `POST /api/account/api-tokens/{id}/rotate` | a fresh secret for the token, shown once |
 //! | `POST /api/account/api-tokens/{id}/revoke`, `DELETE /api/account/api-tokens/{id}` | revoke |
+//! | `POST /api/account/dashboard-token` | the dashboard's token (see [`dashboard_token`]) |
 //!
 //! The session cookie (`optics_session`) is `HttpOnly; SameSite=Strict; Path=/` (plus `Secure`
 //! when configured): scripts cannot read it and no other site's page can make the browser send
@@ -65,6 +66,7 @@ where
             "/api/account/api-tokens/{id}",
             axum::routing::delete(revoke),
         )
+        .route("/api/account/dashboard-token", post(dashboard_token))
         .with_state(access)
 }
 
@@ -488,6 +490,52 @@ async fn revoke(
         .revoke_token(Some(session.account.id), &id, now)
         .await?;
     Ok(no_store(ok(TokenView::new(&info, now)).into_response()))
+}
+
+/// The name of the token the dashboard reads the data with.
+pub const DASHBOARD_TOKEN_NAME: &str = "dashboard";
+
+/// Days a dashboard token lives when it is first issued.
+const DASHBOARD_TOKEN_DAYS: u32 = 1;
+
+/// `POST /api/account/dashboard-token`: the token the signed-in account's dashboard sends as
+/// its bearer header, so its reads go through the same gate, limits and budget as any client's
+/// and no token ever travels in a URL. One per account, named [`DASHBOARD_TOKEN_NAME`]: asking
+/// again rotates its secret (a page keeps it in memory only, and asks again when it reloads or
+/// is refused), so page loads never pile up tokens against the account's cap. Counted per
+/// account by its own throttle (a page load each, far more than tokens are created by hand).
+async fn dashboard_token(
+    State(access): State<AccessControl>,
+    session: Session,
+) -> Result<Response, AreaError> {
+    let now = access.now();
+    access
+        .dashboard_throttle()
+        .attempt_account(session.account.id, now)
+        .map_err(|retry_after_secs| AreaError::Throttled { retry_after_secs })?;
+    let held = access
+        .store()
+        .list_tokens(session.account.id)
+        .await?
+        .into_iter()
+        .find(|t| t.name == DASHBOARD_TOKEN_NAME && t.status(now) == super::TokenStatus::Active);
+    let issued = match held {
+        Some(token) => rotate_token(&**access.store(), session.account.id, &token.id, now).await?,
+        None => {
+            issue_token(
+                &**access.store(),
+                &access.config().tokens,
+                session.account.id,
+                Some(DASHBOARD_TOKEN_NAME),
+                Some(DASHBOARD_TOKEN_DAYS),
+                now,
+            )
+            .await?
+        }
+    };
+    Ok(no_store(
+        ok(IssuedTokenView::new(&issued, now)).into_response(),
+    ))
 }
 
 #[cfg(test)]

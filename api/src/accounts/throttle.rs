@@ -24,6 +24,9 @@ pub const MAX_KEYS: usize = 100_000;
 pub const TOKEN_ISSUES: u32 = 10;
 /// The token-issue window, seconds.
 pub const TOKEN_WINDOW_SECS: i64 = 3_600;
+/// Dashboard tokens an account may ask for per [`TOKEN_WINDOW_SECS`]: one per page load, and
+/// each rotates the same single token, so the bound is on writes, not on tokens.
+pub const DASHBOARD_TOKENS: u32 = 120;
 
 /// One key's window: when it opened and the attempts in it.
 #[derive(Debug, Clone, Copy)]
@@ -81,6 +84,12 @@ impl LoginThrottle {
     /// counted with [`Self::attempt_account`].
     pub fn token_issues() -> Self {
         Self::new(0, TOKEN_ISSUES, TOKEN_WINDOW_SECS, MAX_KEYS)
+    }
+
+    /// The counters of dashboard tokens: [`DASHBOARD_TOKENS`] per account per
+    /// [`TOKEN_WINDOW_SECS`], counted with [`Self::attempt_account`].
+    pub fn dashboard_tokens() -> Self {
+        Self::new(0, DASHBOARD_TOKENS, TOKEN_WINDOW_SECS, MAX_KEYS)
     }
 
     /// Counts one attempt against the account `account_id` (the per-key limit that applies to

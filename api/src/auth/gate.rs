@@ -297,6 +297,8 @@ struct Inner {
     unknown_paths: crate::limits::unknown_paths::UnknownPaths,
     /// Token creations and rotations per account.
     token_throttle: crate::accounts::throttle::LoginThrottle,
+    /// Dashboard tokens asked for per account.
+    dashboard_throttle: crate::accounts::throttle::LoginThrottle,
     /// (method, full route template) → endpoint, for routes without [`MatchedEndpoint`].
     by_route: HashMap<(&'static str, String), &'static EndpointSpec>,
 }
@@ -340,6 +342,7 @@ impl AccessControl {
                 login_throttle: crate::accounts::throttle::LoginThrottle::default(),
                 unknown_paths: crate::limits::unknown_paths::UnknownPaths::default(),
                 token_throttle: crate::accounts::throttle::LoginThrottle::token_issues(),
+                dashboard_throttle: crate::accounts::throttle::LoginThrottle::dashboard_tokens(),
                 by_route,
             }),
         }
@@ -368,6 +371,11 @@ impl AccessControl {
     /// The token creations and rotations counted per account.
     pub fn token_throttle(&self) -> &crate::accounts::throttle::LoginThrottle {
         &self.inner.token_throttle
+    }
+
+    /// The per-account counters of dashboard tokens.
+    pub fn dashboard_throttle(&self) -> &crate::accounts::throttle::LoginThrottle {
+        &self.inner.dashboard_throttle
     }
 
     /// The unknown data paths each token asked for.

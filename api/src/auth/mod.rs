@@ -38,7 +38,8 @@ use crate::accounts::http::account_router;
 use crate::state::{AppState, RouteGate};
 
 /// The whole HTTP service as `optics serve` and `optics run` answer it: [`crate::router`] (every
-/// data route with its real handler) with [`gate`] as the route gate, and the account area.
+/// data route with its real handler) with [`gate`] as the route gate, the account area and
+/// the dashboard at `/`.
 /// The state keeps its own clock for the data (a simulated market may run on replayed or
 /// accelerated time); authentication and metering read `access`'s.
 pub fn service_router(state: AppState, access: AccessControl) -> axum::Router {
@@ -50,7 +51,7 @@ pub fn service_router(state: AppState, access: AccessControl) -> axum::Router {
     crate::router::router_with_more(
         state,
         crate::handlers::data_routes(),
-        account_router(access),
+        account_router(access).merge(crate::dashboard::dashboard_router()),
     )
     .layer(axum::middleware::from_fn(move |request, next| {
         record_unknown_path(recorder.clone(), request, next)
