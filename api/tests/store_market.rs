@@ -325,7 +325,7 @@ async fn a_swapped_snapshot_is_served_at_once_despite_the_response_cache() {
 }
 
 #[tokio::test]
-async fn chain_at_time_reads_a_stored_session_through_datafusion() {
+async fn chain_at_time_reads_a_stored_session_through_the_parquet_reader() {
     let store = SnapshotStore::new(Arc::new(InMemory::new()), Path::from("snapshots"));
     let rows = chain_rows(day(19), at(19, 21), 100.0);
     publish_chain(&store, &rows).await;

@@ -35,7 +35,8 @@ const DATASETS_PER_UNDERLYING: usize = 5;
 const INTERVAL_MINUTES: i64 = 10;
 
 /// Every holder `optics run` reports; a new one must be given a bound here.
-const HOLDERS: [&str; 14] = [
+const HOLDERS: [&str; 15] = [
+    "api_chain_footers",
     "api_chains",
     "api_coverage",
     "api_exposures",
@@ -251,6 +252,7 @@ fn a_whole_live_session_and_the_next_open_keep_every_holder_bounded() {
             // and no history was read.
             assert!(items(&sample, "api_coverage") <= 64 * n);
             assert_eq!(items(&sample, "api_vol_history_memo"), 0);
+            assert_eq!(items(&sample, "api_chain_footers"), 0);
 
             // A replaced snapshot is freed: the chain held at this sample is gone once a newer
             // one was installed and nobody reads it any more.

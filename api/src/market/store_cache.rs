@@ -864,7 +864,8 @@ impl PublishedSnapshots for StoreMarketData {
 /// each), `api_exposures` (items: strike rows and summary rows), `api_flows` (items: contracts
 /// that traded), `api_flow_aggregates` (items: strike and expiration groups), `api_coverage`
 /// (items: companies, report dates, daily bars and macro releases), `api_vol_history_memo`
-/// (items: one underlying's `vol_daily` series each, read on first use; at most 512).
+/// (items: one underlying's `vol_daily` series each, read on first use; at most 512),
+/// `api_chain_footers` (items: chain files whose footer `/chain-at-time` holds; at most 128).
 impl MemoryHolder for StoreMarketData {
     fn held_memory(&self, out: &mut Vec<HeldMemory>) {
         let latest = self.read();
@@ -887,6 +888,8 @@ impl MemoryHolder for StoreMarketData {
         drop(latest);
         let (entries, bytes) = self.history.held();
         out.push(HeldMemory::new("api_vol_history_memo", entries, bytes));
+        let (files, bytes) = self.history.chain_footers_held();
+        out.push(HeldMemory::new("api_chain_footers", files, bytes));
     }
 }
 
