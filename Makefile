@@ -33,8 +33,6 @@ build-distributed: ## the optimised binary with the Kafka bus, for `optics inges
 build: ## debug build of the whole workspace
 	$(CARGO) build --workspace
 
-# The checks below run the binary `cargo test` has just built (`--profile test`, target/debug):
-# a `dev` build would compile every dependency a second time (about 3 minutes here).
 test: fmt-check lint ## formatting check, clippy -D warnings, every test, the MCP client checks, the SQL readers, the dashboard, Schemathesis
 	$(CARGO) test --workspace
 	$(MAKE) mcp-clients
@@ -45,13 +43,13 @@ test: fmt-check lint ## formatting check, clippy -D warnings, every test, the MC
 mcp-clients: ## the official MCP Python SDK drives every tool over stdio and streamable HTTP against `optics run`
 	test -x $(MCP_VENV)/bin/python || $(PYTHON) -m venv $(MCP_VENV)
 	$(MCP_VENV)/bin/pip install --quiet -r scripts/mcp/requirements.txt
-	$(CARGO) build --profile test --bin optics
+	$(CARGO) build --bin optics
 	$(MCP_VENV)/bin/python scripts/mcp/check_tools.py --optics target/debug/optics --records $(REFERENCE_RECORDS)
 
 test-sql-readers: ## DuckDB, polars and `optics sql` read a backfilled store alike; ADBC reads a chain-at-time over Flight SQL
 	test -x $(SQL_VENV)/bin/python || $(PYTHON) -m venv $(SQL_VENV)
 	$(SQL_VENV)/bin/pip install --quiet -r scripts/sql/requirements.txt
-	$(CARGO) build --profile test --bin optics
+	$(CARGO) build --bin optics
 	dir=$$(mktemp -d) && \
 	backfill="target/debug/optics backfill --data-dir $$dir --to 2026-11-20 --universe 2 --history-years 1 --quiet" && \
 	$$backfill --sessions 2 && $$backfill --sessions 1 && \
@@ -63,14 +61,14 @@ test-browser: ## headless Chromium (Debian's) signs in to the dashboard, picks S
 	command -v chromium >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
 	test -x $(BROWSER_VENV)/bin/python || $(PYTHON) -m venv $(BROWSER_VENV)
 	$(BROWSER_VENV)/bin/pip install --quiet -r scripts/browser/requirements.txt
-	$(CARGO) build --profile test --bin optics
+	$(CARGO) build --bin optics
 	$(BROWSER_VENV)/bin/python scripts/browser/dashboard_check.py --optics target/debug/optics \
 		--chromium $$(command -v chromium) --out target/dashboard
 
 test-hardening: ## Schemathesis holds `optics run` to its OpenAPI document: >= 10,000 cases, no failure
 	test -x $(HARDENING_VENV)/bin/python || $(PYTHON) -m venv $(HARDENING_VENV)
 	$(HARDENING_VENV)/bin/pip install --quiet -r scripts/hardening/requirements.txt
-	$(CARGO) build --profile test --bin optics
+	$(CARGO) build --bin optics
 	$(HARDENING_VENV)/bin/python scripts/hardening/schemathesis_run.py --optics target/debug/optics \
 		--schemathesis $(HARDENING_VENV)/bin/schemathesis
 
