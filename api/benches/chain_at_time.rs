@@ -19,8 +19,8 @@ use std::time::{Duration, Instant};
 
 use chrono::{Datelike, NaiveDate, TimeZone, Utc, Weekday};
 use datafusion::common::ScalarValue;
-use datafusion::prelude::{ParquetReadOptions, SessionConfig, SessionContext, col, lit};
-use optics_api::market::{ChainHistory, store_file_url};
+use datafusion::prelude::{ParquetReadOptions, SessionContext, col, lit};
+use optics_api::market::{ChainHistory, snapshot_session_config, store_file_url};
 use optics_compute::chain::{ChainMarket, build_chain};
 use optics_compute::pricing::PricingModel;
 use optics_pipeline::store::{SnapshotKey, SnapshotStore};
@@ -210,13 +210,7 @@ fn main() {
 const PEER_URL: &str = "optics://bench";
 
 fn datafusion_context(store: &SnapshotStore) -> SessionContext {
-    let config = SessionConfig::new()
-        .with_target_partitions(1)
-        .set_bool(
-            "datafusion.execution.parquet.schema_force_view_types",
-            false,
-        )
-        .set_bool("datafusion.execution.parquet.pushdown_filters", true);
+    let config = snapshot_session_config().with_target_partitions(1);
     let ctx = SessionContext::new_with_config(config);
     let url = url::Url::parse(PEER_URL).expect("url");
     ctx.register_object_store(&url, std::sync::Arc::clone(store.object_store()));

@@ -26,36 +26,42 @@ const POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'self' 'u
                       connect-src 'self'; img-src 'self' data:; base-uri 'none'; \
                       form-action 'self'; frame-ancestors 'none'";
 
+/// Every answer of the dashboard: path, content type, body.
+const ASSETS: [(&str, &str, &str); 6] = [
+    ("/", "text/html; charset=utf-8", PAGE),
+    (
+        "/dashboard/app.js",
+        "text/javascript; charset=utf-8",
+        SCRIPT,
+    ),
+    ("/dashboard/app.css", "text/css; charset=utf-8", STYLE),
+    (
+        "/dashboard/uPlot.iife.min.js",
+        "text/javascript; charset=utf-8",
+        UPLOT_SCRIPT,
+    ),
+    (
+        "/dashboard/uPlot.min.css",
+        "text/css; charset=utf-8",
+        UPLOT_STYLE,
+    ),
+    (
+        "/dashboard/uPlot-LICENSE.txt",
+        "text/plain; charset=utf-8",
+        UPLOT_LICENSE,
+    ),
+];
+
 /// The dashboard's routes, mergeable into a router of any state.
 pub fn dashboard_router<S>() -> Router<S>
 where
     S: Clone + Send + Sync + 'static,
 {
-    Router::new()
-        .route(
-            "/",
-            get(|| async { asset("text/html; charset=utf-8", PAGE) }),
-        )
-        .route(
-            "/dashboard/app.js",
-            get(|| async { asset("text/javascript; charset=utf-8", SCRIPT) }),
-        )
-        .route(
-            "/dashboard/app.css",
-            get(|| async { asset("text/css; charset=utf-8", STYLE) }),
-        )
-        .route(
-            "/dashboard/uPlot.iife.min.js",
-            get(|| async { asset("text/javascript; charset=utf-8", UPLOT_SCRIPT) }),
-        )
-        .route(
-            "/dashboard/uPlot.min.css",
-            get(|| async { asset("text/css; charset=utf-8", UPLOT_STYLE) }),
-        )
-        .route(
-            "/dashboard/uPlot-LICENSE.txt",
-            get(|| async { asset("text/plain; charset=utf-8", UPLOT_LICENSE) }),
-        )
+    ASSETS
+        .into_iter()
+        .fold(Router::new(), |router, (path, content_type, body)| {
+            router.route(path, get(move || async move { asset(content_type, body) }))
+        })
 }
 
 fn asset(content_type: &'static str, body: &'static str) -> Response {

@@ -22,13 +22,13 @@ use datafusion::datasource::listing::{
 };
 use datafusion::error::DataFusionError;
 use datafusion::execution::runtime_env::RuntimeEnv;
-use datafusion::prelude::{SessionConfig, SessionContext};
+use datafusion::prelude::SessionContext;
 use optics_pipeline::store::{MARKET_WIDE, SnapshotFile, SnapshotStore, StoreError};
 use optics_schemas::Dataset;
 use optics_schemas::bus::snapshot_datasets;
 use url::Url;
 
-use crate::market::history::store_file_url;
+use crate::market::history::{snapshot_session_config, store_file_url};
 
 /// The session datasets, in the order they are listed.
 pub const SESSION_TABLES: [&str; 7] = [
@@ -213,14 +213,8 @@ pub async fn store_context_in(
     store: &SnapshotStore,
     runtime: Arc<RuntimeEnv>,
 ) -> Result<(SessionContext, Vec<StoreTable>), SqlError> {
-    // Strings as written (Utf8), as the history reads do: the snapshot schemas are Utf8.
-    let config = SessionConfig::new()
-        .set_bool(
-            "datafusion.execution.parquet.schema_force_view_types",
-            false,
-        )
-        .set_bool("datafusion.execution.parquet.pushdown_filters", true);
-    let ctx = SessionContext::new_with_config_rt(config, runtime);
+    // Read as the history reads do: strings as written, filters while decoding.
+    let ctx = SessionContext::new_with_config_rt(snapshot_session_config(), runtime);
     let url = Url::parse(STORE_URL).map_err(|e| DataFusionError::External(Box::new(e)))?;
     ctx.register_object_store(&url, Arc::clone(store.object_store()));
     let mut tables = Vec::new();

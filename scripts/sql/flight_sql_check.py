@@ -66,15 +66,23 @@ def rest(http: str, path: str, token: str):
         return json.load(answer)
 
 
+def missing(value) -> bool:
+    """A null: None from JSON, NaN from pandas."""
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
 def close(a, b) -> bool:
-    if a is None or b is None or (isinstance(a, float) and math.isnan(a)):
-        return (a is None or (isinstance(a, float) and math.isnan(a))) and \
-               (b is None or (isinstance(b, float) and math.isnan(b)))
+    if missing(a) or missing(b):
+        return missing(a) and missing(b)
     return math.isclose(float(a), float(b), rel_tol=1e-12, abs_tol=1e-12)
 
 
+def with_token(grpc: str, token: str):
+    return connect(grpc, **{DatabaseOptions.AUTHORIZATION_HEADER.value: f"Bearer {token}"})
+
+
 def check_chain_at_time(grpc: str, http: str, token: str, ticker: str) -> bool:
-    with connect(grpc, **{DatabaseOptions.AUTHORIZATION_HEADER.value: f"Bearer {token}"}) as conn:
+    with with_token(grpc, token) as conn:
         with conn.cursor() as cur:
             cur.execute(f"SELECT min(trade_date) FROM chain WHERE underlying = '{ticker}'")
             (day,) = cur.fetchone()
@@ -131,32 +139,29 @@ def check_handshake(grpc: str, token: str, ticker: str) -> bool:
     return sessions > 0
 
 
-def check_refusals(grpc: str, token: str) -> bool:
-    ok = True
+def refused(open_connection, query: str, because: tuple) -> bool:
+    """Whether `query` on a connection `open_connection()` makes fails (at connecting or at
+    the query) with an error naming one of `because`."""
     try:
-        with connect(grpc) as conn, conn.cursor() as cur:
-            cur.execute("SELECT 1")
+        with open_connection() as conn, conn.cursor() as cur:
+            cur.execute(query)
             cur.fetchall()
-        print("a query without a token was answered", file=sys.stderr)
-        ok = False
     except adbc_driver_manager.Error as error:
-        if "Unauthenticated" not in str(error) and "API token" not in str(error):
-            print(f"without a token: unexpected error {error}", file=sys.stderr)
-            ok = False
-    with connect(grpc, **{DatabaseOptions.AUTHORIZATION_HEADER.value: f"Bearer {token}"}) as conn:
-        try:
-            with conn.cursor() as cur:
-                cur.execute("DROP TABLE chain")
-                cur.fetchall()
-            print("DROP TABLE was run", file=sys.stderr)
-            ok = False
-        except adbc_driver_manager.Error as error:
-            if "not supported" not in str(error) and "not allowed" not in str(error):
-                print(f"DROP TABLE: unexpected error {error}", file=sys.stderr)
-                ok = False
-        with conn.cursor() as cur:
-            cur.execute("SELECT count(*) FROM chain")
-            (rows,) = cur.fetchone()
+        if any(word in str(error) for word in because):
+            return True
+        print(f"{query}: unexpected error {error}", file=sys.stderr)
+        return False
+    print(f"{query}: answered, not refused", file=sys.stderr)
+    return False
+
+
+def check_refusals(grpc: str, token: str) -> bool:
+    ok = refused(lambda: connect(grpc), "SELECT 1", ("Unauthenticated", "API token"))
+    ok &= refused(lambda: with_token(grpc, token), "DROP TABLE chain",
+                  ("not supported", "not allowed"))
+    with with_token(grpc, token) as conn, conn.cursor() as cur:
+        cur.execute("SELECT count(*) FROM chain")
+        (rows,) = cur.fetchone()
     print(f"refused without a token and refused DROP TABLE; chain still has {rows} rows")
     return ok and rows > 0
 

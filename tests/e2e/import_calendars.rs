@@ -18,8 +18,8 @@ use optics_schemas::{EarningsEvent, EconomicEvent};
 use optics_tests::run_optics;
 use serde_json::Value;
 
-use crate::import_cli::{backfill_five, serve};
-use crate::support::{OPTICS, TempDir, get};
+use crate::import_cli::serve;
+use crate::support::{OPTICS, TempDir, backfill, get};
 
 fn today() -> NaiveDate {
     new_york_date(Utc::now())
@@ -297,7 +297,7 @@ fn imported_reports_and_releases_survive_a_backfill() {
     let dir = TempDir::new("import-calendars-backfill");
     let data_dir = dir.path();
     let session = NaiveDate::from_ymd_opt(2026, 11, 20).unwrap();
-    backfill_five(data_dir.to_str().unwrap(), "2026-11-20");
+    backfill(data_dir.to_str().unwrap(), "2026-11-20", 5, 1);
     // The five underlyings are indices and funds: no simulated report, but macro releases.
     let simulated_reports = stored::<EarningsEvent>(data_dir).len();
     let simulated_releases = stored::<EconomicEvent>(data_dir).len();
@@ -330,7 +330,7 @@ fn imported_reports_and_releases_survive_a_backfill() {
         );
     };
     check("after the imports", NaiveDate::MAX);
-    backfill_five(data_dir.to_str().unwrap(), "2026-11-20");
+    backfill(data_dir.to_str().unwrap(), "2026-11-20", 5, 1);
     check("after a second backfill", NaiveDate::MAX);
     check("the seeded session's table", session);
 }

@@ -9,7 +9,7 @@ use optics_pipeline::worker::close::read_reference;
 use optics_schemas::DailyBar;
 use optics_tests::run_optics;
 
-use crate::support::{OPTICS, Running, TempDir, get, start_listening};
+use crate::support::{OPTICS, Running, TempDir, backfill, get, start_listening};
 
 pub(crate) fn sample(name: &str) -> String {
     format!(
@@ -313,40 +313,13 @@ pub(crate) fn import_spy_bars(data_dir: &str, file: &std::path::Path, extra: &[&
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
-/// `optics backfill` of one session through `to` and a year of history, for five underlyings
-/// (SPY first); it must succeed.
-pub(crate) fn backfill_five(data_dir: &str, to: &str) {
-    let backfill = run_optics(
-        OPTICS,
-        &[
-            "backfill",
-            "--data-dir",
-            data_dir,
-            "--to",
-            to,
-            "--sessions",
-            "1",
-            "--universe",
-            "5",
-            "--history-years",
-            "1",
-            "--quiet",
-        ],
-    );
-    assert!(
-        backfill.status.success(),
-        "{}",
-        String::from_utf8_lossy(&backfill.stderr)
-    );
-}
-
 /// Bars imported over a seeded store reach `/stock/{ticker}` through `optics serve`, every
 /// other stored bar is kept, and a later backfill keeps the imported ones.
 #[test]
 fn imported_bars_reach_the_stock_endpoint_and_survive_a_backfill() {
     let dir = TempDir::new("import-bars-served");
     let data_dir = dir.path().to_str().unwrap();
-    backfill_five(data_dir, "2026-11-20");
+    backfill(data_dir, "2026-11-20", 5, 1);
     let session = date("2026-11-20");
     let before = stored_bars(&dir.path().join("snapshots"), session);
     let simulated = before
@@ -399,7 +372,7 @@ fn imported_bars_reach_the_stock_endpoint_and_survive_a_backfill() {
     }
 
     // A backfill rewrites the market-wide bars from the simulator and lays the import over it.
-    backfill_five(data_dir, "2026-11-20");
+    backfill(data_dir, "2026-11-20", 5, 1);
     let rewritten = stored_bars(&dir.path().join("snapshots"), session);
     assert_eq!(rewritten.len(), before.len());
     let spy = rewritten

@@ -15,8 +15,8 @@ use optics_schemas::VolDailyRow;
 use optics_schemas::bus::snapshot_datasets;
 use serde_json::Value;
 
-use crate::import_cli::{backfill_five, files_under, import_spy_bars, serve};
-use crate::support::{TempDir, get};
+use crate::import_cli::{files_under, import_spy_bars, serve};
+use crate::support::{TempDir, backfill, get};
 
 /// Relative tolerance of every figure against the reference.
 const REL: f64 = 1e-9;
@@ -108,7 +108,7 @@ fn imported_closes_restate_vol_daily_and_the_volatility_endpoints() {
     let dir = TempDir::new("import-vol");
     let data_dir = dir.path().to_str().unwrap();
     let store_dir = dir.path().join("snapshots");
-    backfill_five(data_dir, "2018-12-31");
+    backfill(data_dir, "2018-12-31", 5, 1);
     let before = stored_vol_rows(&store_dir);
     let spy_before = before.keys().filter(|(s, _)| s == "SPY").count();
     assert!(spy_before > 200, "{spy_before} seeded SPY rows");

@@ -222,7 +222,7 @@ fn a_backfilled_store_is_served_with_auth_and_the_envelope() {
     let data_dir = dir.path().to_str().unwrap().to_owned();
     // The indices and ETFs the coverage universe lists first, and its first stock (AAPL), so
     // the company fields of a stock are served from the store too.
-    backfill(&data_dir, 24, 1);
+    backfill(&data_dir, "2026-11-20", 24, 1);
     assert!(
         dir.path()
             .join("snapshots/chain/trade_date=2026-11-20")

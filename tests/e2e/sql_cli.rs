@@ -29,7 +29,7 @@ fn sql_reads_the_current_snapshots_in_every_format() {
     let dir = TempDir::new("sql");
     let data_dir = dir.path().to_str().unwrap().to_owned();
     // SPX and NDX, the first two of the coverage universe.
-    backfill(&data_dir, 2, 2);
+    backfill(&data_dir, "2026-11-20", 2, 2);
 
     let tables = stdout_of(&sql(&data_dir, &["--tables"]));
     for name in ["chain", "vol_daily", "daily_bars", "companies"] {

@@ -132,10 +132,10 @@ pub fn fetch(address: &str, path: &str, token: Option<&str>) -> (u16, String) {
     (status, body.to_owned())
 }
 
-/// `optics backfill` of `sessions` sessions ending 2026-11-20 for the first `universe`
-/// underlyings of the coverage universe, with one year of history, into `data_dir`; panics
-/// with its stderr when it fails.
-pub fn backfill(data_dir: &str, universe: usize, sessions: usize) {
+/// `optics backfill` of `sessions` sessions ending `to` for the first `universe` underlyings
+/// of the coverage universe (SPY among the first five), with one year of history, into
+/// `data_dir`; panics with its stderr when it fails.
+pub fn backfill(data_dir: &str, to: &str, universe: usize, sessions: usize) {
     let (universe, sessions) = (universe.to_string(), sessions.to_string());
     let output = optics_tests::run_optics(
         OPTICS,
@@ -144,7 +144,7 @@ pub fn backfill(data_dir: &str, universe: usize, sessions: usize) {
             "--data-dir",
             data_dir,
             "--to",
-            "2026-11-20",
+            to,
             "--sessions",
             &sessions,
             "--universe",

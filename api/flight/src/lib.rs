@@ -198,6 +198,18 @@ impl StoreFlightSql {
             .with_ordered(true))
     }
 
+    /// A catalog command's answer to `GetFlightInfo`, for an admitted caller: a ticket that is
+    /// the command itself, and the schema of its result.
+    async fn command_info(
+        &self,
+        request: Request<FlightDescriptor>,
+        ticket: Ticket,
+        schema: &Schema,
+    ) -> Result<Response<FlightInfo>, Status> {
+        self.admit(&request).await?;
+        Self::flight_info(schema, ticket, request.into_inner()).map(Response::new)
+    }
+
     /// Runs `query` and streams its batches, within the running-query and time bounds.
     async fn run(&self, query: &[u8]) -> Result<Response<BatchStream>, Status> {
         let permit = Arc::clone(&self.running).try_acquire_owned().map_err(|_| {
@@ -206,16 +218,16 @@ impl StoreFlightSql {
                 self.settings.concurrent_queries
             ))
         })?;
-        let deadline = tokio::time::Instant::now() + self.settings.query_timeout;
+        let timeout = self.settings.query_timeout;
+        let deadline = tokio::time::Instant::now() + timeout;
         let frame = tokio::time::timeout_at(deadline, self.plan(query))
             .await
-            .map_err(|_| self.timed_out())??;
+            .map_err(|_| timed_out(timeout))??;
         let schema: SchemaRef = Arc::new(frame.schema().as_arrow().clone());
         let batches = tokio::time::timeout_at(deadline, frame.execute_stream())
             .await
-            .map_err(|_| self.timed_out())?
+            .map_err(|_| timed_out(timeout))?
             .map_err(|e| status_of(&e))?;
-        let timeout = self.settings.query_timeout;
         let bounded = bounded_batches(batches, permit, deadline, timeout);
         let encoded = FlightDataEncoderBuilder::new()
             .with_schema(schema)
@@ -226,13 +238,14 @@ impl StoreFlightSql {
             });
         Ok(Response::new(Box::pin(encoded)))
     }
+}
 
-    fn timed_out(&self) -> Status {
-        Status::deadline_exceeded(format!(
-            "the query ran past {} s, the longest a query may run here",
-            self.settings.query_timeout.as_secs()
-        ))
-    }
+/// A query stopped at the time bound.
+fn timed_out(timeout: Duration) -> Status {
+    Status::deadline_exceeded(format!(
+        "the query ran past {} s, the longest a query may run here",
+        timeout.as_secs()
+    ))
 }
 
 /// The query's batches until its end, an error or the deadline, holding `permit` throughout.
@@ -250,15 +263,7 @@ fn bounded_batches(
                 Some((Err(FlightError::Tonic(Box::new(status_of(&error)))), None))
             }
             Ok(None) => None,
-            Err(_) => Some((
-                Err(FlightError::Tonic(Box::new(Status::deadline_exceeded(
-                    format!(
-                        "the query ran past {} s, the longest a query may run here",
-                        timeout.as_secs()
-                    ),
-                )))),
-                None,
-            )),
+            Err(_) => Some((Err(FlightError::Tonic(Box::new(timed_out(timeout)))), None)),
         }
     })
 }
@@ -450,10 +455,9 @@ impl FlightSqlService for StoreFlightSql {
         query: CommandGetCatalogs,
         request: Request<FlightDescriptor>,
     ) -> Result<Response<FlightInfo>, Status> {
-        self.admit(&request).await?;
         let ticket = ticket_of(&query);
-        Self::flight_info(&query.into_builder().schema(), ticket, request.into_inner())
-            .map(Response::new)
+        self.command_info(request, ticket, &query.into_builder().schema())
+            .await
     }
 
     async fn do_get_catalogs(
@@ -475,10 +479,9 @@ impl FlightSqlService for StoreFlightSql {
         query: CommandGetDbSchemas,
         request: Request<FlightDescriptor>,
     ) -> Result<Response<FlightInfo>, Status> {
-        self.admit(&request).await?;
         let ticket = ticket_of(&query);
-        Self::flight_info(&query.into_builder().schema(), ticket, request.into_inner())
-            .map(Response::new)
+        self.command_info(request, ticket, &query.into_builder().schema())
+            .await
     }
 
     async fn do_get_schemas(
@@ -504,10 +507,9 @@ impl FlightSqlService for StoreFlightSql {
         query: CommandGetTables,
         request: Request<FlightDescriptor>,
     ) -> Result<Response<FlightInfo>, Status> {
-        self.admit(&request).await?;
         let ticket = ticket_of(&query);
-        Self::flight_info(&query.into_builder().schema(), ticket, request.into_inner())
-            .map(Response::new)
+        self.command_info(request, ticket, &query.into_builder().schema())
+            .await
     }
 
     async fn do_get_tables(
@@ -541,14 +543,9 @@ impl FlightSqlService for StoreFlightSql {
         query: CommandGetSqlInfo,
         request: Request<FlightDescriptor>,
     ) -> Result<Response<FlightInfo>, Status> {
-        self.admit(&request).await?;
         let ticket = ticket_of(&query);
-        Self::flight_info(
-            query.into_builder(&SERVER_INFO).schema().as_ref(),
-            ticket,
-            request.into_inner(),
-        )
-        .map(Response::new)
+        let schema = query.into_builder(&SERVER_INFO).schema();
+        self.command_info(request, ticket, &schema).await
     }
 
     async fn do_get_sql_info(

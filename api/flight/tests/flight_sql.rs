@@ -151,15 +151,11 @@ async fn client(server: &Server) -> FlightSqlServiceClient<Channel> {
     FlightSqlServiceClient::new(channel)
 }
 
-/// Runs `query` as a statement and returns its batches.
-async fn statement(
+/// The batches of every endpoint of `info`.
+async fn fetch(
     client: &mut FlightSqlServiceClient<Channel>,
-    query: &str,
+    info: arrow_flight::FlightInfo,
 ) -> Result<Vec<RecordBatch>, String> {
-    let info = client
-        .execute(query.to_owned(), None)
-        .await
-        .map_err(|e| e.to_string())?;
     let mut batches = Vec::new();
     for endpoint in info.endpoint {
         let ticket = endpoint.ticket.expect("an endpoint carries its ticket");
@@ -172,6 +168,18 @@ async fn statement(
         );
     }
     Ok(batches)
+}
+
+/// Runs `query` as a statement and returns its batches.
+async fn statement(
+    client: &mut FlightSqlServiceClient<Channel>,
+    query: &str,
+) -> Result<Vec<RecordBatch>, String> {
+    let info = client
+        .execute(query.to_owned(), None)
+        .await
+        .map_err(|e| e.to_string())?;
+    fetch(client, info).await
 }
 
 fn closes(batches: &[RecordBatch]) -> Vec<(String, f64)> {
@@ -260,14 +268,7 @@ async fn a_prepared_statement_runs_like_a_statement() {
     assert_eq!(schema.field(0).name(), "underlying");
     assert_eq!(schema.field(1).name(), "close");
     let info = prepared.execute().await.unwrap();
-    let ticket = info.endpoint[0].ticket.clone().unwrap();
-    let batches: Vec<RecordBatch> = quant
-        .do_get(ticket)
-        .await
-        .unwrap()
-        .try_collect()
-        .await
-        .unwrap();
+    let batches = fetch(&mut quant, info).await.unwrap();
     assert_eq!(
         closes(&batches),
         [("SPY".to_owned(), 101.5), ("^VIX".to_owned(), 16.0)]
@@ -287,14 +288,7 @@ async fn the_catalog_lists_the_tables_with_their_columns() {
         })
         .await
         .unwrap();
-    let ticket = info.endpoint[0].ticket.clone().unwrap();
-    let batches: Vec<RecordBatch> = quant
-        .do_get(ticket)
-        .await
-        .unwrap()
-        .try_collect()
-        .await
-        .unwrap();
+    let batches = fetch(&mut quant, info).await.unwrap();
     let names: Vec<String> = batches
         .iter()
         .flat_map(|batch| {
@@ -317,12 +311,7 @@ async fn the_catalog_lists_the_tables_with_their_columns() {
         ])
         .await
         .unwrap();
-    let ticket = info.endpoint[0].ticket.clone().unwrap();
-    let rows: usize = quant
-        .do_get(ticket)
-        .await
-        .unwrap()
-        .try_collect::<Vec<_>>()
+    let rows: usize = fetch(&mut quant, info)
         .await
         .unwrap()
         .iter()

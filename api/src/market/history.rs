@@ -90,6 +90,20 @@ pub fn store_file_url(base: &str, path: &str) -> String {
     format!("{base}/{}", path.replace('%', "%25"))
 }
 
+/// How DataFusion reads the snapshot files (the history reads, `optics sql`, Flight SQL):
+/// strings as written (Utf8; DataFusion would otherwise read them as Utf8View, which the
+/// snapshot schemas do not accept), and filters evaluated while decoding (parquet's row
+/// filter), so a filter on a sorted column such as the underlying decodes only its rows past
+/// that column.
+pub fn snapshot_session_config() -> SessionConfig {
+    SessionConfig::new()
+        .set_bool(
+            "datafusion.execution.parquet.schema_force_view_types",
+            false,
+        )
+        .set_bool("datafusion.execution.parquet.pushdown_filters", true)
+}
+
 /// DataFusion over the snapshot store.
 #[derive(Clone)]
 pub struct ChainHistory {
@@ -137,20 +151,9 @@ impl std::fmt::Debug for ChainHistory {
 impl ChainHistory {
     /// A query context over `store`.
     pub fn new(store: SnapshotStore) -> Self {
-        // One partition per query: a chain-at-time file is a few MB; more threads only add
-        // scheduling to a sub-20 ms read and compete with the API's own workers.
-        // Strings as written (Utf8): DataFusion would otherwise read them as Utf8View, which
-        // the snapshot schemas do not accept.
-        // The expiration filter is evaluated while decoding (parquet's row filter): a file holds
-        // every expiration of the session, a query wants one, so only its rows are decoded
-        // past the expiration column.
-        let config = SessionConfig::new()
-            .with_target_partitions(1)
-            .set_bool(
-                "datafusion.execution.parquet.schema_force_view_types",
-                false,
-            )
-            .set_bool("datafusion.execution.parquet.pushdown_filters", true);
+        // One partition per query: a session's file is a few MB; more threads only add
+        // scheduling to a short read and compete with the API's own workers.
+        let config = snapshot_session_config().with_target_partitions(1);
         let ctx = SessionContext::new_with_config(config);
         if let Ok(url) = Url::parse(STORE_URL) {
             ctx.register_object_store(&url, Arc::clone(store.object_store()));
@@ -460,7 +463,8 @@ impl ChainHistory {
     }
 
     /// The rows of `expiration` in the chain of `ticker` as of the close of `trade_date`;
-    /// `None` when no chain of that session is stored. Sorted by settlement then strike.
+    /// `None` when no chain of that session is stored. In the file's order: settlement, then
+    /// strike (the dataset's sort, `CHAIN_SORT`).
     ///
     /// Read through the Parquet reader itself, not a DataFusion plan: this is the one history
     /// read on a request's path, and planning a query costs more than the read (22–24 ms in
@@ -485,12 +489,6 @@ impl ChainHistory {
                 rows.extend(ChainRow::from_batch(&batch)?);
             }
         }
-        rows.sort_by(|a, b| {
-            a.settlement
-                .as_str()
-                .cmp(b.settlement.as_str())
-                .then(a.strike.total_cmp(&b.strike))
-        });
         Ok(Some(rows))
     }
 
@@ -623,10 +621,16 @@ impl AsyncFileReader for StoreFileReader {
 }
 
 /// A Parquet read's failure as a history error (the same variants DataFusion's would be).
+/// The object store's own failure behind the reader (unreachable, the file gone) is the
+/// store's, as a listing's would be: the client is told to come back (424), not shown a fault.
 fn read_error(error: ParquetError) -> HistoryError {
-    HistoryError::Query(datafusion::error::DataFusionError::ParquetError(Box::new(
-        error,
-    )))
+    match error {
+        ParquetError::External(inner) => match inner.downcast::<object_store::Error>() {
+            Ok(store) => HistoryError::Store(StoreError::ObjectStore(*store)),
+            Err(other) => HistoryError::Store(StoreError::Parquet(ParquetError::External(other))),
+        },
+        other => HistoryError::Store(StoreError::Parquet(other)),
+    }
 }
 
 /// The rows to read for `expiration`: the pages whose expiration statistics may hold it, from
@@ -704,6 +708,18 @@ mod tests {
     use datafusion::parquet::arrow::ArrowWriter;
     use datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
     use datafusion::parquet::file::properties::{EnabledStatistics, WriterProperties};
+
+    /// A store failure behind the Parquet reader is the store's (a 424 to the client); a file
+    /// that does not decode is not.
+    #[test]
+    fn a_store_failure_under_the_reader_reads_as_the_store_unavailable() {
+        let gone = object_store::Error::NotFound {
+            path: "snapshots/chain/x.parquet".into(),
+            source: "removed".into(),
+        };
+        assert!(read_error(ParquetError::External(Box::new(gone))).is_store_unavailable());
+        assert!(!read_error(ParquetError::General("bad page".into())).is_store_unavailable());
+    }
 
     /// A file sorted by expiration with pages of ten rows: the page index keeps only the
     /// pages that may hold the expiration asked for, and the exact filter the rest.

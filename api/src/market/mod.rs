@@ -26,7 +26,7 @@ use optics_schemas::{
     ExposureSummaryRow, FlowAggregateRow, FlowSnapshotRow, PricingModelCode,
 };
 
-pub use history::{ChainHistory, store_file_url};
+pub use history::{ChainHistory, snapshot_session_config, store_file_url};
 pub use store_cache::{LoadError, StoreMarketData};
 pub use universe::{
     REFRESH_EVERY as UNIVERSE_REFRESH_EVERY, UniverseCache, UniverseRow, UniverseTable,

@@ -7,6 +7,9 @@ const DATA = "/api/mcp/data";
 const REFRESH_MS = 30000;
 const SCREEN_DEFAULT = "high_iv_rank";
 const HEAT_GREEKS = ["gamma", "delta", "vanna", "charm", "theta", "vega", "iv"];
+// The term structure goes first (it picks the smile's expiration), with the expected move (the
+// refresh probe); these follow.
+const FOLLOWING_PANELS = ["gex", "cone", "smile", "heatmap", "flow", "earnings", "screen"];
 
 const state = { token: null, ticker: "SPY", probeAsOf: null, charts: new Map(), timer: null,
                 smileExpiration: null, heatGreek: "gamma" };
@@ -417,10 +420,8 @@ async function loadAll() {
   document.title = `optics — ${ticker}`;
   delete document.body.dataset.loaded;
   for (const panel of document.querySelectorAll("[data-panel]")) panel.dataset.state = "loading";
-  // The term structure chooses the smile's expiration, so it goes first.
   await Promise.all([loadPanel("term", ticker), loadPanel("expected-move", ticker)]);
-  await Promise.all(["gex", "cone", "smile", "heatmap", "flow", "earnings", "screen"]
-    .map((name) => loadPanel(name, ticker)));
+  await Promise.all(FOLLOWING_PANELS.map((name) => loadPanel(name, ticker)));
   if (state.ticker === ticker) document.body.dataset.loaded = ticker;
 }
 
@@ -432,8 +433,7 @@ async function refresh() {
   await loadPanel("expected-move", state.ticker);
   if (state.probeAsOf !== before) {
     await loadPanel("term", state.ticker);
-    await Promise.all(["gex", "cone", "smile", "heatmap", "flow", "earnings", "screen"]
-      .map((name) => loadPanel(name, state.ticker)));
+    await Promise.all(FOLLOWING_PANELS.map((name) => loadPanel(name, state.ticker)));
   }
 }
 
