@@ -405,9 +405,10 @@ function drawHeatmap(canvas, h) {
 
 // --- the page ----------------------------------------------------------------------------------
 
+// A panel's state says what it shows: "loading" only until its ticker's first answer (set by
+// loadAll); a refresh keeps "drawn" until the new answer replaces it.
 async function loadPanel(name, ticker) {
   const panel = document.querySelector(`[data-panel="${name}"]`);
-  panel.dataset.state = "loading";
   try {
     await panels[name](panel, ticker);
   } catch (error) {
