@@ -19,11 +19,6 @@
 //! `/metrics` reports with their bytes per live contract.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 /// A full session day (Wednesday 2026-11-25), from its open.
@@ -31,120 +26,11 @@ const SESSION_OPEN: &str = "2026-11-25T14:30:00Z";
 /// Market minutes of the session: 09:30 to 16:00.
 const SESSION_MINUTES: u64 = 390;
 
-fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
-fn binary() -> PathBuf {
-    std::env::var_os("OPTICS_BENCH_BINARY")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_optics")))
-}
-
-/// A running `optics run` on a data directory of its own.
-struct Service {
-    child: Child,
-    address: String,
-    data_dir: PathBuf,
-}
-
-impl Service {
-    /// Starts `optics run` with `args` and waits (at most `patience`) until it listens.
-    fn start(name: &str, args: &[&str], patience: Duration) -> Self {
-        let data_dir = std::env::temp_dir().join(format!(
-            "optics-bench-live-memory-{name}-{}",
-            std::process::id()
-        ));
-        let _ = std::fs::remove_dir_all(&data_dir);
-        let mut child = Command::new(binary())
-            .arg("run")
-            .args(["--listen", "127.0.0.1:0", "--data-dir"])
-            .arg(&data_dir)
-            .args(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap_or_else(|e| panic!("starting {}: {e}", binary().display()));
-        let stdout = child.stdout.take().expect("piped stdout");
-        let (found, address) = mpsc::channel();
-        // Reads the announcement, then keeps draining so the service never blocks on output.
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if let Some(address) = line.strip_prefix("listening on http://") {
-                    let _ = found.send(address.to_owned());
-                }
-            }
-        });
-        let address = address
-            .recv_timeout(patience)
-            .unwrap_or_else(|_| panic!("{name}: the service did not listen within {patience:?}"));
-        Self {
-            child,
-            address,
-            data_dir,
-        }
-    }
-
-    /// (resident, peak resident) bytes.
-    fn resident(&self) -> (u64, u64) {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
-            .expect("/proc/<pid>/status (Linux)");
-        let field = |name: &str| {
-            status
-                .lines()
-                .find_map(|l| l.strip_prefix(name))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-                .map_or(0, |kib| kib * 1024)
-        };
-        (field("VmRSS:"), field("VmHWM:"))
-    }
-
-    /// The memory holders `/metrics` reports: name → (items, bytes).
-    fn holders(&self) -> BTreeMap<String, (u64, u64)> {
-        let mut stream = TcpStream::connect(&self.address).expect("connect");
-        write!(
-            stream,
-            "GET /metrics HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
-            self.address
-        )
-        .expect("request");
-        let mut text = String::new();
-        stream.read_to_string(&mut text).expect("response");
-        let mut holders: BTreeMap<String, (u64, u64)> = BTreeMap::new();
-        for line in text.lines() {
-            let Some((series, value)) = line.rsplit_once(' ') else {
-                continue;
-            };
-            let Ok(value) = value.parse::<u64>() else {
-                continue;
-            };
-            let holder = |prefix: &str| {
-                series
-                    .strip_prefix(prefix)
-                    .and_then(|rest| rest.strip_prefix("{holder=\""))
-                    .and_then(|rest| rest.strip_suffix("\"}"))
-                    .map(str::to_owned)
-            };
-            if let Some(name) = holder("optics_memory_held_items") {
-                holders.entry(name).or_default().0 = value;
-            } else if let Some(name) = holder("optics_memory_held_bytes") {
-                holders.entry(name).or_default().1 = value;
-            }
-        }
-        holders
-    }
-}
-
-impl Drop for Service {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.data_dir);
-    }
-}
+// Each benchmark of the binary uses part of the support.
+#[allow(dead_code)]
+#[path = "support/service.rs"]
+mod service;
+use service::{Service, env_or};
 
 fn mb(bytes: u64) -> f64 {
     bytes as f64 / 1e6
@@ -181,7 +67,7 @@ fn first_start_and_session(speed: u64) {
     );
     let started = Instant::now();
     let service = Service::start(
-        "session",
+        "live-memory-session",
         &[
             "--start",
             SESSION_OPEN,
@@ -250,7 +136,7 @@ fn scale(universe: usize, seconds: u64) {
     println!("scale: --universe {universe}, one seeded session, {seconds} s live from 10:00 at 1x");
     let started = Instant::now();
     let service = Service::start(
-        "scale",
+        "live-memory-scale",
         &[
             "--universe",
             &universe.to_string(),

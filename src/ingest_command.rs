@@ -4,18 +4,18 @@
 use std::sync::Arc;
 
 use anyhow::Context;
-use chrono::{TimeDelta, Utc};
+use chrono::Utc;
 use clap::Args;
 use optics_ingest::archive::QuoteArchive;
 use optics_ingest::pump::{PumpConfig, PumpCounters, PumpEnd, PumpError, PumpNotice};
-use optics_ingest::simulator::live::{ClockSleeper, LiveConfig, LiveSimulator};
+use optics_ingest::simulator::live::{ClockSleeper, LiveSimulator};
 use optics_ingest::source::QuoteSource;
 use optics_schemas::Bus;
 use optics_schemas::health::{HealthTracker, components, failure_category};
 use optics_schemas::memory::MemoryHolder;
 
 use crate::settings::{
-    ArchiveArgs, ClockArgs, HealthArgs, MarketArgs, RuntimeArgs, StoreArgs, kafka_bus,
+    ArchiveArgs, ClockArgs, HealthArgs, MarketArgs, QuotingArgs, RuntimeArgs, StoreArgs, kafka_bus,
 };
 
 pub(crate) use optics_ingest::pump::Routing;
@@ -91,9 +91,8 @@ pub(crate) struct IngestArgs {
     market: MarketArgs,
     #[command(flatten)]
     clock: ClockArgs,
-    /// Market time between quote snapshots, milliseconds.
-    #[arg(long, env = "OPTICS_INTERVAL_MS", default_value_t = 1000)]
-    interval_ms: u64,
+    #[command(flatten)]
+    quoting: QuotingArgs,
     /// Market seconds between the simulator's quote snapshots kept in the archive (0: closes
     /// only; equal to the interval: every snapshot). Other sources archive every batch.
     #[arg(long, env = "OPTICS_ARCHIVE_EVERY_SECS", default_value_t = 300)]
@@ -104,10 +103,7 @@ pub(crate) struct IngestArgs {
 
 pub(crate) fn run(args: &IngestArgs) -> anyhow::Result<()> {
     args.market.validate()?;
-    anyhow::ensure!(
-        (1..=3_600_000).contains(&args.interval_ms),
-        "--interval-ms must be between 1 and 3600000"
-    );
+    let live_config = args.quoting.live_config(&args.market)?;
     let runtime = args.runtime.runtime()?;
     runtime.block_on(async {
         let clock = args.clock.market_clock(Utc::now())?;
@@ -115,11 +111,7 @@ pub(crate) fn run(args: &IngestArgs) -> anyhow::Result<()> {
         let archive = args.archive.open_archive(&args.store.data_dir)?;
         let live = LiveSimulator::new(
             args.market.universe(),
-            LiveConfig {
-                interval: TimeDelta::milliseconds(i64::try_from(args.interval_ms).unwrap_or(1000)),
-                rate: args.market.rate,
-                ..LiveConfig::new(args.market.seed)
-            },
+            live_config,
             Arc::clone(&clock),
             Arc::new(ClockSleeper::new(Arc::clone(&clock), args.clock.speed)),
         );

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use chrono::{DateTime, TimeDelta, Utc};
+use chrono::{DateTime, Utc};
 use clap::Args;
 use indicatif::ProgressBar;
 use optics_api::accounts::admin::{AdminContext, LOCAL_TOKEN_FILE, bootstrap_local_account};
@@ -20,7 +20,7 @@ use optics_api::market::StoreMarketData;
 use optics_compute::time::{Clock, NyseCalendar, SystemClock};
 use optics_ingest::bus::{EmbeddedBus, EmbeddedBusConfig};
 use optics_ingest::pump::PumpCounters;
-use optics_ingest::simulator::live::{ClockSleeper, LiveConfig, LiveSimulator};
+use optics_ingest::simulator::live::{ClockSleeper, LiveSimulator};
 use optics_ingest::simulator::market::MarketTape;
 use optics_ingest::simulator::universe::Universe;
 use optics_pipeline::store::{MARKET_WIDE, SnapshotStore};
@@ -33,7 +33,7 @@ use optics_schemas::{Bus, Dataset};
 use crate::ingest_command::{Routing, pump};
 use crate::seeding::{last_sessions, seed};
 use crate::serve_command::{ApiArgs, access_control, app, follow_snapshot_events, shutdown_signal};
-use crate::settings::{ArchiveArgs, ClockArgs, MarketArgs, RuntimeArgs, StoreArgs};
+use crate::settings::{ArchiveArgs, ClockArgs, MarketArgs, QuotingArgs, RuntimeArgs, StoreArgs};
 
 #[derive(Debug, Args)]
 pub(crate) struct RunArgs {
@@ -49,9 +49,8 @@ pub(crate) struct RunArgs {
     api: ApiArgs,
     #[command(flatten)]
     clock: ClockArgs,
-    /// Market time between the simulator's quote snapshots, milliseconds.
-    #[arg(long, env = "OPTICS_INTERVAL_MS", default_value_t = 1000)]
-    interval_ms: u64,
+    #[command(flatten)]
+    quoting: QuotingArgs,
     /// Real milliseconds between compute cycles (chain, exposures, flow of the underlyings
     /// quoted since the last one), as `optics compute --cycle-ms`.
     #[arg(long, env = "OPTICS_CYCLE_MS", default_value_t = 1000)]
@@ -71,10 +70,7 @@ pub(crate) struct RunArgs {
 
 pub(crate) fn run(args: &RunArgs) -> anyhow::Result<()> {
     args.market.validate()?;
-    anyhow::ensure!(
-        (1..=3_600_000).contains(&args.interval_ms),
-        "--interval-ms must be between 1 and 3600000"
-    );
+    args.quoting.live_config(&args.market)?;
     anyhow::ensure!(
         (1..=3_600_000).contains(&args.cycle_ms),
         "--cycle-ms must be between 1 and 3600000"
@@ -173,11 +169,7 @@ async fn run_async(args: &RunArgs) -> anyhow::Result<()> {
     }));
     let mut live = LiveSimulator::new(
         Arc::clone(&universe),
-        LiveConfig {
-            interval: TimeDelta::milliseconds(i64::try_from(args.interval_ms).unwrap_or(1000)),
-            rate: args.market.rate,
-            ..LiveConfig::new(args.market.seed)
-        },
+        args.quoting.live_config(&args.market)?,
         Arc::clone(&clock),
         Arc::new(ClockSleeper::new(Arc::clone(&clock), args.clock.speed)),
     );

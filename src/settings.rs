@@ -5,9 +5,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::Context;
-use chrono::NaiveDate;
+use chrono::{NaiveDate, TimeDelta};
 use clap::Args;
 use optics_ingest::archive::QuoteArchive;
+use optics_ingest::simulator::live::LiveConfig;
+use optics_ingest::simulator::session::MAX_TAIL_EVERY;
 use optics_ingest::simulator::universe::Universe;
 use optics_pipeline::store::SnapshotStore;
 
@@ -482,5 +484,38 @@ mod clock_tests {
             ..args
         };
         assert_eq!(unanchored.market_instant(start, later), start);
+    }
+}
+
+/// How the simulator quotes (`optics ingest`, `optics run`).
+#[derive(Debug, Args)]
+pub(crate) struct QuotingArgs {
+    /// Market time between the simulator's quote snapshots, milliseconds.
+    #[arg(long, env = "OPTICS_INTERVAL_MS", default_value_t = 1000)]
+    pub(crate) interval_ms: u64,
+    /// The update mix: the liquid fifth of the universe (by listed contracts) is quoted at
+    /// every snapshot, the other underlyings at one snapshot in N, staggered (1: every
+    /// underlying at every snapshot).
+    #[arg(long, env = "OPTICS_TAIL_EVERY", default_value_t = 1)]
+    pub(crate) tail_every: u32,
+}
+
+impl QuotingArgs {
+    /// The live simulator's settings for `market`, once the flags are checked.
+    pub(crate) fn live_config(&self, market: &MarketArgs) -> anyhow::Result<LiveConfig> {
+        anyhow::ensure!(
+            (1..=3_600_000).contains(&self.interval_ms),
+            "--interval-ms must be between 1 and 3600000"
+        );
+        anyhow::ensure!(
+            (1..=MAX_TAIL_EVERY).contains(&self.tail_every),
+            "--tail-every must be between 1 and {MAX_TAIL_EVERY}"
+        );
+        Ok(LiveConfig {
+            interval: TimeDelta::milliseconds(i64::try_from(self.interval_ms).unwrap_or(1000)),
+            rate: market.rate,
+            tail_every: self.tail_every,
+            ..LiveConfig::new(market.seed)
+        })
     }
 }

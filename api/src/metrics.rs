@@ -6,6 +6,7 @@
 //! | `optics_http_requests_total` | counter | method, route, status | requests answered |
 //! | `optics_http_request_duration_seconds` | histogram | method, route, status | time from routing to the response head |
 //! | `optics_snapshot_age_seconds` | gauge | dataset | age of the newest published snapshot of a dataset at scrape time |
+//! | `optics_quote_freshness_seconds` | histogram | — | how old each quote batch is (from its newest quote's time) when the API first answers with it; reported where the compute worker runs in the API's process |
 //! | `optics_memory_held_bytes` | gauge | holder | bytes a long-lived structure holds (estimated from lengths and capacities) |
 //! | `optics_memory_held_items` | gauge | holder | what it holds, in its own unit (messages, contracts, rows, answers…) |
 //! | `optics_process_resident_bytes` | gauge | — | the process's resident memory (Linux), allocator overhead included |
@@ -47,6 +48,14 @@ const LATENCY_BUCKETS_SECONDS: [f64; 16] = [
     1.0, 2.5, 5.0,
 ];
 
+/// Bounds of the quote freshness histogram, seconds: 50 ms steps up to 2 s (what a 1 s cycle
+/// should keep to), then coarser to a minute.
+fn freshness_buckets() -> impl Iterator<Item = f64> {
+    (1..=40)
+        .map(|i| f64::from(i) / 20.0)
+        .chain([2.5, 3.0, 4.0, 5.0, 7.5, 10.0, 15.0, 30.0, 60.0])
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
 struct RouteLabels {
     method: String,
@@ -81,6 +90,7 @@ struct Inner {
     latency: HistogramFamily,
     snapshot_age: Family<DatasetLabels, Gauge<f64, AtomicU64>>,
     published: Mutex<BTreeMap<String, DateTime<Utc>>>,
+    quote_freshness: Histogram,
     held_bytes: Family<HolderLabels, Gauge>,
     held_items: Family<HolderLabels, Gauge>,
     resident_bytes: Gauge,
@@ -139,6 +149,13 @@ impl Metrics {
             prometheus_client::registry::Unit::Seconds,
             snapshot_age.clone(),
         );
+        let quote_freshness = Histogram::new(freshness_buckets());
+        registry.register_with_unit(
+            "quote_freshness",
+            "How old each quote batch is, from its newest quote's time, when the API first answers with it",
+            prometheus_client::registry::Unit::Seconds,
+            quote_freshness.clone(),
+        );
         let held_bytes = Family::<HolderLabels, Gauge>::default();
         let held_items = Family::<HolderLabels, Gauge>::default();
         let resident_bytes = Gauge::default();
@@ -172,6 +189,7 @@ impl Metrics {
                 latency,
                 snapshot_age,
                 published: Mutex::new(BTreeMap::new()),
+                quote_freshness,
                 held_bytes,
                 held_items,
                 resident_bytes,
@@ -203,6 +221,16 @@ impl Metrics {
             .latency
             .get_or_create(&labels)
             .observe(elapsed.as_secs_f64());
+    }
+
+    /// Records that a quote batch quoted at `quoted_at` is answered with from `served_at` on
+    /// (the hook the compute worker of the same process calls when it hands its snapshots
+    /// over); a clock step backwards counts as zero.
+    pub fn observe_quote_served(&self, quoted_at: DateTime<Utc>, served_at: DateTime<Utc>) {
+        let age = (served_at - quoted_at)
+            .num_microseconds()
+            .map_or(f64::MAX, |us| us as f64 / 1.0e6);
+        self.inner.quote_freshness.observe(age.max(0.0));
     }
 
     /// Reports that a snapshot of `dataset` was published at `at` (the hook the snapshot

@@ -2,6 +2,7 @@
 //! snapshot store, read back and checked against the quantitative core called directly.
 
 mod cycle_commit;
+mod freshness;
 mod hand_built;
 #[cfg(feature = "kafka")]
 mod kafka_workers;

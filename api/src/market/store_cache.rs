@@ -857,6 +857,12 @@ impl PublishedSnapshots for StoreMarketData {
                 "a snapshot handed over in process did not decode");
         }
     }
+
+    fn quotes_served(&self, _: &str, batch_times: &[DateTime<Utc>], served_at: DateTime<Utc>) {
+        for quoted_at in batch_times {
+            self.metrics.observe_quote_served(*quoted_at, served_at);
+        }
+    }
 }
 
 /// What the cache holds: the newest snapshot of each dataset and ticker, one each (a newer one

@@ -48,6 +48,15 @@ pub enum SimulatorError {
         /// The interval asked for, milliseconds.
         millis: i64,
     },
+    /// A partial update mix outside 1 to [`super::session::MAX_TAIL_EVERY`] intervals.
+    #[error(
+        "the tail's update interval must be 1 to {} quoting intervals, got {tail_every}",
+        super::session::MAX_TAIL_EVERY
+    )]
+    InvalidTailEvery {
+        /// The number asked for.
+        tail_every: u32,
+    },
     /// A risk-free rate that is not a finite number in (−1, 1).
     #[error("the risk-free rate must be a finite decimal in (-1, 1), got {rate}")]
     InvalidRate {

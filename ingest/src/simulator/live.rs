@@ -112,6 +112,8 @@ pub struct LiveConfig {
     pub interval: TimeDelta,
     /// Continuously compounded risk-free rate, decimal.
     pub rate: f64,
+    /// The update mix ([`SessionConfig::tail_every`]; 1: every underlying at every instant).
+    pub tail_every: u32,
     /// When started outside a session, first emit the closing snapshot of the last session
     /// (labelled with that session's close), so a service started after hours has end-of-day
     /// data. Off by default: outside a session nothing is emitted.
@@ -127,6 +129,7 @@ impl LiveConfig {
             seed,
             interval: DEFAULT_INTERVAL,
             rate: DEFAULT_RATE,
+            tail_every: 1,
             catch_up_last_close: false,
             stop_at: None,
         }
@@ -345,6 +348,7 @@ impl LiveSimulator {
             trade_date: date,
             interval: self.config.interval,
             rate: self.config.rate,
+            tail_every: self.config.tail_every,
         };
         let tape = self
             .tape

@@ -61,6 +61,12 @@ use crate::source::{ArchivePolicy, QuoteSource, SourceError, SourceEvent, Source
 pub const DEFAULT_INTERVAL: TimeDelta = TimeDelta::seconds(1);
 /// The default continuously compounded risk-free rate, decimal.
 pub const DEFAULT_RATE: f64 = 0.04;
+/// The liquid share of the universe under a partial update mix ([`SessionConfig::tail_every`]):
+/// the fifth of the underlyings with the most listed contracts (indices, index ETFs, the
+/// largest stocks), which a real feed shows changing every second.
+pub const LIQUID_SHARE: f64 = 0.2;
+/// The most intervals a tail underlying may go unquoted ([`SessionConfig::tail_every`]).
+pub const MAX_TAIL_EVERY: u32 = 3600;
 
 /// What session to simulate and how.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -73,6 +79,13 @@ pub struct SessionConfig {
     pub interval: TimeDelta,
     /// Continuously compounded risk-free rate, decimal.
     pub rate: f64,
+    /// The update mix: the liquid underlyings ([`LIQUID_SHARE`] of the universe, by listed
+    /// contracts) are quoted at every instant, the others at one instant in `tail_every`,
+    /// staggered so that as many change at each instant; every underlying is quoted at the
+    /// first instant emitted and at the close. 1 (the default) quotes every underlying at
+    /// every instant. Paths move at every instant either way: a tail underlying's quotes jump
+    /// to where its price went meanwhile.
+    pub tail_every: u32,
 }
 
 impl SessionConfig {
@@ -83,6 +96,7 @@ impl SessionConfig {
             trade_date,
             interval: DEFAULT_INTERVAL,
             rate: DEFAULT_RATE,
+            tail_every: 1,
         }
     }
 
@@ -98,6 +112,11 @@ impl SessionConfig {
         }
         if !(self.rate.is_finite() && self.rate.abs() < 1.0) {
             return Err(SimulatorError::InvalidRate { rate: self.rate });
+        }
+        if !(1..=MAX_TAIL_EVERY).contains(&self.tail_every) {
+            return Err(SimulatorError::InvalidTailEvery {
+                tail_every: self.tail_every,
+            });
         }
         if self.trade_date <= EPOCH {
             return Err(SimulatorError::BeforeEpoch {
@@ -129,6 +148,9 @@ struct UnderlyingState {
     /// Reaction opens of the earnings ahead and their one-sigma moves.
     earnings: Vec<(DateTime<Utc>, f64)>,
     tick_seed: u64,
+    /// Under a partial update mix, the phase of a tail underlying's instants (`None`: quoted
+    /// at every instant).
+    tail_phase: Option<u32>,
 }
 
 /// One simulated session: see the module documentation.
@@ -146,6 +168,23 @@ pub struct SessionSimulator {
     market: MarketIntraday,
     states: Vec<UnderlyingState>,
     reference_sent: bool,
+    /// Whether an instant has been emitted (the first one quotes every underlying).
+    emitted: bool,
+}
+
+/// Under a partial update mix (`tail_every` > 1), gives each underlying outside the liquid
+/// share ([`LIQUID_SHARE`], by listed contracts, ties in universe order) a phase in
+/// `0..tail_every`, in turn, so the tail's quotes spread evenly over the instants.
+fn assign_tail_phases(states: &mut [UnderlyingState], tail_every: u32) {
+    if tail_every <= 1 {
+        return;
+    }
+    let mut by_size: Vec<usize> = (0..states.len()).collect();
+    by_size.sort_by_key(|&i| std::cmp::Reverse(states[i].book.contracts().len()));
+    let liquid = (states.len() as f64 * LIQUID_SHARE).ceil() as usize;
+    for (rank, &i) in by_size.iter().enumerate().skip(liquid) {
+        states[i].tail_phase = Some((rank % tail_every as usize) as u32);
+    }
 }
 
 impl SessionSimulator {
@@ -256,9 +295,12 @@ impl SessionSimulator {
                         derive_seed(seed, fnv1a(u.symbol.as_bytes())),
                         0x5449_434B, // "TICK"
                     ),
+                    tail_phase: None,
                 }
             })
             .collect();
+        let mut states = states;
+        assign_tail_phases(&mut states, config.tail_every);
         Ok(Self {
             universe,
             tape,
@@ -270,6 +312,7 @@ impl SessionSimulator {
             market,
             states,
             reference_sent: false,
+            emitted: false,
         })
     }
 
@@ -445,9 +488,18 @@ impl SessionSimulator {
         let fraction = session_fraction(&self.session, instant);
         let profile = intraday_profile(fraction);
         let (universe, market, rate) = (&self.universe, &self.market, self.config.rate);
+        let everyone = !self.emitted || closing;
+        self.emitted = true;
+        let tail_every = self.config.tail_every as usize;
         let snapshots: Vec<Result<(Message, Message), SimulatorError>> = self
             .states
             .par_iter()
+            .filter(|state| {
+                everyone
+                    || state
+                        .tail_phase
+                        .is_none_or(|phase| (k + phase as usize).is_multiple_of(tail_every))
+            })
             .map(|state| {
                 let u = &universe.as_slice()[state.index];
                 state.snapshot(u, instant, fraction, profile, market, rate)

@@ -214,6 +214,9 @@ impl EncodedSnapshot {
     }
 }
 
+/// The version of a partition's first publication.
+const FIRST_VERSION: u64 = 1;
+
 /// The snapshot store over an object store and a prefix. Cheap to clone; clones share the
 /// memory of the versions published (see the module documentation).
 #[derive(Debug, Clone)]
@@ -468,6 +471,15 @@ impl SnapshotStore {
         })
     }
 
+    /// The version the next publication of `key` by this process will most likely take: one
+    /// past the last it published, or the first version when it has published none. A hint
+    /// for a reader handed the snapshot before its file is written (the worker's in-process
+    /// handoff); the file's own version, announced once it is visible, is authoritative.
+    pub fn next_version_hint(&self, key: &SnapshotKey) -> u64 {
+        self.remembered_version(key)
+            .map_or(FIRST_VERSION, |last| last.saturating_add(1))
+    }
+
     fn remembered_version(&self, key: &SnapshotKey) -> Option<u64> {
         let published = self
             .published
@@ -506,7 +518,7 @@ impl SnapshotStore {
     ) -> Result<(u64, Vec<SnapshotFile>), StoreError> {
         let listed = self.versions(key).await?;
         let next = match listed.last() {
-            None => 1,
+            None => FIRST_VERSION,
             Some(f) => f
                 .version
                 .checked_add(1)

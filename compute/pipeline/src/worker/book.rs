@@ -40,7 +40,16 @@ pub struct UnderlyingBook {
     annual_dividend: f64,
     /// Changed since the last publication.
     dirty: bool,
+    /// The quote time of each batch taken since the last publication (its newest accepted
+    /// quote), oldest first: what the next publication serves for the first time, so the
+    /// worker can tell how old each batch is when the API first answers with it. At most
+    /// [`UNSERVED_BATCHES_KEPT`]; beyond, the newest replaces the last kept.
+    unserved_batches: Vec<DateTime<Utc>>,
 }
+
+/// Batches of quote times a book keeps between publications (one a quoting interval: a cycle
+/// normally takes a few).
+pub const UNSERVED_BATCHES_KEPT: usize = 64;
 
 /// The book's quotes, their parsed symbols and arrivals, the symbol index and the reference
 /// data.
@@ -54,6 +63,7 @@ impl HeapBytes for UnderlyingBook {
             + self.index.capacity() * (size_of::<(String, usize)>() + 1)
             + self.index.keys().map(String::capacity).sum::<usize>()
             + self.company.as_ref().map_or(0, |c| c.heap_bytes())
+            + self.unserved_batches.capacity() * size_of::<DateTime<Utc>>()
     }
 }
 
@@ -75,6 +85,7 @@ impl UnderlyingBook {
     /// open interest); quotes of an earlier session are ignored.
     pub fn apply_quotes(&mut self, quotes: impl IntoIterator<Item = OptionQuote>) -> ApplyStats {
         let mut stats = ApplyStats::default();
+        let mut batch_time: Option<DateTime<Utc>> = None;
         for quote in quotes {
             let session = new_york_date(quote.quote_time);
             match self.trade_date {
@@ -97,6 +108,7 @@ impl UnderlyingBook {
                 stats.stale += 1;
                 continue;
             }
+            batch_time = batch_time.max(Some(quote.quote_time));
             let arrival = held.map_or(self.quotes.len() as u64, |i| self.arrivals[i]);
             if self.newest.is_none_or(|(time, newest_arrival, _)| {
                 (quote.quote_time, arrival) >= (time, newest_arrival)
@@ -120,7 +132,20 @@ impl UnderlyingBook {
             self.dirty = true;
             self.keep_row_order();
         }
+        if let Some(time) = batch_time {
+            if self.unserved_batches.len() < UNSERVED_BATCHES_KEPT {
+                self.unserved_batches.push(time);
+            } else if let Some(last) = self.unserved_batches.last_mut() {
+                *last = time;
+            }
+        }
         stats
+    }
+
+    /// The quote time of each batch taken since the last publication, oldest first (see
+    /// [`UNSERVED_BATCHES_KEPT`]).
+    pub fn unserved_batches(&self) -> &[DateTime<Utc>] {
+        &self.unserved_batches
     }
 
     /// Restores the row order after quotes were taken, when they broke it (new contracts
@@ -267,6 +292,7 @@ impl UnderlyingBook {
     /// Marks the current state as published.
     pub fn mark_published(&mut self) {
         self.dirty = false;
+        self.unserved_batches.clear();
     }
 
     /// Forgets every quote, keeping the reference data: the underlying's quotes now go to
@@ -285,6 +311,7 @@ impl UnderlyingBook {
         self.arrivals.clear();
         self.index.clear();
         self.newest = None;
+        self.unserved_batches.clear();
     }
 }
 

@@ -83,13 +83,31 @@ pub fn build_all(
     books: &[(String, Arc<UnderlyingBook>)],
     ctx: &CycleContext,
 ) -> Vec<(String, Result<Vec<DatasetSnapshot>, WorkerError>)> {
+    build_all_then(books, ctx, &|_, _, _| {})
+}
+
+/// What [`build_all_then`] calls with each underlying as soon as it is built, on the thread
+/// that built it: the underlying, its book, its snapshots or why they could not be built.
+pub type AfterBuild<'a> =
+    dyn Fn(&str, &UnderlyingBook, &Result<Vec<DatasetSnapshot>, WorkerError>) + Sync + 'a;
+
+/// [`build_all`], calling `after` with each underlying the moment it is built (the worker
+/// hands it to the API there, so a small underlying is served without waiting for the index
+/// chains of its wave).
+pub fn build_all_then(
+    books: &[(String, Arc<UnderlyingBook>)],
+    ctx: &CycleContext,
+    after: &AfterBuild<'_>,
+) -> Vec<(String, Result<Vec<DatasetSnapshot>, WorkerError>)> {
     let largest_first = largest_first(books);
     let mut built: Vec<(usize, Result<Vec<DatasetSnapshot>, WorkerError>)> = largest_first
         .par_iter()
         .with_max_len(1)
         .map(|&i| {
             let (underlying, book) = &books[i];
-            (i, build_underlying(underlying, book, ctx))
+            let snapshots = build_underlying(underlying, book, ctx);
+            after(underlying, book, &snapshots);
+            (i, snapshots)
         })
         .collect();
     built.sort_unstable_by_key(|&(i, _)| i);

@@ -11,11 +11,13 @@
 //! 2. Every `interval` (default 1 s), the dirty underlyings are built in parallel (rayon, on a
 //!    blocking thread so the async runtime keeps serving) — see [`cycle`] — and their files
 //!    encoded (rayon too), in waves of about [`WAVE_CONTRACTS`] contracts, each wave published
-//!    while the next builds; an underlying that fails to build is skipped and logged. Each
-//!    dataset of each underlying is published to the [`SnapshotStore`] (one atomic file per
-//!    partition, [`PUBLISH_CONCURRENCY`] at a time), handed to a reader in the same process if
-//!    there is one ([`PublishedSnapshots`]), and announced with a `snapshot` event on the bus
-//!    once its file is visible.
+//!    while the next builds; an underlying that fails to build is skipped and logged. A reader
+//!    in the same process, if there is one ([`PublishedSnapshots`]), takes each underlying's
+//!    batches as soon as they are built, before any file is encoded: the Parquet publication
+//!    runs beside what the API serves, not between a computation and the reader's swap. Each
+//!    dataset of each underlying is then published to the [`SnapshotStore`] (one atomic file
+//!    per partition, [`PUBLISH_CONCURRENCY`] at a time) and announced with a `snapshot` event
+//!    on the bus once its file is visible.
 //!    A live worker ([`run`](ComputeWorker::run)) then merges the reference rows received
 //!    since the last cycle into the store's market-wide tables
 //!    ([`publish_reference`](ComputeWorker::publish_reference)), so the series the session
@@ -96,27 +98,40 @@ pub const PUBLISH_CONCURRENCY: usize = 16;
 /// with the universe. The largest chains (index options) are a wave of their own.
 pub const WAVE_CONTRACTS: usize = 32 * 1024;
 
-/// One dataset's snapshot of an underlying, encoded; with its batch when a reader in the same
-/// process takes it ([`PublishedSnapshots`]).
+/// One dataset's snapshot of an underlying, encoded.
 struct EncodedDataset {
     dataset: &'static str,
     trade_date: NaiveDate,
     file: EncodedSnapshot,
-    batch: Option<RecordBatch>,
 }
 
 /// One wave's underlyings, each with its encoded files or why it could not be built.
 type BuiltWave = Vec<(String, Result<Vec<EncodedDataset>, WorkerError>)>;
 
 /// A reader in the worker's process (the API of `optics run`) that takes each snapshot as the
-/// worker publishes it: the batch the worker built, handed over once the file is visible in
-/// the store and before its event is announced. It then need not read the file back and
-/// decode its Parquet for every snapshot of every cycle (hundreds of megabytes a minute for
-/// the default universe). Called on the async threads, for many snapshots at once: be quick
-/// and do not block.
+/// worker builds it: the batch itself, handed over as soon as its underlying is built, before
+/// the file is encoded and written, so what the API serves never waits for the store. It
+/// then need not read the file back and decode its Parquet for every snapshot of every cycle
+/// (hundreds of megabytes a minute for the default universe). The version handed over is the
+/// one the file will most likely get ([`SnapshotStore::next_version_hint`]); the file's own,
+/// announced once it is visible, is authoritative (a reader holding that version already
+/// passes over the announcement). Called on the worker's compute threads, for many snapshots
+/// at once: be quick and do not block.
 pub trait PublishedSnapshots: Send + Sync {
-    /// Version `version` of `key`, whose rows are `batch`, is published.
+    /// Version `version` of `key`, whose rows are `batch`, is built (its file is on its way).
     fn published(&self, key: &SnapshotKey, version: u64, batch: &RecordBatch);
+
+    /// The snapshots of `underlying` just handed over serve for the first time the quote
+    /// batches quoted at `batch_times` (each batch's newest quote), as of `served_at` on the
+    /// worker's clock: how old each batch is when the reader first answers with it.
+    fn quotes_served(
+        &self,
+        underlying: &str,
+        batch_times: &[DateTime<Utc>],
+        served_at: DateTime<Utc>,
+    ) {
+        let _ = (underlying, batch_times, served_at);
+    }
 }
 
 /// A wave being built on the blocking threads.
@@ -544,12 +559,20 @@ impl ComputeWorker {
     }
 
     /// Builds and encodes one wave of underlyings off the async threads (the API may share this
-    /// runtime): the build, then the Parquet encoding of every file, both on rayon.
+    /// runtime), on rayon: each underlying's build, handed to a reader in the same process the
+    /// moment it is done, then the Parquet encoding of every file.
     fn build_wave(&self, wave: Vec<(String, Arc<UnderlyingBook>)>, ctx: CycleContext) -> BuildTask {
         let store = self.store.clone();
-        let keep_batches = self.local_reader.is_some();
+        let reader = self.local_reader.clone();
+        let clock = Arc::clone(&self.clock);
         tokio::task::spawn_blocking(move || {
-            encode_all(&store, cycle::build_all(&wave, &ctx), keep_batches)
+            let built = match reader {
+                Some(reader) => cycle::build_all_then(&wave, &ctx, &|underlying, book, built| {
+                    hand_over(&*reader, &store, &*clock, underlying, book, built);
+                }),
+                None => cycle::build_all(&wave, &ctx),
+            };
+            encode_all(&store, built)
         })
     }
 
@@ -564,7 +587,7 @@ impl ComputeWorker {
                     files.extend(encoded.into_iter().map(|encoded| {
                         let key =
                             SnapshotKey::new(encoded.dataset, encoded.trade_date, &*underlying);
-                        (key, encoded.file, encoded.batch)
+                        (key, encoded.file)
                     }));
                     built_underlyings.push(underlying);
                 }
@@ -625,24 +648,20 @@ impl ComputeWorker {
     /// stops the rest (the files already written stay: each is a complete version).
     async fn publish_files(
         &self,
-        files: Vec<(SnapshotKey, EncodedSnapshot, Option<RecordBatch>)>,
+        files: Vec<(SnapshotKey, EncodedSnapshot)>,
     ) -> Result<Vec<SnapshotEvent>, WorkerError> {
         let mut events: Vec<Option<SnapshotEvent>> = vec![None; files.len()];
         let mut pending = files.into_iter().enumerate();
         let mut running = tokio::task::JoinSet::new();
         loop {
             while running.len() < PUBLISH_CONCURRENCY
-                && let Some((index, (key, file, batch))) = pending.next()
+                && let Some((index, (key, file))) = pending.next()
             {
                 let store = self.store.clone();
                 let bus = self.bus.clone();
                 let clock = Arc::clone(&self.clock);
-                let local_reader = self.local_reader.clone();
                 running.spawn(async move {
                     let event = store.publish_encoded(&key, file, clock.now()).await?;
-                    if let (Some(reader), Some(batch)) = (local_reader, batch) {
-                        reader.published(&key, event.version, &batch);
-                    }
                     if let Some(bus) = bus {
                         announce(&*bus, &event).await?;
                     }
@@ -854,7 +873,6 @@ impl Subscriptions {
 fn encode_all(
     store: &SnapshotStore,
     built: Vec<(String, Result<Vec<DatasetSnapshot>, WorkerError>)>,
-    keep_batches: bool,
 ) -> BuiltWave {
     built
         .into_par_iter()
@@ -868,7 +886,6 @@ fn encode_all(
                             dataset: snap.dataset,
                             trade_date: snap.trade_date,
                             file,
-                            batch: keep_batches.then_some(snap.batch),
                         })
                     })
                     .collect::<Result<Vec<_>, WorkerError>>()
@@ -876,6 +893,28 @@ fn encode_all(
             (underlying, encoded)
         })
         .collect()
+}
+
+/// Hands one built underlying to the reader in the same process: each dataset's batch at the
+/// version its file will most likely get, then the quote batches those snapshots serve for the
+/// first time, at the instant they are served. An underlying that failed to build hands over
+/// nothing.
+fn hand_over(
+    reader: &dyn PublishedSnapshots,
+    store: &SnapshotStore,
+    clock: &dyn Clock,
+    underlying: &str,
+    book: &UnderlyingBook,
+    built: &Result<Vec<DatasetSnapshot>, WorkerError>,
+) {
+    let Ok(snapshots) = built else {
+        return;
+    };
+    for snapshot in snapshots {
+        let key = SnapshotKey::new(snapshot.dataset, snapshot.trade_date, underlying);
+        reader.published(&key, store.next_version_hint(&key), &snapshot.batch);
+    }
+    reader.quotes_served(underlying, book.unserved_batches(), clock.now());
 }
 
 /// Puts a publication's event on the snapshot topic. A closed bus (shutdown) has no one left to

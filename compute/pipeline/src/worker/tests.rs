@@ -270,7 +270,10 @@ fn a_cycle_of_several_waves_publishes_every_underlying_in_their_order() {
 
 /// Records what a worker hands over in process.
 #[derive(Default)]
-struct Recorder(std::sync::Mutex<Vec<(SnapshotKey, u64, usize)>>);
+struct Recorder(
+    std::sync::Mutex<Vec<(SnapshotKey, u64, usize)>>,
+    std::sync::Mutex<Vec<(String, Vec<DateTime<Utc>>)>>,
+);
 
 impl PublishedSnapshots for Recorder {
     fn published(&self, key: &SnapshotKey, version: u64, batch: &RecordBatch) {
@@ -278,6 +281,13 @@ impl PublishedSnapshots for Recorder {
             .lock()
             .unwrap()
             .push((key.clone(), version, batch.num_rows()));
+    }
+
+    fn quotes_served(&self, underlying: &str, batch_times: &[DateTime<Utc>], _: DateTime<Utc>) {
+        self.1
+            .lock()
+            .unwrap()
+            .push((underlying.to_owned(), batch_times.to_vec()));
     }
 }
 
@@ -301,9 +311,26 @@ fn a_local_reader_gets_every_published_snapshot_with_its_version() {
             .collect();
         announced.sort_by(|a, b| a.0.cmp(&b.0));
         assert_eq!(handed, announced);
-        // Each was visible in the store when handed over.
+        // Handed over before its file was written, at the version the file then got.
         for (key, version, _) in &handed {
             assert_eq!(store.latest(key).await.unwrap().unwrap().version, *version);
+        }
+        // Each underlying's one quote batch is served for the first time, once.
+        let mut served = recorder.1.lock().unwrap().clone();
+        served.sort();
+        let batch = vec![quoted_at()];
+        assert_eq!(
+            served,
+            vec![("QQQ".to_owned(), batch.clone()), ("SPY".to_owned(), batch)]
+        );
+        // The next version of a key is handed over at the next version.
+        recorder.0.lock().unwrap().clear();
+        worker.apply(&data("SPY", &quotes("SPY", "SPY"))).unwrap();
+        let events = worker.publish_dirty(quoted_at()).await.unwrap();
+        let handed = recorder.0.lock().unwrap().clone();
+        assert_eq!(handed.len(), events.len());
+        for ((_, version, _), event) in handed.iter().zip(&events) {
+            assert_eq!((*version, event.version), (2, 2));
         }
     });
 }
