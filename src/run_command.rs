@@ -55,6 +55,11 @@ pub(crate) struct RunArgs {
     /// quoted since the last one), as `optics compute --cycle-ms`.
     #[arg(long, env = "OPTICS_CYCLE_MS", default_value_t = 1000)]
     cycle_ms: u64,
+    /// Least market seconds between two snapshot files of one underlying in the store: the
+    /// API gets every cycle's snapshots in process, the files serve the history and `optics
+    /// sql` (0: every cycle; the session's closing snapshots are always written).
+    #[arg(long, env = "OPTICS_STORE_EVERY_SECS", default_value_t = 10)]
+    store_every_secs: u64,
     /// Past sessions whose end-of-day snapshots a fresh store is seeded with.
     #[arg(long, env = "OPTICS_SEED_SESSIONS", default_value_t = 20)]
     seed_sessions: usize,
@@ -74,6 +79,10 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<()> {
     anyhow::ensure!(
         (1..=3_600_000).contains(&args.cycle_ms),
         "--cycle-ms must be between 1 and 3600000"
+    );
+    anyhow::ensure!(
+        args.store_every_secs <= 86_400,
+        "--store-every-secs must be between 0 and 86400"
     );
     let runtime = args.runtime.runtime()?;
     runtime.block_on(run_async(args))
@@ -147,6 +156,7 @@ async fn run_async(args: &RunArgs) -> anyhow::Result<()> {
         WorkerConfig {
             interval: Duration::from_millis(args.cycle_ms),
             rate: args.market.rate,
+            store_every: Duration::from_secs(args.store_every_secs),
             ..WorkerConfig::default()
         },
     )

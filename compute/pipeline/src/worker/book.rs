@@ -10,7 +10,7 @@ use optics_schemas::memory::HeapBytes;
 use optics_schemas::{Company, OptionQuote};
 
 use optics_compute::chain::ContractSymbol;
-use optics_compute::time::new_york_date;
+use optics_compute::time::{NyseCalendar, new_york_date};
 
 /// What a worker knows of one underlying.
 #[derive(Debug, Clone, Default)]
@@ -45,6 +45,11 @@ pub struct UnderlyingBook {
     /// worker can tell how old each batch is when the API first answers with it. At most
     /// [`UNSERVED_BATCHES_KEPT`]; beyond, the newest replaces the last kept.
     unserved_batches: Vec<DateTime<Utc>>,
+    /// Built and handed to an in-process reader since its last snapshot went to the store (a
+    /// worker that writes less often than it cycles: `WorkerConfig::store_every`).
+    unstored: bool,
+    /// When (market time) its last snapshot went to the store.
+    stored_at: Option<DateTime<Utc>>,
 }
 
 /// Batches of quote times a book keeps between publications (one a quoting interval: a cycle
@@ -295,10 +300,45 @@ impl UnderlyingBook {
         self.unserved_batches.clear();
     }
 
+    /// Marks the current state as published and its snapshots as written to the store at `at`.
+    pub fn mark_stored(&mut self, at: DateTime<Utc>) {
+        self.mark_published();
+        self.unstored = false;
+        self.stored_at = Some(at);
+    }
+
+    /// Marks the current state as handed to an in-process reader but not written to the store.
+    pub fn mark_handed_over(&mut self) {
+        self.mark_published();
+        self.unstored = true;
+    }
+
+    /// Whether what the reader was last handed has not been written to the store yet.
+    pub fn is_unstored(&self) -> bool {
+        self.unstored
+    }
+
+    /// When (market time) its last snapshot was written to the store.
+    pub fn stored_at(&self) -> Option<DateTime<Utc>> {
+        self.stored_at
+    }
+
+    /// Whether its newest quote is at or past its session's close: the closing snapshot, which
+    /// the session close reads from the store.
+    pub fn quoted_at_close(&self) -> bool {
+        let (Some(day), Some(newest)) = (self.trade_date, self.last_quote_time) else {
+            return false;
+        };
+        NyseCalendar
+            .session(day)
+            .is_some_and(|session| newest >= session.close.to_utc())
+    }
+
     /// Forgets every quote, keeping the reference data: the underlying's quotes now go to
     /// another worker, so what is held here is stale and must not be published. If they come
     /// back, the book starts again from the quotes redelivered after the group's last commit.
     pub fn release_quotes(&mut self) {
+        self.unstored = false;
         self.clear_contracts();
         self.trade_date = None;
         self.last_quote_time = None;

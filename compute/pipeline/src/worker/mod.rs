@@ -8,8 +8,10 @@
 //!    priced on the forward; dividend yields) updates the books' metadata; daily bars,
 //!    earnings reports, dividends and borrow fees are kept for the store (see [`reference`];
 //!    which worker keeps which rows: "Scaling out").
-//! 2. Every `interval` (default 1 s), the dirty underlyings are built in parallel (rayon, on a
-//!    blocking thread so the async runtime keeps serving) — see [`cycle`] — and their files
+//! 2. About every `interval` (default 1 s; a cycle starts as soon as a burst of quotes is in,
+//!    [`ARRIVAL_SETTLE`], rather than at a fixed phase), the dirty underlyings are built in
+//!    parallel (rayon, on a blocking thread so the async runtime keeps serving) — see
+//!    [`cycle`] — and their files
 //!    encoded (rayon too), in waves of about [`WAVE_CONTRACTS`] contracts, each wave published
 //!    while the next builds; an underlying that fails to build is skipped and logged. A reader
 //!    in the same process, if there is one ([`PublishedSnapshots`]), takes each underlying's
@@ -93,6 +95,11 @@ use reference::PendingReference;
 /// parallel; a local directory's writes run on the blocking threads).
 pub const PUBLISH_CONCURRENCY: usize = 16;
 
+/// How long a cycle waits, once quotes arrive and a cycle is due, for the rest of their burst
+/// (a source publishes an instant's quotes as one burst of messages, an underlying each):
+/// see [`ComputeWorker::run`].
+pub const ARRIVAL_SETTLE: Duration = Duration::from_millis(25);
+
 /// Contracts a cycle builds at once, about: the underlyings of a cycle are built and published
 /// in waves of this size ([`ComputeWorker::publish_dirty`]), so what a cycle holds does not grow
 /// with the universe. The largest chains (index options) are a wave of their own.
@@ -156,6 +163,14 @@ pub struct WorkerConfig {
     pub chain_only: bool,
     /// Contracts built at once, about (see [`WAVE_CONTRACTS`], the default).
     pub wave_contracts: usize,
+    /// Least market time between two snapshots of one underlying written to the store, for a
+    /// worker with a reader in its process ([`ComputeWorker::with_local_reader`]): that reader
+    /// takes every cycle's batches directly, so the Parquet files (the history, `optics sql`,
+    /// a restart) need not be written every cycle. An underlying is still written at its first
+    /// cycle, once its quotes reach the session's close (the session close reads that
+    /// snapshot), and when the worker stops. Zero (the default), and always without a reader
+    /// in the process: every cycle's snapshots are written, as replicas on the bus need.
+    pub store_every: Duration,
 }
 
 impl Default for WorkerConfig {
@@ -168,6 +183,7 @@ impl Default for WorkerConfig {
             max_batch_messages: 256,
             chain_only: false,
             wave_contracts: WAVE_CONTRACTS,
+            store_every: Duration::ZERO,
         }
     }
 }
@@ -524,15 +540,56 @@ impl ComputeWorker {
         &mut self,
         now: DateTime<Utc>,
     ) -> Result<Vec<SnapshotEvent>, WorkerError> {
+        self.publish_books(now, false).await
+    }
+
+    /// [`publish_dirty`](Self::publish_dirty), also writing to the store every underlying
+    /// whose latest snapshot only the in-process reader has (see [`WorkerConfig::store_every`]):
+    /// what a stopping worker runs last.
+    pub async fn publish_all_unstored(
+        &mut self,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<SnapshotEvent>, WorkerError> {
+        self.publish_books(now, true).await
+    }
+
+    /// Builds the dirty books, and the books due for the store whose latest state the store
+    /// does not have; hands every one built to the in-process reader; writes the files of
+    /// those due for the store (all of them without a reader in the process, or with `flush`).
+    async fn publish_books(
+        &mut self,
+        now: DateTime<Utc>,
+        flush: bool,
+    ) -> Result<Vec<SnapshotEvent>, WorkerError> {
+        let store_every = if self.local_reader.is_some() {
+            self.config.store_every
+        } else {
+            Duration::ZERO
+        };
+        let store_due = |book: &UnderlyingBook| {
+            flush
+                || store_every.is_zero()
+                || book.quoted_at_close()
+                || book
+                    .stored_at()
+                    .is_none_or(|at| (now - at).to_std().unwrap_or_default() >= store_every)
+        };
+        let mut to_store = std::collections::BTreeSet::new();
         let dirty: Vec<(String, Arc<UnderlyingBook>)> = self
             .books
             .iter()
-            .filter(|(_, b)| b.is_dirty() && !b.is_empty())
-            .map(|(s, b)| (s.clone(), Arc::clone(b)))
+            .filter(|(_, b)| !b.is_empty() && (b.is_dirty() || (b.is_unstored() && store_due(b))))
+            .map(|(s, b)| {
+                if store_due(b) {
+                    to_store.insert(s.clone());
+                }
+                (s.clone(), Arc::clone(b))
+            })
             .collect();
         if dirty.is_empty() {
             return Ok(Vec::new());
         }
+        let to_store = Arc::new(to_store);
         let ctx = CycleContext {
             as_of: now,
             rate: self.config.rate,
@@ -544,12 +601,16 @@ impl ComputeWorker {
             .map(|(i, (underlying, _))| (underlying.clone(), i))
             .collect();
         let mut waves = cycle::waves(dirty, self.config.wave_contracts.max(1)).into_iter();
-        let mut building = waves.next().map(|wave| self.build_wave(wave, ctx));
+        let mut building = waves
+            .next()
+            .map(|wave| self.build_wave(wave, ctx, Arc::clone(&to_store)));
         let mut events = Vec::new();
         while let Some(wave) = building.take() {
             let built = wave.await.map_err(|e| WorkerError::Task(e.to_string()))?;
-            building = waves.next().map(|wave| self.build_wave(wave, ctx));
-            events.extend(self.publish_wave(built).await?);
+            building = waves
+                .next()
+                .map(|wave| self.build_wave(wave, ctx, Arc::clone(&to_store)));
+            events.extend(self.publish_wave(built, &to_store, now).await?);
         }
         // Waves go largest book first; the caller gets the underlyings' order back (a stable
         // sort keeps each underlying's datasets in order).
@@ -561,7 +622,12 @@ impl ComputeWorker {
     /// Builds and encodes one wave of underlyings off the async threads (the API may share this
     /// runtime), on rayon: each underlying's build, handed to a reader in the same process the
     /// moment it is done, then the Parquet encoding of every file.
-    fn build_wave(&self, wave: Vec<(String, Arc<UnderlyingBook>)>, ctx: CycleContext) -> BuildTask {
+    fn build_wave(
+        &self,
+        wave: Vec<(String, Arc<UnderlyingBook>)>,
+        ctx: CycleContext,
+        to_store: Arc<std::collections::BTreeSet<String>>,
+    ) -> BuildTask {
         let store = self.store.clone();
         let reader = self.local_reader.clone();
         let clock = Arc::clone(&self.clock);
@@ -572,13 +638,19 @@ impl ComputeWorker {
                 }),
                 None => cycle::build_all(&wave, &ctx),
             };
-            encode_all(&store, built)
+            encode_all(&store, built, &to_store)
         })
     }
 
-    /// Publishes one built wave; an underlying that failed to build is skipped and waits for
-    /// its book to change. Returns the events of the files published.
-    async fn publish_wave(&mut self, built: BuiltWave) -> Result<Vec<SnapshotEvent>, WorkerError> {
+    /// Publishes one built wave (the files of the underlyings `to_store`, written at `now`);
+    /// an underlying that failed to build is skipped and waits for its book to change. Returns
+    /// the events of the files published.
+    async fn publish_wave(
+        &mut self,
+        built: BuiltWave,
+        to_store: &std::collections::BTreeSet<String>,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<SnapshotEvent>, WorkerError> {
         let mut files = Vec::new();
         let mut built_underlyings = Vec::with_capacity(built.len());
         for (underlying, outcome) in built {
@@ -606,9 +678,20 @@ impl ComputeWorker {
             }
         }
         let events = self.publish_files(files).await?;
+        let store_every = self.config.store_every;
         for underlying in &built_underlyings {
             if let Some(book) = self.books.get_mut(underlying) {
-                Arc::make_mut(book).mark_published();
+                let book = Arc::make_mut(book);
+                if !to_store.contains(underlying) {
+                    book.mark_handed_over();
+                } else if book.stored_at().is_none() {
+                    // The first write of every underlying comes in one cycle; counted from a
+                    // phase of its own, the later ones spread evenly over `store_every`
+                    // instead of all falling in one long cycle.
+                    book.mark_stored(now - store_phase(underlying, store_every));
+                } else {
+                    book.mark_stored(now);
+                }
             }
         }
         self.stats.snapshots += events.len() as u64;
@@ -690,8 +773,19 @@ impl ComputeWorker {
         let bus = Arc::clone(self.bus.as_ref().ok_or(WorkerError::Offline)?);
         let mut subscriptions = Subscriptions::join(&*bus, &self.config).await?;
         let max = self.config.max_batch_messages.max(1);
-        let mut tick = tokio::time::interval(self.config.interval);
+        let interval = self.config.interval;
+        let mut tick = tokio::time::interval(interval);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        // Cycles follow the feed: quotes arriving once a cycle is due start one as soon as the
+        // rest of their burst is in (`settle` later), rather than waiting out the tick's phase,
+        // which would add up to a whole interval to every answer's age. Still at most about
+        // one cycle an interval; the tick runs one when nothing arrives.
+        let settle_for = (interval / 4).min(ARRIVAL_SETTLE);
+        let spacing = interval.saturating_sub(settle_for * 2);
+        let mut last_cycle = tokio::time::Instant::now();
+        let settle = tokio::time::sleep(Duration::ZERO);
+        tokio::pin!(settle);
+        let mut settling = false;
         tokio::pin!(shutdown);
         let (mut quotes_open, mut bars_open) = (true, true);
         let (mut books_reference_open, mut store_reference_open) = (true, true);
@@ -714,17 +808,32 @@ impl ComputeWorker {
                 batch = bars.next_batch(max), if bars_open => {
                     bars_open = self.apply_deliveries(batch?, ApplyTo::Everything)?;
                 }
-                _ = tick.tick() => self.cycle(&mut subscriptions).await?,
+                () = &mut settle, if settling => {
+                    settling = false;
+                    last_cycle = tokio::time::Instant::now();
+                    self.cycle(&mut subscriptions, false).await?;
+                    tick.reset();
+                }
+                _ = tick.tick() => {
+                    last_cycle = tokio::time::Instant::now();
+                    self.cycle(&mut subscriptions, false).await?;
+                }
                 batch = quotes.next_batch(max), if quotes_open => {
                     self.release_revoked(&mut **quotes);
                     quotes_open = self.apply_deliveries(batch?, ApplyTo::Everything)?;
                     if !quotes_open {
                         break;
                     }
+                    if !settling && last_cycle.elapsed() >= spacing {
+                        settling = true;
+                        settle
+                            .as_mut()
+                            .reset(tokio::time::Instant::now() + settle_for);
+                    }
                 }
             }
         }
-        self.cycle(&mut subscriptions).await?;
+        self.cycle(&mut subscriptions, true).await?;
         Ok(self.stats)
     }
 
@@ -782,8 +891,8 @@ impl ComputeWorker {
 
     /// What a cycle publishes: the dirty books' snapshots, then the reference rows received for
     /// the store.
-    async fn publish_cycle(&mut self, now: DateTime<Utc>) -> Result<(), WorkerError> {
-        self.publish_dirty(now).await?;
+    async fn publish_cycle(&mut self, now: DateTime<Utc>, flush: bool) -> Result<(), WorkerError> {
+        self.publish_books(now, flush).await?;
         self.publish_reference(now).await?;
         Ok(())
     }
@@ -795,13 +904,17 @@ impl ComputeWorker {
     /// the failure is logged as an error and reported by [`health`](Self::health), nothing is
     /// committed, and the books stay dirty, so the next cycle publishes them once the store
     /// takes writes again. Readers keep serving the last snapshots meanwhile.
-    async fn cycle(&mut self, subscriptions: &mut Subscriptions) -> Result<(), WorkerError> {
+    async fn cycle(
+        &mut self,
+        subscriptions: &mut Subscriptions,
+        flush: bool,
+    ) -> Result<(), WorkerError> {
         let now = self.clock.now();
         self.release_revoked(&mut *subscriptions.quotes);
         // Before publishing: the books as this cycle builds them, and the reference rows it is
         // about to merge (what the worker holds at its fullest).
         self.record_memory();
-        match self.publish_cycle(now).await {
+        match self.publish_cycle(now, flush).await {
             Ok(()) => self.health.succeeded(now),
             Err(WorkerError::Store(error)) => {
                 tracing::error!(%error, "writing snapshots to the store failed; retrying next cycle");
@@ -868,15 +981,19 @@ impl Subscriptions {
     }
 }
 
-/// Every built underlying's snapshots encoded as Parquet files (on rayon); an encoding failure
-/// fails its underlying like a build failure.
+/// The snapshots of every built underlying `to_store` encoded as Parquet files (on rayon; the
+/// others have none to write); an encoding failure fails its underlying like a build failure.
 fn encode_all(
     store: &SnapshotStore,
     built: Vec<(String, Result<Vec<DatasetSnapshot>, WorkerError>)>,
+    to_store: &std::collections::BTreeSet<String>,
 ) -> BuiltWave {
     built
         .into_par_iter()
         .map(|(underlying, outcome)| {
+            if !to_store.contains(&underlying) {
+                return (underlying, outcome.map(|_| Vec::new()));
+            }
             let encoded = outcome.and_then(|snapshots| {
                 snapshots
                     .into_par_iter()
@@ -893,6 +1010,18 @@ fn encode_all(
             (underlying, encoded)
         })
         .collect()
+}
+
+/// Where in `store_every` an underlying's writes to the store fall: a fixed share of it per
+/// underlying (from its name), so that the underlyings written first in the same cycle are
+/// written again at different cycles.
+fn store_phase(underlying: &str, store_every: Duration) -> chrono::TimeDelta {
+    // FNV-1a: stable across runs and platforms (the std hasher is neither).
+    let hash = underlying.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    let millis = u64::try_from(store_every.as_millis()).unwrap_or(u64::MAX);
+    chrono::TimeDelta::milliseconds(i64::try_from(hash % millis.max(1)).unwrap_or(0))
 }
 
 /// Hands one built underlying to the reader in the same process: each dataset's batch at the

@@ -335,6 +335,62 @@ fn a_local_reader_gets_every_published_snapshot_with_its_version() {
     });
 }
 
+#[test]
+fn with_a_reader_in_process_the_store_gets_an_underlying_every_store_every() {
+    block_on(async {
+        let store = SnapshotStore::new(Arc::new(InMemory::new()), Path::from("snapshots"));
+        let clock = Arc::new(ManualClock::new(quoted_at()));
+        let config = WorkerConfig {
+            store_every: Duration::from_secs(60),
+            ..WorkerConfig::default()
+        };
+        let recorder = Arc::new(Recorder::default());
+        let mut worker = ComputeWorker::offline(store.clone(), clock, config)
+            .with_local_reader(Arc::clone(&recorder) as _);
+        let chain = SnapshotKey::new(snapshot_datasets::CHAIN, trade_date(), "SPY");
+        let handed = || recorder.0.lock().unwrap().len();
+
+        // The first cycle writes (the store has nothing of SPY yet).
+        worker.apply(&data("SPY", &quotes("SPY", "SPY"))).unwrap();
+        let first = worker.publish_dirty(quoted_at()).await.unwrap();
+        assert_eq!(first.len(), 5);
+        assert_eq!(
+            (
+                handed(),
+                store.latest(&chain).await.unwrap().unwrap().version
+            ),
+            (5, 1)
+        );
+
+        // A change 10 s later: handed over, not written.
+        worker.apply(&data("SPY", &quotes("SPY", "SPY"))).unwrap();
+        let later = quoted_at() + chrono::TimeDelta::seconds(10);
+        assert!(worker.publish_dirty(later).await.unwrap().is_empty());
+        assert_eq!(handed(), 10);
+        assert_eq!(store.latest(&chain).await.unwrap().unwrap().version, 1);
+        assert!(worker.book("SPY").unwrap().is_unstored());
+
+        // Nothing new, but a minute since the last write (counted from SPY's phase, which
+        // spreads the underlyings' writes): built again and written.
+        let due = quoted_at() - store_phase("SPY", Duration::from_secs(60))
+            + chrono::TimeDelta::seconds(60);
+        assert!(due > later);
+        let before = due - chrono::TimeDelta::milliseconds(1);
+        assert!(worker.publish_dirty(before).await.unwrap().is_empty());
+        let written = worker.publish_dirty(due).await.unwrap();
+        assert_eq!(written.len(), 5);
+        assert_eq!(store.latest(&chain).await.unwrap().unwrap().version, 2);
+        assert!(!worker.book("SPY").unwrap().is_unstored());
+
+        // A stopping worker writes what only the reader has.
+        worker.apply(&data("SPY", &quotes("SPY", "SPY"))).unwrap();
+        assert!(worker.publish_dirty(due).await.unwrap().is_empty());
+        assert_eq!(worker.publish_all_unstored(due).await.unwrap().len(), 5);
+        assert_eq!(store.latest(&chain).await.unwrap().unwrap().version, 3);
+        assert!(worker.publish_all_unstored(due).await.unwrap().is_empty());
+    });
+}
+
 fn spy_company() -> Company {
     Company {
         symbol: "SPY".into(),
