@@ -11,12 +11,10 @@ use axum::http::StatusCode;
 use chrono::{NaiveDate, NaiveTime, TimeZone, Utc};
 use common::get;
 use common::reference_fields::assert_documented_fields_served;
-use exposure_support::{Market, MemoryMarket, app, assert_close, market, num, quoted_at};
+use exposure_support::{Market, MemoryMarket, app, apple, assert_close, market, num, quoted_at};
 use optics_api::market::SessionBar;
 use optics_compute::time::NyseCalendar;
-use optics_schemas::{
-    AssetClass, ChainRow, Company, EarningsEvent, EarningsTiming, EconomicEvent, Importance,
-};
+use optics_schemas::{ChainRow, EarningsEvent, EarningsTiming, EconomicEvent, Importance};
 use serde_json::Value;
 
 fn day(y: i32, m: u32, d: u32) -> NaiveDate {
@@ -101,21 +99,6 @@ fn bars() -> Vec<SessionBar> {
         });
     }
     out
-}
-
-fn apple() -> Company {
-    Company {
-        symbol: "AAPL".to_owned(),
-        name: "Apple Inc.".to_owned(),
-        asset_class: AssetClass::Stock,
-        sector: Some("Information Technology".to_owned()),
-        sector_etf: Some("XLK".to_owned()),
-        market_cap: Some(3.4e12),
-        beta_spy: 1.2,
-        corr_spy: 0.7,
-        priced_on_forward: false,
-        industry: None,
-    }
 }
 
 fn aapl_market() -> Market {

@@ -132,31 +132,24 @@ async fn rejects_malformed_positions(path: &str) {
     bad(path, json!({}), "positions").await;
     bad(path, json!({"positions": []}), "positions").await;
     bad(path, json!({"positions": {"a": 1}}), "positions").await;
-    let mut positions = book();
-    positions[1]["strike"] = json!("590 or so");
-    bad(path, json!({"positions": positions}), "positions[1].strike").await;
-    let mut positions = book();
-    positions[1]["strike"] = json!(-590.0);
-    bad(path, json!({"positions": positions}), "positions[1].strike").await;
-    let mut positions = book();
-    positions[0]["position_type"] = json!("BOND");
-    bad(
-        path,
-        json!({"positions": positions}),
-        "positions[0].position_type",
-    )
-    .await;
-    let mut positions = book();
-    positions[1].as_object_mut().unwrap().remove("delta");
-    bad(path, json!({"positions": positions}), "positions[1].delta").await;
-    let mut positions = book();
-    positions[1]["expiration"] = json!("soon");
-    bad(
-        path,
-        json!({"positions": positions}),
-        "positions[1].expiration",
-    )
-    .await;
+    // One field of one position wrong (`None`: left out), named by its place.
+    for (i, field, value) in [
+        (1, "strike", Some(json!("590 or so"))),
+        (1, "strike", Some(json!(-590.0))),
+        (0, "position_type", Some(json!("BOND"))),
+        (1, "delta", None),
+        (1, "expiration", Some(json!("soon"))),
+    ] {
+        let mut positions = book();
+        match value {
+            Some(value) => positions[i][field] = value,
+            None => {
+                positions[i].as_object_mut().unwrap().remove(field);
+            }
+        }
+        let names = format!("positions[{i}].{field}");
+        bad(path, json!({"positions": positions}), &names).await;
+    }
     let positions = json!(vec![book()[0].clone(); 10_000]);
     bad(path, json!({"positions": positions}), "positions").await;
     bad(path, json!("positions"), "object").await;

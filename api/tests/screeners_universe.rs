@@ -13,7 +13,9 @@ use axum::http::StatusCode;
 use chrono::NaiveDate;
 use common::get;
 use common::reference_fields::assert_documented_fields_served;
-use exposure_support::{MemoryMarket, app, market, market_from_rows, quoted_at, weekdays_before};
+use exposure_support::{
+    MemoryMarket, app, market, market_from_rows, quoted_at, result_tickers, weekdays_before,
+};
 use optics_api::market::SessionBar;
 use optics_schemas::{AssetClass, Company, VolDailyRow};
 use serde_json::Value;
@@ -347,12 +349,7 @@ async fn every_preset_is_its_documented_rule_over_the_cores_rows() {
         assert!(non_empty.contains(&screen), "{screen} is empty");
     }
     let high = data(&app, "/screen?screen_type=high_iv_rank&min_market_cap=0").await;
-    let members: Vec<&str> = high["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["ticker"].as_str().unwrap())
-        .collect();
+    let members = result_tickers(&high);
     assert!(
         members.contains(&"AAA") && members.contains(&"DDD"),
         "{high}"

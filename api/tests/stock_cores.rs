@@ -10,7 +10,8 @@ use chrono::NaiveDate;
 use common::get;
 use common::reference_fields::assert_documented_fields_served;
 use exposure_support::{
-    Market, MemoryMarket, app, assert_close, market, num, quoted_at, trade_date, weekdays_before,
+    Market, MemoryMarket, app, assert_close, market, noise, num, quoted_at, trade_date,
+    weekdays_before,
 };
 use optics_api::market::SessionBar;
 use optics_compute::cores::{DEFAULT_FIELDS, catalog};
@@ -21,10 +22,7 @@ const PREFIX: &str = "/api/mcp/data";
 
 /// A deterministic shock in about ±1.5 %.
 fn shock(i: u64, seed: u64) -> f64 {
-    let x = (i ^ (seed << 20))
-        .wrapping_mul(6364136223846793005)
-        .wrapping_add(1442695040888963407);
-    ((x >> 33) as f64 / (1u64 << 31) as f64 - 0.5) * 0.03
+    noise(i, seed) * 0.03
 }
 
 /// 300 sessions before the fixture session and the session itself.

@@ -8,19 +8,19 @@ use axum::http::StatusCode;
 use chrono::{Datelike, NaiveDate, Weekday};
 use common::get;
 use common::reference_fields::assert_documented_fields_served;
-use exposure_support::{MemoryMarket, app, assert_close, market, num, quoted_at, trade_date};
+use exposure_support::{
+    MemoryMarket, app, assert_close, correlation_and_beta, flat_bars, market, noise, num,
+    quoted_at, trade_date,
+};
 use optics_api::market::SessionBar;
 use optics_schemas::{AssetClass, Company, VolDailyRow};
 use serde_json::Value;
 
 const PREFIX: &str = "/api/mcp/data";
 
-/// A deterministic shock in about ±1.5 % (a fixed linear congruential sequence).
+/// A deterministic shock in about ±1.5 %.
 fn shock(i: u64, seed: u64) -> f64 {
-    let x = (i ^ (seed << 20))
-        .wrapping_mul(6364136223846793005)
-        .wrapping_add(1442695040888963407);
-    ((x >> 33) as f64 / (1u64 << 31) as f64 - 0.5) * 0.03
+    noise(i, seed) * 0.03
 }
 
 /// Weekdays from 2025-01-02 to 2026-11-27 (a week past the clock).
@@ -34,28 +34,6 @@ fn weekdays() -> Vec<NaiveDate> {
         day = day.succ_opt().unwrap();
     }
     out
-}
-
-/// Bars whose log return on weekday `i` is `ret(i)`, starting at 100.
-fn bars(dates: &[NaiveDate], ret: impl Fn(u64) -> f64) -> Vec<SessionBar> {
-    let mut close: f64 = 100.0;
-    dates
-        .iter()
-        .enumerate()
-        .map(|(i, &date)| {
-            if i > 0 {
-                close *= ret(i as u64).exp();
-            }
-            SessionBar {
-                date,
-                open: close,
-                high: close,
-                low: close,
-                close,
-                volume: 1_000,
-            }
-        })
-        .collect()
 }
 
 fn company(symbol: &str, class: AssetClass, sector_etf: Option<&str>) -> Company {
@@ -91,20 +69,20 @@ fn reader() -> MemoryMarket {
         .with_company(company("SPY", AssetClass::Etf, None))
         .with_company(company("XLK", AssetClass::Etf, None))
         .with_company(company("QQQ", AssetClass::Etf, None))
-        .with_bars("SPY", bars(&spy_dates, |i| shock(i, 1)))
-        .with_bars("XLK", bars(&dates, |i| shock(i, 1) + shock(i, 2)))
-        .with_bars("QQQ", bars(&dates, |i| shock(i, 3)))
+        .with_bars("SPY", flat_bars(&spy_dates, |i| shock(i, 1)))
+        .with_bars("XLK", flat_bars(&dates, |i| shock(i, 1) + shock(i, 2)))
+        .with_bars("QQQ", flat_bars(&dates, |i| shock(i, 3)))
         // An ETF of the company map outside the coverage: never a candidate, however close.
         .with_company(company("DIA", AssetClass::Etf, None))
         .with_bars(
             "DIA",
-            bars(&dates, |i| {
+            flat_bars(&dates, |i| {
                 1.3 * shock(i, 1) + 0.8 * shock(i, 2) + shock(i, 4)
             }),
         )
         .with_bars(
             "AAPL",
-            bars(&dates, |i| {
+            flat_bars(&dates, |i| {
                 1.3 * shock(i, 1) + 0.8 * shock(i, 2) + shock(i, 4)
             }),
         )
@@ -134,16 +112,18 @@ fn by_hand(x: &[(NaiveDate, f64)], y: &[(NaiveDate, f64)], n: usize) -> (f64, f6
             }
         }
     }
-    let (xs, ys) = (&xs[xs.len() - n..], &ys[ys.len() - n..]);
-    let mx = xs.iter().sum::<f64>() / n as f64;
-    let my = ys.iter().sum::<f64>() / n as f64;
-    let (mut sxy, mut sxx, mut syy) = (0.0, 0.0, 0.0);
-    for k in 0..n {
-        sxy += (xs[k] - mx) * (ys[k] - my);
-        sxx += (xs[k] - mx) * (xs[k] - mx);
-        syy += (ys[k] - my) * (ys[k] - my);
-    }
-    (sxy / (sxx * syy).sqrt(), sxy / syy)
+    correlation_and_beta(&xs[xs.len() - n..], &ys[ys.len() - n..])
+}
+
+/// `/correlation/AAPL` served from `reader`.
+async fn aapl_correlation(reader: MemoryMarket) -> Value {
+    get(
+        &app(reader, quoted_at()),
+        &format!("{PREFIX}/correlation/AAPL"),
+        &[],
+    )
+    .await
+    .data()
 }
 
 #[tokio::test]
@@ -152,53 +132,21 @@ async fn correlation_and_beta_match_a_hand_computation() {
     let aapl = returns(&r.bars["AAPL"]);
     let spy = returns(&r.bars["SPY"]);
     let xlk = returns(&r.bars["XLK"]);
-    let data = get(
-        &app(r, quoted_at()),
-        &format!("{PREFIX}/correlation/AAPL"),
-        &[],
-    )
-    .await
-    .data();
+    let data = aapl_correlation(r).await;
     let (c1m, b1m) = by_hand(&aapl, &spy, 21);
     let (c1y, b1y) = by_hand(&aapl, &spy, 252);
     let (e1m, _) = by_hand(&aapl, &xlk, 21);
     let (e1y, _) = by_hand(&aapl, &xlk, 252);
-    assert_close(
-        num(&data["correlations"]["spy_1m"], "spy_1m"),
-        c1m,
-        1e-9,
-        "spy_1m",
-    );
-    assert_close(
-        num(&data["correlations"]["spy_1y"], "spy_1y"),
-        c1y,
-        1e-9,
-        "spy_1y",
-    );
-    assert_close(
-        num(&data["correlations"]["etf_1m"], "etf_1m"),
-        e1m,
-        1e-9,
-        "etf_1m",
-    );
-    assert_close(
-        num(&data["correlations"]["etf_1y"], "etf_1y"),
-        e1y,
-        1e-9,
-        "etf_1y",
-    );
-    assert_close(
-        num(&data["beta"]["beta_1m"], "beta_1m"),
-        b1m,
-        1e-9,
-        "beta_1m",
-    );
-    assert_close(
-        num(&data["beta"]["beta_1y"], "beta_1y"),
-        b1y,
-        1e-9,
-        "beta_1y",
-    );
+    for (value, expected, name) in [
+        (&data["correlations"]["spy_1m"], c1m, "spy_1m"),
+        (&data["correlations"]["spy_1y"], c1y, "spy_1y"),
+        (&data["correlations"]["etf_1m"], e1m, "etf_1m"),
+        (&data["correlations"]["etf_1y"], e1y, "etf_1y"),
+        (&data["beta"]["beta_1m"], b1m, "beta_1m"),
+        (&data["beta"]["beta_1y"], b1y, "beta_1y"),
+    ] {
+        assert_close(num(value, name), expected, 1e-9, name);
+    }
     // XLK carries AAPL's second factor, so it fits better than SPY or QQQ.
     assert_eq!(data["best_etf"], "XLK");
     assert_eq!(data["sector_etf"], "XLK");
@@ -224,13 +172,7 @@ async fn iv_ratio_uses_live_chains_else_stored_rows() {
     let live =
         |m: &exposure_support::Market| m.chain.implied().constant_maturity.iv30d_pct.unwrap();
     let expected = live(&aapl_chain) / live(&spy_chain);
-    let data = get(
-        &app(reader().with(&aapl_chain).with(&spy_chain), quoted_at()),
-        &format!("{PREFIX}/correlation/AAPL"),
-        &[],
-    )
-    .await
-    .data();
+    let data = aapl_correlation(reader().with(&aapl_chain).with(&spy_chain)).await;
     assert_close(
         num(&data["iv_spy_ratio"], "ratio"),
         expected,
@@ -244,18 +186,12 @@ async fn iv_ratio_uses_live_chains_else_stored_rows() {
         r.iv30d_pct = Some(iv);
         r
     };
-    let data = get(
-        &app(
-            reader()
-                .with_vol_history("AAPL", vec![row("AAPL", 30.0)])
-                .with_vol_history("SPY", vec![row("SPY", 12.0)]),
-            quoted_at(),
-        ),
-        &format!("{PREFIX}/correlation/AAPL"),
-        &[],
+    let data = aapl_correlation(
+        reader()
+            .with_vol_history("AAPL", vec![row("AAPL", 30.0)])
+            .with_vol_history("SPY", vec![row("SPY", 12.0)]),
     )
-    .await
-    .data();
+    .await;
     assert_close(
         num(&data["iv_spy_ratio"], "ratio"),
         2.5,

@@ -9,8 +9,8 @@ use axum::http::StatusCode;
 use chrono::NaiveDate;
 use common::get;
 use common::reference_fields::assert_documented_fields_served;
-use exposure_support::{Market, MemoryMarket, app, assert_close, market, num, quoted_at};
-use optics_schemas::{AssetClass, Company, Dividend, DividendFrequency};
+use exposure_support::{Market, MemoryMarket, app, apple, assert_close, market, num, quoted_at};
+use optics_schemas::{Dividend, DividendFrequency};
 use serde_json::Value;
 
 fn d(y: i32, m: u32, day: u32) -> NaiveDate {
@@ -19,21 +19,6 @@ fn d(y: i32, m: u32, day: u32) -> NaiveDate {
 
 fn aapl() -> Market {
     market("AAPL", 230.0, 41, 11)
-}
-
-fn apple() -> Company {
-    Company {
-        symbol: "AAPL".to_owned(),
-        name: "Apple Inc.".to_owned(),
-        asset_class: AssetClass::Stock,
-        sector: Some("Information Technology".to_owned()),
-        sector_etf: Some("XLK".to_owned()),
-        market_cap: Some(3.4e12),
-        beta_spy: 1.2,
-        corr_spy: 0.7,
-        priced_on_forward: false,
-        industry: None,
-    }
 }
 
 /// Quarterly amounts per year: 0.23 in 2023 rising a cent a year to 0.26 in 2026.

@@ -9,21 +9,15 @@ use axum::http::StatusCode;
 use chrono::NaiveDate;
 use common::get;
 use common::reference_fields::assert_documented_fields_served;
-use exposure_support::{MemoryMarket, app, assert_close, num, quoted_at, weekdays_before};
-use optics_api::market::SessionBar;
+use exposure_support::{
+    MemoryMarket, app, assert_close, correlation_and_beta, flat_bars, noise, num, quoted_at,
+    result_tickers, weekdays_before,
+};
 use optics_schemas::{AssetClass, Company, VolDailyRow};
 use serde_json::Value;
 
 const PREFIX: &str = "/api/mcp/data";
 const SESSIONS: usize = 300;
-
-/// A deterministic value in about ±0.5 (a fixed linear congruential sequence).
-fn noise(i: u64, seed: u64) -> f64 {
-    let x = (i ^ (seed << 20))
-        .wrapping_mul(6364136223846793005)
-        .wrapping_add(1442695040888963407);
-    (x >> 33) as f64 / (1u64 << 31) as f64 - 0.5
-}
 
 fn company(symbol: &str, class: AssetClass, sector: Option<(&str, &str)>) -> Company {
     Company {
@@ -85,27 +79,6 @@ fn nvda_iv(i: usize) -> f64 {
     ratio * spy_iv(i)
 }
 
-fn bars(ret: impl Fn(u64) -> f64) -> Vec<SessionBar> {
-    let mut close: f64 = 100.0;
-    weekdays_before(SESSIONS)
-        .into_iter()
-        .enumerate()
-        .map(|(i, date)| {
-            if i > 0 {
-                close *= ret(i as u64).exp();
-            }
-            SessionBar {
-                date,
-                open: close,
-                high: close,
-                low: close,
-                close,
-                volume: 1_000,
-            }
-        })
-        .collect()
-}
-
 fn reader() -> MemoryMarket {
     let tech = Some(("Information Technology", "XLK"));
     let mut m = MemoryMarket::default();
@@ -123,8 +96,16 @@ fn reader() -> MemoryMarket {
         .with_vol_history("AAPL", history("AAPL", aapl_iv))
         .with_vol_history("MSFT", history("MSFT", msft_iv))
         .with_vol_history("NVDA", history("NVDA", nvda_iv))
-        .with_bars("SPY", bars(|i| 0.01 * noise(i, 11)))
-        .with_bars("AAPL", bars(|i| 0.013 * noise(i, 11) + 0.01 * noise(i, 12)))
+        .with_bars(
+            "SPY",
+            flat_bars(&weekdays_before(SESSIONS), |i| 0.01 * noise(i, 11)),
+        )
+        .with_bars(
+            "AAPL",
+            flat_bars(&weekdays_before(SESSIONS), |i| {
+                0.013 * noise(i, 11) + 0.01 * noise(i, 12)
+            }),
+        )
 }
 
 /// Mean, sample std, z and percentile (strictly below) of the last 252 of `r`.
@@ -249,12 +230,7 @@ async fn scan_finds_the_stretched_names_and_not_the_flat_one() {
     )
     .await
     .data();
-    let tickers: Vec<&str> = data["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["ticker"].as_str().unwrap())
-        .collect();
+    let tickers = result_tickers(&data);
     assert!(
         tickers.contains(&"AAPL") && tickers.contains(&"NVDA"),
         "{tickers:?}"
@@ -327,18 +303,7 @@ async fn compare_matches_a_hand_computation() {
     assert_eq!(data["ticker2"], "SPY");
     let ts = data["timeseries"].as_array().unwrap();
     assert_eq!(ts.len(), 30);
-    let by_hand = |n: usize| {
-        let (xs, ys) = (&x[x.len() - n..], &y[y.len() - n..]);
-        let mx = xs.iter().sum::<f64>() / n as f64;
-        let my = ys.iter().sum::<f64>() / n as f64;
-        let (mut sxy, mut sxx, mut syy) = (0.0, 0.0, 0.0);
-        for k in 0..n {
-            sxy += (xs[k] - mx) * (ys[k] - my);
-            sxx += (xs[k] - mx) * (xs[k] - mx);
-            syy += (ys[k] - my) * (ys[k] - my);
-        }
-        (sxy / (sxx * syy).sqrt(), sxy / syy)
-    };
+    let by_hand = |n: usize| correlation_and_beta(&x[x.len() - n..], &y[y.len() - n..]);
     let (c1m, b1m) = by_hand(21);
     let (c1y, _) = by_hand(252);
     assert_close(num(&ts[29]["correl1m"], "c"), c1m, 1e-9, "correl1m");

@@ -77,54 +77,65 @@ async fn bad(path: &str, body: Value, names: &str) {
     assert!(message.contains(names), "{message:?} should name {names:?}");
 }
 
+/// Each edit of `ok` is a 400 from `path` whose message names the edit's names. An edit is
+/// a JSON pointer and the value to put there, or `None` to leave that member out.
+async fn bad_edits(path: &str, ok: &Value, edits: Vec<(&str, Option<Value>, &str)>) {
+    for (pointer, value, names) in edits {
+        let mut body = ok.clone();
+        let (parent, last) = pointer.rsplit_once('/').unwrap();
+        let mut target = &mut body;
+        for segment in parent.split('/').skip(1) {
+            target = match segment.parse::<usize>() {
+                Ok(index) => &mut target[index],
+                Err(_) => &mut target[segment],
+            };
+        }
+        match (value, last.parse::<usize>()) {
+            (Some(value), Ok(index)) => target[index] = value,
+            (Some(value), Err(_)) => target[last] = value,
+            (None, _) => {
+                target.as_object_mut().unwrap().remove(last);
+            }
+        }
+        bad(path, body, names).await;
+    }
+}
+
 #[tokio::test]
 async fn pop_rejects_malformed_bodies_naming_the_field() {
     let ok_body = || json!({"stock_price": 600.0, "days_to_exp": 30, "legs": bull_put_legs()});
-    let mut body = ok_body();
-    body.as_object_mut().unwrap().remove("legs");
-    bad("/pop", body, "legs").await;
-    let mut body = ok_body();
-    body["legs"] = json!([]);
-    bad("/pop", body, "legs").await;
-    let mut body = ok_body();
-    body["legs"][1]["strike"] = json!("575 USD");
-    bad("/pop", body, "legs[1].strike").await;
-    let mut body = ok_body();
-    body["legs"][0]["strike"] = json!(-580.0);
-    bad("/pop", body, "legs[0].strike").await;
-    let mut body = ok_body();
-    body["legs"][0]["option_type"] = json!("FUTURE");
-    bad("/pop", body, "legs[0].option_type").await;
-    let mut body = ok_body();
-    body["legs"][1]
-        .as_object_mut()
-        .unwrap()
-        .remove("option_type");
-    bad("/pop", body, "legs[1].option_type").await;
-    let mut body = ok_body();
-    body["legs"][0]["action"] = json!("HOLD");
-    bad("/pop", body, "legs[0].action").await;
-    let mut body = ok_body();
-    body["legs"][0]["quantity"] = json!(1.5);
-    bad("/pop", body, "legs[0].quantity").await;
-    let mut body = ok_body();
-    body["stock_price"] = json!("six hundred");
-    bad("/pop", body, "stock_price").await;
-    let mut body = ok_body();
-    body["stock_price"] = json!(-1.0);
-    bad("/pop", body, "stock_price").await;
-    let mut body = ok_body();
-    body["days_to_exp"] = json!(-3);
-    bad("/pop", body, "days_to_exp").await;
-    let mut body = ok_body();
-    body.as_object_mut().unwrap().remove("days_to_exp");
-    bad("/pop", body, "days_to_exp").await;
+    bad_edits(
+        "/pop",
+        &ok_body(),
+        vec![
+            ("/legs", None, "legs"),
+            ("/legs", Some(json!([])), "legs"),
+            ("/legs/1/strike", Some(json!("575 USD")), "legs[1].strike"),
+            ("/legs/0/strike", Some(json!(-580.0)), "legs[0].strike"),
+            (
+                "/legs/0/option_type",
+                Some(json!("FUTURE")),
+                "legs[0].option_type",
+            ),
+            ("/legs/1/option_type", None, "legs[1].option_type"),
+            ("/legs/0/action", Some(json!("HOLD")), "legs[0].action"),
+            ("/legs/0/quantity", Some(json!(1.5)), "legs[0].quantity"),
+            ("/stock_price", Some(json!("six hundred")), "stock_price"),
+            ("/stock_price", Some(json!(-1.0)), "stock_price"),
+            ("/days_to_exp", Some(json!(-3)), "days_to_exp"),
+            ("/days_to_exp", None, "days_to_exp"),
+        ],
+    )
+    .await;
     let mut body = ok_body();
     body["legs"] = json!(vec![body["legs"][0].clone(); 10_000]);
     bad("/pop", body, "legs").await;
-    let mut body = ok_body();
-    body["legs"][0] = json!(5);
-    bad("/pop", body, "legs[0]").await;
+    bad_edits(
+        "/pop",
+        &ok_body(),
+        vec![("/legs/0", Some(json!(5)), "legs[0]")],
+    )
+    .await;
     bad("/pop", json!([1, 2]), "object").await;
 
     let app = app();
@@ -294,39 +305,41 @@ async fn analyze_strategy_without_iv_off_the_chain_is_upstream() {
 #[tokio::test]
 async fn analyze_strategy_rejects_malformed_bodies_naming_the_field() {
     let ok_body = || json!({"ticker": "SPY", "stock_price": 600.0, "legs": bull_call_legs()});
-    let mut body = ok_body();
-    body.as_object_mut().unwrap().remove("legs");
-    bad("/analyze-strategy", body, "legs").await;
-    let mut body = ok_body();
-    body.as_object_mut().unwrap().remove("ticker");
-    bad("/analyze-strategy", body, "ticker").await;
-    let mut body = ok_body();
-    body["legs"] = json!([]);
-    bad("/analyze-strategy", body, "legs").await;
-    let mut body = ok_body();
-    body["legs"][0]["premium"] = json!("8.2!");
-    bad("/analyze-strategy", body, "legs[0].premium").await;
-    let mut body = ok_body();
-    body["legs"][1]["strike"] = json!(-610.0);
-    bad("/analyze-strategy", body, "legs[1].strike").await;
-    let mut body = ok_body();
-    body["legs"][0]["type"] = json!("STRADDLE");
-    bad("/analyze-strategy", body, "legs[0].type").await;
-    let mut body = ok_body();
-    body["legs"][0]["expiration"] = json!("12/18/2026");
-    bad("/analyze-strategy", body, "legs[0].expiration").await;
-    let mut body = ok_body();
-    body["legs"][0]["expiration"] = json!("2026-10-16");
-    bad("/analyze-strategy", body, "legs[0].expiration").await;
+    bad_edits(
+        "/analyze-strategy",
+        &ok_body(),
+        vec![
+            ("/legs", None, "legs"),
+            ("/ticker", None, "ticker"),
+            ("/legs", Some(json!([])), "legs"),
+            ("/legs/0/premium", Some(json!("8.2!")), "legs[0].premium"),
+            ("/legs/1/strike", Some(json!(-610.0)), "legs[1].strike"),
+            ("/legs/0/type", Some(json!("STRADDLE")), "legs[0].type"),
+            (
+                "/legs/0/expiration",
+                Some(json!("12/18/2026")),
+                "legs[0].expiration",
+            ),
+            (
+                "/legs/0/expiration",
+                Some(json!("2026-10-16")),
+                "legs[0].expiration",
+            ),
+        ],
+    )
+    .await;
     let mut body = ok_body();
     body["legs"] = json!(vec![body["legs"][0].clone(); 10_000]);
     bad("/analyze-strategy", body, "legs").await;
-    let mut body = ok_body();
-    body["stock_price"] = json!("");
-    bad("/analyze-strategy", body, "stock_price").await;
-    let mut body = ok_body();
-    body["ticker"] = json!(42);
-    bad("/analyze-strategy", body, "ticker").await;
+    bad_edits(
+        "/analyze-strategy",
+        &ok_body(),
+        vec![
+            ("/stock_price", Some(json!("")), "stock_price"),
+            ("/ticker", Some(json!(42)), "ticker"),
+        ],
+    )
+    .await;
 }
 
 /// `legs` as pop legs (`option_type`, no expiration) and as analyze-strategy legs (`type`,
@@ -653,33 +666,30 @@ async fn simulate_chain_errors() {
         "ticker",
     )
     .await;
-    let mut body = ok_body();
-    body["sim_price"] = json!("590x");
-    bad("/simulate-chain", body, "sim_price").await;
-    let mut body = ok_body();
-    body["sim_price"] = json!(-590);
-    bad("/simulate-chain", body, "sim_price").await;
-    let mut body = ok_body();
-    body.as_object_mut().unwrap().remove("sim_dte");
-    bad("/simulate-chain", body, "sim_dte").await;
-    let mut body = ok_body();
-    body["chain"] = json!([]);
-    bad("/simulate-chain", body, "chain").await;
-    let mut body = ok_body();
-    body["chain"] = json!([{"IV Call": 0.2}]);
-    bad("/simulate-chain", body, "chain[0].Strike").await;
-    let mut body = ok_body();
-    body["chain"] = json!([{"Strike": 600.0, "IV Call": -0.2}]);
-    bad("/simulate-chain", body, "chain[0].IV Call").await;
-    let mut body = ok_body();
-    body["chain"] = json!([{"Strike": -600.0, "IV Call": 0.2}]);
-    bad("/simulate-chain", body, "Strike").await;
-    let mut body = ok_body();
-    body["chain"] = json!(vec![row.clone(); 10_001]);
-    bad("/simulate-chain", body, "chain").await;
-    let mut body = ok_body();
-    body["strikes_around"] = json!(1.5);
-    bad("/simulate-chain", body, "strikes_around").await;
+    bad_edits(
+        "/simulate-chain",
+        &ok_body(),
+        vec![
+            ("/sim_price", Some(json!("590x")), "sim_price"),
+            ("/sim_price", Some(json!(-590)), "sim_price"),
+            ("/sim_dte", None, "sim_dte"),
+            ("/chain", Some(json!([])), "chain"),
+            ("/chain", Some(json!([{"IV Call": 0.2}])), "chain[0].Strike"),
+            (
+                "/chain",
+                Some(json!([{"Strike": 600.0, "IV Call": -0.2}])),
+                "chain[0].IV Call",
+            ),
+            (
+                "/chain",
+                Some(json!([{"Strike": -600.0, "IV Call": 0.2}])),
+                "Strike",
+            ),
+            ("/chain", Some(json!(vec![row.clone(); 10_001])), "chain"),
+            ("/strikes_around", Some(json!(1.5)), "strikes_around"),
+        ],
+    )
+    .await;
     post(
         &app,
         "/simulate-chain",
@@ -842,27 +852,24 @@ async fn build_strategy_clamps_delta_and_builds_calendars_across_expirations() {
 async fn build_strategy_errors() {
     let app = app();
     let ok_body = || json!({"ticker": "SPY", "strategy_type": "iron_condor"});
-    let mut body = ok_body();
-    body["strategy_type"] = json!("jade_lizard");
-    bad("/build-strategy", body, "strategy_type").await;
-    let mut body = ok_body();
-    body.as_object_mut().unwrap().remove("strategy_type");
-    bad("/build-strategy", body, "strategy_type").await;
-    let mut body = ok_body();
-    body["width"] = json!("5 wide");
-    bad("/build-strategy", body, "width").await;
-    let mut body = ok_body();
-    body["width"] = json!(-5);
-    bad("/build-strategy", body, "width").await;
-    let mut body = ok_body();
-    body["dte"] = json!(-1);
-    bad("/build-strategy", body, "dte").await;
-    let mut body = ok_body();
-    body["target_delta"] = json!("0.3d");
-    bad("/build-strategy", body, "target_delta").await;
-    let mut body = ok_body();
-    body.as_object_mut().unwrap().remove("ticker");
-    bad("/build-strategy", body, "ticker").await;
+    bad_edits(
+        "/build-strategy",
+        &ok_body(),
+        vec![
+            (
+                "/strategy_type",
+                Some(json!("jade_lizard")),
+                "strategy_type",
+            ),
+            ("/strategy_type", None, "strategy_type"),
+            ("/width", Some(json!("5 wide")), "width"),
+            ("/width", Some(json!(-5)), "width"),
+            ("/dte", Some(json!(-1)), "dte"),
+            ("/target_delta", Some(json!("0.3d")), "target_delta"),
+            ("/ticker", None, "ticker"),
+        ],
+    )
+    .await;
     post(
         &app,
         "/build-strategy",
@@ -1029,18 +1036,17 @@ async fn optimize_strategy_iron_condor_and_errors() {
         "pop",
     );
     let ok_body = || json!({"ticker": "SPY", "strategy_type": "iron_condor"});
-    let mut body = ok_body();
-    body["strategy_type"] = json!("straddle");
-    bad("/optimize-strategy", body, "strategy_type").await;
-    let mut body = ok_body();
-    body["target"] = json!("max_gain");
-    bad("/optimize-strategy", body, "target").await;
-    let mut body = ok_body();
-    body["target"] = json!(3);
-    bad("/optimize-strategy", body, "target").await;
-    let mut body = ok_body();
-    body["max_width"] = json!(-1);
-    bad("/optimize-strategy", body, "max_width").await;
+    bad_edits(
+        "/optimize-strategy",
+        &ok_body(),
+        vec![
+            ("/strategy_type", Some(json!("straddle")), "strategy_type"),
+            ("/target", Some(json!("max_gain")), "target"),
+            ("/target", Some(json!(3)), "target"),
+            ("/max_width", Some(json!(-1)), "max_width"),
+        ],
+    )
+    .await;
     post(
         &app,
         "/optimize-strategy",

@@ -8,6 +8,10 @@
 //! Tolerance: 1e-9 relative (the same means, standard deviations and ratios; pandas' rolling
 //! std sums in its own order).
 
+mod reference_support;
+
+use reference_support::{close, floats};
+
 use optics_compute::borrow::{
     borrow_2yr, borrow_class, htb_streak, is_spike, pctile_1y, sector_standing, severity,
     squeeze_score, z_scores,
@@ -16,27 +20,7 @@ use optics_compute::price_context::{period_return, range_52w};
 use serde_json::Value;
 
 fn vectors() -> Value {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/data/borrow_context_vectors.json"
-    );
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
-
-fn floats(v: &Value) -> Vec<f64> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x.as_f64().unwrap())
-        .collect()
-}
-
-fn close(actual: f64, expected: f64, what: &str) {
-    let scale = expected.abs().max(1.0);
-    assert!(
-        (actual - expected).abs() <= 1e-9 * scale,
-        "{what}: {actual} against {expected}"
-    );
+    reference_support::vectors("borrow_context_vectors.json")
 }
 
 #[test]

@@ -10,6 +10,10 @@
 //! Tolerance: 1e-9 relative (the same sums, standard deviations and ratios, summed in another
 //! order), absolute floor 1e-9.
 
+mod reference_support;
+
+use reference_support::{close, date, f};
+
 use chrono::{DateTime, NaiveDate, Utc};
 use optics_compute::cores::{
     Bar, ChainInput, CoresHistory, CoresInput, cores_row, ex_event_iv, expected_abs_move_pct,
@@ -21,27 +25,6 @@ use optics_schemas::{
     ForwardSource, PricingModelCode, SettlementStyle, VolDailyRow,
 };
 use serde_json::Value;
-
-fn vectors() -> Value {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/cores_vectors.json");
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
-
-fn date(v: &Value) -> NaiveDate {
-    v.as_str().unwrap().parse().unwrap()
-}
-
-fn f(v: &Value) -> f64 {
-    v.as_f64().unwrap()
-}
-
-fn close(actual: f64, expected: f64, what: &str) {
-    let scale = expected.abs().max(1.0);
-    assert!(
-        (actual - expected).abs() <= 1e-9 * scale,
-        "{what}: {actual} against {expected}"
-    );
-}
 
 fn bars(v: &Value) -> Vec<Bar> {
     v.as_array()
@@ -56,6 +39,10 @@ fn bars(v: &Value) -> Vec<Bar> {
             volume: b["volume"].as_u64().unwrap(),
         })
         .collect()
+}
+
+fn vectors() -> Value {
+    reference_support::vectors("cores_vectors.json")
 }
 
 #[test]

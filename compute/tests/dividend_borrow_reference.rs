@@ -6,7 +6,10 @@
 //!
 //! Tolerance: 1e-9 relative (the same sums and ratios, pandas summing in its own order).
 
-use chrono::NaiveDate;
+mod reference_support;
+
+use reference_support::{close, close_opt, date, f};
+
 use optics_compute::dividend::{
     Payment, annual_totals, cagr_pct, declared_yield_pct, growth_pct, implied_dividend,
     trailing_annual,
@@ -14,34 +17,7 @@ use optics_compute::dividend::{
 use serde_json::Value;
 
 fn vectors() -> Value {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/data/dividend_borrow_vectors.json"
-    );
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
-
-fn date(v: &Value) -> NaiveDate {
-    v.as_str().unwrap().parse().unwrap()
-}
-
-fn f(v: &Value) -> f64 {
-    v.as_f64().unwrap()
-}
-
-fn close(actual: f64, expected: f64, what: &str) {
-    let scale = expected.abs().max(1.0);
-    assert!(
-        (actual - expected).abs() <= 1e-9 * scale,
-        "{what}: {actual} against {expected}"
-    );
-}
-
-fn close_opt(actual: Option<f64>, expected: &Value, what: &str) {
-    match expected.as_f64() {
-        Some(e) => close(actual.unwrap_or(f64::NAN), e, what),
-        None => assert_eq!(actual, None, "{what}"),
-    }
+    reference_support::vectors("dividend_borrow_vectors.json")
 }
 
 #[test]

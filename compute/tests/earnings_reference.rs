@@ -8,6 +8,10 @@
 //! 1e-9 relative (the same ratios and sums, pandas summing in a different order); reaction
 //! sessions, counts and rates' numerators exactly.
 
+mod reference_support;
+
+use reference_support::{close, close_opt, date, floats};
+
 use chrono::NaiveDate;
 use optics_compute::earnings::{DriftEvent, IvAroundReport, drift_path, drift_statistics};
 use optics_compute::seasonality::seasonality;
@@ -15,41 +19,6 @@ use optics_compute::vol::close::reactions;
 use optics_compute::vol::stats::{EarningsMove, earnings_move_stats};
 use optics_schemas::{EarningsEvent, EarningsTiming};
 use serde_json::Value;
-
-fn vectors() -> Value {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/data/earnings_vectors.json"
-    );
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
-
-fn floats(v: &Value) -> Vec<f64> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x.as_f64().unwrap())
-        .collect()
-}
-
-fn date(v: &Value) -> NaiveDate {
-    v.as_str().unwrap().parse().unwrap()
-}
-
-fn close(actual: f64, expected: f64, what: &str) {
-    let scale = expected.abs().max(1.0);
-    assert!(
-        (actual - expected).abs() <= 1e-9 * scale,
-        "{what}: {actual} against {expected}"
-    );
-}
-
-fn close_opt(actual: Option<f64>, expected: &Value, what: &str) {
-    match expected.as_f64() {
-        Some(e) => close(actual.unwrap_or(f64::NAN), e, what),
-        None => assert_eq!(actual, None, "{what}"),
-    }
-}
 
 struct Inputs {
     dates: Vec<NaiveDate>,
@@ -86,6 +55,10 @@ fn inputs(v: &Value) -> Inputs {
             })
             .collect(),
     }
+}
+
+fn vectors() -> Value {
+    reference_support::vectors("earnings_vectors.json")
 }
 
 #[test]

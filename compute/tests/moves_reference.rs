@@ -9,13 +9,10 @@
 //! order statistics; only the order of the sums differs (numpy sums pairwise), which costs
 //! about 1e-15 relative on 1,500 moves. Counts and window ends are compared exactly.
 
+mod reference_support;
+
 use optics_compute::moves::{LARGE_MOVE_PCT, avg_abs_move_pct, move_distribution};
 use serde_json::Value;
-
-fn vectors() -> Value {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/moves_vectors.json");
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
 
 #[track_caller]
 fn agree(got: f64, want: &Value, what: &str) {
@@ -24,6 +21,10 @@ fn agree(got: f64, want: &Value, what: &str) {
         (got - want).abs() <= 1e-9 * want.abs().max(1.0),
         "{what}: got {got}, reference {want}"
     );
+}
+
+fn vectors() -> Value {
+    reference_support::vectors("moves_vectors.json")
 }
 
 #[test]

@@ -7,44 +7,16 @@
 //! Tolerance: 1e-9 relative (pandas sums in another order); counts, dates and which figures
 //! are null exactly.
 
-use chrono::NaiveDate;
+mod reference_support;
+
+use reference_support::{close, close_opt, dated};
+
 use optics_compute::correlation::{align, rolling};
 use optics_compute::relative_value::{ratio_series, ratio_stats, sigma_bands};
 use serde_json::Value;
 
 fn vectors() -> Value {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/data/relative_value_vectors.json"
-    );
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
-
-fn dated(v: &Value) -> Vec<(NaiveDate, f64)> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|p| {
-            (
-                p[0].as_str().unwrap().parse().unwrap(),
-                p[1].as_f64().unwrap(),
-            )
-        })
-        .collect()
-}
-
-fn close(actual: f64, expected: f64, what: &str) {
-    assert!(
-        (actual - expected).abs() <= 1e-9 * expected.abs().max(1.0),
-        "{what}: {actual} against {expected}"
-    );
-}
-
-fn close_opt(actual: Option<f64>, expected: &Value, what: &str) {
-    match expected.as_f64() {
-        Some(e) => close(actual.unwrap_or(f64::NAN), e, what),
-        None => assert_eq!(actual, None, "{what}: expected null"),
-    }
+    reference_support::vectors("relative_value_vectors.json")
 }
 
 #[test]

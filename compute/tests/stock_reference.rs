@@ -7,49 +7,25 @@
 //! Tolerance: 1e-9 (pandas' rolling moments sum in another order); dates, counts and which
 //! windows are null exactly.
 
-use chrono::NaiveDate;
+mod reference_support;
+
+use reference_support::{close_opt, dated};
+
 use optics_compute::correlation::{
     WINDOW_1M, WINDOW_1Y, align, beta, correlation, last_n, log_returns, rolling,
 };
 use serde_json::Value;
 
 fn vectors() -> Value {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/stock_vectors.json");
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
-
-fn closes(v: &Value) -> Vec<(NaiveDate, f64)> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|p| {
-            (
-                p[0].as_str().unwrap().parse().unwrap(),
-                p[1].as_f64().unwrap(),
-            )
-        })
-        .collect()
-}
-
-fn close_opt(actual: Option<f64>, expected: &Value, what: &str) {
-    match expected.as_f64() {
-        Some(e) => {
-            let a = actual.unwrap_or(f64::NAN);
-            assert!(
-                (a - e).abs() <= 1e-9 * e.abs().max(1.0),
-                "{what}: {a} against {e}"
-            );
-        }
-        None => assert_eq!(actual, None, "{what}"),
-    }
+    reference_support::vectors("stock_vectors.json")
 }
 
 #[test]
 fn current_and_rolling_figures_match_pandas() {
     let v = vectors();
     let pairs = align(
-        &log_returns(&closes(&v["second"])),
-        &log_returns(&closes(&v["benchmark"])),
+        &log_returns(&dated(&v["second"])),
+        &log_returns(&dated(&v["benchmark"])),
     );
     assert_eq!(pairs.len() as u64, v["joined_returns"].as_u64().unwrap());
     let cur = &v["current"];

@@ -21,6 +21,10 @@
 //!   forward, strip sum, σ² and the index to 1e-12 relative; forward strike, K₀, strike counts
 //!   and strip ends exactly.
 
+mod reference_support;
+
+use reference_support::{f, floats};
+
 use optics_compute::vol::{
     BidAsk, GarchParams, OhlcBar, RangeEstimator, VixStrike, distribution, fit_garch11,
     garch_backcast, garch11_log_likelihood, hv, hv_series, iv_rank_percentile, pct_log_returns,
@@ -28,25 +32,8 @@ use optics_compute::vol::{
 };
 use serde_json::Value;
 
-fn vectors() -> Value {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/vol_vectors.json");
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
-
-fn floats(v: &Value) -> Vec<f64> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x.as_f64().unwrap())
-        .collect()
-}
-
 fn optional_floats(v: &Value) -> Vec<Option<f64>> {
     v.as_array().unwrap().iter().map(Value::as_f64).collect()
-}
-
-fn f(v: &Value) -> f64 {
-    v.as_f64().unwrap()
 }
 
 #[track_caller]
@@ -84,6 +71,10 @@ fn series_match(got: &[Option<f64>], want: &[Option<f64>], tolerance: f64, what:
             _ => panic!("{what}[{i}]: got {g:?}, reference {w:?}"),
         }
     }
+}
+
+fn vectors() -> Value {
+    reference_support::vectors("vol_vectors.json")
 }
 
 #[test]

@@ -2,6 +2,8 @@
 //! back-pressure, consumer groups, commit and restart, close. Deterministic: no sleeps; a
 //! future that must be waiting is polled once by hand and checked to be pending.
 
+mod support;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
 use std::pin::pin;
@@ -11,30 +13,16 @@ use std::task::{Context, Poll, Waker};
 use chrono::{DateTime, NaiveDate};
 use optics_ingest::bus::{EmbeddedBus, EmbeddedBusConfig};
 use optics_schemas::{
-    Bus, BusError, DataBatch, Delivery, ExerciseStyle, Message, OptionQuote, OptionType,
-    SettlementStyle, SnapshotEvent, Subscription, occ_symbol,
+    Bus, BusError, DataBatch, ExerciseStyle, Message, OptionQuote, OptionType, SettlementStyle,
+    Subscription, occ_symbol,
 };
+use support::key_seq;
 
 const TOPIC: &str = "test.events";
 
 /// A small message whose `version` carries a per-key sequence number.
 fn event(key: &str, seq: u64) -> Message {
-    Message::Snapshot(SnapshotEvent {
-        dataset: "chain".to_owned(),
-        trade_date: NaiveDate::from_ymd_opt(2026, 11, 20).unwrap(),
-        underlying: key.to_owned(),
-        path: format!("chain/{key}/{seq}"),
-        version: seq,
-        row_count: 0,
-        published_at: DateTime::from_timestamp_micros(0).unwrap(),
-    })
-}
-
-fn key_seq(d: &Delivery) -> (String, u64) {
-    match &d.message {
-        Message::Snapshot(e) => (e.underlying.clone(), e.version),
-        Message::Data(_) => panic!("unexpected data message"),
-    }
+    support::snapshot(key, seq, 0)
 }
 
 fn bus(partitions: u32, capacity_per_topic: usize) -> EmbeddedBus {

@@ -10,23 +10,25 @@
 //! joins on the mock cluster take about 3 s (its initial rebalance delay) and each rebalance
 //! about `session.timeout.ms − 1 s`, hence the short session timeout below.
 
+mod support;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
 use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use chrono::{DateTime, NaiveDate};
 use optics_ingest::bus::kafka::{
     BrokerAddress, DEFAULT_KAFKA_PORT, KafkaBus, KafkaBusConfig, KafkaBusError, KafkaSubscription,
 };
 use optics_schemas::{
-    Bus, BusError, DataBatch, Delivery, Message, OptionQuote, SnapshotEvent, Subscription, encode,
+    Bus, BusError, DataBatch, Delivery, Message, OptionQuote, Subscription, encode,
 };
 use optics_tests::fixtures::synthetic_chain;
 use rdkafka::ClientConfig;
 use rdkafka::mocking::MockCluster;
 use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
+use support::key_seq;
 
 const TOPIC: &str = "test.events";
 const GROUP: &str = "compute";
@@ -72,22 +74,7 @@ fn bus_on(cluster: &MockCluster<'_, impl rdkafka::ClientContext>, query: &str) -
 
 /// A small message whose `version` carries a per-key sequence number.
 fn event(key: &str, seq: u64) -> Message {
-    Message::Snapshot(SnapshotEvent {
-        dataset: "chain".to_owned(),
-        trade_date: NaiveDate::from_ymd_opt(2026, 11, 20).unwrap(),
-        underlying: key.to_owned(),
-        path: format!("chain/{key}/{seq}"),
-        version: seq,
-        row_count: 0,
-        published_at: DateTime::from_timestamp_micros(1_795_188_600_000_000).unwrap(),
-    })
-}
-
-fn key_seq(d: &Delivery) -> (String, u64) {
-    match &d.message {
-        Message::Snapshot(e) => (e.underlying.clone(), e.version),
-        Message::Data(_) => panic!("unexpected data message"),
-    }
+    support::snapshot(key, seq, 1_795_188_600_000_000)
 }
 
 fn keys(n: usize) -> Vec<String> {

@@ -2,6 +2,8 @@
 //! what happens when the archive cannot be written. The simulator runs on a `ManualClock`
 //! moved by its `VirtualSleeper` (no wall clock); the archive is in memory.
 
+mod support;
+
 use optics_tests::faulty_store::FaultyStore;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -20,7 +22,8 @@ use optics_ingest::pump::{
 use optics_ingest::simulator::live::{LiveConfig, LiveSimulator, VirtualSleeper};
 use optics_ingest::simulator::universe::Universe;
 use optics_ingest::source::{ArchivePolicy, QuoteSource, SourceError, SourceEvent, SourceFuture};
-use optics_schemas::{Dataset, Message, OptionQuote};
+use optics_schemas::OptionQuote;
+use support::quotes;
 
 const SEED: u64 = 11;
 
@@ -104,16 +107,6 @@ fn bus() -> EmbeddedBus {
         partitions: 1,
         capacity_per_topic: 1 << 20,
     })
-}
-
-fn quotes(event: &SourceEvent) -> Vec<OptionQuote> {
-    event
-        .messages_of(Dataset::OptionQuotes)
-        .flat_map(|m| match m {
-            Message::Data(batch) => batch.rows::<OptionQuote>().unwrap(),
-            Message::Snapshot(_) => Vec::new(),
-        })
-        .collect()
 }
 
 /// The archive's quotes of the trade date, grouped by quote time.

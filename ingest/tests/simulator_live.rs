@@ -1,6 +1,8 @@
 //! The simulator on a clock: what it emits when, outside hours, across sessions. Every test
 //! uses a `ManualClock` (and the `VirtualSleeper` that moves it): no wall clock, no sleeping.
 
+mod support;
+
 use std::sync::Arc;
 
 use chrono::{DateTime, NaiveDate, NaiveTime, TimeDelta, Utc};
@@ -9,7 +11,8 @@ use optics_ingest::simulator::live::{LiveConfig, LivePoll, LiveSimulator, Virtua
 use optics_ingest::simulator::session::{SessionConfig, SessionSimulator};
 use optics_ingest::simulator::universe::Universe;
 use optics_ingest::source::{QuoteSource, SourceEvent};
-use optics_schemas::{Dataset, Message, OptionQuote};
+use optics_schemas::Dataset;
+use support::quotes;
 
 const SEED: u64 = 5;
 
@@ -39,22 +42,17 @@ fn live(clock: &Arc<ManualClock>, minutes: i64) -> LiveSimulator {
         interval: TimeDelta::minutes(minutes),
         ..LiveConfig::new(SEED)
     };
+    simulator(clock, config)
+}
+
+/// The simulator of [`universe`] with `config`, on `clock`.
+fn simulator(clock: &Arc<ManualClock>, config: LiveConfig) -> LiveSimulator {
     LiveSimulator::new(
         universe(),
         config,
         Arc::clone(clock) as Arc<dyn Clock>,
         Arc::new(VirtualSleeper::new(Arc::clone(clock))),
     )
-}
-
-fn quotes(event: &SourceEvent) -> Vec<OptionQuote> {
-    event
-        .messages_of(Dataset::OptionQuotes)
-        .flat_map(|m| match m {
-            Message::Data(batch) => batch.rows::<OptionQuote>().unwrap(),
-            Message::Snapshot(_) => Vec::new(),
-        })
-        .collect()
 }
 
 #[test]
@@ -218,12 +216,7 @@ fn catch_up_emits_the_last_close_once_when_started_after_hours() {
         catch_up_last_close: true,
         ..LiveConfig::new(SEED)
     };
-    let mut source = LiveSimulator::new(
-        universe(),
-        config,
-        Arc::clone(&clock) as Arc<dyn Clock>,
-        Arc::new(VirtualSleeper::new(Arc::clone(&clock))),
-    );
+    let mut source = simulator(&clock, config);
     let LivePoll::Event(event) = source.poll().unwrap() else {
         panic!("the last close");
     };
@@ -246,12 +239,7 @@ fn a_past_date_replays_and_stops() {
         stop_at: Some(at(day, 16, 0, 0)),
         ..LiveConfig::new(SEED)
     };
-    let mut source = LiveSimulator::new(
-        universe(),
-        config,
-        Arc::clone(&clock) as Arc<dyn Clock>,
-        Arc::new(VirtualSleeper::new(Arc::clone(&clock))),
-    );
+    let mut source = simulator(&clock, config);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();

@@ -1,6 +1,8 @@
 //! The simulator's implied-vol surface (SSVI, no static arbitrage) and its chain snapshots
 //! (quotes that validate, bracket the model, reproduce the surface and respect parity).
 
+mod support;
+
 use std::collections::HashMap;
 
 use chrono::{DateTime, NaiveDate, NaiveTime, Utc};
@@ -10,6 +12,7 @@ use optics_ingest::simulator::quotes::{ChainSpec, SimulatedQuote, chain_snapshot
 use optics_ingest::simulator::surface::{EarningsVariance, Surface, SurfaceInputs};
 use optics_ingest::simulator::universe::{Underlying, Universe};
 use optics_schemas::{OptionQuote, Record};
+use support::correlation;
 
 const RATE: f64 = 0.04;
 const SEED: u64 = 7;
@@ -471,15 +474,6 @@ fn annualised_vol(returns: &[f64]) -> f64 {
     let mean = returns.iter().sum::<f64>() / n;
     let var = returns.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / (n - 1.0);
     (var * 252.0).sqrt()
-}
-
-fn correlation(a: &[f64], b: &[f64]) -> f64 {
-    let n = a.len() as f64;
-    let (ma, mb) = (a.iter().sum::<f64>() / n, b.iter().sum::<f64>() / n);
-    let cov: f64 = a.iter().zip(b).map(|(x, y)| (x - ma) * (y - mb)).sum();
-    let va: f64 = a.iter().map(|x| (x - ma).powi(2)).sum();
-    let vb: f64 = b.iter().map(|y| (y - mb).powi(2)).sum();
-    cov / (va * vb).sqrt()
 }
 
 fn long_sample(seed: u64) -> (MarketFactor, Vec<PricePath>) {

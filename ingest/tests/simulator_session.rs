@@ -1,6 +1,8 @@
 //! The session simulator: determinism, session hours, volume and open interest through and
 //! across sessions, bursts, continuity with the history, and the surface's earnings crush.
 
+mod support;
+
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -17,6 +19,7 @@ use optics_ingest::source::{QuoteSource, SourceEvent};
 use optics_schemas::{
     DailyBar, Dataset, EarningsTiming, Message, OptionQuote, UnderlyingTick, encode,
 };
+use support::correlation;
 
 const SEED: u64 = 20_261_118;
 
@@ -506,14 +509,6 @@ fn intraday_moves_are_correlated_through_the_market() {
             previous = Some(prices);
         }
     }
-    let correlation = |a: &[f64], b: &[f64]| {
-        let n = a.len() as f64;
-        let (ma, mb) = (a.iter().sum::<f64>() / n, b.iter().sum::<f64>() / n);
-        let cov: f64 = a.iter().zip(b).map(|(x, y)| (x - ma) * (y - mb)).sum();
-        let va: f64 = a.iter().map(|x| (x - ma).powi(2)).sum();
-        let vb: f64 = b.iter().map(|y| (y - mb).powi(2)).sum();
-        cov / (va * vb).sqrt()
-    };
     let qqq = correlation(&returns[0], &returns[1]);
     let vix = correlation(&returns[0], &returns[2]);
     assert!(returns[0].len() > 100);

@@ -2,22 +2,19 @@
 //! (any order and case, aliases, defaults, unknown columns ignored) and each bad line
 //! rejected with its file, line and reason, nothing of the file committed.
 
-use std::path::{Path, PathBuf};
+mod vendor_support;
 
 use chrono::{NaiveDate, NaiveTime};
 use optics_ingest::vendor::{
-    ImportError, ImportKind, ImportOptions, MemorySink, Reason, import_file, import_reader,
+    ImportError, ImportKind, ImportOptions, MemorySink, Reason, import_reader,
 };
 use optics_schemas::{EarningsEvent, EarningsTiming, EconomicEvent, Importance};
+use vendor_support::{data, date, import_sample, rejected_in_batches};
 
-fn data(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/vendor")
-        .join(name)
-}
-
-fn date(y: i32, m: u32, d: u32) -> NaiveDate {
-    NaiveDate::from_ymd_opt(y, m, d).unwrap()
+/// Imports `text` in batches of one row (earlier lines are staged before the bad one) and
+/// checks nothing was committed.
+fn rejected(text: &str, kind: &ImportKind) -> ImportError {
+    rejected_in_batches(text, kind, 1)
 }
 
 fn read(text: &str, kind: &ImportKind) -> MemorySink {
@@ -34,37 +31,9 @@ fn read(text: &str, kind: &ImportKind) -> MemorySink {
     sink
 }
 
-/// Imports `text` in batches of one row (earlier lines are staged before the bad one) and
-/// checks nothing was committed.
-fn rejected(text: &str, kind: &ImportKind) -> ImportError {
-    let mut sink = MemorySink::new();
-    let err = import_reader(
-        text.as_bytes(),
-        "bad.csv",
-        None,
-        kind,
-        &mut sink,
-        ImportOptions {
-            batch_rows: 1,
-            progress: None,
-        },
-    )
-    .unwrap_err();
-    assert_eq!(sink.commits(), 0, "{err}");
-    assert_eq!(sink.aborts(), 1, "{err}");
-    assert!(sink.committed().is_empty() && sink.staged().is_empty());
-    err
-}
-
 #[test]
 fn earnings_sample_imports_field_by_field() {
-    let mut sink = MemorySink::new();
-    let summary = import_file(
-        &data("earnings_sample.csv"),
-        &ImportKind::Earnings,
-        &mut sink,
-    )
-    .unwrap();
+    let (summary, sink) = import_sample("earnings_sample.csv", &ImportKind::Earnings);
     assert_eq!(
         (summary.kind, summary.lines, summary.rows),
         ("earnings", 4, 4)
@@ -200,13 +169,7 @@ fn a_bad_earnings_line_names_its_line_and_keeps_nothing() {
 
 #[test]
 fn economic_sample_imports_field_by_field() {
-    let mut sink = MemorySink::new();
-    let summary = import_file(
-        &data("economic_sample.csv"),
-        &ImportKind::EconomicCalendar,
-        &mut sink,
-    )
-    .unwrap();
+    let (summary, sink) = import_sample("economic_sample.csv", &ImportKind::EconomicCalendar);
     assert_eq!((summary.kind, summary.rows), ("economic-calendar", 4));
     let text = |s: &str| Some(s.to_owned());
     let time = |h, m| NaiveTime::from_hms_opt(h, m, 0);

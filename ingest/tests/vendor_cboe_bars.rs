@@ -1,30 +1,17 @@
 //! Cboe EOD summary and daily-bars imports: the committed samples, field by field.
 
-use std::path::{Path, PathBuf};
+mod vendor_support;
 
-use chrono::{DateTime, NaiveDate, Utc};
+use std::path::Path;
+
+use chrono::{DateTime, Utc};
 use optics_ingest::vendor::{ImportKind, MemorySink, import_file, symbol_from_file_name};
 use optics_schemas::{DailyBar, ExerciseStyle, OptionQuote, OptionType, SettlementStyle};
-
-fn data(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/vendor")
-        .join(name)
-}
-
-fn date(y: i32, m: u32, d: u32) -> NaiveDate {
-    NaiveDate::from_ymd_opt(y, m, d).unwrap()
-}
+use vendor_support::{data, date, import_sample};
 
 #[test]
 fn cboe_sample_imports_field_by_field() {
-    let mut sink = MemorySink::new();
-    let summary = import_file(
-        &data("cboe_eod_sample.csv"),
-        &ImportKind::CboeEod,
-        &mut sink,
-    )
-    .unwrap();
+    let (summary, sink) = import_sample("cboe_eod_sample.csv", &ImportKind::CboeEod);
     assert_eq!((summary.lines, summary.rows), (6, 6));
     let close: DateTime<Utc> = "2024-03-14T20:00:00Z".parse().unwrap();
     // Cboe's open interest is OCC's figure of the previous trading day.

@@ -1,17 +1,14 @@
 //! Bad vendor files: each fails with its file, line and reason, and nothing of it is committed.
 
-use std::path::{Path, PathBuf};
+mod vendor_support;
+
+use std::path::Path;
 
 use optics_ingest::vendor::{
     ImportBatch, ImportError, ImportKind, ImportOptions, ImportSink, MemorySink, Reason, SinkError,
     import_file, import_reader,
 };
-
-fn data(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/vendor")
-        .join(name)
-}
+use vendor_support::{data, rejected_in_batches};
 
 fn sample(name: &str) -> String {
     std::fs::read_to_string(data(name)).unwrap()
@@ -48,6 +45,14 @@ fn drop_column(text: &str, column: &str) -> String {
         .collect()
 }
 
+/// Imports `text` in batches of 2 rows (so earlier batches are staged before the bad line)
+/// and checks that the import failed, was aborted and committed nothing.
+fn rejected(text: &str, kind: &ImportKind) -> ImportError {
+    let err = rejected_in_batches(text, kind, 2);
+    assert_eq!(err.file, "bad.csv");
+    err
+}
+
 fn orats() -> ImportKind {
     ImportKind::OratsStrikes
 }
@@ -56,29 +61,6 @@ fn bars() -> ImportKind {
     ImportKind::Bars {
         symbol: "SPY".into(),
     }
-}
-
-/// Imports `text` in batches of 2 rows (so earlier batches are staged before the bad line)
-/// and checks that the import failed, was aborted and committed nothing.
-fn rejected(text: &str, kind: &ImportKind) -> ImportError {
-    let mut sink = MemorySink::new();
-    let err = import_reader(
-        text.as_bytes(),
-        "bad.csv",
-        None,
-        kind,
-        &mut sink,
-        ImportOptions {
-            batch_rows: 2,
-            progress: None,
-        },
-    )
-    .unwrap_err();
-    assert_eq!(err.file, "bad.csv");
-    assert_eq!(sink.commits(), 0, "{err}");
-    assert_eq!(sink.aborts(), 1, "{err}");
-    assert!(sink.committed().is_empty() && sink.staged().is_empty());
-    err
 }
 
 #[test]

@@ -15,8 +15,8 @@ use optics_compute::exposure::{
 use optics_compute::flow::{FlowConfig, flow_rows, flow_snapshot_rows};
 use optics_compute::pricing::PricingModel;
 use optics_schemas::{
-    BorrowRate, ChainRow, Company, Dividend, EarningsEvent, EarningsTiming, EconomicEvent,
-    VolDailyRow,
+    AssetClass, BorrowRate, ChainRow, Company, Dividend, EarningsEvent, EarningsTiming,
+    EconomicEvent, VolDailyRow,
 };
 use serde_json::Value;
 
@@ -39,6 +39,78 @@ pub fn weekdays_before(count: usize) -> Vec<NaiveDate> {
     }
     dates.reverse();
     dates
+}
+
+/// A deterministic number in [-0.5, 0.5) (a fixed linear congruential sequence).
+pub fn noise(i: u64, seed: u64) -> f64 {
+    let x = (i ^ (seed << 20))
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    (x >> 33) as f64 / (1u64 << 31) as f64 - 0.5
+}
+
+/// Bars on `dates` with open = high = low = close, starting at 100, whose log return on the
+/// `i`-th date is `ret(i)`.
+pub fn flat_bars(dates: &[NaiveDate], ret: impl Fn(u64) -> f64) -> Vec<SessionBar> {
+    let mut close: f64 = 100.0;
+    dates
+        .iter()
+        .enumerate()
+        .map(|(i, &date)| {
+            if i > 0 {
+                close *= ret(i as u64).exp();
+            }
+            SessionBar {
+                date,
+                open: close,
+                high: close,
+                low: close,
+                close,
+                volume: 1_000,
+            }
+        })
+        .collect()
+}
+
+/// The sample correlation of `xs` and `ys` and the beta of `xs` on `ys`, computed with plain
+/// loops (the series are of the same length).
+pub fn correlation_and_beta(xs: &[f64], ys: &[f64]) -> (f64, f64) {
+    let n = xs.len();
+    let mx = xs.iter().sum::<f64>() / n as f64;
+    let my = ys.iter().sum::<f64>() / n as f64;
+    let (mut sxy, mut sxx, mut syy) = (0.0, 0.0, 0.0);
+    for k in 0..n {
+        sxy += (xs[k] - mx) * (ys[k] - my);
+        sxx += (xs[k] - mx) * (xs[k] - mx);
+        syy += (ys[k] - my) * (ys[k] - my);
+    }
+    (sxy / (sxx * syy).sqrt(), sxy / syy)
+}
+
+/// Apple as the company reference lists it.
+pub fn apple() -> Company {
+    Company {
+        symbol: "AAPL".to_owned(),
+        name: "Apple Inc.".to_owned(),
+        asset_class: AssetClass::Stock,
+        sector: Some("Information Technology".to_owned()),
+        sector_etf: Some("XLK".to_owned()),
+        market_cap: Some(3.4e12),
+        beta_spy: 1.2,
+        corr_spy: 0.7,
+        priced_on_forward: false,
+        industry: None,
+    }
+}
+
+/// The `ticker` of each of an answer's `results`, in order.
+pub fn result_tickers(data: &Value) -> Vec<&str> {
+    data["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["ticker"].as_str().unwrap())
+        .collect()
 }
 
 /// The instant the synthetic quotes carry (15:30 UTC, 10:30 New York).
