@@ -15,7 +15,8 @@ use optics_schemas::health::{HealthTracker, components, failure_category};
 use optics_schemas::memory::MemoryHolder;
 
 use crate::settings::{
-    ArchiveArgs, ClockArgs, HealthArgs, MarketArgs, RuntimeArgs, StoreArgs, kafka_bus,
+    ArchiveArgs, ClockArgs, HealthArgs, MarketArgs, RuntimeArgs, StoreArgs, ensure_period_ms,
+    kafka_bus,
 };
 
 pub(crate) use optics_ingest::pump::Routing;
@@ -104,10 +105,7 @@ pub(crate) struct IngestArgs {
 
 pub(crate) fn run(args: &IngestArgs) -> anyhow::Result<()> {
     args.market.validate()?;
-    anyhow::ensure!(
-        (1..=3_600_000).contains(&args.interval_ms),
-        "--interval-ms must be between 1 and 3600000"
-    );
+    ensure_period_ms("--interval-ms", args.interval_ms)?;
     let runtime = args.runtime.runtime()?;
     runtime.block_on(async {
         let clock = args.clock.market_clock(Utc::now())?;

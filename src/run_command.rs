@@ -33,7 +33,9 @@ use optics_schemas::{Bus, Dataset};
 use crate::ingest_command::{Routing, pump};
 use crate::seeding::{last_sessions, seed};
 use crate::serve_command::{ApiArgs, access_control, app, follow_snapshot_events, shutdown_signal};
-use crate::settings::{ArchiveArgs, ClockArgs, MarketArgs, RuntimeArgs, StoreArgs};
+use crate::settings::{
+    ArchiveArgs, ClockArgs, MarketArgs, RuntimeArgs, StoreArgs, ensure_period_ms,
+};
 
 #[derive(Debug, Args)]
 pub(crate) struct RunArgs {
@@ -71,14 +73,8 @@ pub(crate) struct RunArgs {
 
 pub(crate) fn run(args: &RunArgs) -> anyhow::Result<()> {
     args.market.validate()?;
-    anyhow::ensure!(
-        (1..=3_600_000).contains(&args.interval_ms),
-        "--interval-ms must be between 1 and 3600000"
-    );
-    anyhow::ensure!(
-        (1..=3_600_000).contains(&args.cycle_ms),
-        "--cycle-ms must be between 1 and 3600000"
-    );
+    ensure_period_ms("--interval-ms", args.interval_ms)?;
+    ensure_period_ms("--cycle-ms", args.cycle_ms)?;
     let runtime = args.runtime.runtime()?;
     runtime.block_on(run_async(args))
 }

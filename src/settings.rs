@@ -173,6 +173,15 @@ pub(crate) fn parse_universe(text: &str) -> Result<usize, String> {
     Ok(n)
 }
 
+/// A period flag in milliseconds: at least 1 ms, at most an hour.
+pub(crate) fn ensure_period_ms(flag: &str, millis: u64) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        (1..=3_600_000).contains(&millis),
+        "{flag} must be between 1 and 3600000"
+    );
+    Ok(())
+}
+
 /// `YYYY-MM-DD`.
 pub(crate) fn parse_date(text: &str) -> Result<NaiveDate, String> {
     NaiveDate::parse_from_str(text, "%Y-%m-%d")
