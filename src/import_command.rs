@@ -196,78 +196,62 @@ fn import_bars(args: &ImportArgs) -> anyhow::Result<()> {
     let kind = ImportKind::Bars {
         symbol: symbol.clone(),
     };
-    let mut failures = 0usize;
-    for file in &args.files {
-        let mut sink = MemorySink::new();
-        let outcome = import_with_progress(file, &kind, &mut sink, args.quiet)
-            .map_err(anyhow::Error::from)
-            .and_then(|summary| {
-                let mut bars: Vec<DailyBar> = sink.bars().cloned().collect();
-                bars.sort_by_key(|b| b.date);
-                let last = bars
-                    .last()
-                    .map(|b| b.date)
-                    .context("the file has no bars")?;
-                let batch = DailyBar::to_batch(&bars)?;
-                let key = SnapshotKey::new(Dataset::DailyBars.name(), last, symbol.as_str());
-                let now = Utc::now();
-                runtime.block_on(store.publish(&key, &batch, &[], now))?;
-                // From here the file is stored: a failed merge or restatement is repeated by
-                // importing again (or, for the merge, by the next backfill, which lays the
-                // import over the simulated bars).
-                let merged = runtime
-                    .block_on(merge_bars_into_market_wide(&store, &bars, now))
-                    .map_err(|e| {
-                        e.context(format!(
-                            "the bars are stored as the import of {symbol} ({key}) but not \
+    import_each_file(
+        args,
+        &kind,
+        |sink| {
+            let mut bars: Vec<DailyBar> = sink.bars().cloned().collect();
+            bars.sort_by_key(|b| b.date);
+            let last = bars
+                .last()
+                .map(|b| b.date)
+                .context("the file has no bars")?;
+            let batch = DailyBar::to_batch(&bars)?;
+            let key = SnapshotKey::new(Dataset::DailyBars.name(), last, symbol.as_str());
+            let now = Utc::now();
+            runtime.block_on(store.publish(&key, &batch, &[], now))?;
+            // From here the file is stored: a failed merge or restatement is repeated by
+            // importing again (or, for the merge, by the next backfill, which lays the
+            // import over the simulated bars).
+            let merged = runtime
+                .block_on(merge_bars_into_market_wide(&store, &bars, now))
+                .map_err(|e| {
+                    e.context(format!(
+                        "the bars are stored as the import of {symbol} ({key}) but not \
                              merged into the market-wide bars the API reads; import the file \
                              again"
-                        ))
-                    })
-                    .and_then(|merged| {
-                        let first = bars[0].date;
-                        let restated = runtime
-                            .block_on(restate_vol_daily(&store, &symbol, first, now))
-                            .with_context(|| {
-                                format!(
-                                    "the bars of {symbol} are stored and merged, but its \
+                    ))
+                })
+                .and_then(|merged| {
+                    let first = bars[0].date;
+                    let restated = runtime
+                        .block_on(restate_vol_daily(&store, &symbol, first, now))
+                        .with_context(|| {
+                            format!(
+                                "the bars of {symbol} are stored and merged, but its \
                                      vol_daily rows from {first} are not recomputed; import the \
                                      file again"
-                                )
-                            })?;
-                        Ok((merged, restated))
-                    });
-                Ok((summary, last, merged))
-            });
-        match outcome {
-            Ok((summary, last, Ok((merged, restated)))) => {
-                println!(
-                    "{}: {} bars of {symbol} through {last} committed to the snapshot store \
+                            )
+                        })?;
+                    Ok((last, merged, restated))
+                });
+            Ok(merged)
+        },
+        |summary, (last, merged, restated)| {
+            println!(
+                "{}: {} bars of {symbol} through {last} committed to the snapshot store \
                      (market-wide daily bars of {}: {} rows, {} replaced)",
-                    summary.file, summary.rows, merged.trade_date, merged.rows, merged.replaced
+                summary.file, summary.rows, merged.trade_date, merged.rows, merged.replaced
+            );
+            println!("{}", describe_restated(&symbol, &restated));
+            if let Some((underlying, date, error)) = restated.skipped.first() {
+                eprintln!(
+                    "vol_daily: {} rows kept as stored, e.g. {underlying} on {date}: {error}",
+                    restated.skipped.len()
                 );
-                println!("{}", describe_restated(&symbol, &restated));
-                if let Some((underlying, date, error)) = restated.skipped.first() {
-                    eprintln!(
-                        "vol_daily: {} rows kept as stored, e.g. {underlying} on {date}: {error}",
-                        restated.skipped.len()
-                    );
-                }
             }
-            Ok((_, _, Err(error))) => {
-                eprintln!("error: {error:#}");
-                failures += 1;
-            }
-            Err(error) => {
-                eprintln!("error: {error:#} — nothing of this file was imported");
-                failures += 1;
-            }
-        }
-    }
-    if failures > 0 {
-        bail!("{failures} of {} file(s) failed", args.files.len());
-    }
-    Ok(())
+        },
+    )
 }
 
 /// Earnings reports or economic releases: each file streams through its reader into memory
@@ -290,34 +274,32 @@ fn import_reference<R: ReferenceRow>(
         .build()
         .context("tokio runtime")?;
     let dataset = R::DATASET.name();
-    let mut failures = 0usize;
-    for file in &args.files {
-        let mut sink = MemorySink::new();
-        let outcome = import_with_progress(file, kind, &mut sink, args.quiet)
-            .map_err(anyhow::Error::from)
-            .and_then(|summary| {
-                let rows = rows_of(&sink);
-                anyhow::ensure!(!rows.is_empty(), "the file has no rows");
-                let now = Utc::now();
-                let today = optics_compute::time::new_york_date(now);
-                let record =
-                    runtime.block_on(merge_into_partition(&store, &rows, today, IMPORTED, now))?;
-                // From here the file is stored: a failed merge is repeated by importing again
-                // (or by the next backfill, which lays the imports over the simulated rows).
-                let merged = runtime
-                    .block_on(merge_into_market_wide(&store, &rows, today, now))
-                    .map_err(|e| {
-                        anyhow::Error::from(e).context(format!(
-                            "the rows are stored as imported {dataset} ({}) but not merged \
+    import_each_file(
+        args,
+        kind,
+        |sink| {
+            let rows = rows_of(sink);
+            anyhow::ensure!(!rows.is_empty(), "the file has no rows");
+            let now = Utc::now();
+            let today = optics_compute::time::new_york_date(now);
+            let record =
+                runtime.block_on(merge_into_partition(&store, &rows, today, IMPORTED, now))?;
+            // From here the file is stored: a failed merge is repeated by importing again
+            // (or by the next backfill, which lays the imports over the simulated rows).
+            let merged = runtime
+                .block_on(merge_into_market_wide(&store, &rows, today, now))
+                .map_err(|e| {
+                    anyhow::Error::from(e).context(format!(
+                        "the rows are stored as imported {dataset} ({}) but not merged \
                              into the market-wide table the API reads; import the file \
                              again",
-                            record.event.path
-                        ))
-                    });
-                Ok((summary, merged))
-            });
-        match outcome {
-            Ok((summary, Ok(merged))) => println!(
+                        record.event.path
+                    ))
+                });
+            Ok(merged)
+        },
+        |summary, merged| {
+            println!(
                 "{}: {} rows from {} lines committed to the snapshot store (market-wide \
                  {dataset} of {}: {} rows, {} replaced)",
                 summary.file,
@@ -326,7 +308,29 @@ fn import_reference<R: ReferenceRow>(
                 merged.trade_date,
                 merged.rows,
                 merged.replaced
-            ),
+            );
+        },
+    )
+}
+
+/// Reads each file into memory and hands it to `store`, then says what became of it; the
+/// command fails when any file did. `store` fails when nothing of the file was kept, and
+/// returns `Ok(Err)` when the rows are stored but a later step failed (importing the file
+/// again repeats that step).
+fn import_each_file<T>(
+    args: &ImportArgs,
+    kind: &ImportKind,
+    mut store: impl FnMut(&MemorySink) -> anyhow::Result<anyhow::Result<T>>,
+    report: impl Fn(&ImportSummary, T),
+) -> anyhow::Result<()> {
+    let mut failures = 0usize;
+    for file in &args.files {
+        let mut sink = MemorySink::new();
+        let outcome = import_with_progress(file, kind, &mut sink, args.quiet)
+            .map_err(anyhow::Error::from)
+            .and_then(|summary| Ok((summary, store(&sink)?)));
+        match outcome {
+            Ok((summary, Ok(stored))) => report(&summary, stored),
             Ok((_, Err(error))) => {
                 eprintln!("error: {error:#}");
                 failures += 1;

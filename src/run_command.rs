@@ -33,7 +33,9 @@ use optics_schemas::{Bus, Dataset};
 use crate::ingest_command::{Routing, pump};
 use crate::seeding::{last_sessions, seed};
 use crate::serve_command::{ApiArgs, access_control, app, follow_snapshot_events, shutdown_signal};
-use crate::settings::{ArchiveArgs, ClockArgs, MarketArgs, QuotingArgs, RuntimeArgs, StoreArgs};
+use crate::settings::{
+    ArchiveArgs, ClockArgs, MarketArgs, QuotingArgs, RuntimeArgs, StoreArgs, ensure_period_ms,
+};
 
 #[derive(Debug, Args)]
 pub(crate) struct RunArgs {
@@ -76,10 +78,7 @@ pub(crate) struct RunArgs {
 pub(crate) fn run(args: &RunArgs) -> anyhow::Result<()> {
     args.market.validate()?;
     args.quoting.live_config(&args.market)?;
-    anyhow::ensure!(
-        (1..=3_600_000).contains(&args.cycle_ms),
-        "--cycle-ms must be between 1 and 3600000"
-    );
+    ensure_period_ms("--cycle-ms", args.cycle_ms)?;
     anyhow::ensure!(
         args.store_every_secs <= 86_400,
         "--store-every-secs must be between 0 and 86400"

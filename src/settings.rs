@@ -175,6 +175,15 @@ pub(crate) fn parse_universe(text: &str) -> Result<usize, String> {
     Ok(n)
 }
 
+/// A period flag in milliseconds: at least 1 ms, at most an hour.
+pub(crate) fn ensure_period_ms(flag: &str, millis: u64) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        (1..=3_600_000).contains(&millis),
+        "{flag} must be between 1 and 3600000"
+    );
+    Ok(())
+}
+
 /// `YYYY-MM-DD`.
 pub(crate) fn parse_date(text: &str) -> Result<NaiveDate, String> {
     NaiveDate::parse_from_str(text, "%Y-%m-%d")
@@ -503,10 +512,7 @@ pub(crate) struct QuotingArgs {
 impl QuotingArgs {
     /// The live simulator's settings for `market`, once the flags are checked.
     pub(crate) fn live_config(&self, market: &MarketArgs) -> anyhow::Result<LiveConfig> {
-        anyhow::ensure!(
-            (1..=3_600_000).contains(&self.interval_ms),
-            "--interval-ms must be between 1 and 3600000"
-        );
+        ensure_period_ms("--interval-ms", self.interval_ms)?;
         anyhow::ensure!(
             (1..=MAX_TAIL_EVERY).contains(&self.tail_every),
             "--tail-every must be between 1 and {MAX_TAIL_EVERY}"

@@ -186,20 +186,38 @@ impl QueryParams {
         ))
     }
 
-    /// A whole-number parameter, defaulted and clamped to its documented range.
-    pub fn int(&self, name: &str) -> Result<Clamped<i64>, ApiError> {
-        let spec = self.spec(name)?;
-        let ParamKind::Int { min, max } = spec.kind else {
-            return Err(self.kind_mismatch(name, "whole number"));
-        };
-        let (requested, raw) = match self.raw(name) {
-            Some(raw) => (parse_whole(spec.name, raw)?, raw.to_owned()),
+    /// The parameter parsed with its text as given, or else its default and the default's
+    /// text; a parameter with neither is missing.
+    fn given_or_default<T: ToString>(
+        &self,
+        name: &str,
+        spec: &ParamSpec,
+        parse: fn(&str, &str) -> Result<T, ApiError>,
+        default: Option<T>,
+    ) -> Result<(T, String), ApiError> {
+        match self.raw(name) {
+            Some(raw) => Ok((parse(spec.name, raw)?, raw.to_owned())),
             None => {
-                let default = spec.default_int().ok_or_else(|| Self::missing(spec))?;
-                (default, default.to_string())
+                let default = default.ok_or_else(|| Self::missing(spec))?;
+                let text = default.to_string();
+                Ok((default, text))
             }
-        };
-        let value = requested.clamp(min, max);
+        }
+    }
+
+    /// Records a [`ClampNotice`] when the value used is not the one requested.
+    fn note_clamp<T, B>(
+        &self,
+        spec: &ParamSpec,
+        raw: String,
+        requested: T,
+        value: T,
+        min: B,
+        max: B,
+    ) where
+        T: PartialEq + Into<serde_json::Value>,
+        B: Into<serde_json::Value>,
+    {
         if value != requested {
             self.notices.borrow_mut().push(ClampNotice {
                 parameter: spec.name,
@@ -209,6 +227,18 @@ impl QueryParams {
                 max: max.into(),
             });
         }
+    }
+
+    /// A whole-number parameter, defaulted and clamped to its documented range.
+    pub fn int(&self, name: &str) -> Result<Clamped<i64>, ApiError> {
+        let spec = self.spec(name)?;
+        let ParamKind::Int { min, max } = spec.kind else {
+            return Err(self.kind_mismatch(name, "whole number"));
+        };
+        let (requested, raw) =
+            self.given_or_default(name, spec, parse_whole, spec.default_int())?;
+        let value = requested.clamp(min, max);
+        self.note_clamp(spec, raw, requested, value, min, max);
         Ok(Clamped {
             value,
             requested,
@@ -223,13 +253,8 @@ impl QueryParams {
         let ParamKind::Float { min, max } = spec.kind else {
             return Err(self.kind_mismatch(name, "number"));
         };
-        let (requested, raw) = match self.raw(name) {
-            Some(raw) => (parse_number(spec.name, raw)?, raw.to_owned()),
-            None => {
-                let default = spec.default_float().ok_or_else(|| Self::missing(spec))?;
-                (default, default.to_string())
-            }
-        };
+        let (requested, raw) =
+            self.given_or_default(name, spec, parse_number, spec.default_float())?;
         let mut value = requested;
         if let Some(min) = min {
             value = value.max(min);
@@ -237,15 +262,7 @@ impl QueryParams {
         if let Some(max) = max {
             value = value.min(max);
         }
-        if value != requested {
-            self.notices.borrow_mut().push(ClampNotice {
-                parameter: spec.name,
-                requested: raw,
-                used: value.into(),
-                min: min.into(),
-                max: max.into(),
-            });
-        }
+        self.note_clamp(spec, raw, requested, value, min, max);
         Ok(Clamped {
             value,
             requested,

@@ -40,12 +40,13 @@ Every figure is computed here with pandas / numpy, never from the Rust output:
 Deterministic: a seeded numpy generator, no wall-clock data.
 """
 
-import json
 import math
 import os
 
 import numpy as np
 import pandas as pd
+
+from vector_json import write_vectors
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 OUT = os.path.join(ROOT, "compute", "tests", "data", "cores_vectors.json")
@@ -357,9 +358,7 @@ def main():
         "expected": expected,
         "events": events,
     }
-    with open(OUT, "w") as fh:
-        json.dump(out, fh, indent=1, sort_keys=True)
-        fh.write("\n")
+    write_vectors(OUT, out, indent=1, sort_keys=True)
     print(f"wrote {OUT}: {len(expected)} fields, {len(events)} events")
 
 

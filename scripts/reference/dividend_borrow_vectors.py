@@ -26,12 +26,13 @@ The borrow-rate figures are not part of this file yet (the borrow endpoint is no
 Deterministic: no randomness, no wall-clock data.
 """
 
-import json
 import math
 import os
 
 import numpy as np
 import pandas as pd
+
+from vector_json import write_vectors
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 OUT = os.path.join(ROOT, "compute", "tests", "data", "dividend_borrow_vectors.json")
@@ -105,9 +106,7 @@ def main():
         "implied": implied,
         "versions": {"numpy": np.__version__, "pandas": pd.__version__},
     }
-    with open(OUT, "w") as fh:
-        json.dump(payload, fh, indent=1)
-        fh.write("\n")
+    write_vectors(OUT, payload, indent=1)
 
 
 if __name__ == "__main__":

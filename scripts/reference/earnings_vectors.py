@@ -31,13 +31,14 @@ Every figure is computed here with pandas / numpy, never from the Rust output:
 Deterministic: no randomness, no wall-clock data.
 """
 
-import json
 import math
 import os
 
 import numpy as np
 import pandas as pd
 from arch.data import sp500
+
+from vector_json import write_vectors
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 OUT = os.path.join(ROOT, "compute", "tests", "data", "earnings_vectors.json")
@@ -208,9 +209,7 @@ def main():
         },
     }
     os.makedirs(os.path.dirname(OUT), exist_ok=True)
-    with open(OUT, "w") as f:
-        json.dump(out, f, indent=1)
-        f.write("\n")
+    write_vectors(OUT, out, indent=1)
     print(f"wrote {OUT}: {len(rows)} reactions of {len(reports)} reports over {n} sessions")
 
 

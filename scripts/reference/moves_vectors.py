@@ -30,13 +30,14 @@ deviation), h = 40 none.
 Deterministic: fixed seed, no wall-clock data; only the library versions are recorded.
 """
 
-import json
 import math
 import os
 import platform
 
 import numpy as np
 import pandas as pd
+
+from vector_json import write_vectors
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 OUT = os.path.join(ROOT, "compute", "tests", "data", "moves_vectors.json")
@@ -111,9 +112,7 @@ def main():
             case("short", series[:SHORT_SESSIONS], SHORT_HORIZONS),
         ],
     }
-    with open(OUT, "w") as f:
-        json.dump(out, f, separators=(",", ":"))
-        f.write("\n")
+    write_vectors(OUT, out, separators=(",", ":"))
     print("wrote", OUT, os.path.getsize(OUT), "bytes")
 
 

@@ -27,11 +27,12 @@ Every figure is computed here with pandas, never from the Rust output:
 Deterministic: seeded generator, no wall-clock data.
 """
 
-import json
 import os
 
 import numpy as np
 import pandas as pd
+
+from vector_json import write_vectors
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 OUT = os.path.join(ROOT, "compute", "tests", "data", "relative_value_vectors.json")
@@ -111,9 +112,7 @@ def main():
         "rolling_days": SERIES,
         "rolling": rolling,
     }
-    with open(OUT, "w") as f:
-        json.dump(doc, f, indent=1)
-        f.write("\n")
+    write_vectors(OUT, doc, indent=1)
 
 
 if __name__ == "__main__":

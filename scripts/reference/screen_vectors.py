@@ -25,12 +25,13 @@ output, with the documented definitions:
 Deterministic: fixed seed, no wall-clock data.
 """
 
-import json
 import math
 import os
 
 import numpy as np
 import pandas as pd
+
+from vector_json import write_vectors
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 OUT = os.path.join(ROOT, "compute", "tests", "data", "screen_vectors.json")
@@ -135,9 +136,7 @@ def main():
         "names": names,
         "screens": screens,
     }
-    with open(OUT, "w") as f:
-        json.dump(out, f, indent=1)
-        f.write("\n")
+    write_vectors(OUT, out, indent=1)
     nonempty = sum(1 for s in screens.values() if s["members"])
     print(f"wrote {OUT}: {len(names)} names, {len(screens)} screens ({nonempty} non-empty)")
 

@@ -23,13 +23,14 @@ Every figure is computed here with pandas, never from the Rust output:
 Deterministic: no randomness, no wall-clock data.
 """
 
-import json
 import math
 import os
 
 import numpy as np
 import pandas as pd
 from arch.data import sp500
+
+from vector_json import write_vectors
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 OUT = os.path.join(ROOT, "compute", "tests", "data", "stock_vectors.json")
@@ -86,9 +87,7 @@ def main():
         "series": out_series,
     }
     os.makedirs(os.path.dirname(OUT), exist_ok=True)
-    with open(OUT, "w") as f:
-        json.dump(vectors, f, indent=1)
-        f.write("\n")
+    write_vectors(OUT, vectors, indent=1)
     print(f"wrote {OUT}: {len(joined)} joined returns, {len(out_series)} series rows")
 
 

@@ -46,7 +46,6 @@ with scipy's ndtr, independently of the service); any premium would do.
 Deterministic: no randomness, no timestamps; only library versions are recorded.
 """
 
-import json
 import math
 import os
 import platform
@@ -55,6 +54,8 @@ from importlib.metadata import version
 from scipy.special import ndtr
 
 from optionlab import run_strategy
+
+from vector_json import write_vectors
 
 SCALE = 1000
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -223,9 +224,7 @@ def main():
         },
         "cases": items,
     }
-    with open(OUTPUT, "w") as handle:
-        json.dump(document, handle, indent=1, sort_keys=True)
-        handle.write("\n")
+    write_vectors(OUTPUT, document, indent=1, sort_keys=True)
     print(f"wrote {len(items)} cases to {os.path.relpath(OUTPUT, ROOT)}")
 
 

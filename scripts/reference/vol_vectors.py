@@ -32,7 +32,6 @@ Every figure is computed here with numpy / pandas / arch, never from the Rust ou
 Deterministic: fixed seeds, no wall-clock data.
 """
 
-import json
 import math
 import os
 import platform
@@ -43,6 +42,8 @@ import pandas as pd
 from arch import arch_model
 from arch.data import sp500
 from scipy.stats import norm
+
+from vector_json import write_vectors
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 OUT = os.path.join(ROOT, "compute", "tests", "data", "vol_vectors.json")
@@ -322,9 +323,7 @@ def main():
         "garch": [garch_case("all", returns_pct), garch_case("last_500", returns_pct[-500:])],
         "vix": vix_block(),
     }
-    with open(OUT, "w") as f:
-        json.dump(out, f, separators=(",", ":"))
-        f.write("\n")
+    write_vectors(OUT, out, separators=(",", ":"))
     print("wrote", OUT, os.path.getsize(OUT), "bytes")
 
 

@@ -12,42 +12,29 @@ pub(crate) struct Migration {
     pub(crate) sql: &'static str,
 }
 
+/// One migration of `engine`'s directory, its SQL compiled in.
+macro_rules! migration {
+    ($engine:literal, $version:literal, $name:literal) => {
+        Migration {
+            version: $version,
+            name: $name,
+            sql: include_str!(concat!("../migrations/", $engine, "/", $name)),
+        }
+    };
+}
+
 /// SQLite migrations, oldest first.
 pub(crate) const SQLITE: &[Migration] = &[
-    Migration {
-        version: 1,
-        name: "0001_accounts.sql",
-        sql: include_str!("../migrations/sqlite/0001_accounts.sql"),
-    },
-    Migration {
-        version: 2,
-        name: "0002_monthly_usage.sql",
-        sql: include_str!("../migrations/sqlite/0002_monthly_usage.sql"),
-    },
-    Migration {
-        version: 3,
-        name: "0003_oauth.sql",
-        sql: include_str!("../migrations/sqlite/0003_oauth.sql"),
-    },
+    migration!("sqlite", 1, "0001_accounts.sql"),
+    migration!("sqlite", 2, "0002_monthly_usage.sql"),
+    migration!("sqlite", 3, "0003_oauth.sql"),
 ];
 
 /// PostgreSQL migrations, oldest first.
 pub(crate) const POSTGRES: &[Migration] = &[
-    Migration {
-        version: 1,
-        name: "0001_accounts.sql",
-        sql: include_str!("../migrations/postgres/0001_accounts.sql"),
-    },
-    Migration {
-        version: 2,
-        name: "0002_monthly_usage.sql",
-        sql: include_str!("../migrations/postgres/0002_monthly_usage.sql"),
-    },
-    Migration {
-        version: 3,
-        name: "0003_oauth.sql",
-        sql: include_str!("../migrations/postgres/0003_oauth.sql"),
-    },
+    migration!("postgres", 1, "0001_accounts.sql"),
+    migration!("postgres", 2, "0002_monthly_usage.sql"),
+    migration!("postgres", 3, "0003_oauth.sql"),
 ];
 
 /// The bookkeeping table (same DDL on both engines).

@@ -220,36 +220,13 @@ async fn connect_client(config: &Config) -> Result<Client, AccountError> {
     Ok(client)
 }
 
-fn raw_account(row: &Row) -> Result<RawAccount, AccountError> {
-    Ok(RawAccount {
-        id: row.try_get(0)?,
-        email: row.try_get(1)?,
-        plan: row.try_get(2)?,
-        plan_expires_at: row.try_get(3)?,
-        monthly_budget_units: row.try_get(4)?,
-        created_at: row.try_get(5)?,
-    })
-}
-
-fn raw_token(row: &Row) -> Result<RawToken, AccountError> {
-    Ok(RawToken {
-        id: row.try_get(0)?,
-        account_id: row.try_get(1)?,
-        name: row.try_get(2)?,
-        prefix: row.try_get(3)?,
-        created_at: row.try_get(4)?,
-        expires_at: row.try_get(5)?,
-        revoked_at: row.try_get(6)?,
-        rotated_at: row.try_get(7)?,
-    })
-}
-
 fn account_of(row: Option<Row>) -> Result<Option<Account>, AccountError> {
-    row.map(|r| raw_account(&r)?.into_account()).transpose()
+    row.map(|r| RawAccount::read(&r)?.into_account())
+        .transpose()
 }
 
 fn token_of(row: Option<Row>) -> Result<Option<TokenInfo>, AccountError> {
-    row.map(|r| raw_token(&r)?.into_info()).transpose()
+    row.map(|r| RawToken::read(&r)?.into_info()).transpose()
 }
 
 async fn token_where(
@@ -322,7 +299,7 @@ impl AccountStore for PgStore {
                 )
                 .await;
             match inserted {
-                Ok(row) => raw_account(&row)?.into_account(),
+                Ok(row) => RawAccount::read(&row)?.into_account(),
                 Err(e) if e.code() == Some(&SqlState::UNIQUE_VIOLATION) => {
                     Err(AccountError::EmailTaken)
                 }
@@ -347,7 +324,7 @@ impl AccountStore for PgStore {
                 .await?
                 .map(|row| {
                     Ok(Credentials {
-                        account: raw_account(&row)?.into_account()?,
+                        account: RawAccount::read(&row)?.into_account()?,
                         password_hash: PasswordHashPhc::new(row.try_get(6)?),
                     })
                 })
@@ -369,7 +346,7 @@ impl AccountStore for PgStore {
                 .query(&sql, &[])
                 .await?
                 .iter()
-                .map(|row| raw_account(row)?.into_account())
+                .map(|row| RawAccount::read(row)?.into_account())
                 .collect()
         })
     }
@@ -461,7 +438,7 @@ impl AccountStore for PgStore {
                 )
                 .await?;
             transaction.commit().await?;
-            raw_token(&row)?.into_info()
+            RawToken::read(&row)?.into_info()
         })
     }
 
@@ -475,7 +452,7 @@ impl AccountStore for PgStore {
                 .query(&sql, &[&account_id])
                 .await?
                 .iter()
-                .map(|row| raw_token(row)?.into_info())
+                .map(|row| RawToken::read(row)?.into_info())
                 .collect()
         })
     }
@@ -546,19 +523,7 @@ impl AccountStore for PgStore {
             client
                 .query_opt(&sql, &[&hash.0.as_slice()])
                 .await?
-                .map(|row| {
-                    RawGrant {
-                        token_id: row.try_get(0)?,
-                        hash: row.try_get(1)?,
-                        expires_at: row.try_get(2)?,
-                        revoked_at: row.try_get(3)?,
-                        account_id: row.try_get(4)?,
-                        plan: row.try_get(5)?,
-                        plan_expires_at: row.try_get(6)?,
-                        monthly_budget_units: row.try_get(7)?,
-                    }
-                    .into_grant()
-                })
+                .map(|row| RawGrant::read(&row)?.into_grant())
                 .transpose()
         })
     }
@@ -666,16 +631,7 @@ impl AccountStore for PgStore {
             client
                 .query_opt(&with_placeholders(SELECT_CLIENT, '$'), &[&client_id])
                 .await?
-                .map(|row| -> Result<OAuthClient, AccountError> {
-                    RawClient {
-                        client_id: row.try_get(0)?,
-                        client_name: row.try_get(1)?,
-                        redirect_uris: row.try_get(2)?,
-                        created_at: row.try_get(3)?,
-                        last_used_at: row.try_get(4)?,
-                    }
-                    .into_client()
-                })
+                .map(|row| RawClient::read(&row)?.into_client())
                 .transpose()
         })
     }
@@ -725,19 +681,7 @@ impl AccountStore for PgStore {
                 .query_opt(&with_placeholders(TAKE_CODE, '$'), &[&hash.0.as_slice()])
                 .await?;
             let code = row
-                .map(|row| -> Result<AuthorizationCode, AccountError> {
-                    RawCode {
-                        hash: row.try_get(0)?,
-                        client_id: row.try_get(1)?,
-                        account_id: row.try_get(2)?,
-                        redirect_uri: row.try_get(3)?,
-                        code_challenge: row.try_get(4)?,
-                        resource: row.try_get(5)?,
-                        created_at: row.try_get(6)?,
-                        expires_at: row.try_get(7)?,
-                    }
-                    .into_code()
-                })
+                .map(|row| RawCode::read(&row)?.into_code())
                 .transpose()?;
             Ok(code.filter(|code| code.expires_at > now))
         })
@@ -777,15 +721,7 @@ impl AccountStore for PgStore {
                 .query(&with_placeholders(MONTH_USAGE_TEMPLATE, '$'), &[&month])
                 .await?
                 .iter()
-                .map(|row| {
-                    RawUsage {
-                        account_id: row.try_get(0)?,
-                        endpoint: row.try_get(1)?,
-                        calls: row.try_get(2)?,
-                        units: row.try_get(3)?,
-                    }
-                    .into_usage(month)
-                })
+                .map(|row| RawUsage::read(row)?.into_usage(month))
                 .collect()
         })
     }

@@ -73,6 +73,41 @@ pub(crate) fn with_placeholders(template: &str, sigil: char) -> String {
     })
 }
 
+/// A result row of either engine, read by column position.
+pub(crate) trait ColumnRow {
+    /// The engine's error.
+    type Error;
+    /// The value in column `index`.
+    fn column<T: ColumnValue>(&self, index: usize) -> Result<T, Self::Error>;
+}
+
+/// A value type both engines read (integers, text, bytes and their nulls).
+pub(crate) trait ColumnValue:
+    rusqlite::types::FromSql + for<'a> tokio_postgres::types::FromSql<'a>
+{
+}
+
+impl<T> ColumnValue for T where
+    T: rusqlite::types::FromSql + for<'a> tokio_postgres::types::FromSql<'a>
+{
+}
+
+impl ColumnRow for rusqlite::Row<'_> {
+    type Error = rusqlite::Error;
+
+    fn column<T: ColumnValue>(&self, index: usize) -> Result<T, Self::Error> {
+        self.get(index)
+    }
+}
+
+impl ColumnRow for tokio_postgres::Row {
+    type Error = tokio_postgres::Error;
+
+    fn column<T: ColumnValue>(&self, index: usize) -> Result<T, Self::Error> {
+        self.try_get(index)
+    }
+}
+
 /// A `monthly_usage` row as read (the month is the one asked for).
 #[derive(Debug)]
 pub(crate) struct RawUsage {
@@ -83,6 +118,16 @@ pub(crate) struct RawUsage {
 }
 
 impl RawUsage {
+    /// The row's columns, in the order its `SELECT` lists them.
+    pub(crate) fn read<R: ColumnRow>(row: &R) -> Result<Self, R::Error> {
+        Ok(Self {
+            account_id: row.column(0)?,
+            endpoint: row.column(1)?,
+            calls: row.column(2)?,
+            units: row.column(3)?,
+        })
+    }
+
     pub(crate) fn into_usage(self, month: &str) -> Result<MonthlyUsage, AccountError> {
         let count = |value: i64, what: &str| {
             u64::try_from(value)
@@ -117,6 +162,18 @@ pub(crate) struct RawAccount {
 }
 
 impl RawAccount {
+    /// The row's columns, in the order its `SELECT` lists them.
+    pub(crate) fn read<R: ColumnRow>(row: &R) -> Result<Self, R::Error> {
+        Ok(Self {
+            id: row.column(0)?,
+            email: row.column(1)?,
+            plan: row.column(2)?,
+            plan_expires_at: row.column(3)?,
+            monthly_budget_units: row.column(4)?,
+            created_at: row.column(5)?,
+        })
+    }
+
     pub(crate) fn into_account(self) -> Result<Account, AccountError> {
         Ok(Account {
             id: self.id,
@@ -143,6 +200,20 @@ pub(crate) struct RawToken {
 }
 
 impl RawToken {
+    /// The row's columns, in the order its `SELECT` lists them.
+    pub(crate) fn read<R: ColumnRow>(row: &R) -> Result<Self, R::Error> {
+        Ok(Self {
+            id: row.column(0)?,
+            account_id: row.column(1)?,
+            name: row.column(2)?,
+            prefix: row.column(3)?,
+            created_at: row.column(4)?,
+            expires_at: row.column(5)?,
+            revoked_at: row.column(6)?,
+            rotated_at: row.column(7)?,
+        })
+    }
+
     pub(crate) fn into_info(self) -> Result<TokenInfo, AccountError> {
         Ok(TokenInfo {
             id: self.id,
@@ -168,6 +239,17 @@ pub(crate) struct RawClient {
 }
 
 impl RawClient {
+    /// The row's columns, in the order its `SELECT` lists them.
+    pub(crate) fn read<R: ColumnRow>(row: &R) -> Result<Self, R::Error> {
+        Ok(Self {
+            client_id: row.column(0)?,
+            client_name: row.column(1)?,
+            redirect_uris: row.column(2)?,
+            created_at: row.column(3)?,
+            last_used_at: row.column(4)?,
+        })
+    }
+
     pub(crate) fn into_client(self) -> Result<OAuthClient, AccountError> {
         let redirect_uris = serde_json::from_str(&self.redirect_uris).map_err(|e| {
             AccountError::Corrupt(format!("redirect URIs of {}: {e}", self.client_id))
@@ -201,6 +283,20 @@ pub(crate) struct RawCode {
 }
 
 impl RawCode {
+    /// The row's columns, in the order its `SELECT` lists them.
+    pub(crate) fn read<R: ColumnRow>(row: &R) -> Result<Self, R::Error> {
+        Ok(Self {
+            hash: row.column(0)?,
+            client_id: row.column(1)?,
+            account_id: row.column(2)?,
+            redirect_uri: row.column(3)?,
+            code_challenge: row.column(4)?,
+            resource: row.column(5)?,
+            created_at: row.column(6)?,
+            expires_at: row.column(7)?,
+        })
+    }
+
     pub(crate) fn into_code(self) -> Result<AuthorizationCode, AccountError> {
         Ok(AuthorizationCode {
             hash: TokenHash::from_slice(&self.hash)
@@ -230,6 +326,20 @@ pub(crate) struct RawGrant {
 }
 
 impl RawGrant {
+    /// The row's columns, in the order its `SELECT` lists them.
+    pub(crate) fn read<R: ColumnRow>(row: &R) -> Result<Self, R::Error> {
+        Ok(Self {
+            token_id: row.column(0)?,
+            hash: row.column(1)?,
+            expires_at: row.column(2)?,
+            revoked_at: row.column(3)?,
+            account_id: row.column(4)?,
+            plan: row.column(5)?,
+            plan_expires_at: row.column(6)?,
+            monthly_budget_units: row.column(7)?,
+        })
+    }
+
     pub(crate) fn into_grant(self) -> Result<TokenGrant, AccountError> {
         Ok(TokenGrant {
             hash: TokenHash::from_slice(&self.hash).ok_or_else(|| {

@@ -214,30 +214,6 @@ fn migrate(connection: &mut Connection) -> Result<(), AccountError> {
     Ok(())
 }
 
-fn raw_account(row: &rusqlite::Row<'_>) -> rusqlite::Result<RawAccount> {
-    Ok(RawAccount {
-        id: row.get(0)?,
-        email: row.get(1)?,
-        plan: row.get(2)?,
-        plan_expires_at: row.get(3)?,
-        monthly_budget_units: row.get(4)?,
-        created_at: row.get(5)?,
-    })
-}
-
-fn raw_token(row: &rusqlite::Row<'_>) -> rusqlite::Result<RawToken> {
-    Ok(RawToken {
-        id: row.get(0)?,
-        account_id: row.get(1)?,
-        name: row.get(2)?,
-        prefix: row.get(3)?,
-        created_at: row.get(4)?,
-        expires_at: row.get(5)?,
-        revoked_at: row.get(6)?,
-        rotated_at: row.get(7)?,
-    })
-}
-
 fn account_where(
     connection: &Connection,
     condition: &str,
@@ -246,7 +222,7 @@ fn account_where(
     let sql = format!("SELECT {ACCOUNT_COLUMNS} FROM accounts WHERE {condition}");
     connection
         .prepare_cached(&sql)?
-        .query_row([value], raw_account)
+        .query_row([value], |row| RawAccount::read(row))
         .optional()?
         .map(RawAccount::into_account)
         .transpose()
@@ -262,7 +238,7 @@ fn token_where(
     );
     connection
         .prepare_cached(&sql)?
-        .query_row(params![token_id, account_id], raw_token)
+        .query_row(params![token_id, account_id], |row| RawToken::read(row))
         .optional()?
         .map(RawToken::into_info)
         .transpose()
@@ -285,7 +261,7 @@ fn update_account(
     all.extend_from_slice(values);
     connection
         .prepare_cached(&sql)?
-        .query_row(all.as_slice(), raw_account)
+        .query_row(all.as_slice(), |row| RawAccount::read(row))
         .optional()?
         .ok_or(AccountError::AccountNotFound)?
         .into_account()
@@ -313,7 +289,7 @@ impl AccountStore for SqliteStore {
                     budget,
                     secs(account.created_at),
                 ],
-                raw_account,
+                |row| RawAccount::read(row),
             );
             match inserted {
                 Ok(raw) => raw.into_account(),
@@ -334,7 +310,7 @@ impl AccountStore for SqliteStore {
             let row = connection
                 .prepare_cached(&sql)?
                 .query_row([email], |row| {
-                    Ok((raw_account(row)?, row.get::<_, String>(6)?))
+                    Ok((RawAccount::read(row)?, row.get::<_, String>(6)?))
                 })
                 .optional()?;
             row.map(|(raw, hash)| {
@@ -355,7 +331,7 @@ impl AccountStore for SqliteStore {
         self.ready(|connection| {
             let sql = format!("SELECT {ACCOUNT_COLUMNS} FROM accounts ORDER BY id");
             let mut statement = connection.prepare_cached(&sql)?;
-            let rows = statement.query_map([], raw_account)?;
+            let rows = statement.query_map([], |row| RawAccount::read(row))?;
             rows.map(|raw| raw?.into_account()).collect()
         })
     }
@@ -438,7 +414,7 @@ impl AccountStore for SqliteStore {
                     secs(token.created_at),
                     opt_secs(token.expires_at),
                 ],
-                raw_token,
+                |row| RawToken::read(row),
             )?;
             transaction.commit()?;
             raw.into_info()
@@ -452,7 +428,7 @@ impl AccountStore for SqliteStore {
                  ORDER BY created_at DESC, id"
             );
             let mut statement = connection.prepare_cached(&sql)?;
-            let rows = statement.query_map([account_id], raw_token)?;
+            let rows = statement.query_map([account_id], |row| RawToken::read(row))?;
             rows.map(|raw| raw?.into_info()).collect()
         })
     }
@@ -484,7 +460,7 @@ impl AccountStore for SqliteStore {
                         token_id,
                         account_id
                     ],
-                    raw_token,
+                    |row| RawToken::read(row),
                 )
                 .optional()?;
             match rotated {
@@ -512,7 +488,9 @@ impl AccountStore for SqliteStore {
             );
             let revoked = connection
                 .prepare_cached(&sql)?
-                .query_row(params![secs(now), token_id, account_id], raw_token)
+                .query_row(params![secs(now), token_id, account_id], |row| {
+                    RawToken::read(row)
+                })
                 .optional()?;
             match revoked {
                 Some(raw) => raw.into_info(),
@@ -527,18 +505,7 @@ impl AccountStore for SqliteStore {
             let sql = format!("{GRANT_SELECT}?1");
             connection
                 .prepare_cached(&sql)?
-                .query_row([hash.0.as_slice()], |row| {
-                    Ok(RawGrant {
-                        token_id: row.get(0)?,
-                        hash: row.get(1)?,
-                        expires_at: row.get(2)?,
-                        revoked_at: row.get(3)?,
-                        account_id: row.get(4)?,
-                        plan: row.get(5)?,
-                        plan_expires_at: row.get(6)?,
-                        monthly_budget_units: row.get(7)?,
-                    })
-                })
+                .query_row([hash.0.as_slice()], |row| RawGrant::read(row))
                 .optional()?
                 .map(RawGrant::into_grant)
                 .transpose()
@@ -636,15 +603,7 @@ impl AccountStore for SqliteStore {
         self.ready(move |connection| {
             connection
                 .prepare_cached(&with_placeholders(SELECT_CLIENT, '?'))?
-                .query_row([client_id], |row| {
-                    Ok(RawClient {
-                        client_id: row.get(0)?,
-                        client_name: row.get(1)?,
-                        redirect_uris: row.get(2)?,
-                        created_at: row.get(3)?,
-                        last_used_at: row.get(4)?,
-                    })
-                })
+                .query_row([client_id], |row| RawClient::read(row))
                 .optional()?
                 .map(RawClient::into_client)
                 .transpose()
@@ -690,18 +649,7 @@ impl AccountStore for SqliteStore {
         self.write(move |connection| {
             let raw = connection
                 .prepare_cached(&with_placeholders(TAKE_CODE, '?'))?
-                .query_row([hash.0.as_slice()], |row| {
-                    Ok(RawCode {
-                        hash: row.get(0)?,
-                        client_id: row.get(1)?,
-                        account_id: row.get(2)?,
-                        redirect_uri: row.get(3)?,
-                        code_challenge: row.get(4)?,
-                        resource: row.get(5)?,
-                        created_at: row.get(6)?,
-                        expires_at: row.get(7)?,
-                    })
-                })
+                .query_row([hash.0.as_slice()], |row| RawCode::read(row))
                 .optional()?;
             let code = raw.map(RawCode::into_code).transpose()?;
             Ok(code.filter(|code| code.expires_at > now))
@@ -737,14 +685,7 @@ impl AccountStore for SqliteStore {
         self.ready(move |connection| {
             let sql = with_placeholders(MONTH_USAGE_TEMPLATE, '?');
             let mut statement = connection.prepare_cached(&sql)?;
-            let rows = statement.query_map([month], |row| {
-                Ok(RawUsage {
-                    account_id: row.get(0)?,
-                    endpoint: row.get(1)?,
-                    calls: row.get(2)?,
-                    units: row.get(3)?,
-                })
-            })?;
+            let rows = statement.query_map([month], |row| RawUsage::read(row))?;
             rows.map(|raw| raw?.into_usage(month)).collect()
         })
     }

@@ -304,6 +304,29 @@ impl IssuedTokenView {
     }
 }
 
+/// A throttle's refusal.
+fn throttled(retry_after_secs: u64) -> AreaError {
+    AreaError::Throttled { retry_after_secs }
+}
+
+/// Counts a token creation or rotation. Both are counted per account: revoke-and-recreate
+/// cannot mint tokens (or fresh windows) without bound.
+fn count_token_change(
+    access: &AccessControl,
+    session: &Session,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Result<(), AreaError> {
+    access
+        .token_throttle()
+        .attempt_account(session.account.id, now)
+        .map_err(throttled)
+}
+
+/// A new token's secret and details, never cached.
+fn issued_response(issued: &IssuedToken, now: chrono::DateTime<chrono::Utc>) -> Response {
+    no_store(ok(IssuedTokenView::new(issued, now)).into_response())
+}
+
 /// Marks an answer not to be stored by any cache: responses carrying secrets or account data.
 pub fn no_store(mut response: Response) -> Response {
     response
@@ -340,7 +363,7 @@ async fn login(
     access
         .login_throttle()
         .attempt(address, email.as_deref(), access.now())
-        .map_err(|retry_after_secs| AreaError::Throttled { retry_after_secs })?;
+        .map_err(throttled)?;
     let password = Password::presented(body.password).ok_or(AreaError::BadLogin)?;
     let credentials = match &email {
         Some(email) => access.store().credentials(email).await?,
@@ -443,12 +466,7 @@ async fn create_token(
     ApiJson(body): ApiJson<CreateTokenRequest>,
 ) -> Result<Response, AreaError> {
     let now = access.now();
-    // Creating and rotating are counted per account: revoke-and-recreate cannot mint
-    // tokens (or fresh windows) without bound.
-    access
-        .token_throttle()
-        .attempt_account(session.account.id, now)
-        .map_err(|retry_after_secs| AreaError::Throttled { retry_after_secs })?;
+    count_token_change(&access, &session, now)?;
     let issued = issue_token(
         &**access.store(),
         &access.config().tokens,
@@ -458,9 +476,9 @@ async fn create_token(
         now,
     )
     .await?;
-    let mut response = ok(IssuedTokenView::new(&issued, now)).into_response();
+    let mut response = issued_response(&issued, now);
     *response.status_mut() = StatusCode::CREATED;
-    Ok(no_store(response))
+    Ok(response)
 }
 
 async fn rotate(
@@ -469,14 +487,9 @@ async fn rotate(
     ApiPath(id): ApiPath<String>,
 ) -> Result<Response, AreaError> {
     let now = access.now();
-    access
-        .token_throttle()
-        .attempt_account(session.account.id, now)
-        .map_err(|retry_after_secs| AreaError::Throttled { retry_after_secs })?;
+    count_token_change(&access, &session, now)?;
     let issued = rotate_token(&**access.store(), session.account.id, &id, now).await?;
-    Ok(no_store(
-        ok(IssuedTokenView::new(&issued, now)).into_response(),
-    ))
+    Ok(issued_response(&issued, now))
 }
 
 async fn revoke(
@@ -512,7 +525,7 @@ async fn dashboard_token(
     access
         .dashboard_throttle()
         .attempt_account(session.account.id, now)
-        .map_err(|retry_after_secs| AreaError::Throttled { retry_after_secs })?;
+        .map_err(throttled)?;
     let held = access
         .store()
         .list_tokens(session.account.id)
@@ -533,9 +546,7 @@ async fn dashboard_token(
             .await?
         }
     };
-    Ok(no_store(
-        ok(IssuedTokenView::new(&issued, now)).into_response(),
-    ))
+    Ok(issued_response(&issued, now))
 }
 
 #[cfg(test)]

@@ -388,6 +388,20 @@ impl ArrowChain<'_> {
             || self.dividend_yield.is_null(i)
     }
 
+    /// The chain's value columns as the batch functions take them (`option_types` from
+    /// [`Self::option_types`]; nulls are told apart by [`Self::any_null`]).
+    fn columns<'c>(&'c self, option_types: &'c [OptionType]) -> ChainColumns<'c> {
+        ChainColumns {
+            model: self.model,
+            option_type: option_types,
+            underlying: self.underlying.values(),
+            strike: self.strike.values(),
+            years: self.years.values(),
+            rate: self.rate.values(),
+            dividend_yield: self.dividend_yield.values(),
+        }
+    }
+
     fn option_types(&self) -> Vec<OptionType> {
         (0..self.is_call.len())
             .map(|i| {
@@ -409,15 +423,7 @@ pub fn implied_vol_arrow(
 ) -> Result<(Float64Array, StringArray), ArrowBatchError> {
     chain.check(&[("prices", prices.len())])?;
     let option_types = chain.option_types();
-    let columns = ChainColumns {
-        model: chain.model,
-        option_type: &option_types,
-        underlying: chain.underlying.values(),
-        strike: chain.strike.values(),
-        years: chain.years.values(),
-        rate: chain.rate.values(),
-        dividend_yield: chain.dividend_yield.values(),
-    };
+    let columns = chain.columns(&option_types);
     let n = columns.len();
     let mut vols = vec![f64::NAN; n];
     let mut status = vec![IvStatus::Solved; n];
@@ -449,15 +455,7 @@ pub fn greeks_arrow(
 ) -> Result<(NamedArrays, StringArray), ArrowBatchError> {
     chain.check(&[("prices", prices.len())])?;
     let option_types = chain.option_types();
-    let columns = ChainColumns {
-        model: chain.model,
-        option_type: &option_types,
-        underlying: chain.underlying.values(),
-        strike: chain.strike.values(),
-        years: chain.years.values(),
-        rate: chain.rate.values(),
-        dividend_yield: chain.dividend_yield.values(),
-    };
+    let columns = chain.columns(&option_types);
     let result = implied_vol_and_greeks_batch(&columns, prices.values());
     let n = result.len();
     let valid: Vec<bool> = (0..n)

@@ -431,6 +431,21 @@ pub(crate) fn underlying_prices(
         }
         prices.insert(entry.ticker.trim().to_ascii_uppercase(), entry.price);
     }
+    complete_underlying_prices(prices, positions, |ticker| {
+        Err(RiskError::MissingUnderlyingPrice {
+            ticker: ticker.to_owned(),
+        })
+    })
+}
+
+/// `prices` (supplied, by upper-case ticker) completed with each STOCK position's current
+/// price, then with `missing(ticker)` for every ticker still without one. The API and the
+/// risk functions share this order so both pick the same price for a ticker.
+pub fn complete_underlying_prices<E>(
+    mut prices: BTreeMap<String, f64>,
+    positions: &[Position],
+    mut missing: impl FnMut(&str) -> Result<f64, E>,
+) -> Result<BTreeMap<String, f64>, E> {
     for position in positions {
         if position.position_type == PositionType::Stock {
             prices
@@ -440,9 +455,8 @@ pub(crate) fn underlying_prices(
     }
     for position in positions {
         if !prices.contains_key(&position.ticker) {
-            return Err(RiskError::MissingUnderlyingPrice {
-                ticker: position.ticker.clone(),
-            });
+            let price = missing(&position.ticker)?;
+            prices.insert(position.ticker.clone(), price);
         }
     }
     Ok(prices)

@@ -498,12 +498,14 @@ pub fn optimize(
     market: &Market,
     constraints: &OptimizeConstraints,
 ) -> Result<Optimized, StrategyError> {
-    let prepared = prepare(structure, target, chain, market, constraints)?;
-    let (best, combinations) = match structure {
-        OptimizeStructure::CreditSpread(_) => single_spreads(&prepared),
-        OptimizeStructure::IronCondor => condors_pruned(&prepared),
-    };
-    finish(best, combinations, &prepared, chain, market, target)
+    search(
+        structure,
+        target,
+        chain,
+        market,
+        constraints,
+        condors_pruned,
+    )
 }
 
 /// [`optimize`] by plain enumeration of every combination: the reference the tests and the
@@ -515,27 +517,49 @@ pub fn optimize_exhaustive(
     market: &Market,
     constraints: &OptimizeConstraints,
 ) -> Result<Optimized, StrategyError> {
+    search(
+        structure,
+        target,
+        chain,
+        market,
+        constraints,
+        condors_exhaustive,
+    )
+}
+
+/// The search both optimizers share; they differ only in how they enumerate iron condors.
+fn search(
+    structure: OptimizeStructure,
+    target: OptimizeTarget,
+    chain: &ExpirationChain,
+    market: &Market,
+    constraints: &OptimizeConstraints,
+    condors: fn(&Prepared) -> (Option<Candidate>, u64),
+) -> Result<Optimized, StrategyError> {
     let prepared = prepare(structure, target, chain, market, constraints)?;
     let (best, combinations) = match structure {
         OptimizeStructure::CreditSpread(_) => single_spreads(&prepared),
-        OptimizeStructure::IronCondor => {
-            let mut best = None;
-            let mut combinations = 0u64;
-            for put in &prepared.puts {
-                for call in &prepared.calls {
-                    if put.short_strike >= call.short_strike {
-                        continue;
-                    }
-                    if let Some(candidate) = prepared.context.candidate(Some(put), Some(call)) {
-                        combinations += 1;
-                        keep_best(&mut best, candidate);
-                    }
-                }
-            }
-            (best, combinations)
-        }
+        OptimizeStructure::IronCondor => condors(&prepared),
     };
     finish(best, combinations, &prepared, chain, market, target)
+}
+
+/// Every put spread with every call spread above it.
+fn condors_exhaustive(prepared: &Prepared) -> (Option<Candidate>, u64) {
+    let mut best = None;
+    let mut combinations = 0u64;
+    for put in &prepared.puts {
+        for call in &prepared.calls {
+            if put.short_strike >= call.short_strike {
+                continue;
+            }
+            if let Some(candidate) = prepared.context.candidate(Some(put), Some(call)) {
+                combinations += 1;
+                keep_best(&mut best, candidate);
+            }
+        }
+    }
+    (best, combinations)
 }
 
 fn single_spreads(prepared: &Prepared) -> (Option<Candidate>, u64) {

@@ -348,6 +348,7 @@ pub fn history_from_tape(
     Ok(history)
 }
 
+#[derive(Default)]
 struct UnderlyingHistory {
     bars: Vec<DailyBar>,
     iv: Vec<DailyIv>,
@@ -377,14 +378,7 @@ fn underlying_history(
         path.dates.get(days.start),
         path.dates.get(days.end.saturating_sub(1)),
     ) else {
-        return UnderlyingHistory {
-            bars: Vec::new(),
-            iv: Vec::new(),
-            earnings: Vec::new(),
-            reactions: Vec::new(),
-            dividends: Vec::new(),
-            borrow: Vec::new(),
-        };
+        return UnderlyingHistory::default();
     };
     let ahead = end + TimeDelta::days(SCHEDULED_AHEAD_DAYS);
     let dividends = reference::dividend_rows(u, seed, start, ahead, &calendar);

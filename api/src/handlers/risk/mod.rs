@@ -34,9 +34,7 @@ pub use stress::stress_tests;
 
 use std::collections::BTreeMap;
 
-use optics_compute::risk::{
-    self, MAX_POSITIONS, Position, PositionInput, PositionType, UnderlyingPrice,
-};
+use optics_compute::risk::{self, MAX_POSITIONS, Position, PositionInput, UnderlyingPrice};
 use optics_compute::time::years_to_expiry;
 use serde::Deserialize;
 use utoipa::ToSchema;
@@ -208,19 +206,8 @@ pub(crate) fn underlying_prices(
     for (ticker, price) in supplied.unwrap_or_default().0 {
         prices.insert(ticker.trim().to_ascii_uppercase(), price);
     }
-    for position in positions {
-        if position.position_type == PositionType::Stock {
-            prices
-                .entry(position.ticker.clone())
-                .or_insert(position.current_price);
-        }
-    }
-    for position in positions {
-        if !prices.contains_key(&position.ticker) {
-            let price = live_price(state, &position.ticker)?;
-            prices.insert(position.ticker.clone(), price);
-        }
-    }
+    let prices =
+        risk::complete_underlying_prices(prices, positions, |ticker| live_price(state, ticker))?;
     Ok(prices
         .into_iter()
         .map(|(ticker, price)| UnderlyingPrice { ticker, price })
