@@ -110,6 +110,7 @@ bench: ## benchmarks that print figures (ns/option, ratios, accuracies, throughp
 	$(CARGO) bench --profile service -p optics-api --bench universe_refresh
 	$(CARGO) bench -p optics-mcp --bench tool_call
 	$(CARGO) bench --profile service --no-default-features -p optics --bench live_memory
+	$(CARGO) bench --profile service --no-default-features -p optics --bench freshness
 
 reference: ## regenerate the reference vectors (QuantLib + mpmath; optionlab for strategies; numpy/pandas/arch for volatility, earnings, correlation and dividends)
 	test -x $(REFERENCE_VENV)/bin/python || $(PYTHON) -m venv $(REFERENCE_VENV)

@@ -21,7 +21,7 @@ use optics_pipeline::store::SnapshotKey;
 use optics_pipeline::worker::{ComputeWorker, PublishedSnapshots, WorkerConfig};
 use optics_schemas::{Dataset, Message, OptionQuote};
 
-use crate::support::{RATE, memory_store, runtime, trade_date};
+use crate::support::{RATE, memory_store, runtime, trade_date, universe_of};
 
 /// Ten small stocks: two liquid, eight in the tail.
 const SYMBOLS: [&str; 10] = [
@@ -59,12 +59,7 @@ impl PublishedSnapshots for Recording {
 }
 
 fn universe() -> Arc<Universe> {
-    let real = Universe::real();
-    let picked = SYMBOLS
-        .iter()
-        .map(|s| real.get(s).unwrap().clone())
-        .collect();
-    Arc::new(Universe::new(picked).unwrap())
+    universe_of(&SYMBOLS)
 }
 
 #[test]

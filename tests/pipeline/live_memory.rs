@@ -25,7 +25,7 @@ use optics_schemas::bus::topics;
 use optics_schemas::memory::HeldMemory;
 use optics_schemas::{Bus, Message};
 
-use crate::support::{RATE, memory_store, runtime, trade_date};
+use crate::support::{RATE, memory_store, runtime, trade_date, universe_of};
 
 /// Three small stocks: a cycle is quick even in a test build.
 const SYMBOLS: [&str; 3] = ["T", "VZ", "KO"];
@@ -54,12 +54,7 @@ const HOLDERS: [&str; 15] = [
 ];
 
 fn universe() -> Arc<Universe> {
-    let real = Universe::real();
-    let picked = SYMBOLS
-        .iter()
-        .map(|s| real.get(s).unwrap().clone())
-        .collect();
-    Arc::new(Universe::new(picked).unwrap())
+    universe_of(&SYMBOLS)
 }
 
 fn items(sample: &BTreeMap<&'static str, HeldMemory>, holder: &str) -> u64 {

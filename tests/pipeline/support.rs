@@ -62,6 +62,16 @@ pub fn runtime() -> tokio::runtime::Runtime {
         .unwrap()
 }
 
+/// The coverage universe's `symbols` alone, in that order.
+pub fn universe_of(symbols: &[&str]) -> Arc<Universe> {
+    let real = Universe::real();
+    let picked = symbols
+        .iter()
+        .map(|s| real.get(s).unwrap().clone())
+        .collect();
+    Arc::new(Universe::new(picked).unwrap())
+}
+
 /// An empty snapshot store in memory.
 pub fn memory_store() -> SnapshotStore {
     SnapshotStore::new(Arc::new(InMemory::new()), Path::from("snapshots"))
