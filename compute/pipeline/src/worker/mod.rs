@@ -779,7 +779,9 @@ impl ComputeWorker {
         // Cycles follow the feed: quotes arriving once a cycle is due start one as soon as the
         // rest of their burst is in (`settle` later), rather than waiting out the tick's phase,
         // which would add up to a whole interval to every answer's age. Still at most about
-        // one cycle an interval; the tick runs one when nothing arrives.
+        // one cycle an interval; the tick runs one when nothing arrives. Only a cycle that
+        // built something counts as the last one: a tick that finds nothing to build must not
+        // lock the cycles to its phase, just ahead of every burst.
         let settle_for = (interval / 4).min(ARRIVAL_SETTLE);
         let spacing = interval.saturating_sub(settle_for * 2);
         let mut last_cycle = tokio::time::Instant::now();
@@ -810,13 +812,17 @@ impl ComputeWorker {
                 }
                 () = &mut settle, if settling => {
                     settling = false;
-                    last_cycle = tokio::time::Instant::now();
-                    self.cycle(&mut subscriptions, false).await?;
-                    tick.reset();
+                    let started = tokio::time::Instant::now();
+                    if self.cycle_built(&mut subscriptions, false).await? {
+                        last_cycle = started;
+                        tick.reset();
+                    }
                 }
                 _ = tick.tick() => {
-                    last_cycle = tokio::time::Instant::now();
-                    self.cycle(&mut subscriptions, false).await?;
+                    let started = tokio::time::Instant::now();
+                    if self.cycle_built(&mut subscriptions, false).await? {
+                        last_cycle = started;
+                    }
                 }
                 batch = quotes.next_batch(max), if quotes_open => {
                     self.release_revoked(&mut **quotes);
@@ -835,6 +841,17 @@ impl ComputeWorker {
         }
         self.cycle(&mut subscriptions, true).await?;
         Ok(self.stats)
+    }
+
+    /// One cycle (see [`cycle`](Self::cycle)), started now: whether it built any underlying.
+    async fn cycle_built(
+        &mut self,
+        subscriptions: &mut Subscriptions,
+        flush: bool,
+    ) -> Result<bool, WorkerError> {
+        let built_before = self.stats.cycles;
+        self.cycle(subscriptions, flush).await?;
+        Ok(self.stats.cycles > built_before)
     }
 
     /// Applies a read to `to`; `false` when the subscription has ended.
