@@ -21,7 +21,7 @@
 //! the default universe under the partial update mix (`--tail-every` `OPTICS_BENCH_TAIL_EVERY`,
 //! default 5: the liquid fifth every second, the rest every fifth second), and
 //! `--universe OPTICS_BENCH_SCALE_UNIVERSE` (default 960, about 1.5 M contracts; 0 skips it)
-//! under the same mix. Goals (issue "Freshness at full-market scale"): default universe p50
+//! under the same mix (`OPTICS_BENCH_DEFAULT_UNIVERSE=0` runs this one alone). Goals (issue "Freshness at full-market scale"): default universe p50
 //! ≤ 0.6 s, p99 ≤ 1.2 s; 960 underlyings p99 ≤ 2 s on at most 1.5 cores. Linux only.
 
 use std::time::{Duration, Instant};
@@ -136,8 +136,10 @@ fn main() {
     let window: u64 = env_or("OPTICS_BENCH_WINDOW_SECS", 120);
     let tail_every: u32 = env_or("OPTICS_BENCH_TAIL_EVERY", 5);
     let tail = tail_every.to_string();
-    run("freshness-every", &["--tail-every", "1"], warmup, window);
-    run("freshness-mix", &["--tail-every", &tail], warmup, window);
+    if env_or("OPTICS_BENCH_DEFAULT_UNIVERSE", 1) != 0 {
+        run("freshness-every", &["--tail-every", "1"], warmup, window);
+        run("freshness-mix", &["--tail-every", &tail], warmup, window);
+    }
     let universe: usize = env_or("OPTICS_BENCH_SCALE_UNIVERSE", 960);
     if universe > 0 {
         let universe = universe.to_string();
