@@ -20,7 +20,7 @@ use optics_api::market::StoreMarketData;
 use optics_compute::time::{Clock, NyseCalendar, SystemClock};
 use optics_ingest::bus::{EmbeddedBus, EmbeddedBusConfig};
 use optics_ingest::pump::PumpCounters;
-use optics_ingest::simulator::live::{ClockSleeper, LiveSimulator};
+use optics_ingest::simulator::live::{ClockSleeper, LiveConfig, LiveSimulator};
 use optics_ingest::simulator::market::MarketTape;
 use optics_ingest::simulator::universe::Universe;
 use optics_pipeline::store::{MARKET_WIDE, SnapshotStore};
@@ -77,20 +77,20 @@ pub(crate) struct RunArgs {
 
 pub(crate) fn run(args: &RunArgs) -> anyhow::Result<()> {
     args.market.validate()?;
-    args.quoting.live_config(&args.market)?;
+    let live_config = args.quoting.live_config(&args.market)?;
     ensure_period_ms("--cycle-ms", args.cycle_ms)?;
     anyhow::ensure!(
         args.store_every_secs <= 86_400,
         "--store-every-secs must be between 0 and 86400"
     );
     let runtime = args.runtime.runtime()?;
-    runtime.block_on(run_async(args))
+    runtime.block_on(run_async(args, live_config))
 }
 
 /// How often `optics run` reads the stored reference tables again.
 const REFERENCE_REFRESH: Duration = Duration::from_secs(5);
 
-async fn run_async(args: &RunArgs) -> anyhow::Result<()> {
+async fn run_async(args: &RunArgs, live_config: LiveConfig) -> anyhow::Result<()> {
     let clock = args.clock.market_clock(Utc::now())?;
     let store = args.store.open_store()?;
     let universe = args.market.universe();
@@ -178,7 +178,7 @@ async fn run_async(args: &RunArgs) -> anyhow::Result<()> {
     }));
     let mut live = LiveSimulator::new(
         Arc::clone(&universe),
-        args.quoting.live_config(&args.market)?,
+        live_config,
         Arc::clone(&clock),
         Arc::new(ClockSleeper::new(Arc::clone(&clock), args.clock.speed)),
     );

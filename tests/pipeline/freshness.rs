@@ -1,8 +1,9 @@
 //! Freshness under the partial update mix, on the injected clock: the simulator quotes the
 //! liquid fifth of a ten-stock universe at every instant and the others at one instant in five
 //! (as the freshness benchmark does), a worker cycles after each instant and hands its
-//! snapshots to the API's cache in process. No underlying's served chain may lag its newest
-//! quotes by more than two cycles, and every quote batch is served exactly once.
+//! snapshots to the API's cache in process, writing files only every third cycle. No
+//! underlying's served chain may lag its newest quotes by more than two cycles, and every quote
+//! batch is served exactly once.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -31,6 +32,8 @@ const SYMBOLS: [&str; 10] = [
 const TAIL_EVERY: u32 = 5;
 /// Market time between quote snapshots; a cycle follows each.
 const INTERVAL: TimeDelta = TimeDelta::minutes(5);
+/// Market time between an underlying's files in the store: three cycles.
+const STORE_EVERY: std::time::Duration = std::time::Duration::from_secs(15 * 60);
 /// Instants (and cycles) the test runs: three of the tail's rounds.
 const CYCLES: usize = 16;
 
@@ -45,8 +48,8 @@ struct Recording {
 }
 
 impl PublishedSnapshots for Recording {
-    fn published(&self, key: &SnapshotKey, version: u64, batch: &RecordBatch) {
-        self.market.published(key, version, batch);
+    fn published(&self, key: &SnapshotKey, version: u64, batch: &RecordBatch) -> bool {
+        self.market.published(key, version, batch)
     }
 
     fn quotes_served(&self, underlying: &str, times: &[DateTime<Utc>], at: DateTime<Utc>) {
@@ -89,6 +92,8 @@ fn under_the_update_mix_no_served_chain_lags_its_quotes_by_two_cycles() {
             Arc::clone(&clock) as Arc<dyn Clock>,
             WorkerConfig {
                 rate: RATE,
+                // As `optics run`: files less often than cycles, so most handovers have none.
+                store_every: STORE_EVERY,
                 ..WorkerConfig::default()
             },
         )

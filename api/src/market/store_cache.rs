@@ -580,18 +580,19 @@ impl StoreMarketData {
     /// Decodes a snapshot and swaps it in, unless a newer one is already held.
     fn install(&self, key: &SnapshotKey, snapshot: &Snapshot) -> Result<(), LoadError> {
         self.install_batches(key, snapshot.file.version, &snapshot.batches)
+            .map(|_| ())
     }
 
     /// Decodes version `version` of `key`, whose rows are `batches`, and swaps it in unless a
-    /// newer one is already held.
+    /// newer one (or this one) is already held; whether it did.
     fn install_batches(
         &self,
         key: &SnapshotKey,
         version: u64,
         batches: &[RecordBatch],
-    ) -> Result<(), LoadError> {
+    ) -> Result<bool, LoadError> {
         if self.holds(key, version) {
-            return Ok(());
+            return Ok(false);
         }
         let stamp = (key.trade_date, version);
         let ticker = key.underlying.clone();
@@ -599,7 +600,7 @@ impl StoreMarketData {
             snapshot_datasets::CHAIN => {
                 let rows = decode::<ChainRow>(batches, ChainRow::from_batch)?;
                 let Some(view) = ChainView::new(rows) else {
-                    return Ok(());
+                    return Ok(false);
                 };
                 self.report_published(key, view.as_of);
                 // Computed before the swap (outside the lock); recorded once it is installed.
@@ -667,10 +668,10 @@ impl StoreMarketData {
                 };
                 put(&mut self.write().flow_aggregates, ticker, stamp, decoded);
             }
-            _ => return Ok(()),
+            _ => return Ok(false),
         }
         self.bump();
-        Ok(())
+        Ok(true)
     }
 
     /// A new generation, after the swap is visible: an answer built from the old data can
@@ -848,13 +849,17 @@ fn refresh_exposures(latest: &mut Latest, ticker: &str) {
 /// held). A snapshot that does not decode is left to the event, which reads the file and
 /// reports the error.
 impl PublishedSnapshots for StoreMarketData {
-    fn published(&self, key: &SnapshotKey, version: u64, batch: &RecordBatch) {
+    fn published(&self, key: &SnapshotKey, version: u64, batch: &RecordBatch) -> bool {
         if !LIVE_DATASETS.contains(&key.dataset.as_str()) {
-            return;
+            return false;
         }
-        if let Err(error) = self.install_batches(key, version, std::slice::from_ref(batch)) {
-            tracing::warn!(dataset = %key.dataset, underlying = %key.underlying, %error,
-                "a snapshot handed over in process did not decode");
+        match self.install_batches(key, version, std::slice::from_ref(batch)) {
+            Ok(installed) => installed,
+            Err(error) => {
+                tracing::warn!(dataset = %key.dataset, underlying = %key.underlying, %error,
+                    "a snapshot handed over in process did not decode");
+                false
+            }
         }
     }
 

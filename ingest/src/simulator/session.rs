@@ -167,9 +167,9 @@ pub struct SessionSimulator {
     next: usize,
     market: MarketIntraday,
     states: Vec<UnderlyingState>,
+    /// Whether an instant has been emitted: the first carries the reference data and quotes
+    /// every underlying.
     reference_sent: bool,
-    /// Whether an instant has been emitted (the first one quotes every underlying).
-    emitted: bool,
 }
 
 /// Under a partial update mix (`tail_every` > 1), gives each underlying outside the liquid
@@ -252,7 +252,7 @@ impl SessionSimulator {
         let seed = config.seed;
         let market = MarketIntraday::new(&tape.factor, day, seed);
         let horizon = trade_date + TimeDelta::days(3 * 366 + 31);
-        let states: Vec<UnderlyingState> = universe
+        let mut states: Vec<UnderlyingState> = universe
             .as_slice()
             .par_iter()
             .zip(&tape.paths)
@@ -299,7 +299,6 @@ impl SessionSimulator {
                 }
             })
             .collect();
-        let mut states = states;
         assign_tail_phases(&mut states, config.tail_every);
         Ok(Self {
             universe,
@@ -312,7 +311,6 @@ impl SessionSimulator {
             market,
             states,
             reference_sent: false,
-            emitted: false,
         })
     }
 
@@ -474,6 +472,7 @@ impl SessionSimulator {
     }
 
     fn emit(&mut self, k: usize) -> Result<SourceEvent, SimulatorError> {
+        let first = !self.reference_sent;
         self.move_to(k);
         self.next = k + 1;
         let instant = self
@@ -481,15 +480,14 @@ impl SessionSimulator {
             .unwrap_or_else(|| self.session.close.to_utc());
         let closing = k + 1 == self.instant_count;
         let mut messages = Vec::new();
-        if !self.reference_sent {
+        if first {
             messages.extend(self.reference_messages(instant)?);
             self.reference_sent = true;
         }
         let fraction = session_fraction(&self.session, instant);
         let profile = intraday_profile(fraction);
         let (universe, market, rate) = (&self.universe, &self.market, self.config.rate);
-        let everyone = !self.emitted || closing;
-        self.emitted = true;
+        let everyone = first || closing;
         let tail_every = self.config.tail_every as usize;
         let snapshots: Vec<Result<(Message, Message), SimulatorError>> = self
             .states

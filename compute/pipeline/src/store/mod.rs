@@ -237,12 +237,14 @@ pub struct SnapshotStore {
 /// only grow the memo session after session. A forgotten partition costs one listing.
 const MEMO_DAYS: chrono::Days = chrono::Days::new(7);
 
-/// The last version published of each partition, for the partitions of the last
+/// The last version published of each partition, and the last version handed to an
+/// in-process reader ([`SnapshotStore::next_handover_version`]), for the partitions of the last
 /// [`MEMO_DAYS`] before the newest trade date published.
 #[derive(Debug, Default)]
 struct VersionMemo {
     newest: Option<NaiveDate>,
     versions: HashMap<SnapshotKey, u64>,
+    handed: HashMap<SnapshotKey, u64>,
 }
 
 /// What a store handle holds: `store_version_memo` (items: partitions whose last published
@@ -254,12 +256,16 @@ impl optics_schemas::memory::MemoryHolder for SnapshotStore {
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
         let entries = published.versions.len();
-        let bytes = published.versions.capacity() * (std::mem::size_of::<(SnapshotKey, u64)>() + 1)
-            + published
-                .versions
-                .keys()
-                .map(|k| k.dataset.capacity() + k.underlying.capacity())
-                .sum::<usize>();
+        let bytes = [&published.versions, &published.handed]
+            .into_iter()
+            .map(|map| {
+                map.capacity() * (std::mem::size_of::<(SnapshotKey, u64)>() + 1)
+                    + map
+                        .keys()
+                        .map(|k| k.dataset.capacity() + k.underlying.capacity())
+                        .sum::<usize>()
+            })
+            .sum();
         out.push(optics_schemas::memory::HeldMemory::new(
             "store_version_memo",
             entries,
@@ -274,9 +280,21 @@ impl VersionMemo {
             self.newest = Some(key.trade_date);
             let oldest = key.trade_date - MEMO_DAYS;
             self.versions.retain(|k, _| k.trade_date >= oldest);
+            self.handed.retain(|k, _| k.trade_date >= oldest);
         }
         let last = self.versions.entry(key.clone()).or_insert(version);
         *last = (*last).max(version);
+    }
+
+    /// One past the later of the last version published and the last handed over.
+    fn hand_over(&mut self, key: &SnapshotKey) -> u64 {
+        let after_published = self
+            .versions
+            .get(key)
+            .map_or(FIRST_VERSION, |last| last.saturating_add(1));
+        let handed = self.handed.entry(key.clone()).or_insert(0);
+        *handed = handed.saturating_add(1).max(after_published);
+        *handed
     }
 }
 
@@ -471,13 +489,17 @@ impl SnapshotStore {
         })
     }
 
-    /// The version the next publication of `key` by this process will most likely take: one
-    /// past the last it published, or the first version when it has published none. A hint
-    /// for a reader handed the snapshot before its file is written (the worker's in-process
-    /// handoff); the file's own version, announced once it is visible, is authoritative.
-    pub fn next_version_hint(&self, key: &SnapshotKey) -> u64 {
-        self.remembered_version(key)
-            .map_or(FIRST_VERSION, |last| last.saturating_add(1))
+    /// The version to hand a snapshot of `key` to a reader in this process with, before (or
+    /// instead of) writing its file: one past the later of the last version this process wrote
+    /// and the last it handed over, so every handover is newer than the one before even when
+    /// no file is written between them (`WorkerConfig::store_every`). When files are written
+    /// every time, it is the version the next file takes; otherwise the handovers run ahead of
+    /// the files, whose announcements the reader then passes over as older than what it holds.
+    pub fn next_handover_version(&self, key: &SnapshotKey) -> u64 {
+        self.published
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .hand_over(key)
     }
 
     fn remembered_version(&self, key: &SnapshotKey) -> Option<u64> {

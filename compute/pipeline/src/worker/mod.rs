@@ -119,18 +119,21 @@ type BuiltWave = Vec<(String, Result<Vec<EncodedDataset>, WorkerError>)>;
 /// worker builds it: the batch itself, handed over as soon as its underlying is built, before
 /// the file is encoded and written, so what the API serves never waits for the store. It
 /// then need not read the file back and decode its Parquet for every snapshot of every cycle
-/// (hundreds of megabytes a minute for the default universe). The version handed over is the
-/// one the file will most likely get ([`SnapshotStore::next_version_hint`]); the file's own,
-/// announced once it is visible, is authoritative (a reader holding that version already
-/// passes over the announcement). Called on the worker's compute threads, for many snapshots
-/// at once: be quick and do not block.
+/// (hundreds of megabytes a minute for the default universe). The version handed over is one
+/// past the last written or handed over ([`SnapshotStore::next_handover_version`]): each
+/// handover is newer than the last, and a file announced later with a version the reader
+/// already holds, or an older one, is passed over. Called on the worker's compute threads, for
+/// many snapshots at once: be quick and do not block.
 pub trait PublishedSnapshots: Send + Sync {
-    /// Version `version` of `key`, whose rows are `batch`, is built (its file is on its way).
-    fn published(&self, key: &SnapshotKey, version: u64, batch: &RecordBatch);
+    /// Version `version` of `key`, whose rows are `batch`, is built (its file, if any, follows);
+    /// whether the reader now answers with it (not when it holds this version or a newer one,
+    /// nor for a dataset it does not serve).
+    fn published(&self, key: &SnapshotKey, version: u64, batch: &RecordBatch) -> bool;
 
-    /// The snapshots of `underlying` just handed over serve for the first time the quote
+    /// The snapshots of `underlying` the reader just took serve for the first time the quote
     /// batches quoted at `batch_times` (each batch's newest quote), as of `served_at` on the
-    /// worker's clock: how old each batch is when the reader first answers with it.
+    /// worker's clock: how old each batch is when the reader first answers with it. Called
+    /// only when the reader took one of them ([`published`](Self::published)).
     fn quotes_served(
         &self,
         underlying: &str,
@@ -561,11 +564,7 @@ impl ComputeWorker {
         now: DateTime<Utc>,
         flush: bool,
     ) -> Result<Vec<SnapshotEvent>, WorkerError> {
-        let store_every = if self.local_reader.is_some() {
-            self.config.store_every
-        } else {
-            Duration::ZERO
-        };
+        let store_every = self.store_every();
         let store_due = |book: &UnderlyingBook| {
             flush
                 || store_every.is_zero()
@@ -575,17 +574,16 @@ impl ComputeWorker {
                     .is_none_or(|at| (now - at).to_std().unwrap_or_default() >= store_every)
         };
         let mut to_store = std::collections::BTreeSet::new();
-        let dirty: Vec<(String, Arc<UnderlyingBook>)> = self
-            .books
-            .iter()
-            .filter(|(_, b)| !b.is_empty() && (b.is_dirty() || (b.is_unstored() && store_due(b))))
-            .map(|(s, b)| {
-                if store_due(b) {
-                    to_store.insert(s.clone());
+        let mut dirty: Vec<(String, Arc<UnderlyingBook>)> = Vec::new();
+        for (underlying, book) in self.books.iter().filter(|(_, b)| !b.is_empty()) {
+            let due = store_due(book);
+            if book.is_dirty() || (book.is_unstored() && due) {
+                if due {
+                    to_store.insert(underlying.clone());
                 }
-                (s.clone(), Arc::clone(b))
-            })
-            .collect();
+                dirty.push((underlying.clone(), Arc::clone(book)));
+            }
+        }
         if dirty.is_empty() {
             return Ok(Vec::new());
         }
@@ -617,6 +615,16 @@ impl ComputeWorker {
         events.sort_by_key(|event| position.get(&event.underlying).copied());
         self.stats.cycles += 1;
         Ok(events)
+    }
+
+    /// How often an underlying's files go to the store ([`WorkerConfig::store_every`]): zero
+    /// (every cycle) without a reader in the process, which takes the cycles in between.
+    fn store_every(&self) -> Duration {
+        if self.local_reader.is_some() {
+            self.config.store_every
+        } else {
+            Duration::ZERO
+        }
     }
 
     /// Builds and encodes one wave of underlyings off the async threads (the API may share this
@@ -678,7 +686,7 @@ impl ComputeWorker {
             }
         }
         let events = self.publish_files(files).await?;
-        let store_every = self.config.store_every;
+        let store_every = self.store_every();
         for underlying in &built_underlyings {
             if let Some(book) = self.books.get_mut(underlying) {
                 let book = Arc::make_mut(book);
@@ -1041,9 +1049,9 @@ fn store_phase(underlying: &str, store_every: Duration) -> chrono::TimeDelta {
     chrono::TimeDelta::milliseconds(i64::try_from(hash % millis.max(1)).unwrap_or(0))
 }
 
-/// Hands one built underlying to the reader in the same process: each dataset's batch at the
-/// version its file will most likely get, then the quote batches those snapshots serve for the
-/// first time, at the instant they are served. An underlying that failed to build hands over
+/// Hands one built underlying to the reader in the same process: each dataset's batch at its
+/// handover version, then, if the reader took any, the quote batches those snapshots serve for
+/// the first time, at the instant they are served. An underlying that failed to build hands over
 /// nothing.
 fn hand_over(
     reader: &dyn PublishedSnapshots,
@@ -1056,11 +1064,14 @@ fn hand_over(
     let Ok(snapshots) = built else {
         return;
     };
+    let mut taken = false;
     for snapshot in snapshots {
         let key = SnapshotKey::new(snapshot.dataset, snapshot.trade_date, underlying);
-        reader.published(&key, store.next_version_hint(&key), &snapshot.batch);
+        taken |= reader.published(&key, store.next_handover_version(&key), &snapshot.batch);
     }
-    reader.quotes_served(underlying, book.unserved_batches(), clock.now());
+    if taken {
+        reader.quotes_served(underlying, book.unserved_batches(), clock.now());
+    }
 }
 
 /// Puts a publication's event on the snapshot topic. A closed bus (shutdown) has no one left to

@@ -276,11 +276,12 @@ struct Recorder(
 );
 
 impl PublishedSnapshots for Recorder {
-    fn published(&self, key: &SnapshotKey, version: u64, batch: &RecordBatch) {
+    fn published(&self, key: &SnapshotKey, version: u64, batch: &RecordBatch) -> bool {
         self.0
             .lock()
             .unwrap()
             .push((key.clone(), version, batch.num_rows()));
+        true
     }
 
     fn quotes_served(&self, underlying: &str, batch_times: &[DateTime<Utc>], _: DateTime<Utc>) {
@@ -388,6 +389,18 @@ fn with_a_reader_in_process_the_store_gets_an_underlying_every_store_every() {
         assert_eq!(worker.publish_all_unstored(due).await.unwrap().len(), 5);
         assert_eq!(store.latest(&chain).await.unwrap().unwrap().version, 3);
         assert!(worker.publish_all_unstored(due).await.unwrap().is_empty());
+
+        // Every handover is newer than the one before, written or not (a reader keeps the
+        // newest version it holds): five handovers, three files.
+        let chain_versions: Vec<u64> = recorder
+            .0
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(key, _, _)| *key == chain)
+            .map(|(_, version, _)| *version)
+            .collect();
+        assert_eq!(chain_versions, [1, 2, 3, 4, 5]);
     });
 }
 
