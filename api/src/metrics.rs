@@ -7,6 +7,7 @@
 //! | `optics_http_request_duration_seconds` | histogram | method, route, status | time from routing to the response head |
 //! | `optics_snapshot_age_seconds` | gauge | dataset | age of the newest published snapshot of a dataset at scrape time |
 //! | `optics_quote_freshness_seconds` | histogram | — | how old each quote batch is (from its newest quote's time) when the API first answers with it; reported where the compute worker runs in the API's process |
+//! | `optics_bus_freshness_seconds` | histogram | — | the same, from the batch's entry into the bus (the pipeline's share: without the feed's own delay before publishing) |
 //! | `optics_memory_held_bytes` | gauge | holder | bytes a long-lived structure holds (estimated from lengths and capacities) |
 //! | `optics_memory_held_items` | gauge | holder | what it holds, in its own unit (messages, contracts, rows, answers…) |
 //! | `optics_process_resident_bytes` | gauge | — | the process's resident memory (Linux), allocator overhead included |
@@ -91,6 +92,7 @@ struct Inner {
     snapshot_age: Family<DatasetLabels, Gauge<f64, AtomicU64>>,
     published: Mutex<BTreeMap<String, DateTime<Utc>>>,
     quote_freshness: Histogram,
+    bus_freshness: Histogram,
     held_bytes: Family<HolderLabels, Gauge>,
     held_items: Family<HolderLabels, Gauge>,
     resident_bytes: Gauge,
@@ -156,6 +158,13 @@ impl Metrics {
             prometheus_client::registry::Unit::Seconds,
             quote_freshness.clone(),
         );
+        let bus_freshness = Histogram::new(freshness_buckets());
+        registry.register_with_unit(
+            "bus_freshness",
+            "How old each quote batch is, from its entry into the bus, when the API first answers with it",
+            prometheus_client::registry::Unit::Seconds,
+            bus_freshness.clone(),
+        );
         let held_bytes = Family::<HolderLabels, Gauge>::default();
         let held_items = Family::<HolderLabels, Gauge>::default();
         let resident_bytes = Gauge::default();
@@ -190,6 +199,7 @@ impl Metrics {
                 snapshot_age,
                 published: Mutex::new(BTreeMap::new()),
                 quote_freshness,
+                bus_freshness,
                 held_bytes,
                 held_items,
                 resident_bytes,
@@ -223,14 +233,23 @@ impl Metrics {
             .observe(elapsed.as_secs_f64());
     }
 
-    /// Records that a quote batch quoted at `quoted_at` is answered with from `served_at` on
-    /// (the hook the compute worker of the same process calls when it hands its snapshots
-    /// over); a clock step backwards counts as zero.
-    pub fn observe_quote_served(&self, quoted_at: DateTime<Utc>, served_at: DateTime<Utc>) {
+    /// Records that a quote batch quoted at `quoted_at` is answered with from `served_at` on,
+    /// `since_bus_entry` after the bus accepted it when the bus said when (the hook the compute
+    /// worker of the same process calls when it hands its snapshots over); a clock step
+    /// backwards counts as zero.
+    pub fn observe_quote_served(
+        &self,
+        quoted_at: DateTime<Utc>,
+        served_at: DateTime<Utc>,
+        since_bus_entry: Option<Duration>,
+    ) {
         let age = (served_at - quoted_at)
             .num_microseconds()
             .map_or(f64::MAX, |us| us as f64 / 1.0e6);
         self.inner.quote_freshness.observe(age.max(0.0));
+        if let Some(age) = since_bus_entry {
+            self.inner.bus_freshness.observe(age.as_secs_f64());
+        }
     }
 
     /// Reports that a snapshot of `dataset` was published at `at` (the hook the snapshot

@@ -38,6 +38,7 @@
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
+use std::time::SystemTime;
 
 use crate::bus::Message;
 
@@ -146,6 +147,10 @@ pub struct Delivery {
     pub offset: u64,
     /// The message.
     pub message: Message,
+    /// When the bus accepted the message, on the publishing side's wall clock (the embedded
+    /// bus: the publish; Kafka: the record's timestamp); `None` where the bus does not say.
+    /// Latency metrics measure from it; nothing computed depends on it.
+    pub entered_bus: Option<SystemTime>,
 }
 
 /// How full a topic is (see [`Bus::pressure`]).

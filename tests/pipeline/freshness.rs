@@ -19,7 +19,7 @@ use optics_ingest::simulator::session::LIQUID_SHARE;
 use optics_ingest::simulator::universe::Universe;
 use optics_ingest::source::QuoteSource;
 use optics_pipeline::store::SnapshotKey;
-use optics_pipeline::worker::{ComputeWorker, PublishedSnapshots, WorkerConfig};
+use optics_pipeline::worker::{BatchTimes, ComputeWorker, PublishedSnapshots, WorkerConfig};
 use optics_schemas::{Dataset, Message, OptionQuote};
 
 use crate::support::{RATE, memory_store, runtime, trade_date, universe_of};
@@ -52,12 +52,13 @@ impl PublishedSnapshots for Recording {
         self.market.published(key, version, batch)
     }
 
-    fn quotes_served(&self, underlying: &str, times: &[DateTime<Utc>], at: DateTime<Utc>) {
+    fn quotes_served(&self, underlying: &str, times: &[BatchTimes], at: DateTime<Utc>) {
         self.market.quotes_served(underlying, times, at);
-        self.served
-            .lock()
-            .unwrap()
-            .push((underlying.to_owned(), times.to_vec(), at));
+        self.served.lock().unwrap().push((
+            underlying.to_owned(),
+            times.iter().map(|t| t.quoted_at).collect(),
+            at,
+        ));
     }
 }
 

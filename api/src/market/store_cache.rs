@@ -3,13 +3,14 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
+use std::time::SystemTime;
 
 use arrow_array::RecordBatch;
 use chrono::{DateTime, NaiveDate, Utc};
 use optics_compute::flow::{ExpirationFlow, StrikeFlow};
 use optics_compute::vol::{VIX_UNDERLYING, chain_vix};
 use optics_pipeline::store::{MARKET_WIDE, Snapshot, SnapshotKey, SnapshotStore, StoreError};
-use optics_pipeline::worker::PublishedSnapshots;
+use optics_pipeline::worker::{BatchTimes, PublishedSnapshots};
 use optics_schemas::bus::snapshot_datasets;
 use optics_schemas::memory::{HeapBytes, HeldMemory, MemoryHolder};
 use optics_schemas::{
@@ -863,9 +864,16 @@ impl PublishedSnapshots for StoreMarketData {
         }
     }
 
-    fn quotes_served(&self, _: &str, batch_times: &[DateTime<Utc>], served_at: DateTime<Utc>) {
-        for quoted_at in batch_times {
-            self.metrics.observe_quote_served(*quoted_at, served_at);
+    fn quotes_served(&self, _: &str, batch_times: &[BatchTimes], served_at: DateTime<Utc>) {
+        // Entry into the bus is stamped on the wall clock (the bus does not know the
+        // worker's), so its age is taken on the wall clock too.
+        let now = SystemTime::now();
+        for batch in batch_times {
+            let since_bus_entry = batch
+                .entered_bus
+                .map(|entered| now.duration_since(entered).unwrap_or_default());
+            self.metrics
+                .observe_quote_served(batch.quoted_at, served_at, since_bus_entry);
         }
     }
 }

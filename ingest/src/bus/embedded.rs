@@ -28,6 +28,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::SystemTime;
 
 use optics_schemas::memory::{HeapBytes, HeldMemory, MemoryHolder};
 use optics_schemas::{Bus, BusError, BusFuture, Delivery, Message, Pressure, Subscription};
@@ -81,11 +82,12 @@ struct TopicState {
     closed: bool,
 }
 
-/// The messages of one partition still held, `log[i]` at offset `base + i`.
+/// The messages of one partition still held, `log[i]` at offset `base + i`, each with the
+/// moment the bus accepted it.
 #[derive(Default)]
 struct PartitionLog {
     base: u64,
-    log: VecDeque<Message>,
+    log: VecDeque<(Message, SystemTime)>,
 }
 
 impl PartitionLog {
@@ -270,7 +272,9 @@ impl Bus for EmbeddedBus {
                 if state.closed {
                     return Err(BusError::Closed);
                 }
-                state.partitions[partition].log.push_back(message);
+                state.partitions[partition]
+                    .log
+                    .push_back((message, SystemTime::now()));
             }
             topic.wake_consumers();
             Ok(())
@@ -357,11 +361,12 @@ impl MemoryHolder for EmbeddedBus {
             let state = lock(&topic.state);
             for partition in &state.partitions {
                 messages += partition.log.len();
-                message_bytes += partition.log.capacity() * std::mem::size_of::<Message>()
+                message_bytes += partition.log.capacity()
+                    * std::mem::size_of::<(Message, SystemTime)>()
                     + partition
                         .log
                         .iter()
-                        .map(HeapBytes::heap_bytes)
+                        .map(|(message, _)| message.heap_bytes())
                         .sum::<usize>();
             }
             groups += state.groups.len();
@@ -452,10 +457,12 @@ impl EmbeddedSubscription {
             let position = self.positions.get_mut(&p).expect("assigned partition");
             *position = (*position).max(log.base);
             while *position < log.end() && out.len() < max {
+                let (message, entered) = &log.log[(*position - log.base) as usize];
                 out.push(Delivery {
                     partition: p,
                     offset: *position,
-                    message: log.log[(*position - log.base) as usize].clone(),
+                    message: message.clone(),
+                    entered_bus: Some(*entered),
                 });
                 *position += 1;
             }

@@ -4,6 +4,7 @@
 
 use std::cmp::Ordering;
 use std::collections::HashMap;
+use std::time::SystemTime;
 
 use chrono::{DateTime, NaiveDate, Utc};
 use optics_schemas::memory::HeapBytes;
@@ -40,16 +41,27 @@ pub struct UnderlyingBook {
     annual_dividend: f64,
     /// Changed since the last publication.
     dirty: bool,
-    /// The quote time of each batch taken since the last publication (its newest accepted
-    /// quote), oldest first: what the next publication serves for the first time, so the
-    /// worker can tell how old each batch is when the API first answers with it. At most
+    /// When each batch taken since the last publication was quoted and entered the bus,
+    /// oldest first: what the next publication serves for the first time, so the worker can
+    /// tell how old each batch is when the API first answers with it. At most
     /// [`UNSERVED_BATCHES_KEPT`]; beyond, the newest replaces the last kept.
-    unserved_batches: Vec<DateTime<Utc>>,
+    unserved_batches: Vec<BatchTimes>,
     /// Built and handed to an in-process reader since its last snapshot went to the store (a
     /// worker that writes less often than it cycles: `WorkerConfig::store_every`).
     unstored: bool,
     /// When (market time) its last snapshot went to the store.
     stored_at: Option<DateTime<Utc>>,
+}
+
+/// When one quote batch was quoted and when it entered the bus: what its freshness is
+/// measured from when the API first answers with it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BatchTimes {
+    /// Its newest accepted quote's time (market time, the worker's clock).
+    pub quoted_at: DateTime<Utc>,
+    /// When the bus accepted it, on the wall clock ([`optics_schemas::Delivery::entered_bus`]);
+    /// `None` for quotes applied without a bus.
+    pub entered_bus: Option<SystemTime>,
 }
 
 /// Batches of quote times a book keeps between publications (one a quoting interval: a cycle
@@ -68,7 +80,7 @@ impl HeapBytes for UnderlyingBook {
             + self.index.capacity() * (size_of::<(String, usize)>() + 1)
             + self.index.keys().map(String::capacity).sum::<usize>()
             + self.company.as_ref().map_or(0, |c| c.heap_bytes())
-            + self.unserved_batches.capacity() * size_of::<DateTime<Utc>>()
+            + self.unserved_batches.capacity() * size_of::<BatchTimes>()
     }
 }
 
@@ -89,6 +101,15 @@ impl UnderlyingBook {
     /// contract of the earlier one is dropped, so a session never shows another's quotes or
     /// open interest); quotes of an earlier session are ignored.
     pub fn apply_quotes(&mut self, quotes: impl IntoIterator<Item = OptionQuote>) -> ApplyStats {
+        self.apply_quote_batch(quotes, None)
+    }
+
+    /// [`apply_quotes`](Self::apply_quotes) for a batch that entered the bus at `entered_bus`.
+    pub fn apply_quote_batch(
+        &mut self,
+        quotes: impl IntoIterator<Item = OptionQuote>,
+        entered_bus: Option<SystemTime>,
+    ) -> ApplyStats {
         let mut stats = ApplyStats::default();
         let mut batch_time: Option<DateTime<Utc>> = None;
         for quote in quotes {
@@ -137,19 +158,23 @@ impl UnderlyingBook {
             self.dirty = true;
             self.keep_row_order();
         }
-        if let Some(time) = batch_time {
+        if let Some(quoted_at) = batch_time {
+            let times = BatchTimes {
+                quoted_at,
+                entered_bus,
+            };
             if self.unserved_batches.len() < UNSERVED_BATCHES_KEPT {
-                self.unserved_batches.push(time);
+                self.unserved_batches.push(times);
             } else if let Some(last) = self.unserved_batches.last_mut() {
-                *last = time;
+                *last = times;
             }
         }
         stats
     }
 
-    /// The quote time of each batch taken since the last publication, oldest first (see
-    /// [`UNSERVED_BATCHES_KEPT`]).
-    pub fn unserved_batches(&self) -> &[DateTime<Utc>] {
+    /// When each batch taken since the last publication was quoted and entered the bus,
+    /// oldest first (see [`UNSERVED_BATCHES_KEPT`]).
+    pub fn unserved_batches(&self) -> &[BatchTimes] {
         &self.unserved_batches
     }
 

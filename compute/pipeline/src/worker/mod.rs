@@ -67,7 +67,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use arrow_array::RecordBatch;
 use chrono::{DateTime, NaiveDate, Utc};
@@ -79,7 +79,7 @@ use optics_schemas::{
     Message, OptionQuote, Record, SchemaError, SnapshotEvent, Subscription,
 };
 
-pub use book::{ApplyStats, UnderlyingBook};
+pub use book::{ApplyStats, BatchTimes, UnderlyingBook};
 pub use close::{
     CloseReference, SESSION_CLOSE_GRACE, SessionClose, close_latest_session, publish_vol_daily,
 };
@@ -131,13 +131,14 @@ pub trait PublishedSnapshots: Send + Sync {
     fn published(&self, key: &SnapshotKey, version: u64, batch: &RecordBatch) -> bool;
 
     /// The snapshots of `underlying` the reader just took serve for the first time the quote
-    /// batches quoted at `batch_times` (each batch's newest quote), as of `served_at` on the
-    /// worker's clock: how old each batch is when the reader first answers with it. Called
-    /// only when the reader took one of them ([`published`](Self::published)).
+    /// batches of `batch_times` (each batch's newest quote time and its entry into the bus),
+    /// as of `served_at` on the worker's clock: how old each batch is when the reader first
+    /// answers with it. Called only when the reader took one of them
+    /// ([`published`](Self::published)).
     fn quotes_served(
         &self,
         underlying: &str,
-        batch_times: &[DateTime<Utc>],
+        batch_times: &[BatchTimes],
         served_at: DateTime<Utc>,
     ) {
         let _ = (underlying, batch_times, served_at);
@@ -459,11 +460,17 @@ impl ComputeWorker {
     /// snapshot events) are accepted and ignored. (A running worker applies each of its two
     /// reference subscriptions to one side only: see "Scaling out" in the module documentation.)
     pub fn apply(&mut self, message: &Message) -> Result<(), WorkerError> {
-        self.apply_to(message, ApplyTo::Everything)
+        self.apply_to(message, None, ApplyTo::Everything)
     }
 
-    /// [`apply`](Self::apply), restricted to the books or to the rows kept for the store.
-    fn apply_to(&mut self, message: &Message, to: ApplyTo) -> Result<(), WorkerError> {
+    /// [`apply`](Self::apply) of a message that entered the bus at `entered_bus`, restricted
+    /// to the books or to the rows kept for the store.
+    fn apply_to(
+        &mut self,
+        message: &Message,
+        entered_bus: Option<SystemTime>,
+        to: ApplyTo,
+    ) -> Result<(), WorkerError> {
         self.stats.messages += 1;
         let Message::Data(data) = message else {
             return Ok(());
@@ -471,7 +478,9 @@ impl ComputeWorker {
         match data.dataset() {
             Dataset::OptionQuotes if to.books() => {
                 let rows = data.rows::<OptionQuote>()?;
-                let applied = self.book_mut(data.key()).apply_quotes(rows);
+                let applied = self
+                    .book_mut(data.key())
+                    .apply_quote_batch(rows, entered_bus);
                 self.stats.quotes_accepted += applied.accepted as u64;
                 self.stats.quotes_ignored += (applied.stale + applied.previous_session) as u64;
             }
@@ -879,7 +888,7 @@ impl ComputeWorker {
                 self.quote_partitions
                     .insert(data.key().to_owned(), delivery.partition);
             }
-            self.apply_to(&delivery.message, to)?;
+            self.apply_to(&delivery.message, delivery.entered_bus, to)?;
         }
         Ok(true)
     }

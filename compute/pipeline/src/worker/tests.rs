@@ -272,7 +272,7 @@ fn a_cycle_of_several_waves_publishes_every_underlying_in_their_order() {
 #[derive(Default)]
 struct Recorder(
     std::sync::Mutex<Vec<(SnapshotKey, u64, usize)>>,
-    std::sync::Mutex<Vec<(String, Vec<DateTime<Utc>>)>>,
+    std::sync::Mutex<Vec<(String, Vec<BatchTimes>)>>,
 );
 
 impl PublishedSnapshots for Recorder {
@@ -284,7 +284,7 @@ impl PublishedSnapshots for Recorder {
         true
     }
 
-    fn quotes_served(&self, underlying: &str, batch_times: &[DateTime<Utc>], _: DateTime<Utc>) {
+    fn quotes_served(&self, underlying: &str, batch_times: &[BatchTimes], _: DateTime<Utc>) {
         self.1
             .lock()
             .unwrap()
@@ -319,7 +319,10 @@ fn a_local_reader_gets_every_published_snapshot_with_its_version() {
         // Each underlying's one quote batch is served for the first time, once.
         let mut served = recorder.1.lock().unwrap().clone();
         served.sort();
-        let batch = vec![quoted_at()];
+        let batch = vec![BatchTimes {
+            quoted_at: quoted_at(),
+            entered_bus: None,
+        }];
         assert_eq!(
             served,
             vec![("QQQ".to_owned(), batch.clone()), ("SPY".to_owned(), batch)]
@@ -469,7 +472,7 @@ fn reference_messages() -> Vec<Message> {
 fn applied_to(to: ApplyTo) -> (bool, f64, [usize; 3], u64) {
     let (_, mut worker) = offline_worker();
     for message in reference_messages() {
-        worker.apply_to(&message, to).unwrap();
+        worker.apply_to(&message, None, to).unwrap();
     }
     let book = worker.book("SPY");
     let pending = &worker.pending_reference;
@@ -543,7 +546,39 @@ fn delivery(partition: u32, offset: u64, message: Message) -> Delivery {
         partition,
         offset,
         message,
+        entered_bus: None,
     }
+}
+
+#[test]
+fn a_quote_batch_is_served_with_the_moment_it_entered_the_bus() {
+    block_on(async {
+        let (_, worker) = offline_worker();
+        let recorder = Arc::new(Recorder::default());
+        let mut worker = worker.with_local_reader(Arc::clone(&recorder) as _);
+        let entered = std::time::SystemTime::UNIX_EPOCH + Duration::from_secs(1_795_000_000);
+        let read = vec![Delivery {
+            entered_bus: Some(entered),
+            ..delivery(3, 0, data("SPY", &quotes("SPY", "SPY")))
+        }];
+        assert!(
+            worker
+                .apply_deliveries(Some(read), ApplyTo::Everything)
+                .unwrap()
+        );
+        worker.publish_dirty(quoted_at()).await.unwrap();
+        let served = recorder.1.lock().unwrap().clone();
+        assert_eq!(
+            served,
+            vec![(
+                "SPY".to_owned(),
+                vec![BatchTimes {
+                    quoted_at: quoted_at(),
+                    entered_bus: Some(entered),
+                }]
+            )]
+        );
+    });
 }
 
 #[test]

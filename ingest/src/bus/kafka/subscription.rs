@@ -14,7 +14,7 @@ use std::pin::pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Wake, Waker};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use optics_schemas::{BusError, BusFuture, Delivery, Message, Subscription};
 use rdkafka::config::ClientConfig;
@@ -126,6 +126,8 @@ enum Buffered {
         /// The assignment epoch of the partition when the record was polled.
         epoch: u64,
         decoded: Result<Message, String>,
+        /// The record's timestamp (the producer's create time, or the broker's append time).
+        entered_bus: Option<SystemTime>,
     },
     Error(BusError),
 }
@@ -337,11 +339,17 @@ impl KafkaSubscription {
             Some(bytes) => Message::decode(bytes).map_err(|e| e.to_string()),
             None => Err("the record has no value".to_owned()),
         };
+        let entered_bus = record
+            .timestamp()
+            .to_millis()
+            .and_then(|ms| u64::try_from(ms).ok())
+            .map(|ms| SystemTime::UNIX_EPOCH + Duration::from_millis(ms));
         self.buffer.push_back(Buffered::Record {
             partition,
             offset,
             epoch,
             decoded,
+            entered_bus,
         });
     }
 
@@ -420,7 +428,7 @@ impl KafkaSubscription {
             let Some(item) = self.buffer.pop_front() else {
                 break;
             };
-            let (partition, offset, epoch, decoded) = match item {
+            let (partition, offset, epoch, decoded, entered_bus) = match item {
                 Buffered::Error(error) if out.is_empty() => return Err(error),
                 error @ Buffered::Error(_) => {
                     self.buffer.push_front(error);
@@ -431,7 +439,8 @@ impl KafkaSubscription {
                     offset,
                     epoch,
                     decoded,
-                } => (partition, offset, epoch, decoded),
+                    entered_bus,
+                } => (partition, offset, epoch, decoded, entered_bus),
             };
             if state.assigned.get(&partition) != Some(&epoch) {
                 continue; // the partition moved since: fetched again from the commit
@@ -443,6 +452,7 @@ impl KafkaSubscription {
                         partition: u32::try_from(partition).unwrap_or_default(),
                         offset: u64::try_from(offset).unwrap_or_default(),
                         message,
+                        entered_bus,
                     });
                 }
                 Err(reason) if out.is_empty() => {
@@ -459,6 +469,7 @@ impl KafkaSubscription {
                         offset,
                         epoch,
                         decoded: Err(reason),
+                        entered_bus,
                     });
                     break;
                 }
