@@ -55,7 +55,7 @@ pub struct UnderlyingBook {
 
 /// When one quote batch was quoted and when it entered the bus: what its freshness is
 /// measured from when the API first answers with it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct BatchTimes {
     /// Its newest accepted quote's time (market time, the worker's clock).
     pub quoted_at: DateTime<Utc>,

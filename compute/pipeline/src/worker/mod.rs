@@ -9,7 +9,7 @@
 //!    earnings reports, dividends and borrow fees are kept for the store (see [`reference`];
 //!    which worker keeps which rows: "Scaling out").
 //! 2. About every `interval` (default 1 s; a cycle starts as soon as a burst of quotes is in,
-//!    [`ARRIVAL_SETTLE`], rather than at a fixed phase), the dirty underlyings are built in
+//!    [`cycle_start`], rather than at a fixed phase), the dirty underlyings are built in
 //!    parallel (rayon, on a blocking thread so the async runtime keeps serving) — see
 //!    [`cycle`] — and their files
 //!    encoded (rayon too), in waves of about [`WAVE_CONTRACTS`] contracts, each wave published
@@ -95,10 +95,62 @@ use reference::PendingReference;
 /// parallel; a local directory's writes run on the blocking threads).
 pub const PUBLISH_CONCURRENCY: usize = 16;
 
-/// How long a cycle waits, once quotes arrive and a cycle is due, for the rest of their burst
-/// (a source publishes an instant's quotes as one burst of messages, an underlying each):
-/// see [`ComputeWorker::run`].
+/// How long quotes must have stopped arriving before a cycle takes them: the rest of their
+/// burst is in (a source publishes an instant's quotes as one burst of messages, an underlying
+/// each). See [`cycle_start`].
 pub const ARRIVAL_SETTLE: Duration = Duration::from_millis(25);
+
+/// When the cycle for quotes should start, given when the first of them since the last cycle
+/// arrived (`first`), when the latest did (`latest`) and when the last cycle that built
+/// something started (`last_cycle`): once no quote has arrived for `settle` (the burst is in),
+/// or `patience` after the first (a feed that never pauses), whichever is sooner; but not
+/// before `spacing` after the last cycle, so cycles stay about one an interval.
+///
+/// Quotes that arrive before `spacing` has passed are scheduled for the moment it has, not
+/// left to the interval's tick: waiting for the tick would lock the cycles to an arbitrary
+/// phase behind the feed, adding up to a whole interval to every answer's age. From that
+/// moment on, each cycle starts at least `interval − spacing` earlier relative to its burst
+/// than the last, until it follows the burst by `settle`.
+pub fn cycle_start<T>(
+    first: T,
+    latest: T,
+    last_cycle: T,
+    CycleTiming {
+        settle,
+        patience,
+        spacing,
+    }: CycleTiming,
+) -> T
+where
+    T: Copy + Ord + std::ops::Add<Duration, Output = T>,
+{
+    (latest + settle)
+        .min(first + patience)
+        .max(last_cycle + spacing)
+}
+
+/// The durations [`cycle_start`] weighs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CycleTiming {
+    /// Quiet time that ends a burst ([`ARRIVAL_SETTLE`], at most a quarter interval).
+    pub settle: Duration,
+    /// Longest wait after the first quote of a burst (half an interval).
+    pub patience: Duration,
+    /// Shortest time between cycle starts (the interval less two settles).
+    pub spacing: Duration,
+}
+
+impl CycleTiming {
+    /// The timing of cycles about every `interval`.
+    pub fn for_interval(interval: Duration) -> Self {
+        let settle = (interval / 4).min(ARRIVAL_SETTLE);
+        Self {
+            settle,
+            patience: interval / 2,
+            spacing: interval.saturating_sub(settle * 2),
+        }
+    }
+}
 
 /// Contracts a cycle builds at once, about: the underlyings of a cycle are built and published
 /// in waves of this size ([`ComputeWorker::publish_dirty`]), so what a cycle holds does not grow
@@ -793,18 +845,16 @@ impl ComputeWorker {
         let interval = self.config.interval;
         let mut tick = tokio::time::interval(interval);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        // Cycles follow the feed: quotes arriving once a cycle is due start one as soon as the
-        // rest of their burst is in (`settle` later), rather than waiting out the tick's phase,
-        // which would add up to a whole interval to every answer's age. Still at most about
-        // one cycle an interval; the tick runs one when nothing arrives. Only a cycle that
-        // built something counts as the last one: a tick that finds nothing to build must not
-        // lock the cycles to its phase, just ahead of every burst.
-        let settle_for = (interval / 4).min(ARRIVAL_SETTLE);
-        let spacing = interval.saturating_sub(settle_for * 2);
+        // Cycles follow the feed ([`cycle_start`]): quotes start one once the rest of their
+        // burst is in, rather than waiting out the tick's phase. The tick runs one when nothing
+        // arrives. Only a cycle that built something counts as the last one: a tick that finds
+        // nothing to build must not lock the cycles to its phase, just ahead of every burst.
+        let timing = CycleTiming::for_interval(interval);
         let mut last_cycle = tokio::time::Instant::now();
         let settle = tokio::time::sleep(Duration::ZERO);
         tokio::pin!(settle);
-        let mut settling = false;
+        // When the first quotes since the last cycle arrived, while a cycle is scheduled.
+        let mut settling: Option<tokio::time::Instant> = None;
         tokio::pin!(shutdown);
         let (mut quotes_open, mut bars_open) = (true, true);
         let (mut books_reference_open, mut store_reference_open) = (true, true);
@@ -827,8 +877,8 @@ impl ComputeWorker {
                 batch = bars.next_batch(max), if bars_open => {
                     bars_open = self.apply_deliveries(batch?, ApplyTo::Everything)?;
                 }
-                () = &mut settle, if settling => {
-                    settling = false;
+                () = &mut settle, if settling.is_some() => {
+                    settling = None;
                     let started = tokio::time::Instant::now();
                     if self.cycle_built(&mut subscriptions, false).await? {
                         last_cycle = started;
@@ -836,6 +886,8 @@ impl ComputeWorker {
                     }
                 }
                 _ = tick.tick() => {
+                    // Takes whatever has arrived: a scheduled cycle would find nothing left.
+                    settling = None;
                     let started = tokio::time::Instant::now();
                     if self.cycle_built(&mut subscriptions, false).await? {
                         last_cycle = started;
@@ -847,12 +899,11 @@ impl ComputeWorker {
                     if !quotes_open {
                         break;
                     }
-                    if !settling && last_cycle.elapsed() >= spacing {
-                        settling = true;
-                        settle
-                            .as_mut()
-                            .reset(tokio::time::Instant::now() + settle_for);
-                    }
+                    let now = tokio::time::Instant::now();
+                    let first = *settling.get_or_insert(now);
+                    settle
+                        .as_mut()
+                        .reset(cycle_start(first, now, last_cycle, timing));
                 }
             }
         }

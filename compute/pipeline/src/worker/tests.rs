@@ -628,3 +628,47 @@ fn a_revoked_partitions_books_forget_their_quotes_and_are_not_published() {
         assert!(events.iter().all(|e| e.underlying == "SPY") && events.len() == 5);
     });
 }
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+#[test]
+fn a_cycle_starts_once_the_burst_is_in_and_not_before_its_spacing() {
+    let timing = CycleTiming::for_interval(Duration::from_secs(1));
+    assert_eq!(
+        timing,
+        CycleTiming {
+            settle: ARRIVAL_SETTLE,
+            patience: ms(500),
+            spacing: ms(950),
+        }
+    );
+    // A burst after the spacing: as soon as it has been quiet for the settle.
+    assert_eq!(cycle_start(ms(1_000), ms(1_040), ms(0), timing), ms(1_065));
+    // A burst before it: when the spacing has passed, not at the next tick.
+    assert_eq!(
+        cycle_start(ms(1_000), ms(1_040), ms(600), timing),
+        ms(1_550)
+    );
+    // A feed that never pauses: half an interval after the first quote.
+    assert_eq!(cycle_start(ms(1_000), ms(1_700), ms(0), timing), ms(1_500));
+}
+
+#[test]
+fn cycles_late_behind_the_feed_catch_up_with_it() {
+    // Bursts of 40 ms every second; the last cycle ran 600 ms into the previous second, where
+    // waiting for the tick would hold every burst 600 ms.
+    let timing = CycleTiming::for_interval(Duration::from_secs(1));
+    let mut last_cycle = ms(600);
+    let mut lags = Vec::new();
+    for second in 1..=20 {
+        let burst = ms(1_000 * second);
+        let start = cycle_start(burst, burst + ms(40), last_cycle, timing);
+        lags.push((start - burst).as_millis());
+        last_cycle = start;
+    }
+    assert_eq!(lags[0], 550);
+    assert!(lags.windows(2).all(|w| w[1] <= w[0]), "{lags:?}");
+    assert!(lags[11..].iter().all(|&lag| lag == 65), "{lags:?}");
+}
