@@ -375,15 +375,15 @@ pub(crate) async fn data_app(
         .with_metrics(market.metrics().clone())
         .with_market_data(market);
     // The screens' universe table is built once before the service answers (no screen waits
-    // for the first build), then rebuilt in the background every few seconds when the
-    // reader's generation moved, so no request pays for a build.
+    // for the first build), then rebuilt in the background when the reader's generation
+    // moved, spaced by the builds' own cost, so no request pays for a build.
     if let Err(e) = state.refresh_universe_table().await {
         eprintln!("universe table build failed: {e}");
     }
     let refresher = state.clone();
     tokio::spawn(async move {
         loop {
-            tokio::time::sleep(optics_api::market::UNIVERSE_REFRESH_EVERY).await;
+            tokio::time::sleep(refresher.universe_refresh_pause()).await;
             if let Err(e) = refresher.refresh_universe_table().await {
                 eprintln!("universe table refresh failed: {e}");
             }

@@ -261,11 +261,17 @@ impl AppState {
     }
 
     /// Builds the universe table now if the reader's generation moved since the last build
-    /// (the binary calls it after each cycle, so requests find it built); whether it built.
+    /// (the binary's refresh task calls it, so requests find it built); whether it built.
     pub async fn refresh_universe_table(&self) -> Result<bool, ApiError> {
         self.universe
             .refresh(self.market_data()?.as_ref(), self.now())
             .await
+    }
+
+    /// How long the refresh task waits before its next [`refresh_universe_table`]
+    /// (Self::refresh_universe_table): spaced by the builds' own cost.
+    pub fn universe_refresh_pause(&self) -> std::time::Duration {
+        self.universe.refresh_pause()
     }
 
     /// Runs `work` (CPU-heavy: a search, a simulation) on the blocking pool, never more at

@@ -4,10 +4,13 @@
 //!
 //! The table belongs to one reader generation (see [`MarketDataReader::generation`]): every
 //! snapshot or reference table the reader swaps in bumps the generation. The binary rebuilds
-//! the table in the background every few seconds when the generation moved
-//! ([`UniverseCache::refresh`]; the session's last cycle leaves the final one), reusing each
-//! row whose snapshots did not change, and a request answers from the table held meanwhile
-//! ([`MAX_STALENESS`]), so it never waits for a build after the first. A reader without a
+//! the table in the background when the generation moved ([`UniverseCache::refresh`]; the
+//! session's last cycle leaves the final one), reusing each row whose snapshots did not
+//! change, and a request answers from the table held meanwhile, so it never waits for a build
+//! after the first. A live chain changes every cycle, and its row's smile fits cost tens of
+//! milliseconds, so the rebuilds are spaced by their own cost
+//! ([`UniverseCache::refresh_pause`]: at most a tenth of one core), every few seconds for the
+//! default universe and every few minutes for thousands of underlyings. A reader without a
 //! generation (tests' in-memory markets) is read afresh each time.
 
 use std::sync::Arc;
@@ -20,7 +23,7 @@ use optics_compute::time::new_york_date;
 use optics_schemas::{AssetClass, Company};
 
 use super::cores::cores_row;
-use super::{ChainView, Coverage};
+use super::{ChainView, Coverage, FlowView};
 use crate::error::ApiError;
 use crate::state::MarketDataReader;
 use crate::ticker::Ticker;
@@ -146,6 +149,7 @@ impl UniverseTable {
             *slot = read.next();
         }
         let mut rows: Vec<(UniverseRow, ScreenRow)> = Vec::with_capacity(covered.len());
+        let mut to_compute: Vec<RowToCompute> = Vec::new();
         for ((company, ticker), history) in covered.into_iter().zip(histories) {
             let history = history.unwrap_or_default();
             let chain = reader.chain(&ticker);
@@ -162,31 +166,30 @@ impl UniverseTable {
                 (table.rows[i].inputs == inputs)
                     .then(|| (table.rows[i].clone(), table.screens[i].clone()))
             });
-            if let Some(row) = reused {
-                rows.push(row);
-                continue;
+            match reused {
+                Some(row) => rows.push(row),
+                None => to_compute.push(RowToCompute {
+                    company: Arc::clone(company),
+                    ticker,
+                    history,
+                    chain,
+                    flow,
+                    inputs,
+                }),
             }
-            let cores = cores_row(
-                &coverage,
-                chain.as_deref(),
-                &history,
-                flow.as_deref(),
-                ticker.as_str(),
-                today,
-            );
-            let screen = screen_row(&cores, company, chain.as_deref(), today);
-            let row = UniverseRow {
-                ticker: company.symbol.clone(),
-                company: Some(Arc::clone(company)),
-                cores,
-                chain_trade_date: chain.map(|c| c.trade_date),
-                history,
-                inputs,
-            };
-            rows.push((row, screen));
-            // A long build yields between rows: requests keep being served meanwhile.
-            tokio::task::yield_now().await;
         }
+        // The rows are CPU work (smile fits): on the blocking pool, not on the runtime's
+        // threads, which serve requests and run the compute worker's loop meanwhile.
+        let coverage = Arc::clone(&coverage);
+        let computed = tokio::task::spawn_blocking(move || {
+            to_compute
+                .into_iter()
+                .map(|row| row.compute(&coverage, today))
+                .collect::<Vec<_>>()
+        })
+        .await
+        .map_err(|e| ApiError::internal("universe table", format!("row build failed: {e}")))?;
+        rows.extend(computed);
         rows.sort_by(|a, b| a.0.ticker.cmp(&b.0.ticker));
         let (rows, screens) = rows.into_iter().unzip();
         Ok(Self {
@@ -197,6 +200,39 @@ impl UniverseTable {
             rows,
             screens,
         })
+    }
+}
+
+/// One row of a build whose inputs changed, with what it is computed from.
+struct RowToCompute {
+    company: Arc<Company>,
+    ticker: Ticker,
+    history: Arc<CoresHistory>,
+    chain: Option<Arc<ChainView>>,
+    flow: Option<Arc<FlowView>>,
+    inputs: RowInputs,
+}
+
+impl RowToCompute {
+    fn compute(self, coverage: &Coverage, today: NaiveDate) -> (UniverseRow, ScreenRow) {
+        let cores = cores_row(
+            coverage,
+            self.chain.as_deref(),
+            &self.history,
+            self.flow.as_deref(),
+            self.ticker.as_str(),
+            today,
+        );
+        let screen = screen_row(&cores, &self.company, self.chain.as_deref(), today);
+        let row = UniverseRow {
+            ticker: self.company.symbol.clone(),
+            company: Some(self.company),
+            cores,
+            chain_trade_date: self.chain.map(|c| c.trade_date),
+            history: self.history,
+            inputs: self.inputs,
+        };
+        (row, screen)
     }
 }
 
@@ -271,13 +307,17 @@ fn pin_of(chain: &ChainView, today: NaiveDate) -> Option<(i64, f64)> {
     })
 }
 
-/// How old (on the machine's clock) a held table may be and still answer a request while the
-/// reader's generation has moved on: the binary rebuilds it every [`REFRESH_EVERY`], so a
-/// request never waits for a build once the first one is done.
+/// How old (on the machine's clock) a held table may at least be and still answer a request
+/// while the reader's generation has moved on (more when the refresh task's pause is longer:
+/// [`UniverseCache::refresh_pause`]), so a request never waits for a build once the first one
+/// is done.
 pub const MAX_STALENESS: Duration = Duration::from_secs(30);
-/// How often the binary's refresh task rebuilds the table when the generation moved (the
-/// screens' figures are daily ones; live chains move only their intraday columns).
+/// The shortest pause of the binary's refresh task between builds when the generation moved
+/// (the screens' figures are mostly daily ones; live chains move only their intraday columns).
 pub const REFRESH_EVERY: Duration = Duration::from_secs(5);
+/// How many times its last build's duration the refresh task pauses before the next build:
+/// the builds take at most a tenth of one core.
+pub const REFRESH_COST_RATIO: u32 = 9;
 
 /// The universe table of the reader, shared by every request.
 #[derive(Debug, Default)]
@@ -285,9 +325,30 @@ pub struct UniverseCache {
     held: std::sync::RwLock<Option<Arc<UniverseTable>>>,
     /// One build at a time.
     building: tokio::sync::Mutex<()>,
+    /// How long the last build took, microseconds (machine clock).
+    last_build_micros: std::sync::atomic::AtomicU64,
 }
 
 impl UniverseCache {
+    /// How long the refresh task waits before its next build: [`REFRESH_EVERY`], or
+    /// [`REFRESH_COST_RATIO`] times the last build's duration when that is longer.
+    pub fn refresh_pause(&self) -> Duration {
+        REFRESH_EVERY.max(self.last_build() * REFRESH_COST_RATIO)
+    }
+
+    fn last_build(&self) -> Duration {
+        Duration::from_micros(
+            self.last_build_micros
+                .load(std::sync::atomic::Ordering::Relaxed),
+        )
+    }
+
+    /// How old a held table may be and still answer while the generation moved: until the
+    /// refresh task's next build is done, with room for one slower build.
+    fn staleness_limit(&self) -> Duration {
+        MAX_STALENESS.max(self.refresh_pause() + self.last_build() * 2)
+    }
+
     fn held(&self) -> Option<Arc<UniverseTable>> {
         self.held
             .read()
@@ -311,7 +372,8 @@ impl UniverseCache {
             let generation = reader.generation();
             generation.is_some()
                 && table.today == new_york_date(now)
-                && (table.generation == generation || table.built.elapsed() <= MAX_STALENESS)
+                && (table.generation == generation
+                    || table.built.elapsed() <= self.staleness_limit())
         };
         if let Some(table) = self.held().filter(|t| usable(t)) {
             return Ok(table);
@@ -361,7 +423,11 @@ impl UniverseCache {
         now: DateTime<Utc>,
     ) -> Result<Arc<UniverseTable>, ApiError> {
         let previous = self.held();
+        let started = Instant::now();
         let table = Arc::new(UniverseTable::build(reader, now, previous.as_deref()).await?);
+        let took = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+        self.last_build_micros
+            .store(took, std::sync::atomic::Ordering::Relaxed);
         *self
             .held
             .write()
@@ -406,6 +472,31 @@ impl optics_schemas::memory::MemoryHolder for UniverseCache {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    #[test]
+    fn rebuilds_are_spaced_by_their_own_cost() {
+        let cache = UniverseCache::default();
+        let took = |d: Duration| {
+            cache
+                .last_build_micros
+                .store(d.as_micros() as u64, std::sync::atomic::Ordering::Relaxed);
+        };
+        // Cheap builds: every REFRESH_EVERY, held tables good for MAX_STALENESS.
+        took(Duration::from_millis(100));
+        assert_eq!(cache.refresh_pause(), REFRESH_EVERY);
+        assert_eq!(cache.staleness_limit(), MAX_STALENESS);
+        // A 2 s build: 18 s of rest, a tenth of a core.
+        took(Duration::from_secs(2));
+        assert_eq!(cache.refresh_pause(), Duration::from_secs(18));
+        assert_eq!(cache.staleness_limit(), MAX_STALENESS);
+        // A 30 s build (thousands of live chains): 4.5 min of rest, and the held table
+        // answers until the next build is done.
+        took(Duration::from_secs(30));
+        assert_eq!(cache.refresh_pause(), Duration::from_secs(270));
+        assert_eq!(cache.staleness_limit(), Duration::from_secs(330));
+    }
+
     /// Every cores field the screens read by name is in the catalog (a renamed field would
     /// otherwise read as null everywhere).
     #[test]
