@@ -257,6 +257,33 @@ pub mod companies {
     ];
 }
 
+/// The key columns the compute snapshots share, with one meaning everywhere: every snapshot
+/// row starts with its underlying, session and instant, and rows of one contract, strike or
+/// expiration name it with the same columns. A dataset whose key means something narrower
+/// (an instant that is the session close, a column null on aggregate rows) says so in its
+/// module documentation.
+pub mod snapshot_keys {
+    /// Underlying symbol (`SPX`, `SPY`, `AAPL`). Utf8, non-empty.
+    pub const UNDERLYING: &str = "underlying";
+    /// The session the row belongs to (ISO date, New York).
+    pub const TRADE_DATE: &str = "trade_date";
+    /// The instant the row describes: UTC timestamp, microseconds. Time to expiry runs from
+    /// here.
+    pub const AS_OF: &str = "as_of";
+    /// Expiration date (ISO date).
+    pub const EXPIRATION: &str = "expiration";
+    /// `AM` or `PM` settlement of the series (see [`super::chain`]).
+    pub const SETTLEMENT: &str = "settlement";
+    /// Calendar days from `trade_date` to `expiration` (Int32); 0 on expiration day.
+    pub const DTE: &str = "dte";
+    /// Years from `as_of` to the close of `expiration` (16:00 New York, 13:00 on early-close
+    /// days), calendar time / 365 (ACT/365 fixed). Zero or negative once that instant has
+    /// passed.
+    pub const YEARS_TO_EXPIRY: &str = "years_to_expiry";
+    /// Strike price, dollars per share; positive.
+    pub const STRIKE: &str = "strike";
+}
+
 /// Chain snapshots: one row per underlying × expiration × settlement × strike, the call and
 /// the put of that strike side by side (the `chain` dataset that compute publishes).
 ///
@@ -267,24 +294,9 @@ pub mod companies {
 /// same names with the prefix `call_` / `put_`). A side that is not listed at the strike is
 /// null in every one of its columns.
 pub mod chain {
-    /// Underlying symbol (`SPX`, `SPY`, `AAPL`). Utf8, non-empty.
-    pub const UNDERLYING: &str = "underlying";
-    /// The session the snapshot belongs to (ISO date, New York).
-    pub const TRADE_DATE: &str = "trade_date";
-    /// The instant the snapshot prices: UTC timestamp, microseconds. Time to expiry runs from
-    /// here.
-    pub const AS_OF: &str = "as_of";
-    /// Expiration date (ISO date).
-    pub const EXPIRATION: &str = "expiration";
-    /// `AM` or `PM` settlement of the series (see the module documentation).
-    pub const SETTLEMENT: &str = "settlement";
-    /// Calendar days from `trade_date` to `expiration` (Int32); 0 on expiration day.
-    pub const DTE: &str = "dte";
-    /// Years from `as_of` to the close of `expiration` (16:00 New York, 13:00 on early-close days), calendar time / 365 (ACT/365
-    /// fixed). Zero or negative once that instant has passed.
-    pub const YEARS_TO_EXPIRY: &str = "years_to_expiry";
-    /// Strike price, dollars per share; positive.
-    pub const STRIKE: &str = "strike";
+    pub use super::snapshot_keys::{
+        AS_OF, DTE, EXPIRATION, SETTLEMENT, STRIKE, TRADE_DATE, UNDERLYING, YEARS_TO_EXPIRY,
+    };
     /// The underlying price the snapshot used, dollars: the traded price for stocks and ETFs,
     /// the cash index level for indices.
     pub const SPOT: &str = "spot";
@@ -396,18 +408,7 @@ pub mod chain {
 /// `optics_compute::exposure`). The measures come in the same order as
 /// `optics_compute::exposure::ExposureKind::ALL`.
 pub mod exposures {
-    /// Underlying symbol. Utf8, non-empty.
-    pub const UNDERLYING: &str = "underlying";
-    /// The session the snapshot belongs to (ISO date, New York).
-    pub const TRADE_DATE: &str = "trade_date";
-    /// The instant the snapshot prices: UTC timestamp, microseconds.
-    pub const AS_OF: &str = "as_of";
-    /// Expiration date (ISO date).
-    pub const EXPIRATION: &str = "expiration";
-    /// Calendar days from `trade_date` to `expiration` (Int32).
-    pub const DTE: &str = "dte";
-    /// Strike price, dollars per share; positive.
-    pub const STRIKE: &str = "strike";
+    pub use super::snapshot_keys::{AS_OF, DTE, EXPIRATION, STRIKE, TRADE_DATE, UNDERLYING};
     /// The spot the exposures are scaled with, dollars; positive.
     pub const SPOT: &str = "spot";
     /// Open interest of the call at this strike, contracts (UInt64); 0 when not listed.
@@ -599,18 +600,7 @@ pub mod exposures {
 /// compute publishes): cumulative session volume, its premium and open interest. Individual
 /// prints are not labelled.
 pub mod flow {
-    /// Underlying symbol. Utf8, non-empty.
-    pub const UNDERLYING: &str = "underlying";
-    /// The session (ISO date, New York).
-    pub const TRADE_DATE: &str = "trade_date";
-    /// The instant the snapshot describes: UTC timestamp, microseconds.
-    pub const AS_OF: &str = "as_of";
-    /// Expiration date (ISO date).
-    pub const EXPIRATION: &str = "expiration";
-    /// Calendar days from `trade_date` to `expiration` (Int32).
-    pub const DTE: &str = "dte";
-    /// Strike price, dollars per share; positive.
-    pub const STRIKE: &str = "strike";
+    pub use super::snapshot_keys::{AS_OF, DTE, EXPIRATION, STRIKE, TRADE_DATE, UNDERLYING};
     /// `C` (call) or `P` (put).
     pub const OPTION_TYPE: &str = "option_type";
     /// Best bid, dollars per share; nullable.
@@ -662,14 +652,9 @@ pub mod flow {
 /// underlying's session flow (the `flow_aggregates` dataset compute publishes beside `flow`,
 /// from the same cycle): each figure is a sum over the [`flow`] rows of that strike or
 /// expiration. Rows are ordered by `grouping` (`expiration` rows first), then the key
-/// ascending, one row per key.
+/// ascending, one row per key. `as_of` is the instant of the `flow` rows summed.
 pub mod flow_aggregates {
-    /// Underlying symbol. Utf8, non-empty.
-    pub const UNDERLYING: &str = "underlying";
-    /// The session (ISO date, New York).
-    pub const TRADE_DATE: &str = "trade_date";
-    /// The instant the snapshot describes (the `flow` rows' own): UTC timestamp, microseconds.
-    pub const AS_OF: &str = "as_of";
+    pub use super::snapshot_keys::{AS_OF, TRADE_DATE, UNDERLYING};
     /// What the row aggregates: `strike` (one strike across expirations) or `expiration`.
     pub const GROUPING: &str = "grouping";
     /// The strike of a `strike` row, dollars per share; positive. Null on an `expiration` row.
@@ -714,14 +699,9 @@ pub mod flow_aggregates {
 /// Daily volatility statistics: one row per underlying × session (the `vol_daily` dataset that
 /// compute publishes once per session close). Every volatility is **annualised percentage
 /// points** (25.0 = 25 %); every statistic column is nullable (null when the history or the
-/// chain does not allow it). Formulas: `optics_compute::vol`.
+/// chain does not allow it). Formulas: `optics_compute::vol`. `as_of` is the session close.
 pub mod vol_daily {
-    /// Underlying symbol. Utf8, non-empty.
-    pub const UNDERLYING: &str = "underlying";
-    /// The session (ISO date, New York).
-    pub const TRADE_DATE: &str = "trade_date";
-    /// The instant the statistics describe (the session close): UTC timestamp, microseconds.
-    pub const AS_OF: &str = "as_of";
+    pub use super::snapshot_keys::{AS_OF, TRADE_DATE, UNDERLYING};
     /// The session's closing price of the underlying, dollars; > 0.
     pub const CLOSE: &str = "close";
     /// Close-to-close realized vol over exactly 5 sessions (`hv_basis`: sample standard
@@ -877,22 +857,12 @@ pub mod vol_daily {
 /// The at-the-money term structure at a session close: one row per underlying × expiration ×
 /// settlement of the closing chain (the `vol_term` dataset, published with `vol_daily`, one
 /// market-wide partition per trade date). Volatilities in annualised percentage points;
-/// formulas: `optics_compute::vol::implied`.
+/// formulas: `optics_compute::vol::implied`. `as_of` is the session close; every expiration
+/// is after the trade date, so `years_to_expiry` > 0.
 pub mod vol_term {
-    /// Underlying symbol. Utf8, non-empty.
-    pub const UNDERLYING: &str = "underlying";
-    /// The session (ISO date, New York).
-    pub const TRADE_DATE: &str = "trade_date";
-    /// The instant described (the session close): UTC timestamp, microseconds.
-    pub const AS_OF: &str = "as_of";
-    /// Expiration date, after the trade date.
-    pub const EXPIRATION: &str = "expiration";
-    /// `AM` or `PM` settlement of the series.
-    pub const SETTLEMENT: &str = "settlement";
-    /// Calendar days from the trade date to the expiration (Int32).
-    pub const DTE: &str = "dte";
-    /// Years to expiry of the chain rows (ACT/365 to the expiration day's close); > 0.
-    pub const YEARS_TO_EXPIRY: &str = "years_to_expiry";
+    pub use super::snapshot_keys::{
+        AS_OF, DTE, EXPIRATION, SETTLEMENT, TRADE_DATE, UNDERLYING, YEARS_TO_EXPIRY,
+    };
     /// The expiration's forward, dollars; > 0.
     pub const FORWARD: &str = "forward";
     /// IV at the forward (log-moneyness interpolation in total variance between the strikes
