@@ -11,7 +11,7 @@ const HEAT_GREEKS = ["gamma", "delta", "vanna", "charm", "theta", "vega", "iv"];
 // refresh probe); these follow.
 const FOLLOWING_PANELS = ["gex", "cone", "smile", "heatmap", "flow", "earnings", "screen"];
 
-const state = { token: null, ticker: "SPY", probeAsOf: null, charts: new Map(), timer: null,
+const state = { token: null, ticker: "SPY", probeAsOf: null, charts: new Map(), timer: null, loads: 0,
                 smileExpiration: null, heatGreek: "gamma" };
 
 const $ = (selector, root) => (root || document).querySelector(selector);
@@ -416,14 +416,17 @@ async function loadPanel(name, ticker) {
   }
 }
 
+// Only the newest load marks the page loaded: a ticker picked while the first load runs starts
+// a second one, and the first finishing must not report panels the second has reset.
 async function loadAll() {
   const ticker = state.ticker;
+  const load = ++state.loads;
   document.title = `optics — ${ticker}`;
   delete document.body.dataset.loaded;
   for (const panel of document.querySelectorAll("[data-panel]")) panel.dataset.state = "loading";
   await Promise.all([loadPanel("term", ticker), loadPanel("expected-move", ticker)]);
   await Promise.all(FOLLOWING_PANELS.map((name) => loadPanel(name, ticker)));
-  if (state.ticker === ticker) document.body.dataset.loaded = ticker;
+  if (state.loads === load) document.body.dataset.loaded = ticker;
 }
 
 // Every 30 s while the page is visible: the expected move is read as a probe, and the other
