@@ -22,8 +22,9 @@
 //! the default universe under the partial update mix (`--tail-every` `OPTICS_BENCH_TAIL_EVERY`,
 //! default 5: the liquid fifth every second, the rest every fifth second), and
 //! `--universe OPTICS_BENCH_SCALE_UNIVERSE` (default 960, about 1.5 M contracts; 0 skips it)
-//! under the same mix (`OPTICS_BENCH_DEFAULT_UNIVERSE=0` runs this one alone). Goals (issue "Freshness at full-market scale"): default universe p50
-//! ≤ 0.6 s, p99 ≤ 1.2 s; 960 underlyings p99 ≤ 2 s on at most 1.5 cores. Linux only.
+//! under the same mix (`OPTICS_BENCH_DEFAULT_UNIVERSE=0` runs this one alone). Goals (issue
+//! "Freshness at full-market scale"): default universe p50 ≤ 0.6 s, p99 ≤ 1.2 s; 960
+//! underlyings p99 ≤ 2 s on at most 1.5 cores. Linux only.
 
 use std::time::{Duration, Instant};
 

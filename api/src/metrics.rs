@@ -151,20 +151,21 @@ impl Metrics {
             prometheus_client::registry::Unit::Seconds,
             snapshot_age.clone(),
         );
-        let quote_freshness = Histogram::new(freshness_buckets());
-        registry.register_with_unit(
-            "quote_freshness",
-            "How old each quote batch is, from its newest quote's time, when the API first answers with it",
-            prometheus_client::registry::Unit::Seconds,
-            quote_freshness.clone(),
-        );
-        let bus_freshness = Histogram::new(freshness_buckets());
-        registry.register_with_unit(
-            "bus_freshness",
-            "How old each quote batch is, from its entry into the bus, when the API first answers with it",
-            prometheus_client::registry::Unit::Seconds,
-            bus_freshness.clone(),
-        );
+        // A quote batch's age when the API first answers with it, counted from two starts.
+        let mut freshness_from = |name: &str, from: &str| {
+            let histogram = Histogram::new(freshness_buckets());
+            registry.register_with_unit(
+                name,
+                format!(
+                    "How old each quote batch is, from {from}, when the API first answers with it"
+                ),
+                prometheus_client::registry::Unit::Seconds,
+                histogram.clone(),
+            );
+            histogram
+        };
+        let quote_freshness = freshness_from("quote_freshness", "its newest quote's time");
+        let bus_freshness = freshness_from("bus_freshness", "its entry into the bus");
         let held_bytes = Family::<HolderLabels, Gauge>::default();
         let held_items = Family::<HolderLabels, Gauge>::default();
         let resident_bytes = Gauge::default();

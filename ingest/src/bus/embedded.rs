@@ -267,6 +267,7 @@ impl Bus for EmbeddedBus {
                 .map_err(|_| BusError::Closed)?
                 .forget();
             let partition = self.partition_of(message.key()) as usize;
+            let accepted = SystemTime::now();
             {
                 let mut state = lock(&topic.state);
                 if state.closed {
@@ -274,7 +275,7 @@ impl Bus for EmbeddedBus {
                 }
                 state.partitions[partition]
                     .log
-                    .push_back((message, SystemTime::now()));
+                    .push_back((message, accepted));
             }
             topic.wake_consumers();
             Ok(())
